@@ -1,0 +1,3 @@
+//! Odradek reference broker.
+//!
+//! A single-node Kafka broker built on the `odradek` protocol and record modules.

@@ -1,0 +1,137 @@
+//! The crate's single error type.
+
+use crate::protocol::ErrorCode;
+
+/// Shorthand for results carrying [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the Odradek core.
+///
+/// Each variant knows whether it is worth retrying ([`Error::is_retriable`]) and which Kafka
+/// error code describes it on the wire ([`Error::kafka_code`]), so a broker can answer with the
+/// protocol's error and a client can classify a failure the same way.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A frame declared a size above the configured maximum; nothing was allocated for it.
+    #[error("frame of {size} bytes exceeds the maximum of {max} bytes")]
+    FrameTooLarge {
+        /// Declared size.
+        size: usize,
+        /// Configured limit.
+        max: usize,
+    },
+    /// A frame declared a negative size.
+    #[error("invalid frame length {0}")]
+    InvalidFrameLength(i32),
+    /// A request or response body could not be decoded.
+    #[error("malformed {what}: {detail}")]
+    Malformed {
+        /// What was being decoded.
+        what: &'static str,
+        /// Why it failed.
+        detail: String,
+    },
+    /// An API key this library does not know.
+    #[error("unknown API key {0}")]
+    UnknownApiKey(i16),
+    /// A version of an API outside the range we can encode or decode.
+    #[error("unsupported version {version} of {api} (supported {min}..={max})")]
+    UnsupportedVersion {
+        /// API name.
+        api: &'static str,
+        /// Requested version.
+        version: i16,
+        /// Lowest supported version.
+        min: i16,
+        /// Highest supported version.
+        max: i16,
+    },
+    /// Client and broker share no version of an API.
+    #[error("no common version of {api}: ours {ours_min}..={ours_max}, broker's {broker}")]
+    NoCommonVersion {
+        /// API name.
+        api: &'static str,
+        /// Our lowest version.
+        ours_min: i16,
+        /// Our highest version.
+        ours_max: i16,
+        /// The broker's range, or "not offered".
+        broker: String,
+    },
+    /// A record batch failed validation (size, structure, record count).
+    #[error("corrupt record batch: {0}")]
+    CorruptBatch(String),
+    /// A record batch's CRC-32C does not match its contents.
+    #[error("record batch CRC mismatch: stored {stored:#010x}, computed {computed:#010x}")]
+    CrcMismatch {
+        /// CRC in the batch header.
+        stored: u32,
+        /// CRC computed over the batch.
+        computed: u32,
+    },
+    /// A v0/v1 message set: Kafka 4 removed these formats and so do we.
+    #[error("unsupported message format: magic {0} (only RecordBatch v2 is supported)")]
+    UnsupportedMessageFormat(i8),
+    /// A compression codec id outside 0..=4.
+    #[error("unsupported compression type id {0}")]
+    UnsupportedCompression(u8),
+    /// Compressing or decompressing failed, or the output exceeded its limit.
+    #[error("{codec} compression error: {detail}")]
+    Compression {
+        /// Codec name.
+        codec: &'static str,
+        /// Why it failed.
+        detail: String,
+    },
+    /// The peer answered with a Kafka error code.
+    #[error("broker error {0}")]
+    Kafka(ErrorCode),
+    /// An I/O error on a socket or file.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl Error {
+    /// Builds a [`Error::Malformed`].
+    pub fn malformed(what: &'static str, detail: impl std::fmt::Display) -> Self {
+        Error::Malformed {
+            what,
+            detail: detail.to_string(),
+        }
+    }
+
+    /// Whether retrying the operation later may succeed.
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            Error::Kafka(code) => code.is_retriable(),
+            Error::Io(_) => true,
+            Error::CrcMismatch { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// The Kafka error code that describes this error on the wire.
+    pub fn kafka_code(&self) -> ErrorCode {
+        match self {
+            Error::Kafka(code) => *code,
+            Error::FrameTooLarge { .. }
+            | Error::InvalidFrameLength(_)
+            | Error::Malformed { .. } => ErrorCode::InvalidRequest,
+            Error::UnknownApiKey(_)
+            | Error::UnsupportedVersion { .. }
+            | Error::NoCommonVersion { .. } => ErrorCode::UnsupportedVersion,
+            Error::CorruptBatch(_) | Error::CrcMismatch { .. } => ErrorCode::CorruptMessage,
+            Error::UnsupportedMessageFormat(_) => ErrorCode::UnsupportedForMessageFormat,
+            Error::UnsupportedCompression(_) => ErrorCode::UnsupportedCompressionType,
+            Error::Compression { .. } => ErrorCode::CorruptMessage,
+            Error::Io(_) => ErrorCode::NetworkException,
+        }
+    }
+}
+
+impl From<ErrorCode> for Error {
+    fn from(code: ErrorCode) -> Self {
+        Error::Kafka(code)
+    }
+}

@@ -1,0 +1,414 @@
+//! A zero-copy, validating view of one RecordBatch v2 and a lazy iterator over its records.
+
+use bytes::Bytes;
+
+use super::compression::{decompress, Compression};
+use super::record::{Header, Record};
+use super::varint::{get_varint, get_varlong};
+use super::MAGIC_V2;
+use crate::{Error, Result};
+
+/// Size of the batch header that precedes the records section.
+pub const RECORD_BATCH_OVERHEAD: usize = 61;
+/// Default cap on the decompressed size of one batch's records section (128 MiB).
+pub const DEFAULT_DECOMPRESSION_LIMIT: usize = 128 << 20;
+
+pub(crate) const BASE_OFFSET: usize = 0;
+pub(crate) const BATCH_LENGTH: usize = 8;
+pub(crate) const PARTITION_LEADER_EPOCH: usize = 12;
+pub(crate) const MAGIC: usize = 16;
+pub(crate) const CRC: usize = 17;
+pub(crate) const ATTRIBUTES: usize = 21;
+pub(crate) const LAST_OFFSET_DELTA: usize = 23;
+pub(crate) const BASE_TIMESTAMP: usize = 27;
+pub(crate) const MAX_TIMESTAMP: usize = 35;
+pub(crate) const PRODUCER_ID: usize = 43;
+pub(crate) const PRODUCER_EPOCH: usize = 51;
+pub(crate) const BASE_SEQUENCE: usize = 53;
+pub(crate) const RECORD_COUNT: usize = 57;
+/// Bytes before `batchLength`'s count starts (baseOffset + batchLength).
+pub(crate) const LOG_OVERHEAD: usize = 12;
+/// The smallest encoded record: length, attributes, three deltas/lengths and a header count.
+const MIN_RECORD_SIZE: usize = 7;
+
+#[inline]
+pub(crate) fn read_i16(b: &[u8], at: usize) -> i16 {
+    i16::from_be_bytes([b[at], b[at + 1]])
+}
+#[inline]
+pub(crate) fn read_i32(b: &[u8], at: usize) -> i32 {
+    i32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+#[inline]
+pub(crate) fn read_i64(b: &[u8], at: usize) -> i64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    i64::from_be_bytes(a)
+}
+
+/// How a batch's timestamps were assigned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimestampType {
+    /// Set by the producer.
+    CreateTime,
+    /// Set by the broker on append; every record takes the batch's max timestamp.
+    LogAppendTime,
+}
+
+/// The `attributes` field of a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BatchAttributes(pub i16);
+
+impl BatchAttributes {
+    const COMPRESSION_MASK: i16 = 0x07;
+    const TIMESTAMP_TYPE: i16 = 0x08;
+    const TRANSACTIONAL: i16 = 0x10;
+    const CONTROL: i16 = 0x20;
+    const DELETE_HORIZON: i16 = 0x40;
+
+    /// Builds attributes from their parts.
+    pub fn new(
+        compression: Compression,
+        timestamp_type: TimestampType,
+        transactional: bool,
+        control: bool,
+    ) -> Self {
+        let mut v = i16::from(compression.id());
+        if timestamp_type == TimestampType::LogAppendTime {
+            v |= Self::TIMESTAMP_TYPE;
+        }
+        if transactional {
+            v |= Self::TRANSACTIONAL;
+        }
+        if control {
+            v |= Self::CONTROL;
+        }
+        BatchAttributes(v)
+    }
+
+    /// The codec of the records section.
+    pub fn compression(self) -> Result<Compression> {
+        Compression::from_id((self.0 & Self::COMPRESSION_MASK) as u8)
+    }
+    /// Create time or log-append time.
+    pub fn timestamp_type(self) -> TimestampType {
+        if self.0 & Self::TIMESTAMP_TYPE != 0 {
+            TimestampType::LogAppendTime
+        } else {
+            TimestampType::CreateTime
+        }
+    }
+    /// Part of a transaction.
+    pub fn is_transactional(self) -> bool {
+        self.0 & Self::TRANSACTIONAL != 0
+    }
+    /// Holds a control record (a transaction marker).
+    pub fn is_control(self) -> bool {
+        self.0 & Self::CONTROL != 0
+    }
+    /// `baseTimestamp` holds the delete horizon set by the log cleaner.
+    pub fn has_delete_horizon(self) -> bool {
+        self.0 & Self::DELETE_HORIZON != 0
+    }
+}
+
+/// One RecordBatch v2 over shared bytes. Construction checks the framing (sizes, magic); the CRC
+/// is checked by [`RecordBatch::validate_crc`], records are decoded only when iterated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordBatch {
+    buf: Bytes,
+}
+
+impl RecordBatch {
+    /// Wraps exactly one batch. Fails on v0/v1 messages, on a size that disagrees with
+    /// `batchLength`, and on an unknown codec.
+    pub fn new(buf: Bytes) -> Result<RecordBatch> {
+        if buf.len() > MAGIC {
+            let magic = buf[MAGIC] as i8;
+            if magic != MAGIC_V2 {
+                return Err(if (0..MAGIC_V2).contains(&magic) {
+                    Error::UnsupportedMessageFormat(magic)
+                } else {
+                    Error::CorruptBatch(format!("unknown magic byte {magic}"))
+                });
+            }
+        }
+        if buf.len() < RECORD_BATCH_OVERHEAD {
+            return Err(Error::CorruptBatch(format!(
+                "batch of {} bytes is smaller than its {RECORD_BATCH_OVERHEAD}-byte header",
+                buf.len()
+            )));
+        }
+        let declared = read_i32(&buf, BATCH_LENGTH);
+        if declared < 0 || declared as usize + LOG_OVERHEAD != buf.len() {
+            return Err(Error::CorruptBatch(format!(
+                "batchLength {declared} does not match the {} bytes present",
+                buf.len()
+            )));
+        }
+        let batch = RecordBatch { buf };
+        batch.attributes().compression()?;
+        let count = batch.record_count();
+        if count < 0 {
+            return Err(Error::CorruptBatch(format!(
+                "negative record count {count}"
+            )));
+        }
+        if batch.last_offset_delta() < 0 {
+            return Err(Error::CorruptBatch("negative lastOffsetDelta".into()));
+        }
+        Ok(batch)
+    }
+
+    /// The whole batch as stored and sent.
+    pub fn as_bytes(&self) -> &Bytes {
+        &self.buf
+    }
+    /// Consumes the view, returning its bytes.
+    pub fn into_bytes(self) -> Bytes {
+        self.buf
+    }
+    /// Total size in bytes.
+    pub fn size(&self) -> usize {
+        self.buf.len()
+    }
+    /// Offset of the first record.
+    pub fn base_offset(&self) -> i64 {
+        read_i64(&self.buf, BASE_OFFSET)
+    }
+    /// Offset of the last record.
+    pub fn last_offset(&self) -> i64 {
+        self.base_offset() + i64::from(self.last_offset_delta())
+    }
+    /// The offset after this batch.
+    pub fn next_offset(&self) -> i64 {
+        self.last_offset() + 1
+    }
+    /// Leader epoch stamped by the broker that appended the batch.
+    pub fn partition_leader_epoch(&self) -> i32 {
+        read_i32(&self.buf, PARTITION_LEADER_EPOCH)
+    }
+    /// Magic byte (always 2 here).
+    pub fn magic(&self) -> i8 {
+        self.buf[MAGIC] as i8
+    }
+    /// The stored CRC-32C.
+    pub fn crc(&self) -> u32 {
+        read_i32(&self.buf, CRC) as u32
+    }
+    /// The attributes.
+    pub fn attributes(&self) -> BatchAttributes {
+        BatchAttributes(read_i16(&self.buf, ATTRIBUTES))
+    }
+    /// Codec of the records section (validated at construction).
+    pub fn compression(&self) -> Compression {
+        self.attributes().compression().unwrap_or(Compression::None)
+    }
+    /// Last offset minus base offset.
+    pub fn last_offset_delta(&self) -> i32 {
+        read_i32(&self.buf, LAST_OFFSET_DELTA)
+    }
+    /// Timestamp of the first record (or the delete horizon; see attributes).
+    pub fn base_timestamp(&self) -> i64 {
+        read_i64(&self.buf, BASE_TIMESTAMP)
+    }
+    /// Largest timestamp in the batch (the log-append time for such batches).
+    pub fn max_timestamp(&self) -> i64 {
+        read_i64(&self.buf, MAX_TIMESTAMP)
+    }
+    /// Producer id, or -1.
+    pub fn producer_id(&self) -> i64 {
+        read_i64(&self.buf, PRODUCER_ID)
+    }
+    /// Producer epoch, or -1.
+    pub fn producer_epoch(&self) -> i16 {
+        read_i16(&self.buf, PRODUCER_EPOCH)
+    }
+    /// Sequence number of the first record, or -1.
+    pub fn base_sequence(&self) -> i32 {
+        read_i32(&self.buf, BASE_SEQUENCE)
+    }
+    /// Sequence number of the last record (wrapping as Kafka does), or -1.
+    pub fn last_sequence(&self) -> i32 {
+        let base = self.base_sequence();
+        if base < 0 {
+            return -1;
+        }
+        let last = i64::from(base) + i64::from(self.last_offset_delta());
+        (last % (i64::from(i32::MAX) + 1)) as i32
+    }
+    /// Number of records the header announces.
+    pub fn record_count(&self) -> i32 {
+        read_i32(&self.buf, RECORD_COUNT)
+    }
+    /// Part of a transaction.
+    pub fn is_transactional(&self) -> bool {
+        self.attributes().is_transactional()
+    }
+    /// A control batch (transaction marker).
+    pub fn is_control(&self) -> bool {
+        self.attributes().is_control()
+    }
+
+    /// CRC-32C over everything from the attributes to the end, as stored in the header.
+    pub fn compute_crc(&self) -> u32 {
+        crc32c::crc32c(&self.buf[ATTRIBUTES..])
+    }
+
+    /// Checks the stored CRC against the contents.
+    pub fn validate_crc(&self) -> Result<()> {
+        let (stored, computed) = (self.crc(), self.compute_crc());
+        if stored != computed {
+            return Err(Error::CrcMismatch { stored, computed });
+        }
+        Ok(())
+    }
+
+    /// The records section, still compressed if the batch is.
+    pub fn records_section(&self) -> Bytes {
+        self.buf.slice(RECORD_BATCH_OVERHEAD..)
+    }
+
+    /// Iterates the records, decompressing once with the default limit.
+    pub fn records(&self) -> Result<Records> {
+        self.records_with_limit(DEFAULT_DECOMPRESSION_LIMIT)
+    }
+
+    /// Iterates the records, refusing to decompress more than `limit` bytes.
+    pub fn records_with_limit(&self, limit: usize) -> Result<Records> {
+        let section = self.records_section();
+        let data = match self.compression() {
+            Compression::None => section,
+            codec => Bytes::from(decompress(codec, &section, limit)?),
+        };
+        let log_append_time = self.attributes().timestamp_type() == TimestampType::LogAppendTime;
+        Ok(Records {
+            data,
+            pos: 0,
+            remaining: self.record_count(),
+            base_offset: self.base_offset(),
+            base_timestamp: self.base_timestamp(),
+            log_append_time: log_append_time.then(|| self.max_timestamp()),
+            failed: false,
+        })
+    }
+}
+
+/// Lazy iterator over a batch's records; yields an error (once) for malformed data, including a
+/// record count that disagrees with the bytes present.
+#[derive(Debug, Clone)]
+pub struct Records {
+    data: Bytes,
+    pos: usize,
+    remaining: i32,
+    base_offset: i64,
+    base_timestamp: i64,
+    log_append_time: Option<i64>,
+    failed: bool,
+}
+
+impl Records {
+    /// Records not yet yielded, per the batch header.
+    pub fn remaining(&self) -> usize {
+        self.remaining.max(0) as usize
+    }
+
+    fn decode_next(&mut self) -> Result<Record> {
+        let data = &self.data[..];
+        let mut pos = self.pos;
+        let len = get_varint(data, &mut pos)?;
+        let len = usize::try_from(len)
+            .map_err(|_| Error::CorruptBatch(format!("negative record length {len}")))?;
+        let end = pos
+            .checked_add(len)
+            .filter(|&e| e <= data.len())
+            .ok_or_else(|| Error::CorruptBatch("record runs past the end of the batch".into()))?;
+        let body = &data[..end];
+        pos += 1; // attributes: unused in v2
+        let ts_delta = get_varlong(body, &mut pos)?;
+        let offset_delta = get_varint(body, &mut pos)?;
+        let key = self.read_bytes(body, &mut pos, "key")?;
+        let value = self.read_bytes(body, &mut pos, "value")?;
+        let header_count = get_varint(body, &mut pos)?;
+        let header_count = usize::try_from(header_count)
+            .map_err(|_| Error::CorruptBatch(format!("negative header count {header_count}")))?;
+        let mut headers = Vec::with_capacity(header_count.min((end - pos.min(end)) / 2));
+        for _ in 0..header_count {
+            let key = self
+                .read_bytes(body, &mut pos, "header key")?
+                .ok_or_else(|| Error::CorruptBatch("null header key".into()))?;
+            let value = self.read_bytes(body, &mut pos, "header value")?;
+            headers.push(Header { key, value });
+        }
+        if pos != end {
+            return Err(Error::CorruptBatch(format!(
+                "record length {len} disagrees with the fields it holds"
+            )));
+        }
+        self.pos = end;
+        Ok(Record {
+            offset: self.base_offset + i64::from(offset_delta),
+            timestamp: self
+                .log_append_time
+                .unwrap_or_else(|| self.base_timestamp.wrapping_add(ts_delta)),
+            key,
+            value,
+            headers,
+        })
+    }
+
+    fn read_bytes(&self, body: &[u8], pos: &mut usize, what: &str) -> Result<Option<Bytes>> {
+        let len = get_varint(body, pos)?;
+        if len == -1 {
+            return Ok(None);
+        }
+        let len = usize::try_from(len)
+            .map_err(|_| Error::CorruptBatch(format!("invalid {what} length {len}")))?;
+        let end = pos
+            .checked_add(len)
+            .filter(|&e| e <= body.len())
+            .ok_or_else(|| {
+                Error::CorruptBatch(format!("{what} runs past the end of its record"))
+            })?;
+        let out = self.data.slice(*pos..end);
+        *pos = end;
+        Ok(Some(out))
+    }
+}
+
+impl Iterator for Records {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Result<Record>> {
+        if self.failed {
+            return None;
+        }
+        if self.remaining <= 0 {
+            if self.pos < self.data.len() {
+                self.failed = true;
+                return Some(Err(Error::CorruptBatch(format!(
+                    "{} bytes left after the announced record count",
+                    self.data.len() - self.pos
+                ))));
+            }
+            return None;
+        }
+        match self.decode_next() {
+            Ok(r) => {
+                self.remaining -= 1;
+                Some(Ok(r))
+            }
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let upper = self
+            .remaining()
+            .min((self.data.len() - self.pos) / MIN_RECORD_SIZE + 1);
+        (0, Some(upper))
+    }
+}
