@@ -4,6 +4,9 @@
 //! Run: `cargo bench -p odradek --bench records`. Throughput is reported per byte of
 //! *uncompressed* record data, so codecs are comparable with each other and with memcpy.
 
+// criterion's macros generate undocumented items.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};

@@ -241,7 +241,15 @@ fn put_nullable(buf: &mut BytesMut, b: Option<&[u8]>) {
 
 /// Rewrites the broker-assigned header fields of an encoded batch in place. Neither field is
 /// covered by the CRC, so the batch stays valid.
-pub fn stamp_offsets(batch: &mut [u8], base_offset: i64, partition_leader_epoch: i32) {
+pub fn stamp_offsets(
+    batch: &mut [u8],
+    base_offset: i64,
+    partition_leader_epoch: i32,
+) -> Result<()> {
+    if batch.len() < RECORD_BATCH_OVERHEAD {
+        return Err(Error::CorruptBatch("batch shorter than its header".into()));
+    }
     batch[0..8].copy_from_slice(&base_offset.to_be_bytes());
     batch[12..16].copy_from_slice(&partition_leader_epoch.to_be_bytes());
+    Ok(())
 }

@@ -42,3 +42,6 @@ pub const NO_PRODUCER_EPOCH: i16 = -1;
 pub const NO_SEQUENCE: i32 = -1;
 /// `partitionLeaderEpoch` value meaning "not stamped by a leader".
 pub const NO_PARTITION_LEADER_EPOCH: i32 = -1;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs every test tier Odradek has, installing what the tiers need on a fresh machine.
+#
+#   ./scripts/test.sh           everything (this is what CI runs)
+#   ODRADEK_SKIP_COMPAT=1 ...   skip the tiers that need third-party peers
+#
+# Tiers, in order: formatting and lints; Rust unit, property and integration tests; the
+# compatibility tier (third-party decoders reading our output).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$PWD
+
+step() { printf '\n== %s ==\n' "$*"; }
+
+step "toolchain"
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+cargo --version
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "cargo test (unit, property, integration)"
+cargo test --workspace
+
+if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
+  step "compat: kafka-python decodes batches Odradek encoded"
+  py=$(tests/compat/python-peers.sh install)
+  out=$(mktemp -d)
+  trap 'rm -rf "$out"' EXIT
+  cargo run -q -p odradek --example write_batches -- "$out"
+  "$py" tests/compat/check_our_batches.py "$out"
+fi
+
+step "all tiers passed"
