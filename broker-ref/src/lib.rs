@@ -1,3 +1,16 @@
-//! Odradek reference broker.
+//! Odradek reference broker: a single-node Kafka broker built on the `odradek` protocol and
+//! record modules.
 //!
-//! A single-node Kafka broker built on the `odradek` protocol and record modules.
+//! Request path: [`server`] (listener, connections, framing) → [`handlers`] (one module per API
+//! family) → [`partition`] state (log end offset, high watermark, last stable offset) → [`log`]
+//! (segmented, indexed, crash-safe storage).
+
+pub mod broker;
+pub mod config;
+mod error;
+pub mod handlers;
+pub mod log;
+pub mod partition;
+pub mod server;
+
+pub use error::{Error, Result};

@@ -1,11 +1,117 @@
-//! `odradek-broker`: the reference broker binary.
+//! `odradek-broker [server.properties] [--override key=value]...`
+//!
+//! Starts the reference broker, printing `odradek-broker listening on HOST:PORT` on stdout once
+//! it accepts connections, and shuts down cleanly (flush, checkpoints) on SIGINT or SIGTERM.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use odradek_broker::config::BrokerConfig;
+use odradek_broker::server;
 
 #[global_allocator]
 static ALLOC: odradek::alloc::UntrustedInputAllocator = odradek::alloc::UntrustedInputAllocator;
 
-fn main() {
-    eprintln!(
-        "odradek-broker: the broker arrives with its own issue; this binary is a placeholder"
-    );
-    std::process::exit(2);
+const USAGE: &str = "usage: odradek-broker [server.properties] [--override key=value]...";
+
+/// The command line: an optional properties file and `--override` pairs.
+type Args = (Option<PathBuf>, Vec<(String, String)>);
+
+fn parse_args() -> Result<Args, String> {
+    let mut file = None;
+    let mut overrides = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-h" | "--help" => return Err(USAGE.to_string()),
+            "--override" => {
+                let kv = args.next().ok_or("--override needs key=value")?;
+                let (k, v) = kv
+                    .split_once('=')
+                    .ok_or_else(|| format!("--override `{kv}` is not key=value"))?;
+                overrides.push((k.to_string(), v.to_string()));
+            }
+            other if other.starts_with('-') => {
+                return Err(format!("unknown flag `{other}`\n{USAGE}"))
+            }
+            path if file.is_none() => file = Some(PathBuf::from(path)),
+            extra => return Err(format!("unexpected argument `{extra}`\n{USAGE}")),
+        }
+    }
+    Ok((file, overrides))
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("ODRADEK_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let (file, overrides) = match parse_args() {
+        Ok(a) => a,
+        Err(msg) => {
+            eprintln!("odradek-broker: {msg}");
+            return ExitCode::from(2);
+        }
+    };
+    let config = match BrokerConfig::load(file.as_deref(), &overrides) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("odradek-broker: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("odradek-broker: cannot start runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async {
+        let running = match server::start(config).await {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("odradek-broker: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        println!("odradek-broker listening on {}", running.local_addr);
+        tracing::info!(addr = %running.local_addr, data = %running.broker.config.log_dir().display(), "broker started");
+        wait_for_signal().await;
+        tracing::info!("shutting down");
+        match running.shutdown().await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("odradek-broker: shutdown: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
 }

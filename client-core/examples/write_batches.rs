@@ -7,6 +7,9 @@ use std::io::Write;
 
 use odradek::records::{BatchBuilder, Compression, Header};
 
+/// Timestamp, key, value and headers of one record.
+type RecordSpec<'a> = (i64, Option<&'a [u8]>, Option<&'a [u8]>, &'a [Header]);
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -28,7 +31,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Header::new(&b"nul"[..], None::<&[u8]>),
         Header::new(&b"dup"[..], Some(&b"2"[..])),
     ];
-    let records: Vec<(i64, Option<&[u8]>, Option<&[u8]>, &[Header])> = vec![
+    let records: Vec<RecordSpec> = vec![
         (1_700_000_000_000, Some(b"k0"), Some(b"v0"), &headers),
         (1_699_999_999_000, None, Some(b"null key"), &[]),
         (1_700_000_000_500, Some(b"tombstone"), None, &[]),

@@ -2,6 +2,9 @@
 //! librdkafka (see `data/record_batches/README.md`) must decode to exactly what the manifest says,
 //! and our encoder must reproduce an uncompressed batch byte for byte.
 
+// Test helpers fail the test by unwrapping; a panic is the assertion.
+#![allow(clippy::unwrap_used)]
+
 use std::path::PathBuf;
 
 use bytes::Bytes;

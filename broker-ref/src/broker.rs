@@ -1,0 +1,146 @@
+//! State shared by every connection: configuration, identity, topics, and the signal that wakes
+//! waiting fetches when data arrives.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use tokio::sync::Notify;
+
+use crate::config::BrokerConfig;
+use crate::log::LogConfig;
+use crate::partition::TopicRegistry;
+use crate::{Error, Result};
+
+/// The broker's shared state.
+#[derive(Debug)]
+pub struct Broker {
+    /// Validated configuration.
+    pub config: BrokerConfig,
+    /// This node's id.
+    pub node_id: i32,
+    /// Cluster id, persisted in `meta.properties`.
+    pub cluster_id: String,
+    /// Host clients should connect to.
+    pub advertised_host: String,
+    /// Port clients should connect to.
+    pub advertised_port: u16,
+    /// Hosted topics.
+    pub topics: TopicRegistry,
+    /// Notified after every append, so long-polling fetches re-check.
+    pub data_arrived: Notify,
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Reads or creates `meta.properties` (cluster id and node id), refusing a data directory that
+/// belongs to another node.
+fn load_identity(dir: &Path, node_id: i32, configured_cluster: &str) -> Result<String> {
+    let path = dir.join("meta.properties");
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        let entries = crate::config::parse_properties(&text)?;
+        let get = |k: &str| {
+            entries
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.clone())
+        };
+        let stored_node = get("node.id").and_then(|v| v.parse::<i32>().ok());
+        if stored_node.is_some_and(|n| n != node_id) {
+            return Err(Error::config(
+                "node.id",
+                format!(
+                    "{} belongs to node {stored_node:?}, not {node_id}",
+                    path.display()
+                ),
+            ));
+        }
+        if let Some(id) = get("cluster.id") {
+            if !configured_cluster.is_empty() && configured_cluster != id {
+                return Err(Error::config(
+                    "cluster.id",
+                    format!(
+                        "{} holds cluster {id}, not {configured_cluster}",
+                        path.display()
+                    ),
+                ));
+            }
+            return Ok(id);
+        }
+    }
+    let cluster_id = if configured_cluster.is_empty() {
+        random_cluster_id()
+    } else {
+        configured_cluster.to_string()
+    };
+    let text = format!("version=1\ncluster.id={cluster_id}\nnode.id={node_id}\n");
+    crate::partition::write_meta(&path, text.as_bytes())?;
+    Ok(cluster_id)
+}
+
+/// A Kafka-style cluster id: 16 random bytes, URL-safe base64 without padding.
+fn random_cluster_id() -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let bytes = uuid::Uuid::new_v4().into_bytes();
+    let mut bits: u32 = 0;
+    let mut n = 0;
+    let mut out = String::new();
+    for b in bytes {
+        bits = (bits << 8) | u32::from(b);
+        n += 8;
+        while n >= 6 {
+            n -= 6;
+            out.push(ALPHABET[((bits >> n) & 63) as usize] as char);
+        }
+    }
+    if n > 0 {
+        out.push(ALPHABET[((bits << (6 - n)) & 63) as usize] as char);
+    }
+    out
+}
+
+impl Broker {
+    /// Opens the data directory (recovering every log) and builds the shared state.
+    pub fn open(
+        config: BrokerConfig,
+        advertised_host: String,
+        advertised_port: u16,
+    ) -> Result<Arc<Broker>> {
+        let dir = config.log_dir();
+        std::fs::create_dir_all(&dir)?;
+        let node_id = config.node_id();
+        let cluster_id = load_identity(&dir, node_id, config.get("cluster.id"))?;
+        let defaults = LogConfig::from_overrides(
+            &LogConfig::default(),
+            config
+                .topic_defaults()
+                .iter()
+                .map(|(k, v)| (*k, v.as_str())),
+        )?;
+        let topics = TopicRegistry::open(&dir, defaults)?;
+        Ok(Arc::new(Broker {
+            config,
+            node_id,
+            cluster_id,
+            advertised_host,
+            advertised_port,
+            topics,
+            data_arrived: Notify::new(),
+        }))
+    }
+
+    /// Flushes every log (clean shutdown).
+    pub fn shutdown(&self) -> Result<()> {
+        for topic in self.topics.list() {
+            for p in topic.partitions() {
+                p.log()?.close()?;
+            }
+        }
+        Ok(())
+    }
+}

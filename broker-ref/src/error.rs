@@ -1,0 +1,62 @@
+//! The broker crate's single error type.
+
+use odradek::ErrorCode;
+
+/// Shorthand for results carrying [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong inside the broker.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A failure the protocol has an error code for; answered to the client with that code.
+    #[error("{code}: {message}")]
+    Kafka {
+        /// The protocol error code.
+        code: ErrorCode,
+        /// A human-readable explanation (sent as the error message where the API has one).
+        message: String,
+    },
+    /// A configuration key or value was rejected.
+    #[error("invalid configuration `{key}`: {message}")]
+    Config {
+        /// The property name.
+        key: String,
+        /// Why it was rejected.
+        message: String,
+    },
+    /// A file-system error.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// A wire or record codec error.
+    #[error(transparent)]
+    Codec(#[from] odradek::Error),
+}
+
+impl Error {
+    /// A Kafka-coded error with a message.
+    pub fn kafka(code: ErrorCode, message: impl Into<String>) -> Self {
+        Error::Kafka {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// A configuration error for `key`.
+    pub fn config(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Config {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The error code a client should see for this error.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::Kafka { code, .. } => *code,
+            Error::Config { .. } => ErrorCode::InvalidConfig,
+            Error::Io(_) => ErrorCode::KafkaStorageError,
+            Error::Codec(e) => e.kafka_code(),
+        }
+    }
+}

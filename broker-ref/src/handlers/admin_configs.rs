@@ -1,0 +1,326 @@
+//! DescribeConfigs, AlterConfigs and IncrementalAlterConfigs for topics and the broker.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceResponse;
+use kafka_protocol::messages::describe_configs_response::{
+    DescribeConfigsResourceResult, DescribeConfigsResult,
+};
+use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse as IncrementalResult;
+use kafka_protocol::messages::{
+    AlterConfigsRequest, AlterConfigsResponse, DescribeConfigsRequest, DescribeConfigsResponse,
+    IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, ResponseKind,
+};
+use odradek::ErrorCode;
+
+use super::{error_parts, sb, HandlerResult};
+use crate::broker::Broker;
+use crate::config::Source;
+use crate::log::LogConfig;
+use crate::{Error, Result};
+
+const RESOURCE_TOPIC: i8 = 2;
+const RESOURCE_BROKER: i8 = 4;
+
+/// Kafka's `ConfigSource` values (DescribeConfigs v1+).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i8)]
+pub enum ConfigSource {
+    /// Set on the topic.
+    DynamicTopic = 1,
+    /// Set in `server.properties` or `--override`.
+    StaticBroker = 4,
+    /// Kafka's default.
+    Default = 5,
+}
+
+/// One described config value.
+#[derive(Debug, Clone)]
+pub struct ConfigEntry {
+    /// Config name.
+    pub name: &'static str,
+    /// Current value.
+    pub value: String,
+    /// Where it comes from.
+    pub source: ConfigSource,
+}
+
+/// Every topic-level config of a topic, with its source.
+pub fn topic_config_entries(
+    config: &LogConfig,
+    overrides: &BTreeMap<String, String>,
+    broker_defaults: &LogConfig,
+) -> Vec<ConfigEntry> {
+    let kafka_defaults: BTreeMap<&str, String> =
+        LogConfig::default().entries().into_iter().collect();
+    let broker: BTreeMap<&str, String> = broker_defaults.entries().into_iter().collect();
+    config
+        .entries()
+        .into_iter()
+        .map(|(name, value)| {
+            let source = if overrides.contains_key(name) {
+                ConfigSource::DynamicTopic
+            } else if broker.get(name) != kafka_defaults.get(name) {
+                ConfigSource::StaticBroker
+            } else {
+                ConfigSource::Default
+            };
+            ConfigEntry {
+                name,
+                value,
+                source,
+            }
+        })
+        .collect()
+}
+
+fn describe_topic(broker: &Broker, name: &str) -> Result<Vec<ConfigEntry>> {
+    let topic = broker.topics.get(name).ok_or_else(|| {
+        Error::kafka(
+            ErrorCode::UnknownTopicOrPartition,
+            format!("unknown topic `{name}`"),
+        )
+    })?;
+    let overrides = topic.overrides();
+    let config = broker.topics.effective_config(&overrides)?;
+    Ok(topic_config_entries(
+        &config,
+        &overrides,
+        &broker.topics.defaults(),
+    ))
+}
+
+fn describe_broker(broker: &Broker, name: &str) -> Result<Vec<ConfigEntry>> {
+    if !name.is_empty() && name != broker.node_id.to_string() {
+        return Err(Error::kafka(
+            ErrorCode::InvalidRequest,
+            format!(
+                "unexpected broker id {name}, this is broker {}",
+                broker.node_id
+            ),
+        ));
+    }
+    Ok(broker
+        .config
+        .entries()
+        .filter(|(_, v, _)| !v.is_empty())
+        .map(|(name, value, source)| ConfigEntry {
+            name,
+            value: value.to_string(),
+            source: match source {
+                Source::Default => ConfigSource::Default,
+                Source::Static => ConfigSource::StaticBroker,
+            },
+        })
+        .collect())
+}
+
+/// Handles DescribeConfigs.
+pub fn describe(broker: &Arc<Broker>, request: DescribeConfigsRequest) -> HandlerResult {
+    let results = request
+        .resources
+        .into_iter()
+        .map(|r| {
+            let entries = match r.resource_type {
+                RESOURCE_TOPIC => describe_topic(broker, &r.resource_name),
+                RESOURCE_BROKER => describe_broker(broker, &r.resource_name),
+                other => Err(Error::kafka(
+                    ErrorCode::InvalidRequest,
+                    format!("unsupported resource type {other}"),
+                )),
+            };
+            let result = DescribeConfigsResult::default()
+                .with_resource_type(r.resource_type)
+                .with_resource_name(r.resource_name.clone());
+            match entries {
+                Ok(entries) => {
+                    let wanted = r.configuration_keys.as_ref();
+                    let configs = entries
+                        .into_iter()
+                        .filter(|e| {
+                            wanted.is_none_or(|keys| keys.iter().any(|k| k.as_str() == e.name))
+                        })
+                        .map(|e| {
+                            DescribeConfigsResourceResult::default()
+                                .with_name(sb(e.name))
+                                .with_value(Some(sb(e.value)))
+                                .with_read_only(r.resource_type == RESOURCE_BROKER)
+                                .with_config_source(e.source as i8)
+                                .with_is_sensitive(false)
+                        })
+                        .collect();
+                    result.with_configs(configs)
+                }
+                Err(e) => {
+                    let (code, message) = error_parts(&e);
+                    result.with_error_code(code).with_error_message(message)
+                }
+            }
+        })
+        .collect();
+    Ok(ResponseKind::DescribeConfigs(
+        DescribeConfigsResponse::default().with_results(results),
+    ))
+}
+
+fn broker_alter_unsupported() -> Error {
+    Error::kafka(
+        ErrorCode::InvalidRequest,
+        "dynamic broker configuration is not supported; set it in server.properties or with --override",
+    )
+}
+
+/// Handles AlterConfigs: replaces a topic's whole set of overrides.
+pub fn alter(broker: &Arc<Broker>, request: AlterConfigsRequest) -> HandlerResult {
+    let responses = request
+        .resources
+        .into_iter()
+        .map(|r| {
+            let outcome = match r.resource_type {
+                RESOURCE_TOPIC => {
+                    let mut overrides = BTreeMap::new();
+                    for c in &r.configs {
+                        if let Some(v) = &c.value {
+                            overrides.insert(c.name.to_string(), v.to_string());
+                        }
+                    }
+                    broker
+                        .topics
+                        .set_overrides(&r.resource_name, overrides, request.validate_only)
+                }
+                RESOURCE_BROKER => Err(broker_alter_unsupported()),
+                other => Err(Error::kafka(
+                    ErrorCode::InvalidRequest,
+                    format!("unsupported resource type {other}"),
+                )),
+            };
+            let resp = AlterConfigsResourceResponse::default()
+                .with_resource_type(r.resource_type)
+                .with_resource_name(r.resource_name);
+            match outcome {
+                Ok(()) => resp,
+                Err(e) => {
+                    let (code, message) = error_parts(&e);
+                    resp.with_error_code(code).with_error_message(message)
+                }
+            }
+        })
+        .collect();
+    Ok(ResponseKind::AlterConfigs(
+        AlterConfigsResponse::default().with_responses(responses),
+    ))
+}
+
+const OP_SET: i8 = 0;
+const OP_DELETE: i8 = 1;
+const OP_APPEND: i8 = 2;
+const OP_SUBTRACT: i8 = 3;
+
+fn apply_incremental(
+    broker: &Broker,
+    topic: &str,
+    ops: &[(String, i8, Option<String>)],
+    validate_only: bool,
+) -> Result<()> {
+    let current = broker.topics.get(topic).ok_or_else(|| {
+        Error::kafka(
+            ErrorCode::UnknownTopicOrPartition,
+            format!("unknown topic `{topic}`"),
+        )
+    })?;
+    let mut overrides = current.overrides();
+    let effective: BTreeMap<&str, String> = broker
+        .topics
+        .effective_config(&overrides)?
+        .entries()
+        .into_iter()
+        .collect();
+    for (name, op, value) in ops {
+        let list = |v: &str| -> Vec<String> {
+            v.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect()
+        };
+        match (*op, value) {
+            (OP_SET, Some(v)) => {
+                overrides.insert(name.clone(), v.clone());
+            }
+            (OP_DELETE, _) => {
+                overrides.remove(name);
+            }
+            (OP_APPEND | OP_SUBTRACT, Some(v)) => {
+                let base = overrides
+                    .get(name)
+                    .cloned()
+                    .or_else(|| effective.get(name.as_str()).cloned())
+                    .unwrap_or_default();
+                let mut items = list(&base);
+                for item in list(v) {
+                    if *op == OP_APPEND && !items.contains(&item) {
+                        items.push(item);
+                    } else if *op == OP_SUBTRACT {
+                        items.retain(|i| *i != item);
+                    }
+                }
+                overrides.insert(name.clone(), items.join(","));
+            }
+            _ => {
+                return Err(Error::kafka(
+                    ErrorCode::InvalidRequest,
+                    format!("invalid operation {op} or missing value for `{name}`"),
+                ))
+            }
+        }
+    }
+    broker.topics.set_overrides(topic, overrides, validate_only)
+}
+
+/// Handles IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT per key.
+pub fn incremental_alter(
+    broker: &Arc<Broker>,
+    request: IncrementalAlterConfigsRequest,
+) -> HandlerResult {
+    let responses = request
+        .resources
+        .into_iter()
+        .map(|r| {
+            let ops: Vec<(String, i8, Option<String>)> = r
+                .configs
+                .iter()
+                .map(|c| {
+                    (
+                        c.name.to_string(),
+                        c.config_operation,
+                        c.value.as_ref().map(|v| v.to_string()),
+                    )
+                })
+                .collect();
+            let outcome = match r.resource_type {
+                RESOURCE_TOPIC => {
+                    apply_incremental(broker, &r.resource_name, &ops, request.validate_only)
+                }
+                RESOURCE_BROKER => Err(broker_alter_unsupported()),
+                other => Err(Error::kafka(
+                    ErrorCode::InvalidRequest,
+                    format!("unsupported resource type {other}"),
+                )),
+            };
+            let resp = IncrementalResult::default()
+                .with_resource_type(r.resource_type)
+                .with_resource_name(r.resource_name);
+            match outcome {
+                Ok(()) => resp,
+                Err(e) => {
+                    let (code, message) = error_parts(&e);
+                    resp.with_error_code(code).with_error_message(message)
+                }
+            }
+        })
+        .collect();
+    Ok(ResponseKind::IncrementalAlterConfigs(
+        IncrementalAlterConfigsResponse::default().with_responses(responses),
+    ))
+}

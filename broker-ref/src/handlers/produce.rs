@@ -1,0 +1,94 @@
+//! Produce: validates and appends record sets, acks 0 / 1 / all.
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
+use kafka_protocol::messages::{ProduceRequest, ProduceResponse, ResponseKind};
+use odradek::ErrorCode;
+
+use super::error_parts;
+use crate::broker::{now_ms, Broker};
+use crate::partition::Partition;
+use crate::Result;
+
+/// Handles Produce; `Ok(None)` means no response (acks=0).
+pub async fn handle(broker: &Arc<Broker>, request: ProduceRequest) -> Result<Option<ResponseKind>> {
+    let acks = request.acks;
+    let acks_valid = (-1..=1).contains(&acks);
+    let now = now_ms();
+    let mut responses = Vec::with_capacity(request.topic_data.len());
+    let mut appended = false;
+    for topic_data in request.topic_data {
+        let topic = if topic_data.name.is_empty() {
+            broker.topics.get_by_id(topic_data.topic_id)
+        } else {
+            broker.topics.get(&topic_data.name)
+        };
+        let unknown = if topic_data.name.is_empty() {
+            ErrorCode::UnknownTopicId
+        } else {
+            ErrorCode::UnknownTopicOrPartition
+        };
+        let mut partitions = Vec::with_capacity(topic_data.partition_data.len());
+        for p in topic_data.partition_data {
+            let mut resp = PartitionProduceResponse::default().with_index(p.index);
+            let partition = topic.as_ref().and_then(|t| t.partition(p.index));
+            let result = match (acks_valid, partition, p.records) {
+                (false, _, _) => Err(ErrorCode::InvalidRequiredAcks.into()),
+                (_, None, _) => Err(unknown.into()),
+                (_, Some(_), None) => Err(ErrorCode::CorruptMessage.into()),
+                (_, Some(partition), Some(records)) => append(&partition, records, now),
+            };
+            match result {
+                Ok(outcome) => {
+                    appended = true;
+                    resp = resp
+                        .with_base_offset(outcome.base_offset)
+                        .with_log_append_time_ms(outcome.log_append_time)
+                        .with_log_start_offset(outcome.log_start_offset);
+                }
+                Err(e) => {
+                    let (code, message) = error_parts(&e);
+                    resp = resp
+                        .with_error_code(code)
+                        .with_error_message(message)
+                        .with_base_offset(-1);
+                }
+            }
+            partitions.push(resp);
+        }
+        responses.push(
+            TopicProduceResponse::default()
+                .with_name(topic_data.name)
+                .with_topic_id(topic_data.topic_id)
+                .with_partition_responses(partitions),
+        );
+    }
+    if appended {
+        broker.data_arrived.notify_waiters();
+    }
+    if acks == 0 {
+        return Ok(None);
+    }
+    Ok(Some(ResponseKind::Produce(
+        ProduceResponse::default().with_responses(responses),
+    )))
+}
+
+fn append(
+    partition: &Partition,
+    records: bytes::Bytes,
+    now: i64,
+) -> Result<crate::partition::ProduceOutcome> {
+    let outcome = partition.append_record_set(records, now);
+    if let Err(e) = &outcome {
+        tracing::debug!(topic = partition.topic(), partition = partition.index(), error = %e, "produce rejected");
+    }
+    outcome
+}
+
+impl From<ErrorCode> for crate::Error {
+    fn from(code: ErrorCode) -> Self {
+        crate::Error::kafka(code, code.name())
+    }
+}

@@ -1,0 +1,222 @@
+//! Turning a validated client batch into the bytes the log stores.
+//!
+//! The batch is kept as the client encoded it whenever possible. It is re-encoded only when the
+//! topic's `compression.type` names a codec other than the batch's, or when its inner offset
+//! deltas are not 0, 1, 2, ... (Kafka rebuilds those too). For `LogAppendTime` topics the
+//! timestamp-type attribute and maxTimestamp are rewritten in place and the CRC recomputed; for
+//! `CreateTime` topics maxTimestamp is corrected the same way if it disagrees with the records
+//! (as Kafka's `setMaxTimestamp` does). Base offset and leader epoch are stamped later by the
+//! log; neither is covered by the CRC.
+
+use bytes::{Bytes, BytesMut};
+use odradek::records::{BatchBuilder, Compression, RecordBatch, TimestampType};
+use odradek::ErrorCode;
+
+use super::config::LogConfig;
+use super::validate::{validate_batch, ValidatedBatch};
+use crate::{Error, Result};
+
+const ATTRIBUTES: usize = 21;
+const MAX_TIMESTAMP: usize = 35;
+const CRC: usize = 17;
+const TIMESTAMP_TYPE_BIT: i16 = 0x08;
+
+/// A batch ready to be stamped and written.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    /// The batch bytes to store.
+    pub(crate) bytes: BytesMut,
+    /// What validation learned.
+    pub(crate) validated: ValidatedBatch,
+    /// The log-append time written into the batch, or -1 for CreateTime topics.
+    pub(crate) log_append_time: i64,
+    /// Whether the broker re-encoded the batch.
+    pub(crate) rebuilt: bool,
+}
+
+/// Validates `batch` and applies the topic's timestamp type and compression.
+pub(crate) fn prepare(batch: BytesMut, config: &LogConfig, now_ms: i64) -> Result<Prepared> {
+    let frozen = batch.freeze();
+    let validated = validate_batch(&frozen, config, now_ms)?;
+    let target = config
+        .compression_type
+        .target()
+        .unwrap_or(validated.compression);
+    let rebuilt = target != validated.compression || !validated.offsets_in_order;
+    let mut bytes = if rebuilt {
+        let bytes = rebuild(&frozen, target, config)?;
+        if bytes.len() > config.max_message_bytes.max(0) as usize {
+            return Err(Error::kafka(
+                ErrorCode::MessageTooLarge,
+                format!(
+                    "record batch of {} bytes after recompression exceeds max.message.bytes {}",
+                    bytes.len(),
+                    config.max_message_bytes
+                ),
+            ));
+        }
+        bytes
+    } else {
+        into_mut(frozen)
+    };
+    let log_append_time = match config.message_timestamp_type {
+        TimestampType::LogAppendTime => {
+            set_max_timestamp(&mut bytes, TimestampType::LogAppendTime, now_ms);
+            now_ms
+        }
+        TimestampType::CreateTime => {
+            if header_max_timestamp(&bytes) != validated.max_timestamp {
+                set_max_timestamp(
+                    &mut bytes,
+                    TimestampType::CreateTime,
+                    validated.max_timestamp,
+                );
+            }
+            -1
+        }
+    };
+    Ok(Prepared {
+        bytes,
+        validated,
+        log_append_time,
+        rebuilt,
+    })
+}
+
+/// Reclaims the buffer without copying when nothing else holds it.
+fn into_mut(bytes: Bytes) -> BytesMut {
+    bytes
+        .try_into_mut()
+        .unwrap_or_else(|shared| BytesMut::from(&shared[..]))
+}
+
+/// Re-encodes every record of `batch` with `codec`, keeping producer fields and timestamps.
+fn rebuild(batch: &Bytes, codec: Compression, config: &LogConfig) -> Result<BytesMut> {
+    let view = RecordBatch::new(batch.clone())?;
+    let mut builder = BatchBuilder::with_capacity(codec, batch.len())
+        .compression_level(config.compression_level(codec))
+        .producer(
+            view.producer_id(),
+            view.producer_epoch(),
+            view.base_sequence(),
+        )
+        .transactional(view.is_transactional());
+    for record in view.records()? {
+        let record = record?;
+        builder.append(
+            record.timestamp,
+            record.key.as_deref(),
+            record.value.as_deref(),
+            &record.headers,
+        )?;
+    }
+    Ok(into_mut(builder.build()?))
+}
+
+fn header_max_timestamp(b: &[u8]) -> i64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[MAX_TIMESTAMP..MAX_TIMESTAMP + 8]);
+    i64::from_be_bytes(a)
+}
+
+/// Sets the timestamp-type attribute and maxTimestamp, then recomputes the CRC.
+fn set_max_timestamp(b: &mut [u8], kind: TimestampType, max_timestamp: i64) {
+    let mut attributes = i16::from_be_bytes([b[ATTRIBUTES], b[ATTRIBUTES + 1]]);
+    match kind {
+        TimestampType::LogAppendTime => attributes |= TIMESTAMP_TYPE_BIT,
+        TimestampType::CreateTime => attributes &= !TIMESTAMP_TYPE_BIT,
+    }
+    b[ATTRIBUTES..ATTRIBUTES + 2].copy_from_slice(&attributes.to_be_bytes());
+    b[MAX_TIMESTAMP..MAX_TIMESTAMP + 8].copy_from_slice(&max_timestamp.to_be_bytes());
+    let crc = crc32c::crc32c(&b[ATTRIBUTES..]);
+    b[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::config::TopicCompression;
+    use super::*;
+
+    const NOW: i64 = 1_700_000_000_000;
+
+    fn batch(codec: Compression, n: usize) -> BytesMut {
+        let mut b = BatchBuilder::new(codec).producer(5, 1, 10);
+        for i in 0..n {
+            b.append(NOW - 10 + i as i64, Some(b"k"), Some(&[b'x'; 64]), &[])
+                .unwrap();
+        }
+        BytesMut::from(&b.build().unwrap()[..])
+    }
+
+    #[test]
+    fn untouched_when_nothing_changes() {
+        let input = batch(Compression::Lz4, 3);
+        let original = input.clone();
+        let p = prepare(input, &LogConfig::default(), NOW).unwrap();
+        assert_eq!(p.bytes, original);
+        assert!(!p.rebuilt);
+        assert_eq!(p.log_append_time, -1);
+    }
+
+    #[test]
+    fn log_append_time_rewrites_header_and_crc() {
+        let config = LogConfig {
+            message_timestamp_type: TimestampType::LogAppendTime,
+            ..LogConfig::default()
+        };
+        let p = prepare(batch(Compression::None, 3), &config, NOW + 99).unwrap();
+        let view = RecordBatch::new(p.bytes.freeze()).unwrap();
+        view.validate_crc().unwrap();
+        assert_eq!(
+            view.attributes().timestamp_type(),
+            TimestampType::LogAppendTime
+        );
+        assert_eq!(view.max_timestamp(), NOW + 99);
+        assert!(view
+            .records()
+            .unwrap()
+            .all(|r| r.unwrap().timestamp == NOW + 99));
+    }
+
+    #[test]
+    fn recompresses_to_the_topic_codec() {
+        let config = LogConfig {
+            compression_type: TopicCompression::Codec(Compression::Zstd),
+            ..LogConfig::default()
+        };
+        let p = prepare(batch(Compression::Gzip, 20), &config, NOW).unwrap();
+        assert!(p.rebuilt);
+        let view = RecordBatch::new(p.bytes.freeze()).unwrap();
+        view.validate_crc().unwrap();
+        assert_eq!(view.compression(), Compression::Zstd);
+        assert_eq!(view.producer_id(), 5);
+        assert_eq!(view.base_sequence(), 10);
+        let ts: Vec<i64> = view
+            .records()
+            .unwrap()
+            .map(|r| r.unwrap().timestamp)
+            .collect();
+        assert_eq!(ts, (0..20).map(|i| NOW - 10 + i).collect::<Vec<_>>());
+        let uncompressed = LogConfig {
+            compression_type: TopicCompression::Uncompressed,
+            ..LogConfig::default()
+        };
+        let p = prepare(batch(Compression::Snappy, 2), &uncompressed, NOW).unwrap();
+        assert_eq!(
+            RecordBatch::new(p.bytes.freeze()).unwrap().compression(),
+            Compression::None
+        );
+    }
+
+    #[test]
+    fn wrong_header_max_timestamp_is_corrected() {
+        let mut b = batch(Compression::None, 2);
+        b[MAX_TIMESTAMP..MAX_TIMESTAMP + 8].copy_from_slice(&5i64.to_be_bytes());
+        let crc = crc32c::crc32c(&b[ATTRIBUTES..]);
+        b[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+        let p = prepare(b, &LogConfig::default(), NOW).unwrap();
+        let view = RecordBatch::new(p.bytes.freeze()).unwrap();
+        view.validate_crc().unwrap();
+        assert_eq!(view.max_timestamp(), NOW - 9);
+    }
+}

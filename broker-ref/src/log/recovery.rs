@@ -1,0 +1,263 @@
+//! Opening a log: directory listing and cleanup, checkpoints, and crash recovery.
+//!
+//! Procedure (specified in `docs/storage.md`):
+//! 1. Remove leftovers of interrupted operations (`*.tmp`, `*.deleted`, index files without a
+//!    `.log`).
+//! 2. Read the recovery point, log start offset and leader epoch checkpoints and note whether
+//!    the clean-shutdown marker is present.
+//! 3. Open segments in offset order. A segment is *trusted* after a clean shutdown or when the
+//!    next segment starts at or below the recovery point; its indexes are sanity-checked and only
+//!    its tail after the last index entry is walked. Every other segment is *recovered*: each
+//!    batch is checked (framing, magic, CRC-32C, offsets) and the indexes are rebuilt; at the
+//!    first bad batch the file is truncated and all later segments are deleted. A trusted
+//!    segment that fails its checks is recovered the same way.
+//! 4. The log end offset is the last segment's next offset; the log start offset is the
+//!    checkpoint or the first segment's base, whichever is larger (an empty log restarts at the
+//!    log start offset if that lies beyond the recovered end). The epoch cache is trimmed to the
+//!    log, everything is fsynced and the recovery point becomes the log end offset. The marker
+//!    is removed at the very start, so a crash while opening leads to a full recovery next time.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use odradek::ErrorCode;
+
+use super::checkpoint::{
+    self, CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, TMP_SUFFIX,
+};
+use super::config::LogConfig;
+use super::epoch_cache::LeaderEpochCache;
+use super::segment::{segment_path, Segment, INDEX_EXT, LOG_EXT, TIME_INDEX_EXT};
+use super::Log;
+use crate::{Error, Result};
+
+/// Suffixes of files an interrupted operation may leave behind; removed on open.
+const LEFTOVER_SUFFIXES: &[&str] = &[TMP_SUFFIX, ".deleted", ".cleaned", ".swap"];
+
+/// Kafka's topic name rules, which also keep the directory name safe.
+fn check_topic_name(topic: &str) -> Result<()> {
+    let legal = !topic.is_empty()
+        && topic.len() <= 249
+        && topic != "."
+        && topic != ".."
+        && topic
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-');
+    if legal {
+        Ok(())
+    } else {
+        Err(Error::kafka(
+            ErrorCode::InvalidTopic,
+            format!("invalid topic name `{topic}`"),
+        ))
+    }
+}
+
+/// Parses `<20 digits>.<ext>`.
+fn parse_segment_file(name: &str) -> Option<(i64, &str)> {
+    let (stem, ext) = name.split_once('.')?;
+    if stem.len() != 20 || !stem.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((stem.parse().ok()?, ext))
+}
+
+fn remove_if_exists(path: &Path) -> io::Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Removes a segment's three files.
+fn delete_segment_files(dir: &Path, base: i64) -> io::Result<()> {
+    for ext in [LOG_EXT, INDEX_EXT, TIME_INDEX_EXT] {
+        remove_if_exists(&segment_path(dir, base, ext))?;
+    }
+    Ok(())
+}
+
+/// Lists segment base offsets (ascending), removing leftovers and orphaned index files.
+fn list_segments(dir: &Path) -> io::Result<Vec<i64>> {
+    let mut logs = Vec::new();
+    let mut indexes = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        if LEFTOVER_SUFFIXES.iter().any(|s| name.ends_with(s)) {
+            tracing::info!(dir = %dir.display(), "removing leftover file {name}");
+            remove_if_exists(&entry.path())?;
+            continue;
+        }
+        match parse_segment_file(&name) {
+            Some((base, LOG_EXT)) => logs.push(base),
+            Some((base, INDEX_EXT | TIME_INDEX_EXT)) => indexes.push((base, entry.path())),
+            _ => {}
+        }
+    }
+    logs.sort_unstable();
+    for (base, path) in indexes {
+        if logs.binary_search(&base).is_err() {
+            tracing::info!(index = %path.display(), "removing index file without a segment");
+            remove_if_exists(&path)?;
+        }
+    }
+    Ok(logs)
+}
+
+impl Log {
+    /// Opens the log of `topic`-`partition` stored in the partition directory `dir` (by
+    /// convention `<log.dir>/<topic>-<partition>`; created if missing), recovering from a crash
+    /// if the last shutdown was not clean. Never serves a batch that fails its CRC after a
+    /// crash: everything past the recovery point is checked.
+    pub fn open(dir: &Path, topic: &str, partition: i32, config: LogConfig) -> Result<Log> {
+        check_topic_name(topic)?;
+        if partition < 0 {
+            return Err(Error::kafka(
+                ErrorCode::UnknownTopicOrPartition,
+                format!("invalid partition {partition}"),
+            ));
+        }
+        let dir = dir.to_path_buf();
+        if !dir.is_dir() {
+            fs::create_dir_all(&dir)?;
+            if let Some(parent) = dir.parent() {
+                checkpoint::sync_dir(parent)?;
+            }
+        }
+        let bases = list_segments(&dir)?;
+        let clean = dir.join(CLEAN_SHUTDOWN_FILE).exists();
+        // Removed before anything is touched: if opening crashes, the next open recovers fully.
+        checkpoint::remove_clean_marker(&dir)?;
+        let recovery_point = checkpoint::read_offset(&dir, RECOVERY_POINT_FILE).unwrap_or(0);
+        let start_checkpoint = checkpoint::read_offset(&dir, LOG_START_OFFSET_FILE);
+        let mut epochs = LeaderEpochCache::load(&dir);
+        let epochs_before = epochs.entries().to_vec();
+
+        let mut segments = BTreeMap::new();
+        let mut relearning = false;
+        let mut cut_at: Option<usize> = None;
+        for (i, &base) in bases.iter().enumerate() {
+            let next_base = bases.get(i + 1).copied();
+            let trusted = clean || next_base.is_some_and(|n| n <= recovery_point);
+            let opened = if trusted {
+                Segment::open_trusted(&dir, base, next_base)?
+            } else {
+                None
+            };
+            let segment = match opened {
+                Some(segment) => segment,
+                None => {
+                    if trusted {
+                        tracing::warn!(dir = %dir.display(), base, "segment failed its checks; rebuilding it");
+                    } else if !relearning {
+                        // From here on every batch is scanned: re-learn epochs from them.
+                        relearning = true;
+                        epochs.truncate_from_end(base);
+                    }
+                    let mut learn = |h: &super::scan::BatchHeader| {
+                        if relearning {
+                            epochs.assign(h.partition_leader_epoch, h.base_offset);
+                        }
+                    };
+                    let (segment, intact) =
+                        Segment::recover(&dir, base, next_base, &config, &mut learn)?;
+                    if !intact {
+                        cut_at = Some(i + 1);
+                    }
+                    segment
+                }
+            };
+            segments.insert(base, segment);
+            if cut_at.is_some() {
+                break;
+            }
+        }
+        if let Some(first_dropped) = cut_at {
+            for &base in &bases[first_dropped..] {
+                tracing::warn!(dir = %dir.display(), base, "deleting segment after a truncated one");
+                delete_segment_files(&dir, base)?;
+            }
+        }
+        if segments.is_empty() {
+            let base = start_checkpoint.unwrap_or(0).max(0);
+            segments.insert(base, Segment::create(&dir, base)?);
+        }
+        checkpoint::sync_dir(&dir)?;
+
+        let first_base = segments.keys().next().copied().unwrap_or(0);
+        let log_end_offset = segments
+            .values()
+            .next_back()
+            .map_or(first_base, Segment::next_offset);
+        let log_start_offset = start_checkpoint.unwrap_or(first_base).max(first_base);
+        let mut log = Log {
+            dir,
+            topic: topic.to_string(),
+            partition,
+            config,
+            segments,
+            log_start_offset,
+            log_end_offset,
+            recovery_point: log_end_offset,
+            epochs,
+            unflushed_messages: 0,
+            last_flush_ms: None,
+            clean_marker: false,
+            deleted: false,
+        };
+        if log.log_start_offset > log.log_end_offset {
+            tracing::warn!(
+                dir = %log.dir.display(),
+                log_start_offset = log.log_start_offset,
+                log_end_offset = log.log_end_offset,
+                "recovered log ends below its start offset; restarting it empty at the start offset"
+            );
+            log.truncate_fully_and_start_at(log.log_start_offset)?;
+        }
+        log.epochs.truncate_from_end(log.log_end_offset);
+        log.epochs.truncate_from_start(log.log_start_offset);
+        if log.epochs.entries() != epochs_before.as_slice() {
+            log.epochs.persist(&log.dir)?;
+        }
+        log.recovery_point = log.log_end_offset;
+        checkpoint::write_offset(&log.dir, RECOVERY_POINT_FILE, log.recovery_point)?;
+        if start_checkpoint != Some(log.log_start_offset) {
+            checkpoint::write_offset(&log.dir, LOG_START_OFFSET_FILE, log.log_start_offset)?;
+        }
+        Ok(log)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topic_names_are_checked() {
+        for bad in ["", ".", "..", "a/b", "a b", &"x".repeat(250)] {
+            assert!(check_topic_name(bad).is_err(), "{bad}");
+        }
+        for good in ["orders", "a.b_c-D9", &"x".repeat(249)] {
+            assert!(check_topic_name(good).is_ok(), "{good}");
+        }
+    }
+
+    #[test]
+    fn segment_file_names() {
+        assert_eq!(
+            parse_segment_file("00000000000000000042.log"),
+            Some((42, "log"))
+        );
+        assert_eq!(
+            parse_segment_file("00000000000000000042.timeindex"),
+            Some((42, "timeindex"))
+        );
+        assert_eq!(parse_segment_file("42.log"), None);
+        assert_eq!(parse_segment_file("leader-epoch-checkpoint"), None);
+    }
+}

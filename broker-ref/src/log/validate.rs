@@ -1,0 +1,401 @@
+//! Validation of one batch a client sent, before the broker assigns offsets to it.
+//!
+//! The checks and error codes follow Apache Kafka 4's `UnifiedLog.analyzeAndValidateRecords`
+//! and `LogValidator`:
+//!
+//! | check                                                          | error code                       |
+//! |----------------------------------------------------------------|----------------------------------|
+//! | magic byte is 2 (0 and 1 are legacy formats)                   | `UNSUPPORTED_FOR_MESSAGE_FORMAT` |
+//! | size ≤ `max.message.bytes`                                     | `MESSAGE_TOO_LARGE`              |
+//! | framing (batchLength, header), CRC-32C                         | `CORRUPT_MESSAGE`                |
+//! | codec id known                                                 | `UNSUPPORTED_COMPRESSION_TYPE`   |
+//! | recordCount > 0 and lastOffsetDelta + 1 = recordCount          | `INVALID_RECORD`                 |
+//! | not a control batch (only the coordinator writes markers)      | `INVALID_RECORD`                 |
+//! | a producer id comes with a base sequence ≥ 0                   | `INVALID_RECORD`                 |
+//! | every record decodes, and their number matches recordCount     | `CORRUPT_MESSAGE`                |
+//! | compacted topic: every record has a key                        | `INVALID_RECORD`                 |
+//! | CreateTime: timestamps within before/after.max.ms of now       | `INVALID_TIMESTAMP`              |
+//! | the producer did not set the LogAppendTime attribute           | `INVALID_TIMESTAMP`              |
+//!
+//! Inner offset deltas that are not exactly 0, 1, 2, ... are not an error: Kafka rebuilds such
+//! batches (old clients wrote them) and so do we ([`ValidatedBatch::offsets_in_order`]).
+//! Kafka accepts a LogAppendTime attribute on a CreateTime topic when the timestamp is in range;
+//! we refuse it in every case, since no producer has a reason to set it.
+
+use bytes::Bytes;
+use odradek::records::{
+    Compression, RecordBatch, TimestampType, DEFAULT_DECOMPRESSION_LIMIT, MAGIC_V2,
+};
+use odradek::ErrorCode;
+
+use super::config::LogConfig;
+use crate::{Error, Result};
+
+/// What validation learned about a batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidatedBatch {
+    /// Records in the batch.
+    pub record_count: i32,
+    /// The largest record timestamp (-1 if no record has one); for LogAppendTime topics this is
+    /// the producer's value and is replaced on append.
+    pub max_timestamp: i64,
+    /// The batch's codec.
+    pub compression: Compression,
+    /// Whether the records' offset deltas are exactly 0..recordCount (else the batch is rebuilt).
+    pub offsets_in_order: bool,
+    /// Producer id, or -1.
+    pub producer_id: i64,
+    /// Producer epoch, or -1.
+    pub producer_epoch: i16,
+    /// Sequence of the first record, or -1.
+    pub base_sequence: i32,
+    /// Part of a transaction.
+    pub is_transactional: bool,
+}
+
+/// How many record errors an error message lists (Kafka shows three as well).
+const LISTED_RECORD_ERRORS: usize = 3;
+
+fn kafka(code: ErrorCode, message: impl Into<String>) -> Error {
+    Error::kafka(code, message)
+}
+
+/// Validates `batch`, one RecordBatch as a client sent it, against the topic's `config` at
+/// broker time `now_ms`. Never panics on hostile input.
+pub fn validate_batch(batch: &Bytes, config: &LogConfig, now_ms: i64) -> Result<ValidatedBatch> {
+    if batch.len() > 16 {
+        let magic = batch[16] as i8;
+        if magic != MAGIC_V2 {
+            let code = if (0..MAGIC_V2).contains(&magic) {
+                ErrorCode::UnsupportedForMessageFormat
+            } else {
+                ErrorCode::CorruptMessage
+            };
+            return Err(kafka(
+                code,
+                format!("record batch magic {magic} is not supported (only v2)"),
+            ));
+        }
+    }
+    if batch.len() > config.max_message_bytes.max(0) as usize {
+        return Err(kafka(
+            ErrorCode::MessageTooLarge,
+            format!(
+                "record batch of {} bytes exceeds max.message.bytes {}",
+                batch.len(),
+                config.max_message_bytes
+            ),
+        ));
+    }
+    let view = RecordBatch::new(batch.clone()).map_err(|e| match e {
+        odradek::Error::UnsupportedCompression(_) => {
+            kafka(ErrorCode::UnsupportedCompressionType, e.to_string())
+        }
+        other => kafka(ErrorCode::CorruptMessage, other.to_string()),
+    })?;
+    view.validate_crc()
+        .map_err(|e| kafka(ErrorCode::CorruptMessage, e.to_string()))?;
+    check_header(&view)?;
+    check_records(&view, config, now_ms)
+}
+
+fn check_header(view: &RecordBatch) -> Result<()> {
+    let count = view.record_count();
+    if count <= 0 {
+        return Err(kafka(
+            ErrorCode::InvalidRecord,
+            format!("invalid record count {count}"),
+        ));
+    }
+    if i64::from(view.last_offset_delta()) + 1 != i64::from(count) {
+        return Err(kafka(
+            ErrorCode::InvalidRecord,
+            format!(
+                "lastOffsetDelta {} is inconsistent with the record count {count}",
+                view.last_offset_delta()
+            ),
+        ));
+    }
+    if view.is_control() {
+        return Err(kafka(
+            ErrorCode::InvalidRecord,
+            "clients are not allowed to write control records",
+        ));
+    }
+    if view.producer_id() >= 0 && view.base_sequence() < 0 {
+        return Err(kafka(
+            ErrorCode::InvalidRecord,
+            format!(
+                "invalid sequence number {} for producer id {}",
+                view.base_sequence(),
+                view.producer_id()
+            ),
+        ));
+    }
+    if view.attributes().timestamp_type() == TimestampType::LogAppendTime {
+        return Err(kafka(
+            ErrorCode::InvalidTimestamp,
+            "producers must not set the LogAppendTime timestamp type",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `timestamp` lies outside the window Kafka allows around `now_ms`.
+fn timestamp_out_of_range(timestamp: i64, now_ms: i64, config: &LogConfig) -> bool {
+    let diff = i128::from(now_ms) - i128::from(timestamp);
+    diff > i128::from(config.message_timestamp_before_max_ms)
+        || -diff > i128::from(config.message_timestamp_after_max_ms)
+}
+
+fn check_records(view: &RecordBatch, config: &LogConfig, now_ms: i64) -> Result<ValidatedBatch> {
+    let records = view
+        .records_with_limit(DEFAULT_DECOMPRESSION_LIMIT)
+        .map_err(|e| kafka(ErrorCode::CorruptMessage, e.to_string()))?;
+    let check_time = config.message_timestamp_type == TimestampType::CreateTime;
+    let compacted = config.is_compacted();
+    let mut errors: Vec<String> = Vec::new();
+    let mut error_count = 0usize;
+    let mut timestamp_error = false;
+    let mut count: i64 = 0;
+    let mut max_timestamp = -1i64;
+    let mut offsets_in_order = true;
+    for (index, record) in records.enumerate() {
+        let record = record.map_err(|e| kafka(ErrorCode::CorruptMessage, e.to_string()))?;
+        if record.offset - view.base_offset() != index as i64 {
+            offsets_in_order = false;
+        }
+        max_timestamp = max_timestamp.max(record.timestamp);
+        count += 1;
+        let problem = if compacted && record.key.is_none() {
+            Some("compacted topic cannot accept a record without a key".to_string())
+        } else if check_time
+            && record.timestamp != -1
+            && timestamp_out_of_range(record.timestamp, now_ms, config)
+        {
+            timestamp_error = true;
+            Some(format!(
+                "timestamp {} is out of range [now - {}, now + {}] (now {now_ms})",
+                record.timestamp,
+                config.message_timestamp_before_max_ms,
+                config.message_timestamp_after_max_ms
+            ))
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            error_count += 1;
+            if errors.len() < LISTED_RECORD_ERRORS {
+                errors.push(format!("record {index}: {problem}"));
+            }
+        }
+    }
+    if count != i64::from(view.record_count()) {
+        return Err(kafka(
+            ErrorCode::CorruptMessage,
+            format!(
+                "batch announces {} records but holds {count}",
+                view.record_count()
+            ),
+        ));
+    }
+    if error_count > 0 {
+        let code = if timestamp_error {
+            ErrorCode::InvalidTimestamp
+        } else {
+            ErrorCode::InvalidRecord
+        };
+        return Err(kafka(
+            code,
+            format!(
+                "{error_count} record(s) rejected; first errors: {}",
+                errors.join("; ")
+            ),
+        ));
+    }
+    Ok(ValidatedBatch {
+        record_count: view.record_count(),
+        max_timestamp,
+        compression: view.compression(),
+        offsets_in_order,
+        producer_id: view.producer_id(),
+        producer_epoch: view.producer_epoch(),
+        base_sequence: view.base_sequence(),
+        is_transactional: view.is_transactional(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use odradek::records::{BatchBuilder, ControlRecordType, EndTxnMarker};
+
+    const NOW: i64 = 1_700_000_000_000;
+
+    fn build(records: &[(Option<&[u8]>, i64)]) -> Bytes {
+        let mut b = BatchBuilder::new(Compression::None);
+        for (key, ts) in records {
+            b.append(*ts, *key, Some(b"value"), &[]).unwrap();
+        }
+        b.build().unwrap()
+    }
+
+    fn code(batch: &Bytes, config: &LogConfig) -> ErrorCode {
+        validate_batch(batch, config, NOW).unwrap_err().code()
+    }
+
+    fn patched(batch: &Bytes, at: usize, bytes: &[u8], fix_crc: bool) -> Bytes {
+        let mut v = batch.to_vec();
+        v[at..at + bytes.len()].copy_from_slice(bytes);
+        if fix_crc {
+            let crc = crc32c::crc32c(&v[21..]);
+            v[17..21].copy_from_slice(&crc.to_be_bytes());
+        }
+        Bytes::from(v)
+    }
+
+    #[test]
+    fn accepts_a_good_batch() {
+        let b = build(&[(Some(b"k"), NOW), (None, NOW - 5)]);
+        let v = validate_batch(&b, &LogConfig::default(), NOW).unwrap();
+        assert_eq!(v.record_count, 2);
+        assert_eq!(v.max_timestamp, NOW);
+        assert!(v.offsets_in_order);
+        assert_eq!(v.compression, Compression::None);
+    }
+
+    #[test]
+    fn error_codes_match_kafka() {
+        let c = LogConfig::default();
+        let b = build(&[(Some(b"k"), NOW)]);
+        assert_eq!(
+            code(&patched(&b, 16, &[1], false), &c),
+            ErrorCode::UnsupportedForMessageFormat
+        );
+        assert_eq!(
+            code(&patched(&b, 16, &[9], false), &c),
+            ErrorCode::CorruptMessage
+        );
+        assert_eq!(
+            code(&patched(&b, b.len() - 1, &[0xAA], false), &c),
+            ErrorCode::CorruptMessage
+        );
+        let small = LogConfig {
+            max_message_bytes: 20,
+            ..LogConfig::default()
+        };
+        assert_eq!(code(&b, &small), ErrorCode::MessageTooLarge);
+        // lastOffsetDelta 5 for one record.
+        assert_eq!(
+            code(&patched(&b, 23, &5i32.to_be_bytes(), true), &c),
+            ErrorCode::InvalidRecord
+        );
+        // Unknown codec id 6.
+        assert_eq!(
+            code(&patched(&b, 21, &[0, 6], true), &c),
+            ErrorCode::UnsupportedCompressionType
+        );
+        // LogAppendTime attribute set by the producer.
+        assert_eq!(
+            code(&patched(&b, 21, &[0, 8], true), &c),
+            ErrorCode::InvalidTimestamp
+        );
+        // Record count says 2, one record present.
+        let two = patched(&b, 57, &2i32.to_be_bytes(), true);
+        let two = patched(&two, 23, &1i32.to_be_bytes(), true);
+        assert_eq!(code(&two, &c), ErrorCode::CorruptMessage);
+        assert_eq!(
+            code(&Bytes::from_static(&[0u8; 10]), &c),
+            ErrorCode::CorruptMessage
+        );
+    }
+
+    #[test]
+    fn control_batches_and_bad_sequences_are_refused() {
+        let marker = EndTxnMarker {
+            kind: ControlRecordType::Commit,
+            coordinator_epoch: 1,
+        };
+        let mut b = BatchBuilder::new(Compression::None)
+            .control(true)
+            .transactional(true)
+            .producer(7, 0, 0);
+        b.append(
+            NOW,
+            Some(&ControlRecordType::Commit.encode_key()),
+            Some(&marker.encode_value()),
+            &[],
+        )
+        .unwrap();
+        let control = b.build().unwrap();
+        assert_eq!(
+            code(&control, &LogConfig::default()),
+            ErrorCode::InvalidRecord
+        );
+        let mut b = BatchBuilder::new(Compression::None).producer(7, 0, -1);
+        b.append(NOW, None, Some(b"v"), &[]).unwrap();
+        assert_eq!(
+            code(&b.build().unwrap(), &LogConfig::default()),
+            ErrorCode::InvalidRecord
+        );
+    }
+
+    #[test]
+    fn compacted_topics_need_keys() {
+        let compacted = LogConfig {
+            cleanup_policy: super::super::config::CleanupPolicy {
+                compact: true,
+                delete: false,
+            },
+            ..LogConfig::default()
+        };
+        let b = build(&[(Some(b"k"), NOW), (None, NOW)]);
+        let err = validate_batch(&b, &compacted, NOW).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidRecord);
+        assert!(err.to_string().contains("record 1"), "{err}");
+        assert!(validate_batch(&build(&[(Some(b"k"), NOW)]), &compacted, NOW).is_ok());
+    }
+
+    #[test]
+    fn timestamps_are_bounded_for_create_time() {
+        let c = LogConfig {
+            message_timestamp_before_max_ms: 1_000,
+            ..LogConfig::default()
+        };
+        assert_eq!(
+            code(&build(&[(None, NOW - 1_001)]), &c),
+            ErrorCode::InvalidTimestamp
+        );
+        assert_eq!(
+            code(&build(&[(None, NOW + 3_600_001)]), &c),
+            ErrorCode::InvalidTimestamp
+        );
+        assert!(validate_batch(&build(&[(None, NOW - 1_000)]), &c, NOW).is_ok());
+        assert!(validate_batch(&build(&[(None, -1)]), &c, NOW).is_ok());
+        let lat = LogConfig {
+            message_timestamp_type: TimestampType::LogAppendTime,
+            ..c
+        };
+        assert!(validate_batch(&build(&[(None, 0)]), &lat, NOW).is_ok());
+        // i64 extremes do not overflow.
+        assert!(
+            validate_batch(&build(&[(None, i64::MAX)]), &LogConfig::default(), i64::MIN).is_err()
+        );
+    }
+
+    #[test]
+    fn compressed_batches_are_decoded_and_checked() {
+        let mut b = BatchBuilder::new(Compression::Lz4);
+        for i in 0..50 {
+            b.append(
+                NOW,
+                Some(format!("k{i}").as_bytes()),
+                Some(&[7u8; 100]),
+                &[],
+            )
+            .unwrap();
+        }
+        let v = validate_batch(&b.build().unwrap(), &LogConfig::default(), NOW).unwrap();
+        assert_eq!((v.record_count, v.compression), (50, Compression::Lz4));
+    }
+}

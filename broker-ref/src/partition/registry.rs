@@ -1,0 +1,401 @@
+//! The topics this broker hosts, their ids, partition counts and config overrides, persisted in
+//! `<log.dir>/__odradek_topics/<topic>.topic` (one `key=value` file per topic, written atomically).
+//! The file is the commit point of a create or delete: a partition directory without one is
+//! left over from an interrupted delete and is removed at startup.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use odradek::ErrorCode;
+use uuid::Uuid;
+
+use super::Partition;
+use crate::log::LogConfig;
+use crate::{Error, Result};
+
+/// Internal topics Kafka clients know by name.
+pub const INTERNAL_TOPICS: &[&str] = &["__consumer_offsets", "__transaction_state"];
+
+const META_DIR: &str = "__odradek_topics";
+const MAX_TOPIC_NAME: usize = 249;
+
+/// One topic.
+#[derive(Debug)]
+pub struct Topic {
+    /// Topic name.
+    pub name: String,
+    /// Topic id (KIP-516).
+    pub id: Uuid,
+    partitions: RwLock<Vec<Arc<Partition>>>,
+    overrides: RwLock<BTreeMap<String, String>>,
+}
+
+impl Topic {
+    /// Whether this is one of Kafka's internal topics.
+    pub fn is_internal(&self) -> bool {
+        INTERNAL_TOPICS.contains(&self.name.as_str())
+    }
+
+    /// The partitions, in index order.
+    pub fn partitions(&self) -> Vec<Arc<Partition>> {
+        read(&self.partitions).clone()
+    }
+
+    /// One partition.
+    pub fn partition(&self, index: i32) -> Option<Arc<Partition>> {
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| read(&self.partitions).get(i).cloned())
+    }
+
+    /// Number of partitions.
+    pub fn partition_count(&self) -> i32 {
+        read(&self.partitions).len() as i32
+    }
+
+    /// Topic-level config overrides.
+    pub fn overrides(&self) -> BTreeMap<String, String> {
+        read(&self.overrides).clone()
+    }
+}
+
+fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Checks a topic name the way Kafka does.
+pub fn validate_topic_name(name: &str) -> Result<()> {
+    let bad = |why: &str| {
+        Err(Error::kafka(
+            ErrorCode::InvalidTopic,
+            format!("topic name `{name}` {why}"),
+        ))
+    };
+    if name.is_empty() {
+        return bad("is empty");
+    }
+    if name == "." || name == ".." {
+        return bad("is not allowed");
+    }
+    if name.len() > MAX_TOPIC_NAME {
+        return bad("is longer than 249 characters");
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
+    {
+        return bad("may contain only ASCII letters, digits, '.', '_' and '-'");
+    }
+    Ok(())
+}
+
+/// All topics, keyed by name.
+#[derive(Debug)]
+pub struct TopicRegistry {
+    data_dir: PathBuf,
+    defaults: RwLock<LogConfig>,
+    topics: RwLock<BTreeMap<String, Arc<Topic>>>,
+}
+
+struct TopicMeta {
+    id: Uuid,
+    partitions: i32,
+    overrides: BTreeMap<String, String>,
+}
+
+impl TopicMeta {
+    fn render(&self) -> String {
+        let mut s = format!("topic.id={}\npartitions={}\n", self.id, self.partitions);
+        for (k, v) in &self.overrides {
+            s.push_str(&format!("config.{k}={v}\n"));
+        }
+        s
+    }
+
+    fn parse(path: &Path, text: &str) -> Result<TopicMeta> {
+        let bad = |why: String| {
+            Error::kafka(
+                ErrorCode::KafkaStorageError,
+                format!("{}: {why}", path.display()),
+            )
+        };
+        let mut id = None;
+        let mut partitions = None;
+        let mut overrides = BTreeMap::new();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let (k, v) = line
+                .split_once('=')
+                .ok_or_else(|| bad(format!("bad line `{line}`")))?;
+            match k {
+                "topic.id" => id = Some(Uuid::parse_str(v).map_err(|e| bad(e.to_string()))?),
+                "partitions" => {
+                    partitions = Some(v.parse().map_err(|_| bad(format!("bad count {v}")))?)
+                }
+                _ => {
+                    if let Some(key) = k.strip_prefix("config.") {
+                        overrides.insert(key.to_string(), v.to_string());
+                    }
+                }
+            }
+        }
+        Ok(TopicMeta {
+            id: id.ok_or_else(|| bad("no topic.id".into()))?,
+            partitions: partitions.ok_or_else(|| bad("no partitions".into()))?,
+            overrides,
+        })
+    }
+}
+
+/// Writes `contents` to `path` atomically: temp file, fsync, rename, fsync of the directory.
+pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let tmp = path.with_extension("tmp");
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(contents)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+impl TopicRegistry {
+    /// Loads every topic under `data_dir`, recovering each partition's log.
+    pub fn open(data_dir: &Path, defaults: LogConfig) -> Result<TopicRegistry> {
+        let meta_dir = data_dir.join(META_DIR);
+        std::fs::create_dir_all(&meta_dir)?;
+        let registry = TopicRegistry {
+            data_dir: data_dir.to_path_buf(),
+            defaults: RwLock::new(defaults),
+            topics: RwLock::new(BTreeMap::new()),
+        };
+        let mut loaded = BTreeMap::new();
+        for entry in std::fs::read_dir(&meta_dir)? {
+            let path = entry?.path();
+            let Some(name) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".topic"))
+            else {
+                continue;
+            };
+            let meta = TopicMeta::parse(&path, &std::fs::read_to_string(&path)?)?;
+            let topic = registry.open_topic(name, &meta)?;
+            loaded.insert(name.to_string(), Arc::new(topic));
+        }
+        registry.remove_orphans(&loaded)?;
+        *write(&registry.topics) = loaded;
+        Ok(registry)
+    }
+
+    fn remove_orphans(&self, topics: &BTreeMap<String, Arc<Topic>>) -> Result<()> {
+        for entry in std::fs::read_dir(&self.data_dir)? {
+            let entry = entry?;
+            if !entry.file_type()?.is_dir() {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy().to_string();
+            let Some((topic, index)) = name.rsplit_once('-') else {
+                continue;
+            };
+            let Ok(index) = index.parse::<i32>() else {
+                continue;
+            };
+            let known = topics
+                .get(topic)
+                .is_some_and(|t| index < t.partition_count());
+            if !known {
+                tracing::warn!(dir = %entry.path().display(), "removing partition directory of a deleted topic");
+                std::fs::remove_dir_all(entry.path())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn open_topic(&self, name: &str, meta: &TopicMeta) -> Result<Topic> {
+        let config = self.effective_config(&meta.overrides)?;
+        let partitions = (0..meta.partitions)
+            .map(|i| Partition::open(&self.data_dir, name, i, config.clone()).map(Arc::new))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Topic {
+            name: name.to_string(),
+            id: meta.id,
+            partitions: RwLock::new(partitions),
+            overrides: RwLock::new(meta.overrides.clone()),
+        })
+    }
+
+    fn meta_path(&self, name: &str) -> PathBuf {
+        self.data_dir.join(META_DIR).join(format!("{name}.topic"))
+    }
+
+    /// The broker-level topic defaults.
+    pub fn defaults(&self) -> LogConfig {
+        read(&self.defaults).clone()
+    }
+
+    /// Broker defaults with `overrides` applied; errors name the bad key.
+    pub fn effective_config(&self, overrides: &BTreeMap<String, String>) -> Result<LogConfig> {
+        LogConfig::from_overrides(
+            &read(&self.defaults),
+            overrides.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        )
+    }
+
+    /// Looks a topic up by name.
+    pub fn get(&self, name: &str) -> Option<Arc<Topic>> {
+        read(&self.topics).get(name).cloned()
+    }
+
+    /// Looks a topic up by id.
+    pub fn get_by_id(&self, id: Uuid) -> Option<Arc<Topic>> {
+        read(&self.topics).values().find(|t| t.id == id).cloned()
+    }
+
+    /// Every topic, sorted by name.
+    pub fn list(&self) -> Vec<Arc<Topic>> {
+        read(&self.topics).values().cloned().collect()
+    }
+
+    /// Creates a topic (or only validates the request). Errors: INVALID_TOPIC_EXCEPTION,
+    /// TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS, INVALID_CONFIG.
+    pub fn create(
+        &self,
+        name: &str,
+        partitions: i32,
+        overrides: BTreeMap<String, String>,
+        validate_only: bool,
+    ) -> Result<Arc<Topic>> {
+        validate_topic_name(name)?;
+        if partitions < 1 {
+            return Err(Error::kafka(
+                ErrorCode::InvalidPartitions,
+                format!("number of partitions must be at least 1, got {partitions}"),
+            ));
+        }
+        self.effective_config(&overrides)?;
+        let mut topics = write(&self.topics);
+        if topics.contains_key(name) {
+            return Err(Error::kafka(
+                ErrorCode::TopicAlreadyExists,
+                format!("topic `{name}` already exists"),
+            ));
+        }
+        let normalized = name.replace('.', "_");
+        if let Some(other) = topics.keys().find(|t| t.replace('.', "_") == normalized) {
+            return Err(Error::kafka(
+                ErrorCode::InvalidTopic,
+                format!("topic `{name}` collides with existing topic `{other}` ('.' and '_' collide in metric names)"),
+            ));
+        }
+        let meta = TopicMeta {
+            id: Uuid::new_v4(),
+            partitions,
+            overrides,
+        };
+        if validate_only {
+            return Ok(Arc::new(Topic {
+                name: name.to_string(),
+                id: meta.id,
+                partitions: RwLock::new(Vec::new()),
+                overrides: RwLock::new(meta.overrides),
+            }));
+        }
+        let topic = Arc::new(self.open_topic(name, &meta)?);
+        write_atomically(&self.meta_path(name), meta.render().as_bytes())?;
+        topics.insert(name.to_string(), topic.clone());
+        tracing::info!(topic = name, partitions, "created topic");
+        Ok(topic)
+    }
+
+    /// Deletes a topic and its data.
+    pub fn delete(&self, name: &str) -> Result<Arc<Topic>> {
+        let topic = write(&self.topics).remove(name).ok_or_else(|| {
+            Error::kafka(
+                ErrorCode::UnknownTopicOrPartition,
+                format!("unknown topic `{name}`"),
+            )
+        })?;
+        std::fs::remove_file(self.meta_path(name))?;
+        for p in topic.partitions() {
+            p.log()?.delete()?;
+        }
+        tracing::info!(topic = name, "deleted topic");
+        Ok(topic)
+    }
+
+    /// Grows a topic to `count` partitions.
+    pub fn add_partitions(&self, name: &str, count: i32, validate_only: bool) -> Result<()> {
+        let topic = self.get(name).ok_or_else(|| {
+            Error::kafka(
+                ErrorCode::UnknownTopicOrPartition,
+                format!("unknown topic `{name}`"),
+            )
+        })?;
+        let current = topic.partition_count();
+        if count <= current {
+            return Err(Error::kafka(
+                ErrorCode::InvalidPartitions,
+                format!("topic currently has {current} partitions, which is higher than or equal to the requested {count}"),
+            ));
+        }
+        if validate_only {
+            return Ok(());
+        }
+        let config = self.effective_config(&topic.overrides())?;
+        let mut parts = write(&topic.partitions);
+        for i in current..count {
+            parts.push(Arc::new(Partition::open(
+                &self.data_dir,
+                name,
+                i,
+                config.clone(),
+            )?));
+        }
+        let meta = TopicMeta {
+            id: topic.id,
+            partitions: count,
+            overrides: topic.overrides(),
+        };
+        write_atomically(&self.meta_path(name), meta.render().as_bytes())?;
+        Ok(())
+    }
+
+    /// Replaces a topic's config overrides (after validating them) and applies them live.
+    pub fn set_overrides(
+        &self,
+        name: &str,
+        overrides: BTreeMap<String, String>,
+        validate_only: bool,
+    ) -> Result<()> {
+        let topic = self.get(name).ok_or_else(|| {
+            Error::kafka(
+                ErrorCode::UnknownTopicOrPartition,
+                format!("unknown topic `{name}`"),
+            )
+        })?;
+        let config = self.effective_config(&overrides)?;
+        if validate_only {
+            return Ok(());
+        }
+        let meta = TopicMeta {
+            id: topic.id,
+            partitions: topic.partition_count(),
+            overrides: overrides.clone(),
+        };
+        write_atomically(&self.meta_path(name), meta.render().as_bytes())?;
+        *write(&topic.overrides) = overrides;
+        for p in topic.partitions() {
+            p.log()?.set_config(config.clone());
+        }
+        Ok(())
+    }
+}

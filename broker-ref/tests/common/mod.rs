@@ -1,0 +1,172 @@
+//! Test harness: starts the real `odradek-broker` binary on an ephemeral port with a temporary
+//! data directory, and talks to it with a small blocking client built on `odradek::protocol`.
+
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use bytes::Bytes;
+use kafka_protocol::messages::{RequestHeader, ResponseHeader};
+use kafka_protocol::protocol::{Decodable, HeaderVersion, Request, StrBytes};
+use odradek::protocol::{decode_response, encode_request};
+
+/// A broker process.
+pub struct BrokerProcess {
+    pub child: Child,
+    pub addr: String,
+    pub data_dir: PathBuf,
+}
+
+/// A fresh temporary directory (removed by the OS's tmp cleaning; tests use unique names).
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "odradek-test-{tag}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+impl BrokerProcess {
+    /// Starts a broker on 127.0.0.1:0 with its data in `data_dir` and extra overrides.
+    pub fn start(data_dir: &Path, overrides: &[(&str, &str)]) -> BrokerProcess {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_odradek-broker"));
+        cmd.arg("--override")
+            .arg("listeners=PLAINTEXT://127.0.0.1:0")
+            .arg("--override")
+            .arg(format!("log.dirs={}", data_dir.display()));
+        for (k, v) in overrides {
+            cmd.arg("--override").arg(format!("{k}={v}"));
+        }
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(if std::env::var_os("ODRADEK_TEST_LOG").is_some() {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            })
+            .spawn()
+            .expect("spawn broker");
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("odradek-broker listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        BrokerProcess {
+            child,
+            addr,
+            data_dir: data_dir.to_path_buf(),
+        }
+    }
+
+    /// SIGKILL, no chance to flush.
+    pub fn kill9(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    /// SIGTERM and wait for a clean exit.
+    pub fn stop(mut self) {
+        unsafe_kill(self.child.id() as i32, 15);
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "broker exited with {status}");
+    }
+
+    pub fn client(&self) -> Client {
+        Client::connect(&self.addr)
+    }
+}
+
+fn unsafe_kill(pid: i32, signal: i32) {
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+impl Drop for BrokerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A blocking request/response client.
+pub struct Client {
+    stream: TcpStream,
+    correlation: i32,
+}
+
+impl Client {
+    pub fn connect(addr: &str) -> Client {
+        let stream = TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        Client {
+            stream,
+            correlation: 0,
+        }
+    }
+
+    /// Sends raw bytes (for bad-input tests).
+    pub fn send_raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.stream.write_all(bytes)
+    }
+
+    /// Reads one response frame body; `Err` when the broker closed the connection.
+    pub fn read_frame(&mut self) -> std::io::Result<Bytes> {
+        let mut size = [0u8; 4];
+        self.stream.read_exact(&mut size)?;
+        let mut body = vec![0u8; i32::from_be_bytes(size) as usize];
+        self.stream.read_exact(&mut body)?;
+        Ok(Bytes::from(body))
+    }
+
+    /// Sends one request at `version` without waiting.
+    pub fn send<R: Request>(&mut self, body: &R, version: i16) -> i32 {
+        self.try_send(body, version).unwrap()
+    }
+
+    /// Like `send`, reporting a closed connection instead of panicking.
+    pub fn try_send<R: Request>(&mut self, body: &R, version: i16) -> std::io::Result<i32> {
+        self.correlation += 1;
+        let header = RequestHeader::default()
+            .with_request_api_key(R::KEY)
+            .with_request_api_version(version)
+            .with_correlation_id(self.correlation)
+            .with_client_id(Some(StrBytes::from_static_str("odradek-it")));
+        let frame = encode_request(&header, body).unwrap();
+        let mut out = (frame.len() as u32).to_be_bytes().to_vec();
+        out.extend_from_slice(&frame);
+        self.stream.write_all(&out)?;
+        Ok(self.correlation)
+    }
+
+    /// Reads the response to a request sent with `send`.
+    pub fn receive<R: Decodable + HeaderVersion>(&mut self, version: i16) -> (ResponseHeader, R) {
+        let frame = self.read_frame().unwrap();
+        decode_response::<R>(frame, version).unwrap()
+    }
+
+    /// Sends a request and waits for its response.
+    pub fn call<R: Request>(&mut self, body: &R, version: i16) -> R::Response {
+        let id = self.send(body, version);
+        let (header, response) = self.receive::<R::Response>(version);
+        assert_eq!(header.correlation_id, id);
+        response
+    }
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Third-party clients (confluent-kafka, kafka-python) against odradek-broker:
+# tests/compat/test_broker_peers.py under pytest, in the venv of python-peers.sh.
+#
+#   tests/compat/run_broker_peers.sh [pytest args...]
+#
+# Uses the broker binary named by ODRADEK_BROKER_BIN; without it, builds the debug binary
+# (cargo build -q -p odradek-broker, from the repository root) and uses target/debug/odradek-broker.
+# Extra arguments go to pytest (e.g. -k roundtrip, -x). Exits with pytest's exit code.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
+ROOT="$(cd "$HERE/../.." && pwd -P)"
+
+log() { printf 'run_broker_peers.sh: %s\n' "$*" >&2; }
+
+py="$("$HERE/python-peers.sh" install)"
+
+if [[ -n "${ODRADEK_BROKER_BIN:-}" ]]; then
+  [[ -x "$ODRADEK_BROKER_BIN" ]] || { log "ODRADEK_BROKER_BIN=$ODRADEK_BROKER_BIN is not an executable"; exit 1; }
+else
+  log "building odradek-broker (debug)"
+  (cd "$ROOT" && cargo build -q -p odradek-broker)
+  ODRADEK_BROKER_BIN="$ROOT/target/debug/odradek-broker"
+  export ODRADEK_BROKER_BIN
+fi
+log "broker: $ODRADEK_BROKER_BIN"
+
+cd "$ROOT"
+set +e
+"$py" -m pytest -q -p no:cacheprovider tests/compat/test_broker_peers.py "$@"
+rc=$?
+set -e
+exit "$rc"
