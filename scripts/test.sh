@@ -25,6 +25,9 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test (unit, property, integration)"
 cargo test --workspace
 
+step "examples: broker + round trip (the README's main command, debug build)"
+ODRADEK_PROFILE=debug ./scripts/demo.sh
+
 if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   step "compat: kafka-python decodes batches Odradek encoded"
   py=$(tests/compat/python-peers.sh install)

@@ -26,6 +26,8 @@ from kafka.admin import KafkaAdminClient
 from kafka.errors import MessageSizeTooLargeError
 from kafka.partitioner.default import murmur2
 
+from conftest import broker_binary
+
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 CLIENTS = ["confluent", "kafka-python"]
 DEADLINE = 30.0          # seconds allowed for any one produce / consume / admin round
@@ -564,6 +566,20 @@ def source_of(entry):
     return ConfigSource(getattr(entry.source, "value", entry.source))
 
 
+def create_topic(bootstrap, topic, partitions, config=None):
+    """CreateTopics, then wait until metadata shows every partition with a leader."""
+    admin = ck_admin(bootstrap)
+    (t, fut), = admin.create_topics([NewTopic(topic, partitions, 1, config=config or {})],
+                                    request_timeout=DEADLINE).items()
+    assert fut.result(DEADLINE) is None
+
+    def ready():
+        md = admin.list_topics(timeout=DEADLINE).topics.get(topic)
+        return md is not None and md.error is None and len(md.partitions) == partitions and all(
+            p.leader >= 0 for p in md.partitions.values())
+    wait_for(ready, "partition leaders of " + topic)
+
+
 def topic_config(admin, topic):
     res = ConfigResource(ResourceType.TOPIC, topic)
     (r, fut), = admin.describe_configs([res], request_timeout=DEADLINE).items()
@@ -587,10 +603,22 @@ def test_admin_basics(broker):
                   "the new topic in metadata")
     assert list(md.brokers.values())[0].port == broker.port, md.brokers
     (node,) = md.brokers
+    assert md.controller_id == node and md.cluster_id, (md.controller_id, md.cluster_id)
+    cluster = admin.describe_cluster(request_timeout=DEADLINE).result(DEADLINE)
+    assert [n.id for n in cluster.nodes] == [node] and cluster.nodes[0].port == broker.port, cluster.nodes
+    assert cluster.controller.id == node and cluster.cluster_id == md.cluster_id, (cluster.controller, cluster.cluster_id)
     tmd = md.topics[topic]
     assert tmd.error is None and sorted(tmd.partitions) == [0, 1], tmd
     for p in tmd.partitions.values():
         assert (p.leader, p.replicas, p.isrs, p.error) == (node, [node], [node], None), p
+
+    # describe_topics (Metadata by name, with topic ids).
+    from confluent_kafka import TopicCollection
+    (desc_fut,) = admin.describe_topics(TopicCollection([topic]), request_timeout=DEADLINE).values()
+    desc = desc_fut.result(DEADLINE)
+    assert desc.name == topic and str(desc.topic_id) != "AAAAAAAAAAAAAAAAAAAAAA", desc.topic_id
+    assert [(p.id, p.leader.id, [r.id for r in p.replicas], [r.id for r in p.isr]) for p in desc.partitions] == \
+        [(0, node, [node], [node]), (1, node, [node], [node])], desc.partitions
 
     # Creating it again fails.
     (t, fut), = admin.create_topics([NewTopic(topic, 1, 1)], request_timeout=DEADLINE).items()
@@ -615,12 +643,27 @@ def test_admin_basics(broker):
     assert entries["retention.ms"].value == "7200000", entries["retention.ms"]
     assert entries["cleanup.policy"].value == "delete"
 
-    # The broker's own config.
+    # alter_configs (the legacy, non-incremental AlterConfigs) replaces the whole override set:
+    # cleanup.policy, not named, goes back to its default.
+    res = ConfigResource(ResourceType.TOPIC, topic, set_config={"retention.ms": "1800000"})
+    with pytest.warns(DeprecationWarning):  # deprecated in the client, still served by brokers
+        (r, fut), = admin.alter_configs([res], request_timeout=DEADLINE).items()
+    assert fut.result(DEADLINE) is None
+    entries = topic_config(admin, topic)
+    assert (entries["retention.ms"].value, source_of(entries["retention.ms"])) == (
+        "1800000", ConfigSource.DYNAMIC_TOPIC_CONFIG), entries["retention.ms"]
+    assert source_of(entries["cleanup.policy"]) != ConfigSource.DYNAMIC_TOPIC_CONFIG, entries["cleanup.policy"]
+
+    # The broker's own config: set on the command line = static, untouched = default.
     bres = ConfigResource(ResourceType.BROKER, str(node))
     (r, fut), = admin.describe_configs([bres], request_timeout=DEADLINE).items()
     bconf = fut.result(DEADLINE)
-    assert bconf["message.max.bytes"].value == str(BROKER_MAX_MESSAGE), bconf["message.max.bytes"]
-    assert bconf["num.partitions"].value == str(PARTITIONS), bconf["num.partitions"]
+    mmb = bconf["message.max.bytes"]
+    assert (mmb.value, source_of(mmb), mmb.is_default) == (
+        str(BROKER_MAX_MESSAGE), ConfigSource.DEFAULT_CONFIG, True), mmb
+    nparts = bconf["num.partitions"]
+    assert (nparts.value, source_of(nparts), nparts.is_default) == (
+        str(PARTITIONS), ConfigSource.STATIC_BROKER_CONFIG, False), nparts
 
     # create_partitions: 2 -> 4, and the new partitions take records.
     (t, fut), = admin.create_partitions([NewPartitions(topic, 4)], request_timeout=DEADLINE).items()
@@ -646,6 +689,40 @@ def test_admin_basics(broker):
     with pytest.raises(KafkaException) as exc:
         fut.result(DEADLINE)
     assert exc.value.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART, exc.value
+    with pytest.raises(KafkaException) as exc:
+        topic_config(admin, topic)
+    assert exc.value.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART, exc.value
+
+    # Re-created under the same name it starts empty, with its old overrides gone.
+    create_topic(broker.bootstrap, topic, 1)
+    assert source_of(topic_config(admin, topic)["retention.ms"]) != ConfigSource.DYNAMIC_TOPIC_CONFIG
+    rec = [Rec(b"again", b"recreated", [], now_ms(), 0)]
+    d = produce("kafka-python", broker.bootstrap, topic, rec)
+    assert_delivered(d, "produce to the re-created topic")
+    assert d[0].offset == 0, "first offset of a re-created topic is %d" % d[0].offset
+    check_roundtrip(rec, d, consume("confluent", broker.bootstrap, topic, {0: 1}), "re-created topic")
+
+
+@pytest.mark.parametrize("name,spec,code", [
+    ("zero partitions", dict(num_partitions=0, replication_factor=1), KafkaError.INVALID_PARTITIONS),
+    ("replication 3 on one node", dict(num_partitions=1, replication_factor=3),
+     KafkaError.INVALID_REPLICATION_FACTOR),
+    ("unknown config key", dict(num_partitions=1, replication_factor=1, config={"no.such.config": "1"}),
+     KafkaError.INVALID_CONFIG),
+    ("bad config value", dict(num_partitions=1, replication_factor=1, config={"retention.ms": "soon"}),
+     KafkaError.INVALID_CONFIG),
+    ("bad topic name", dict(num_partitions=1, replication_factor=1), KafkaError.TOPIC_EXCEPTION),
+])
+def test_create_topics_errors(broker, name, spec, code):
+    admin = ck_admin(broker.bootstrap)
+    topic = new_topic("bad") + ("/bad name" if name == "bad topic name" else "")
+    for validate_only in (True, False):
+        (t, fut), = admin.create_topics([NewTopic(topic, **spec)], validate_only=validate_only,
+                                        request_timeout=DEADLINE).items()
+        with pytest.raises(KafkaException) as exc:
+            fut.result(DEADLINE)
+        assert exc.value.args[0].code() == code, "%s (validate_only=%s): %s" % (name, validate_only, exc.value)
+    assert topic not in admin.list_topics(timeout=DEADLINE).topics
 
 
 # ---------------------------------------------------------------------------------------------
@@ -738,6 +815,8 @@ def test_log_append_time_topic(broker, producer):
 def test_acks_zero_and_one(broker, producer, acks):
     """acks=0 (no Produce response at all) and acks=1 land the same records."""
     topic = new_topic("acks%d-%s" % (acks, producer))
+    # Created up front: with acks=0 nothing reports records sent before the partition is ready.
+    create_topic(broker.bootstrap, topic, 1)
     records = [Rec(b"k", b"acks-%d-%d" % (acks, i), [("i", b"%d" % i)], now_ms() - 1000 + i, 0) for i in range(50)]
     extra = {"acks": acks} if producer == "kafka-python" else {"acks": str(acks)}
     deliveries = produce(producer, broker.bootstrap, topic, records, "snappy", batches=5, **extra)
@@ -827,8 +906,10 @@ def test_max_message_bytes_from_config(start_broker):
         assert err is not None, "%s: 6000-byte record accepted with topic max.message.bytes=5000" % producer
         assert (err.code() == KafkaError.MSG_SIZE_TOO_LARGE if producer == "confluent"
                 else isinstance(err, MessageSizeTooLargeError)), err
-    assert topic_config(admin, default_topic)["max.message.bytes"].value == "20000"
-    assert topic_config(admin, small_topic)["max.message.bytes"].value == "5000"
+    inherited = topic_config(admin, default_topic)["max.message.bytes"]
+    assert (inherited.value, source_of(inherited)) == ("20000", ConfigSource.STATIC_BROKER_CONFIG), inherited
+    own = topic_config(admin, small_topic)["max.message.bytes"]
+    assert (own.value, source_of(own)) == ("5000", ConfigSource.DYNAMIC_TOPIC_CONFIG), own
     c = ck_consumer(b.bootstrap)
     try:
         assert c.get_watermark_offsets(CkTP(default_topic, 0), timeout=DEADLINE, cached=False) == (0, 2)
@@ -840,6 +921,8 @@ def test_max_message_bytes_from_config(start_broker):
 def test_restart_keeps_data(start_broker):
     """SIGTERM (exit 0), restart on the same log.dirs: records, offsets, the DeleteRecords low
     watermark and topic configs survive, and producing continues at the old end."""
+    if broker_binary().name == "kafka_as_broker_bin.sh":
+        pytest.skip("kafka.sh start wipes the data dir: no restart on the same data")
     b1 = start_broker()
     topic = new_topic("restart")
     admin = ck_admin(b1.bootstrap)
@@ -880,3 +963,29 @@ def test_restart_keeps_data(start_broker):
     after = produce("kafka-python", b2.bootstrap, topic, [Rec(b"new", b"after-restart", [], now_ms(), 0)])
     assert_delivered(after, "after restart")
     assert after[0].offset == ends[0], "first offset after restart %d, want %d" % (after[0].offset, ends[0])
+
+
+@pytest.mark.parametrize("producer", CLIENTS)
+def test_timestamp_bounds(broker, producer):
+    """log.message.timestamp.after.max.ms (default 1 h): a create timestamp 2 h ahead is
+    INVALID_TIMESTAMP, 30 min ahead and years back are stored as given."""
+    topic = new_topic("tsbound-" + producer)
+    create_topic(broker.bootstrap, topic, 1)
+    now = now_ms()
+    plan = [Rec(b"past", b"p", [], now - 5 * 365 * 86_400_000, 0), Rec(b"soon", b"s", [], now + 1_800_000, 0),
+            Rec(b"far", b"f", [], now + 7_200_000, 0), Rec(b"now", b"n", [], now, 0)]
+    deliveries = []
+    for rec in plan:
+        deliveries += produce(producer, broker.bootstrap, topic, [rec])
+    past, soon, far, current = deliveries
+    for label, d in (("past", past), ("soon", soon), ("now", current)):
+        assert d.error is None, "%s: %r" % (label, d.error)
+    assert far.error is not None, "a timestamp 2 h in the future was accepted at offset %s" % far.offset
+    if producer == "confluent":
+        assert far.error.code() == KafkaError.INVALID_TIMESTAMP, far.error
+    else:
+        assert type(far.error).__name__ == "InvalidTimestampError", repr(far.error)
+    accepted = [plan[0], plan[1], plan[3]]
+    assert [d.offset for d in (past, soon, current)] == [0, 1, 2]
+    check_roundtrip(accepted, [past, soon, current], consume("kafka-python", broker.bootstrap, topic, {0: 3}),
+                    "timestamps")
