@@ -35,6 +35,9 @@ if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   trap 'rm -rf "$out"' EXIT
   cargo run -q -p odradek --example write_batches -- "$out"
   "$py" tests/compat/check_our_batches.py "$out"
+
+  step "compat: confluent-kafka (librdkafka) and kafka-python against odradek-broker"
+  ODRADEK_BROKER_BIN="$root/target/debug/odradek-broker" tests/compat/run_broker_peers.sh
 fi
 
 step "all tiers passed"

@@ -314,7 +314,12 @@ impl BrokerConfig {
             check_value(def, v)?;
             values.insert(def.name, (v.to_string(), Source::Static));
         }
-        let config = BrokerConfig { values };
+        let mut config = BrokerConfig { values };
+        // Kafka reports broker.id as the node id when only node.id is set.
+        if !config.is_set("broker.id") {
+            let node = config.get("node.id").to_string();
+            config.values.insert("broker.id", (node, Source::Default));
+        }
         config.validate()?;
         Ok(config)
     }

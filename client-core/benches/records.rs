@@ -58,6 +58,10 @@ fn bench(c: &mut Criterion) {
                 black_box(&dst);
             })
         });
+        // The CRC-32C every encode and decode pays, over the same bytes.
+        group.bench_function("crc32c", |b| {
+            b.iter(|| black_box(crc32c::crc32c(black_box(&flat))))
+        });
         for codec in Compression::ALL {
             group.bench_with_input(BenchmarkId::new("encode", codec), &codec, |b, &codec| {
                 b.iter(|| black_box(build(black_box(&vals), codec)))
@@ -75,6 +79,24 @@ fn bench(c: &mut Criterion) {
                     assert_eq!(total, raw_bytes);
                 })
             });
+            let encoded = build(&vals, codec);
+            group.bench_with_input(
+                BenchmarkId::new("decode_borrowed", codec),
+                &encoded,
+                |b, encoded| {
+                    b.iter(|| {
+                        let batch = RecordBatch::new(black_box(encoded.clone())).expect("batch");
+                        batch.validate_crc().expect("crc");
+                        let mut records = batch.records().expect("records");
+                        let mut total = 0usize;
+                        while let Some(r) = records.next_ref() {
+                            let r = r.expect("record");
+                            total += r.value.map_or(0, <[u8]>::len) + r.header_count();
+                        }
+                        assert_eq!(total, raw_bytes + RECORDS);
+                    })
+                },
+            );
         }
         group.finish();
     }

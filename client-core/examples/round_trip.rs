@@ -59,7 +59,10 @@ fn main() -> Result<(), Error> {
     };
     let versions: ApiVersionsResponse = conn.call(&ApiVersionsRequest::default(), 3)?;
     let negotiated = NegotiatedVersions::from_response(&versions);
-    println!("connected to {addr}: {} APIs offered", versions.api_keys.len());
+    println!(
+        "connected to {addr}: {} APIs offered",
+        versions.api_keys.len()
+    );
 
     let topic = TopicName(StrBytes::from_static_str("odradek-round-trip"));
     let create = CreateTopicsRequest::default()
@@ -81,7 +84,12 @@ fn main() -> Result<(), Error> {
     for i in 0..3 {
         let headers = [Header::new(&b"sent-by"[..], Some(&b"odradek"[..]))];
         let value = format!("hello #{i}");
-        batch.append(now, Some(format!("key-{i}").as_bytes()), Some(value.as_bytes()), &headers)?;
+        batch.append(
+            now,
+            Some(format!("key-{i}").as_bytes()),
+            Some(value.as_bytes()),
+            &headers,
+        )?;
     }
     // Our Produce handling is written for v9+ (flexible versions and topic names).
     let produce_version = negotiated.version(ApiKey::Produce)?.min(12);

@@ -16,7 +16,7 @@ from collections import defaultdict, namedtuple
 
 import pytest
 from confluent_kafka import (OFFSET_END, TIMESTAMP_CREATE_TIME, TIMESTAMP_LOG_APPEND_TIME, Consumer,
-                             KafkaError, KafkaException, Producer)
+                             KafkaError, KafkaException, Producer, TopicCollection)
 from confluent_kafka import TopicPartition as CkTP
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
                                    ConfigSource, NewPartitions, NewTopic, OffsetSpec, ResourceType)
@@ -33,8 +33,6 @@ CLIENTS = ["confluent", "kafka-python"]
 DEADLINE = 30.0          # seconds allowed for any one produce / consume / admin round
 PARTITIONS = 3           # the fixture's num.partitions, used by auto-created topics
 BROKER_MAX_MESSAGE = 1048588  # Kafka's default message.max.bytes
-
-log = logging.getLogger("broker-peers")
 
 # A record to produce: partition None lets the producer's partitioner choose.
 Rec = namedtuple("Rec", "key value headers ts partition")
@@ -613,7 +611,6 @@ def test_admin_basics(broker):
         assert (p.leader, p.replicas, p.isrs, p.error) == (node, [node], [node], None), p
 
     # describe_topics (Metadata by name, with topic ids).
-    from confluent_kafka import TopicCollection
     (desc_fut,) = admin.describe_topics(TopicCollection([topic]), request_timeout=DEADLINE).values()
     desc = desc_fut.result(DEADLINE)
     assert desc.name == topic and str(desc.topic_id) != "AAAAAAAAAAAAAAAAAAAAAA", desc.topic_id
@@ -989,3 +986,58 @@ def test_timestamp_bounds(broker, producer):
     assert [d.offset for d in (past, soon, current)] == [0, 1, 2]
     check_roundtrip(accepted, [past, soon, current], consume("kafka-python", broker.bootstrap, topic, {0: 3}),
                     "timestamps")
+
+
+@pytest.mark.parametrize("segment_bytes", [16_384, 1_048_576])
+def test_many_segments(start_broker, segment_bytes):
+    """~3 MB in ~430 batches over many segments: everything reads back with both consumers,
+    offsets_for_times finds records in any segment, DeleteRecords cuts mid-segment, and all of
+    it survives a restart."""
+    on_kafka = broker_binary().name == "kafka_as_broker_bin.sh"
+    if on_kafka and segment_bytes < 1_048_576:
+        pytest.skip("Kafka 4.x refuses log.segment.bytes below 1 MiB")
+    b = start_broker({"log.segment.bytes": str(segment_bytes), "num.partitions": "1"})
+    topic = new_topic("segments")
+    base = now_ms() - 600_000
+    rng = random.Random(segment_bytes)
+    records = [Rec(b"%d" % i, rng.randbytes(1000), [("i", b"%d" % i)], base + i * 10, 0) for i in range(3000)]
+    deliveries = produce("confluent", b.bootstrap, topic, records, "none",
+                         **{"batch.num.messages": 7, "linger.ms": 5})
+    assert_delivered(deliveries, "confluent")
+    assert [d.offset for d in deliveries] == list(range(3000))
+
+    def check_all(bk, low, label):
+        c = ck_consumer(bk.bootstrap)
+        k = kp_consumer(bk.bootstrap)
+        try:
+            assert c.get_watermark_offsets(CkTP(topic, 0), timeout=DEADLINE, cached=False) == (low, 3000), label
+            for i in (low, 1500, 2222, 2999):
+                if i < low:
+                    continue
+                for target in (base + i * 10, base + i * 10 - 3):
+                    (res,) = c.offsets_for_times([CkTP(topic, 0, target)], timeout=DEADLINE)
+                    kres = k.offsets_for_times({KpTP(topic, 0): target})[KpTP(topic, 0)]
+                    assert res.offset == i and kres is not None and kres.offset == i, (label, i, target, res, kres)
+            (res,) = c.offsets_for_times([CkTP(topic, 0, base + 30_000)], timeout=DEADLINE)
+            assert res.offset == -1, (label, res)
+        finally:
+            c.close()
+            k.close()
+        for consumer in CLIENTS:
+            got = consume(consumer, bk.bootstrap, topic, {0: 3000}, start=0, reset="earliest")
+            check_roundtrip(records[low:], deliveries[low:], got, "%s, %s" % (label, consumer), start=low)
+
+    check_all(b, 0, "before DeleteRecords")
+    admin = ck_admin(b.bootstrap)  # keep a reference: a collected AdminClient never completes its futures
+    (tp, fut), = admin.delete_records([CkTP(topic, 0, 1234)], request_timeout=DEADLINE).items()
+    assert fut.result(DEADLINE).low_watermark == 1234
+    check_all(b, 1234, "after DeleteRecords")
+    if on_kafka:
+        return
+    code = b.stop()
+    assert code == 0, "exit code %r after SIGTERM\n%s" % (code, b.stderr_tail())
+    b2 = start_broker(workdir=b.workdir)
+    check_all(b2, 1234, "after restart")
+    more = produce("kafka-python", b2.bootstrap, topic, [Rec(b"x", b"after", [], now_ms(), 0)])
+    assert_delivered(more, "after restart")
+    assert more[0].offset == 3000, more

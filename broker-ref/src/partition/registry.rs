@@ -18,6 +18,9 @@ use crate::{Error, Result};
 pub const INTERNAL_TOPICS: &[&str] = &["__consumer_offsets", "__transaction_state"];
 
 const META_DIR: &str = "__odradek_topics";
+/// Most partitions one topic may have: each partition holds open files, so an unbounded count
+/// from one request could exhaust the broker's file descriptors.
+pub const MAX_PARTITIONS_PER_TOPIC: i32 = 10_000;
 const MAX_TOPIC_NAME: usize = 249;
 
 /// One topic.
@@ -275,10 +278,10 @@ impl TopicRegistry {
         validate_only: bool,
     ) -> Result<Arc<Topic>> {
         validate_topic_name(name)?;
-        if partitions < 1 {
+        if !(1..=MAX_PARTITIONS_PER_TOPIC).contains(&partitions) {
             return Err(Error::kafka(
                 ErrorCode::InvalidPartitions,
-                format!("number of partitions must be at least 1, got {partitions}"),
+                format!("number of partitions must be between 1 and {MAX_PARTITIONS_PER_TOPIC}, got {partitions}"),
             ));
         }
         self.effective_config(&overrides)?;
@@ -345,6 +348,12 @@ impl TopicRegistry {
             return Err(Error::kafka(
                 ErrorCode::InvalidPartitions,
                 format!("topic currently has {current} partitions, which is higher than or equal to the requested {count}"),
+            ));
+        }
+        if count > MAX_PARTITIONS_PER_TOPIC {
+            return Err(Error::kafka(
+                ErrorCode::InvalidPartitions,
+                format!("a topic may have at most {MAX_PARTITIONS_PER_TOPIC} partitions, got {count}"),
             ));
         }
         if validate_only {

@@ -313,90 +313,193 @@ impl Records {
         self.remaining.max(0) as usize
     }
 
-    fn decode_next(&mut self) -> Result<Record> {
-        let data = &self.data[..];
-        let mut pos = self.pos;
-        let len = get_varint(data, &mut pos)?;
-        let len = usize::try_from(len)
-            .map_err(|_| Error::CorruptBatch(format!("negative record length {len}")))?;
-        let end = pos
-            .checked_add(len)
-            .filter(|&e| e <= data.len())
-            .ok_or_else(|| Error::CorruptBatch("record runs past the end of the batch".into()))?;
-        let body = &data[..end];
-        pos += 1; // attributes: unused in v2
-        let ts_delta = get_varlong(body, &mut pos)?;
-        let offset_delta = get_varint(body, &mut pos)?;
-        let key = self.read_bytes(body, &mut pos, "key")?;
-        let value = self.read_bytes(body, &mut pos, "value")?;
-        let header_count = get_varint(body, &mut pos)?;
-        let header_count = usize::try_from(header_count)
-            .map_err(|_| Error::CorruptBatch(format!("negative header count {header_count}")))?;
-        let mut headers = Vec::with_capacity(header_count.min((end - pos.min(end)) / 2));
-        for _ in 0..header_count {
-            let key = self
-                .read_bytes(body, &mut pos, "header key")?
-                .ok_or_else(|| Error::CorruptBatch("null header key".into()))?;
-            let value = self.read_bytes(body, &mut pos, "header value")?;
-            headers.push(Header { key, value });
+    /// The next record borrowed from the batch buffer: no allocation and no reference counting,
+    /// for consumers that process records in place. Mixes freely with `next()`.
+    pub fn next_ref(&mut self) -> Option<Result<RecordRef<'_>>> {
+        if !self.advance_check()? {
+            return self.trailing_error().map(Err);
         }
-        if pos != end {
-            return Err(Error::CorruptBatch(format!(
-                "record length {len} disagrees with the fields it holds"
+        match parse_record(
+            &self.data,
+            self.pos,
+            self.base_offset,
+            self.base_timestamp,
+            self.log_append_time,
+        ) {
+            Ok((record, next)) => {
+                self.pos = next;
+                self.remaining -= 1;
+                Some(Ok(record))
+            }
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+
+    /// `Some(true)` if a record should be parsed, `Some(false)` at a clean end, `None` after a
+    /// failure; trailing bytes after the announced count are reported once as an error.
+    fn advance_check(&mut self) -> Option<bool> {
+        if self.failed {
+            return None;
+        }
+        if self.remaining > 0 {
+            return Some(true);
+        }
+        Some(false)
+    }
+
+    fn trailing_error(&mut self) -> Option<Error> {
+        if self.pos < self.data.len() {
+            self.failed = true;
+            return Some(Error::CorruptBatch(format!(
+                "{} bytes left after the announced record count",
+                self.data.len() - self.pos
             )));
         }
-        self.pos = end;
-        Ok(Record {
-            offset: self.base_offset + i64::from(offset_delta),
-            timestamp: self
-                .log_append_time
-                .unwrap_or_else(|| self.base_timestamp.wrapping_add(ts_delta)),
-            key,
-            value,
-            headers,
+        None
+    }
+}
+
+/// A record borrowed from its batch's (decompressed) buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordRef<'a> {
+    /// Absolute offset.
+    pub offset: i64,
+    /// Timestamp in ms (create time or the batch's log-append time).
+    pub timestamp: i64,
+    /// Key; `None` is null.
+    pub key: Option<&'a [u8]>,
+    /// Value; `None` is null.
+    pub value: Option<&'a [u8]>,
+    headers: &'a [u8],
+    header_count: usize,
+}
+
+impl<'a> RecordRef<'a> {
+    /// Number of headers.
+    pub fn header_count(&self) -> usize {
+        self.header_count
+    }
+
+    /// The headers in wire order, as `(key, value)` slices (validated when the record was parsed).
+    pub fn headers(&self) -> impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)> + 'a {
+        let data = self.headers;
+        let mut pos = 0;
+        (0..self.header_count).map_while(move |_| {
+            let key = read_slice(data, &mut pos).ok()??;
+            let value = read_slice(data, &mut pos).ok()?;
+            Some((key, value))
         })
     }
 
-    fn read_bytes(&self, body: &[u8], pos: &mut usize, what: &str) -> Result<Option<Bytes>> {
-        let len = get_varint(body, pos)?;
-        if len == -1 {
-            return Ok(None);
+    /// Copies the record into an owned [`Record`] whose bytes share `buffer` (the buffer this
+    /// record was parsed from).
+    fn into_owned_in(self, buffer: &Bytes) -> Record {
+        let share = |s: &[u8]| buffer.slice_ref(s);
+        Record {
+            offset: self.offset,
+            timestamp: self.timestamp,
+            key: self.key.map(share),
+            value: self.value.map(share),
+            headers: self
+                .headers()
+                .map(|(k, v)| Header {
+                    key: share(k),
+                    value: v.map(share),
+                })
+                .collect(),
         }
-        let len = usize::try_from(len)
-            .map_err(|_| Error::CorruptBatch(format!("invalid {what} length {len}")))?;
-        let end = pos
-            .checked_add(len)
-            .filter(|&e| e <= body.len())
-            .ok_or_else(|| {
-                Error::CorruptBatch(format!("{what} runs past the end of its record"))
-            })?;
-        let out = self.data.slice(*pos..end);
-        *pos = end;
-        Ok(Some(out))
     }
+}
+
+/// Reads a varint-length-prefixed nullable byte string.
+#[inline]
+fn read_slice<'a>(body: &'a [u8], pos: &mut usize) -> Result<Option<&'a [u8]>> {
+    let len = get_varint(body, pos)?;
+    if len == -1 {
+        return Ok(None);
+    }
+    let len = usize::try_from(len)
+        .map_err(|_| Error::CorruptBatch(format!("invalid field length {len}")))?;
+    let end = pos
+        .checked_add(len)
+        .filter(|&e| e <= body.len())
+        .ok_or_else(|| Error::CorruptBatch("field runs past the end of its record".into()))?;
+    let out = &body[*pos..end];
+    *pos = end;
+    Ok(Some(out))
+}
+
+/// Parses the record at `pos`, returning it and the position after it.
+#[inline]
+fn parse_record(
+    data: &[u8],
+    mut pos: usize,
+    base_offset: i64,
+    base_timestamp: i64,
+    log_append_time: Option<i64>,
+) -> Result<(RecordRef<'_>, usize)> {
+    let len = get_varint(data, &mut pos)?;
+    let len = usize::try_from(len)
+        .map_err(|_| Error::CorruptBatch(format!("negative record length {len}")))?;
+    let end = pos
+        .checked_add(len)
+        .filter(|&e| e <= data.len())
+        .ok_or_else(|| Error::CorruptBatch("record runs past the end of the batch".into()))?;
+    let body = &data[..end];
+    pos += 1; // attributes: unused in v2
+    let ts_delta = get_varlong(body, &mut pos)?;
+    let offset_delta = get_varint(body, &mut pos)?;
+    let key = read_slice(body, &mut pos)?;
+    let value = read_slice(body, &mut pos)?;
+    let header_count = get_varint(body, &mut pos)?;
+    let header_count = usize::try_from(header_count)
+        .map_err(|_| Error::CorruptBatch(format!("negative header count {header_count}")))?;
+    let headers_start = pos.min(end);
+    for _ in 0..header_count {
+        read_slice(body, &mut pos)?.ok_or_else(|| Error::CorruptBatch("null header key".into()))?;
+        read_slice(body, &mut pos)?;
+    }
+    if pos != end {
+        return Err(Error::CorruptBatch(format!(
+            "record length {len} disagrees with the fields it holds"
+        )));
+    }
+    Ok((
+        RecordRef {
+            offset: base_offset + i64::from(offset_delta),
+            timestamp: log_append_time.unwrap_or_else(|| base_timestamp.wrapping_add(ts_delta)),
+            key,
+            value,
+            headers: &body[headers_start..end],
+            header_count,
+        },
+        end,
+    ))
 }
 
 impl Iterator for Records {
     type Item = Result<Record>;
 
     fn next(&mut self) -> Option<Result<Record>> {
-        if self.failed {
-            return None;
+        if !self.advance_check()? {
+            return self.trailing_error().map(Err);
         }
-        if self.remaining <= 0 {
-            if self.pos < self.data.len() {
-                self.failed = true;
-                return Some(Err(Error::CorruptBatch(format!(
-                    "{} bytes left after the announced record count",
-                    self.data.len() - self.pos
-                ))));
-            }
-            return None;
-        }
-        match self.decode_next() {
-            Ok(r) => {
+        let parsed = parse_record(
+            &self.data,
+            self.pos,
+            self.base_offset,
+            self.base_timestamp,
+            self.log_append_time,
+        );
+        match parsed {
+            Ok((record, next)) => {
+                let owned = record.into_owned_in(&self.data);
+                self.pos = next;
                 self.remaining -= 1;
-                Some(Ok(r))
+                Some(Ok(owned))
             }
             Err(e) => {
                 self.failed = true;

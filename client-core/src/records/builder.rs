@@ -1,4 +1,11 @@
 //! Encoding a RecordBatch v2.
+//!
+//! Besides the producer's path ([`BatchBuilder::append`], consecutive offset deltas), the builder
+//! serves the broker's log cleaner, which rewrites a batch after removing some of its records:
+//! [`BatchBuilder::append_with_offset_delta`] keeps each record's original offset (leaving gaps),
+//! [`BatchBuilder::set_last_offset_delta`] keeps the batch's original offset range,
+//! [`BatchBuilder::delete_horizon`] records when the batch's tombstones may be removed, and
+//! [`BatchBuilder::log_append_time`] keeps a LogAppendTime batch's timestamp.
 
 use bytes::{BufMut, Bytes, BytesMut};
 
@@ -7,9 +14,12 @@ use super::batch::{
 };
 use super::compression::{compress, Compression};
 use super::record::Header;
-use super::varint::{put_varint, put_varlong, varint_len, varlong_len};
+use super::varint::{varint_len, varlong_len};
 use super::{MAGIC_V2, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE};
 use crate::{Error, Result};
+
+/// Attributes bit 6: `baseTimestamp` holds the delete horizon (KIP-534).
+const DELETE_HORIZON_BIT: i16 = 0x40;
 
 /// Appends records to a batch and encodes it once.
 ///
@@ -30,6 +40,14 @@ pub struct BatchBuilder {
     base_timestamp: i64,
     max_timestamp: i64,
     count: i32,
+    /// Offset delta of the last appended record (-1 before the first).
+    last_delta: i32,
+    /// `lastOffsetDelta` to write instead of `last_delta` (see `set_last_offset_delta`).
+    last_delta_override: Option<i32>,
+    /// Set by `delete_horizon`: written as `baseTimestamp`, with the delete-horizon attribute.
+    delete_horizon: Option<i64>,
+    /// Set by `log_append_time`: the LogAppendTime attribute and this maxTimestamp.
+    log_append_time: Option<i64>,
 }
 
 impl BatchBuilder {
@@ -56,6 +74,10 @@ impl BatchBuilder {
             base_timestamp: 0,
             max_timestamp: -1,
             count: 0,
+            last_delta: -1,
+            last_delta_override: None,
+            delete_horizon: None,
+            log_append_time: None,
         }
     }
 
@@ -92,6 +114,32 @@ impl BatchBuilder {
         self
     }
 
+    /// Sets the delete horizon (KIP-534, used by the log cleaner): the batch gets the
+    /// delete-horizon attribute (bit 6) and `baseTimestamp = horizon_ms`, the time after which
+    /// its tombstones may be removed. Record timestamps are still readable unchanged: every
+    /// record's timestamp delta is taken relative to the horizon (as Kafka's builder does), so
+    /// `baseTimestamp + delta` is the record's own timestamp.
+    ///
+    /// Fails if a record was appended already (its delta was relative to another base).
+    pub fn delete_horizon(mut self, horizon_ms: i64) -> Result<Self> {
+        if self.count > 0 {
+            return Err(Error::CorruptBatch(
+                "the delete horizon must be set before the first record is appended".into(),
+            ));
+        }
+        self.delete_horizon = Some(horizon_ms);
+        self.base_timestamp = horizon_ms;
+        Ok(self)
+    }
+
+    /// Builds a LogAppendTime batch: the timestamp-type attribute is set and `maxTimestamp` is
+    /// `append_time_ms`, which readers report as every record's timestamp. (The broker uses it
+    /// to rewrite stored LogAppendTime batches; producers never set it.)
+    pub fn log_append_time(mut self, append_time_ms: i64) -> Self {
+        self.log_append_time = Some(append_time_ms);
+        self
+    }
+
     /// Records appended so far.
     pub fn record_count(&self) -> i32 {
         self.count
@@ -114,17 +162,18 @@ impl BatchBuilder {
         value: Option<&[u8]>,
         headers: &[Header],
     ) -> usize {
-        let ts_delta = if self.count == 0 {
+        let ts_delta = if self.count == 0 && self.delete_horizon.is_none() {
             0
         } else {
             timestamp.wrapping_sub(self.base_timestamp)
         };
-        let body = body_size(ts_delta, self.count, key, value, headers);
+        let next_delta = self.last_delta.saturating_add(1);
+        let body = body_size(ts_delta, next_delta, key, value, headers);
         varint_len(body as i32) + body
     }
 
-    /// Appends a record and returns its offset delta. Fails only when the batch would exceed
-    /// `i32::MAX` records or bytes.
+    /// Appends a record and returns its offset delta: one more than the previous record's (0 for
+    /// the first). Fails only when the batch would exceed `i32::MAX` records, offsets or bytes.
     pub fn append(
         &mut self,
         timestamp: i64,
@@ -132,32 +181,87 @@ impl BatchBuilder {
         value: Option<&[u8]>,
         headers: &[Header],
     ) -> Result<i32> {
-        if self.count == 0 {
+        let offset_delta = self
+            .last_delta
+            .checked_add(1)
+            .ok_or_else(|| Error::CorruptBatch("batch would exceed i32::MAX offsets".into()))?;
+        self.put_record(offset_delta, timestamp, key, value, headers)?;
+        Ok(offset_delta)
+    }
+
+    /// Appends a record with an explicit offset delta (its offset minus the batch's base offset),
+    /// so a rewritten batch can keep each record's original offset and leave gaps where records
+    /// were removed (the log cleaner). `offset_delta` must be ≥ 0 and greater than the previous
+    /// record's. Mixing with [`BatchBuilder::append`] is allowed; that continues at the last
+    /// delta + 1.
+    pub fn append_with_offset_delta(
+        &mut self,
+        offset_delta: i32,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        headers: &[Header],
+    ) -> Result<()> {
+        if offset_delta <= self.last_delta {
+            return Err(Error::CorruptBatch(format!(
+                "offset delta {offset_delta} does not follow the previous delta {}",
+                self.last_delta
+            )));
+        }
+        self.put_record(offset_delta, timestamp, key, value, headers)
+    }
+
+    /// Makes the header's `lastOffsetDelta` `delta` instead of the last appended record's, so a
+    /// rewritten batch keeps the offset range of the original even when its last records were
+    /// removed (Kafka's `overrideLastOffset`; the last sequence number of an idempotent batch is
+    /// derived from it). [`BatchBuilder::build`] fails if `delta` is below the last record's.
+    pub fn set_last_offset_delta(&mut self, delta: i32) {
+        self.last_delta_override = Some(delta);
+    }
+
+    fn put_record(
+        &mut self,
+        offset_delta: i32,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        headers: &[Header],
+    ) -> Result<()> {
+        if self.count == i32::MAX {
+            return Err(Error::CorruptBatch(
+                "batch would exceed i32::MAX records".into(),
+            ));
+        }
+        if self.count == 0 && self.delete_horizon.is_none() {
             self.base_timestamp = timestamp;
         }
-        let offset_delta = self.count;
         let ts_delta = timestamp.wrapping_sub(self.base_timestamp);
         let body = body_size(ts_delta, offset_delta, key, value, headers);
         let body_i32 = i32::try_from(body)
             .ok()
             .filter(|_| self.buf.len() + body < i32::MAX as usize - 16)
             .ok_or_else(|| Error::CorruptBatch("batch would exceed 2 GiB".into()))?;
-        self.buf.reserve(varint_len(body_i32) + body);
-        let buf = &mut self.buf;
-        put_varint(buf, body_i32);
-        buf.put_u8(0);
-        put_varlong(buf, ts_delta);
-        put_varint(buf, offset_delta);
-        put_nullable(buf, key);
-        put_nullable(buf, value);
-        put_varint(buf, headers.len() as i32);
+        let start = self.buf.len();
+        self.buf.resize(start + varint_len(body_i32) + body, 0);
+        let mut w = SliceWriter {
+            out: &mut self.buf[start..],
+            pos: 0,
+        };
+        w.varlong(i64::from(body_i32));
+        w.byte(0);
+        w.varlong(ts_delta);
+        w.varlong(i64::from(offset_delta));
+        w.nullable(key);
+        w.nullable(value);
+        w.varlong(headers.len() as i64);
         for h in headers {
-            put_nullable(buf, Some(&h.key));
-            put_nullable(buf, h.value.as_deref());
+            w.nullable(Some(&h.key));
+            w.nullable(h.value.as_deref());
         }
         self.max_timestamp = self.max_timestamp.max(timestamp);
         self.count += 1;
-        Ok(offset_delta)
+        self.last_delta = offset_delta;
+        Ok(())
     }
 
     /// Encodes the batch: compresses the records section if asked, fills the header, writes the
@@ -168,6 +272,16 @@ impl BatchBuilder {
                 "cannot build a batch with no records".into(),
             ));
         }
+        let last_offset_delta = match self.last_delta_override {
+            Some(delta) if delta < self.last_delta => {
+                return Err(Error::CorruptBatch(format!(
+                    "lastOffsetDelta {delta} is below the last record's delta {}",
+                    self.last_delta
+                )))
+            }
+            Some(delta) => delta,
+            None => self.last_delta,
+        };
         let mut out = match self.compression {
             Compression::None => self.buf,
             codec => {
@@ -179,12 +293,20 @@ impl BatchBuilder {
                 out
             }
         };
-        let attributes = BatchAttributes::new(
+        let timestamp_type = if self.log_append_time.is_some() {
+            TimestampType::LogAppendTime
+        } else {
+            TimestampType::CreateTime
+        };
+        let mut attributes = BatchAttributes::new(
             self.compression,
-            TimestampType::CreateTime,
+            timestamp_type,
             self.transactional,
             self.control,
         );
+        if self.delete_horizon.is_some() {
+            attributes.0 |= DELETE_HORIZON_BIT;
+        }
         let batch_length = (out.len() - LOG_OVERHEAD) as i32;
         let mut h = &mut out[..RECORD_BATCH_OVERHEAD];
         h.put_i64(self.base_offset);
@@ -193,9 +315,9 @@ impl BatchBuilder {
         h.put_i8(MAGIC_V2);
         h.put_u32(0); // CRC, filled below
         h.put_i16(attributes.0);
-        h.put_i32(self.count - 1);
+        h.put_i32(last_offset_delta);
         h.put_i64(self.base_timestamp);
-        h.put_i64(self.max_timestamp);
+        h.put_i64(self.log_append_time.unwrap_or(self.max_timestamp));
         h.put_i64(self.producer_id);
         h.put_i16(self.producer_epoch);
         h.put_i32(self.base_sequence);
@@ -229,12 +351,38 @@ fn body_size(
     n
 }
 
-fn put_nullable(buf: &mut BytesMut, b: Option<&[u8]>) {
-    match b {
-        None => put_varint(buf, -1),
-        Some(b) => {
-            put_varint(buf, b.len() as i32);
-            buf.put_slice(b);
+/// Writes into a slice sized exactly for the record (see `body_size`).
+struct SliceWriter<'a> {
+    out: &'a mut [u8],
+    pos: usize,
+}
+
+impl SliceWriter<'_> {
+    #[inline]
+    fn byte(&mut self, b: u8) {
+        self.out[self.pos] = b;
+        self.pos += 1;
+    }
+
+    #[inline]
+    fn varlong(&mut self, v: i64) {
+        let mut z = ((v << 1) ^ (v >> 63)) as u64;
+        while z >= 0x80 {
+            self.byte((z as u8) | 0x80);
+            z >>= 7;
+        }
+        self.byte(z as u8);
+    }
+
+    #[inline]
+    fn nullable(&mut self, b: Option<&[u8]>) {
+        match b {
+            None => self.varlong(-1),
+            Some(b) => {
+                self.varlong(b.len() as i64);
+                self.out[self.pos..self.pos + b.len()].copy_from_slice(b);
+                self.pos += b.len();
+            }
         }
     }
 }
@@ -252,4 +400,122 @@ pub fn stamp_offsets(
     batch[0..8].copy_from_slice(&base_offset.to_be_bytes());
     batch[12..16].copy_from_slice(&partition_leader_epoch.to_be_bytes());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::{Record, RecordBatch};
+
+    fn records(bytes: Bytes) -> (RecordBatch, Vec<Record>) {
+        let batch = RecordBatch::new(bytes).unwrap();
+        batch.validate_crc().unwrap();
+        let records = batch.records().unwrap().map(|r| r.unwrap()).collect();
+        (batch, records)
+    }
+
+    #[test]
+    fn offset_deltas_with_gaps_keep_original_offsets() {
+        for codec in Compression::ALL {
+            let mut b = BatchBuilder::new(codec).base_offset(1_000);
+            b.append_with_offset_delta(2, 10, Some(b"a"), Some(b"1"), &[])
+                .unwrap();
+            b.append_with_offset_delta(5, 11, Some(b"b"), None, &[])
+                .unwrap();
+            // `append` continues after the last explicit delta.
+            assert_eq!(b.append(12, Some(b"c"), Some(b"3"), &[]).unwrap(), 6);
+            b.set_last_offset_delta(9);
+            let (batch, recs) = records(b.build().unwrap());
+            assert_eq!(batch.base_offset(), 1_000);
+            assert_eq!(batch.last_offset(), 1_009);
+            assert_eq!(batch.record_count(), 3);
+            let offsets: Vec<i64> = recs.iter().map(|r| r.offset).collect();
+            assert_eq!(offsets, [1_002, 1_005, 1_006]);
+            assert_eq!(recs[1].value, None);
+        }
+    }
+
+    #[test]
+    fn offset_deltas_must_increase() {
+        let mut b = BatchBuilder::new(Compression::None);
+        b.append_with_offset_delta(3, 0, None, None, &[]).unwrap();
+        assert!(b.append_with_offset_delta(3, 0, None, None, &[]).is_err());
+        assert!(b.append_with_offset_delta(1, 0, None, None, &[]).is_err());
+        let mut first = BatchBuilder::new(Compression::None);
+        assert!(first
+            .append_with_offset_delta(-1, 0, None, None, &[])
+            .is_err());
+        // A last offset delta below the last record's is refused at build time.
+        b.set_last_offset_delta(2);
+        assert!(b.build().is_err());
+    }
+
+    #[test]
+    fn consecutive_appends_are_unchanged() {
+        let mut b = BatchBuilder::new(Compression::None);
+        for i in 0..4 {
+            assert_eq!(b.append(i, None, Some(b"v"), &[]).unwrap(), i as i32);
+        }
+        let (batch, recs) = records(b.build().unwrap());
+        assert_eq!(batch.last_offset_delta(), 3);
+        assert_eq!(batch.attributes().0 & DELETE_HORIZON_BIT, 0);
+        assert_eq!(
+            recs.iter().map(|r| r.offset).collect::<Vec<_>>(),
+            [0, 1, 2, 3]
+        );
+    }
+
+    #[test]
+    fn delete_horizon_keeps_record_timestamps_readable() {
+        let horizon = 1_700_000_999_000;
+        for codec in Compression::ALL {
+            let mut b = BatchBuilder::new(codec)
+                .producer(7, 1, 40)
+                .delete_horizon(horizon)
+                .unwrap();
+            let headers = [Header::new(&b"h"[..], Some(&b"x"[..]))];
+            b.append_with_offset_delta(1, 1_700_000_000_500, Some(b"k"), None, &headers)
+                .unwrap();
+            b.append_with_offset_delta(4, 1_700_000_000_100, Some(b"j"), Some(b"v"), &[])
+                .unwrap();
+            b.set_last_offset_delta(4);
+            let (batch, recs) = records(b.build().unwrap());
+            assert!(batch.attributes().has_delete_horizon());
+            assert_eq!(batch.base_timestamp(), horizon);
+            assert_eq!(batch.max_timestamp(), 1_700_000_000_500);
+            assert_eq!(batch.last_sequence(), 44);
+            assert_eq!(recs[0].timestamp, 1_700_000_000_500);
+            assert_eq!(recs[0].headers, headers);
+            assert_eq!(recs[1].timestamp, 1_700_000_000_100);
+        }
+    }
+
+    #[test]
+    fn delete_horizon_must_come_first() {
+        let mut b = BatchBuilder::new(Compression::None);
+        b.append(5, None, None, &[]).unwrap();
+        assert!(b.delete_horizon(10).is_err());
+        // record_size agrees with what append writes when a horizon is set.
+        let mut h = BatchBuilder::new(Compression::None)
+            .delete_horizon(1_000_000)
+            .unwrap();
+        let predicted = h.record_size(3, Some(b"k"), Some(b"v"), &[]);
+        let before = h.uncompressed_size();
+        h.append(3, Some(b"k"), Some(b"v"), &[]).unwrap();
+        assert_eq!(h.uncompressed_size() - before, predicted);
+    }
+
+    #[test]
+    fn log_append_time_batches() {
+        let mut b = BatchBuilder::new(Compression::Lz4).log_append_time(77_000);
+        b.append(5, Some(b"k"), Some(b"v"), &[]).unwrap();
+        b.append(6, Some(b"k"), Some(b"w"), &[]).unwrap();
+        let (batch, recs) = records(b.build().unwrap());
+        assert_eq!(
+            batch.attributes().timestamp_type(),
+            TimestampType::LogAppendTime
+        );
+        assert_eq!(batch.max_timestamp(), 77_000);
+        assert!(recs.iter().all(|r| r.timestamp == 77_000));
+    }
 }

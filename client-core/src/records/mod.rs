@@ -23,7 +23,7 @@ mod record_set;
 pub mod varint;
 
 pub use batch::{
-    BatchAttributes, RecordBatch, Records, TimestampType, DEFAULT_DECOMPRESSION_LIMIT,
+    BatchAttributes, RecordBatch, RecordRef, Records, TimestampType, DEFAULT_DECOMPRESSION_LIMIT,
     RECORD_BATCH_OVERHEAD,
 };
 pub use builder::{stamp_offsets, BatchBuilder};

@@ -299,3 +299,41 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn borrowed_records_match_owned_records() {
+    for codec in Compression::ALL {
+        let batch = RecordBatch::new(sample_batch(codec)).unwrap();
+        let owned: Vec<Record> = batch.records().unwrap().map(Result::unwrap).collect();
+        let mut it = batch.records().unwrap();
+        let mut i = 0;
+        while let Some(r) = it.next_ref() {
+            let r = r.unwrap();
+            let o = &owned[i];
+            assert_eq!((r.offset, r.timestamp), (o.offset, o.timestamp));
+            assert_eq!(r.key, o.key.as_deref());
+            assert_eq!(r.value, o.value.as_deref());
+            let headers: Vec<Header> = r
+                .headers()
+                .map(|(k, v)| Header::new(k.to_vec(), v.map(<[u8]>::to_vec)))
+                .collect();
+            assert_eq!(headers, o.headers);
+            assert_eq!(r.header_count(), o.headers.len());
+            i += 1;
+        }
+        assert_eq!(i, owned.len());
+    }
+    let mut m = BytesMut::from(&sample_batch(Compression::None)[..]);
+    m[57..61].copy_from_slice(&4i32.to_be_bytes());
+    let batch = RecordBatch::new(m.freeze()).unwrap();
+    let mut it = batch.records().unwrap();
+    let mut results = Vec::new();
+    while let Some(r) = it.next_ref() {
+        results.push(r.is_ok());
+    }
+    assert_eq!(
+        results,
+        [true, true, true, true, false],
+        "trailing bytes reported"
+    );
+}
