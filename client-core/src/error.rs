@@ -90,6 +90,42 @@ pub enum Error {
     /// An I/O error on a socket or file.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
+    /// A configuration key or value was rejected.
+    #[error("invalid configuration `{key}`: {message}")]
+    Config {
+        /// The property name.
+        key: String,
+        /// Why it was rejected.
+        message: String,
+    },
+    /// The connection to a broker failed or was closed before a response arrived.
+    #[error("connection to {broker} failed: {detail}")]
+    Connection {
+        /// Broker address.
+        broker: String,
+        /// What happened.
+        detail: String,
+    },
+    /// An operation did not complete in time (`request.timeout.ms`, `delivery.timeout.ms`,
+    /// `max.block.ms`).
+    #[error("timed out: {0}")]
+    Timeout(String),
+    /// The producer's buffer stayed full for `max.block.ms`.
+    #[error("producer queue full: {0}")]
+    QueueFull(String),
+    /// A record larger than the producer may send (`max.request.size` or `buffer.memory`).
+    #[error("record of {size} bytes exceeds {limit_name} ({limit} bytes)")]
+    RecordTooLarge {
+        /// Serialized size.
+        size: usize,
+        /// The limit's property name.
+        limit_name: &'static str,
+        /// The limit.
+        limit: usize,
+    },
+    /// The client was closed.
+    #[error("client closed")]
+    Closed,
 }
 
 impl Error {
@@ -105,7 +141,7 @@ impl Error {
     pub fn is_retriable(&self) -> bool {
         match self {
             Error::Kafka(code) => code.is_retriable(),
-            Error::Io(_) => true,
+            Error::Io(_) | Error::Connection { .. } | Error::Timeout(_) => true,
             Error::CrcMismatch { .. } => true,
             _ => false,
         }
@@ -125,8 +161,37 @@ impl Error {
             Error::UnsupportedMessageFormat(_) => ErrorCode::UnsupportedForMessageFormat,
             Error::UnsupportedCompression(_) => ErrorCode::UnsupportedCompressionType,
             Error::Compression { .. } => ErrorCode::CorruptMessage,
-            Error::Io(_) => ErrorCode::NetworkException,
+            Error::Io(_) | Error::Connection { .. } => ErrorCode::NetworkException,
+            Error::Timeout(_) => ErrorCode::RequestTimedOut,
+            Error::QueueFull(_) => ErrorCode::UnknownServerError,
+            Error::RecordTooLarge { .. } => ErrorCode::MessageTooLarge,
+            Error::Config { .. } => ErrorCode::InvalidConfig,
+            Error::Closed => ErrorCode::UnknownServerError,
         }
+    }
+}
+
+impl Error {
+    /// Builds an [`Error::Config`].
+    pub fn config(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Config {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+
+    /// Whether the error is fatal for the client instance (it cannot continue).
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, Error::Closed | Error::Config { .. })
+            || matches!(
+                self,
+                Error::Kafka(
+                    ErrorCode::ProducerFenced
+                        | ErrorCode::TransactionalIdAuthorizationFailed
+                        | ErrorCode::ClusterAuthorizationFailed
+                        | ErrorCode::UnsupportedVersion
+                )
+            )
     }
 }
 

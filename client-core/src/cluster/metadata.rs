@@ -1,0 +1,194 @@
+//! An immutable metadata snapshot and the rules for merging a Metadata response into it.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use kafka_protocol::messages::MetadataResponse;
+use uuid::Uuid;
+
+use crate::ErrorCode;
+
+/// A broker's address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerInfo {
+    /// Node id.
+    pub node_id: i32,
+    /// Host.
+    pub host: String,
+    /// Port.
+    pub port: i32,
+    /// Rack, if configured.
+    pub rack: Option<String>,
+}
+
+/// One partition's leadership.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartitionInfo {
+    /// Partition index.
+    pub partition: i32,
+    /// Leader node id, or -1 when unknown.
+    pub leader: i32,
+    /// Leader epoch (-1 when unknown).
+    pub leader_epoch: i32,
+    /// Partition-level error from the broker.
+    pub error: ErrorCode,
+}
+
+/// One topic.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopicInfo {
+    /// Name.
+    pub name: String,
+    /// Topic id.
+    pub id: Uuid,
+    /// Partitions in index order.
+    pub partitions: Vec<PartitionInfo>,
+    /// Topic-level error.
+    pub error: ErrorCode,
+}
+
+/// A metadata snapshot.
+#[derive(Debug, Clone)]
+pub struct ClusterMetadata {
+    /// Cluster id.
+    pub cluster_id: Option<String>,
+    /// Controller node id.
+    pub controller: i32,
+    /// Brokers by node id.
+    pub brokers: HashMap<i32, BrokerInfo>,
+    /// Topics by name.
+    pub topics: HashMap<String, TopicInfo>,
+    fetched_at: Instant,
+}
+
+impl Default for ClusterMetadata {
+    fn default() -> Self {
+        ClusterMetadata {
+            cluster_id: None,
+            controller: -1,
+            brokers: HashMap::new(),
+            topics: HashMap::new(),
+            fetched_at: Instant::now() - Duration::from_secs(1 << 30),
+        }
+    }
+}
+
+impl ClusterMetadata {
+    /// Time since this snapshot was fetched.
+    pub fn age(&self) -> Duration {
+        self.fetched_at.elapsed()
+    }
+
+    /// The leader of `topic`/`partition`, if known.
+    pub fn leader(&self, topic: &str, partition: i32) -> Option<i32> {
+        self.topics
+            .get(topic)?
+            .partitions
+            .get(usize::try_from(partition).ok()?)
+            .map(|p| p.leader)
+            .filter(|&l| l >= 0)
+    }
+
+    /// A new snapshot: this one with a response merged in. Brokers are replaced; each topic in
+    /// the response replaces ours, except that a partition whose cached leader epoch is newer
+    /// than the response's keeps the cached entry (KIP-320).
+    pub fn merge(&self, response: &MetadataResponse) -> ClusterMetadata {
+        let brokers = response
+            .brokers
+            .iter()
+            .map(|b| {
+                (
+                    b.node_id.0,
+                    BrokerInfo {
+                        node_id: b.node_id.0,
+                        host: b.host.to_string(),
+                        port: b.port,
+                        rack: b.rack.as_ref().map(|r| r.to_string()),
+                    },
+                )
+            })
+            .collect();
+        let mut topics = self.topics.clone();
+        for t in &response.topics {
+            let Some(name) = t.name.as_ref().map(|n| n.to_string()) else {
+                continue;
+            };
+            let mut partitions: Vec<PartitionInfo> = t
+                .partitions
+                .iter()
+                .map(|p| PartitionInfo {
+                    partition: p.partition_index,
+                    leader: p.leader_id.0,
+                    leader_epoch: p.leader_epoch,
+                    error: ErrorCode::from_code(p.error_code),
+                })
+                .collect();
+            partitions.sort_by_key(|p| p.partition);
+            if let Some(old) = self.topics.get(&name) {
+                for p in partitions.iter_mut() {
+                    if let Some(prev) = old.partitions.iter().find(|o| o.partition == p.partition) {
+                        if prev.leader_epoch > p.leader_epoch && p.leader_epoch >= 0 {
+                            *p = *prev;
+                        }
+                    }
+                }
+            }
+            topics.insert(
+                name.clone(),
+                TopicInfo {
+                    name,
+                    id: t.topic_id,
+                    partitions,
+                    error: ErrorCode::from_code(t.error_code),
+                },
+            );
+        }
+        ClusterMetadata {
+            cluster_id: response.cluster_id.as_ref().map(|c| c.to_string()),
+            controller: response.controller_id.0,
+            brokers,
+            topics,
+            fetched_at: Instant::now(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_protocol::messages::metadata_response::{
+        MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+    };
+    use kafka_protocol::messages::{BrokerId, TopicName};
+    use kafka_protocol::protocol::StrBytes;
+
+    fn response(leader: i32, epoch: i32) -> MetadataResponse {
+        MetadataResponse::default()
+            .with_brokers(vec![MetadataResponseBroker::default()
+                .with_node_id(BrokerId(leader))
+                .with_host(StrBytes::from_static_str("h"))
+                .with_port(9092)])
+            .with_topics(vec![MetadataResponseTopic::default()
+                .with_name(Some(TopicName(StrBytes::from_static_str("t"))))
+                .with_partitions(vec![MetadataResponsePartition::default()
+                    .with_partition_index(0)
+                    .with_leader_id(BrokerId(leader))
+                    .with_leader_epoch(epoch)])])
+    }
+
+    #[test]
+    fn newer_epoch_replaces_older_never_the_reverse() {
+        let m = ClusterMetadata::default().merge(&response(1, 5));
+        assert_eq!(m.leader("t", 0), Some(1));
+        let newer = m.merge(&response(2, 6));
+        assert_eq!(newer.leader("t", 0), Some(2));
+        let stale = newer.merge(&response(1, 4));
+        assert_eq!(
+            stale.leader("t", 0),
+            Some(2),
+            "stale epoch 4 must not overwrite 6"
+        );
+        assert_eq!(stale.topics["t"].partitions[0].leader_epoch, 6);
+        assert_eq!(stale.leader("t", 7), None);
+    }
+}

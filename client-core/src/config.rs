@@ -1,0 +1,358 @@
+//! Typed client configuration, parsed from Apache Kafka / librdkafka property names.
+//!
+//! Bindings pass a string map; [`ClientConfig::from_map`] validates every key and value and fails
+//! with an error naming the key. Defaults are Apache Kafka 4.x's Java-client defaults, except
+//! where documented on the field.
+
+use std::time::Duration;
+
+use crate::records::Compression;
+use crate::{Error, Result};
+
+/// Producer acknowledgement level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Acks {
+    /// No response (`acks=0`).
+    None,
+    /// The leader appended (`acks=1`).
+    Leader,
+    /// Every in-sync replica appended (`acks=all` / `-1`).
+    All,
+}
+
+impl Acks {
+    /// The wire value.
+    pub fn wire(self) -> i16 {
+        match self {
+            Acks::None => 0,
+            Acks::Leader => 1,
+            Acks::All => -1,
+        }
+    }
+}
+
+/// How records without an explicit partition are assigned one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartitionerKind {
+    /// Kafka's default: murmur2 of the key; unkeyed records use uniform sticky partitioning
+    /// (KIP-794). Same choice as the Java client and librdkafka's `murmur2_random`.
+    Default,
+    /// Round robin over all partitions, keyed or not.
+    RoundRobin,
+}
+
+/// Connection and metadata settings shared by every client.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// `bootstrap.servers` (`metadata.broker.list` is accepted as an alias).
+    pub bootstrap_servers: Vec<String>,
+    /// `client.id` (default `odradek`).
+    pub client_id: String,
+    /// `request.timeout.ms` (30000).
+    pub request_timeout: Duration,
+    /// `metadata.max.age.ms` (300000).
+    pub metadata_max_age: Duration,
+    /// `reconnect.backoff.ms` (50).
+    pub reconnect_backoff: Duration,
+    /// `reconnect.backoff.max.ms` (1000).
+    pub reconnect_backoff_max: Duration,
+    /// `retry.backoff.ms` (100).
+    pub retry_backoff: Duration,
+    /// `retry.backoff.max.ms` (1000).
+    pub retry_backoff_max: Duration,
+    /// `socket.connection.setup.timeout.ms` (10000).
+    pub connection_setup_timeout: Duration,
+    /// `max.in.flight.requests.per.connection` (5).
+    pub max_in_flight: usize,
+    /// `allow.auto.create.topics` (true).
+    pub allow_auto_create_topics: bool,
+    /// Producer settings.
+    pub producer: ProducerConfig,
+}
+
+/// Producer settings.
+#[derive(Debug, Clone)]
+pub struct ProducerConfig {
+    /// `acks` (all).
+    pub acks: Acks,
+    /// `linger.ms` (5, Kafka 4's default).
+    pub linger: Duration,
+    /// `batch.size` (16384).
+    pub batch_size: usize,
+    /// `buffer.memory` (33554432).
+    pub buffer_memory: usize,
+    /// `max.block.ms` (60000).
+    pub max_block: Duration,
+    /// `max.request.size` (1048576).
+    pub max_request_size: usize,
+    /// `compression.type` (none).
+    pub compression: Compression,
+    /// `compression.level` (codec default); also `compression.gzip.level`,
+    /// `compression.zstd.level`, `compression.lz4.level`.
+    pub compression_level: Option<i32>,
+    /// `delivery.timeout.ms` (120000).
+    pub delivery_timeout: Duration,
+    /// `retries` (2147483647).
+    pub retries: u32,
+    /// `enable.idempotence`: our default is `false` until the idempotent producer lands (the
+    /// Java client defaults to `true`); `true` is rejected for now rather than silently ignored.
+    pub enable_idempotence: bool,
+    /// `partitioner` / `partitioner.class`.
+    pub partitioner: PartitionerKind,
+    /// `partitioner.ignore.keys` (false).
+    pub partitioner_ignore_keys: bool,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            bootstrap_servers: Vec::new(),
+            client_id: "odradek".into(),
+            request_timeout: Duration::from_millis(30_000),
+            metadata_max_age: Duration::from_millis(300_000),
+            reconnect_backoff: Duration::from_millis(50),
+            reconnect_backoff_max: Duration::from_millis(1000),
+            retry_backoff: Duration::from_millis(100),
+            retry_backoff_max: Duration::from_millis(1000),
+            connection_setup_timeout: Duration::from_millis(10_000),
+            max_in_flight: 5,
+            allow_auto_create_topics: true,
+            producer: ProducerConfig {
+                acks: Acks::All,
+                linger: Duration::from_millis(5),
+                batch_size: 16_384,
+                buffer_memory: 33_554_432,
+                max_block: Duration::from_millis(60_000),
+                max_request_size: 1_048_576,
+                compression: Compression::None,
+                compression_level: None,
+                delivery_timeout: Duration::from_millis(120_000),
+                retries: i32::MAX as u32,
+                enable_idempotence: false,
+                partitioner: PartitionerKind::Default,
+                partitioner_ignore_keys: false,
+            },
+        }
+    }
+}
+
+fn parse_ms(key: &str, v: &str) -> Result<Duration> {
+    let ms: i64 = v
+        .trim()
+        .parse()
+        .map_err(|_| Error::config(key, format!("`{v}` is not a number of milliseconds")))?;
+    if ms < 0 {
+        return Err(Error::config(key, "must not be negative"));
+    }
+    Ok(Duration::from_millis(ms as u64))
+}
+
+fn parse_num<T: std::str::FromStr>(key: &str, v: &str) -> Result<T> {
+    v.trim()
+        .parse()
+        .map_err(|_| Error::config(key, format!("`{v}` is not a valid number")))
+}
+
+fn parse_bool(key: &str, v: &str) -> Result<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(Error::config(key, format!("`{v}` is not true or false"))),
+    }
+}
+
+impl ClientConfig {
+    /// A configuration with `bootstrap.servers` set and everything else default.
+    pub fn new(bootstrap_servers: &str) -> Self {
+        ClientConfig {
+            bootstrap_servers: split_list(bootstrap_servers),
+            ..ClientConfig::default()
+        }
+    }
+
+    /// Builds a configuration from `key = value` pairs; unknown keys and bad values are errors
+    /// naming the key. `bootstrap.servers` is required.
+    pub fn from_map<K: AsRef<str>, V: AsRef<str>>(
+        entries: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<ClientConfig> {
+        let mut c = ClientConfig::default();
+        for (k, v) in entries {
+            c.set(k.as_ref().trim(), v.as_ref())?;
+        }
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// Sets one property.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        let p = &mut self.producer;
+        match key {
+            "bootstrap.servers" | "metadata.broker.list" => {
+                self.bootstrap_servers = split_list(value)
+            }
+            "client.id" => self.client_id = value.to_string(),
+            "request.timeout.ms" => self.request_timeout = parse_ms(key, value)?,
+            "metadata.max.age.ms" => self.metadata_max_age = parse_ms(key, value)?,
+            "reconnect.backoff.ms" => self.reconnect_backoff = parse_ms(key, value)?,
+            "reconnect.backoff.max.ms" => self.reconnect_backoff_max = parse_ms(key, value)?,
+            "retry.backoff.ms" => self.retry_backoff = parse_ms(key, value)?,
+            "retry.backoff.max.ms" => self.retry_backoff_max = parse_ms(key, value)?,
+            "socket.connection.setup.timeout.ms" => {
+                self.connection_setup_timeout = parse_ms(key, value)?
+            }
+            "max.in.flight.requests.per.connection" | "max.in.flight" => {
+                let n: usize = parse_num(key, value)?;
+                if n == 0 {
+                    return Err(Error::config(key, "must be at least 1"));
+                }
+                self.max_in_flight = n;
+            }
+            "allow.auto.create.topics" => self.allow_auto_create_topics = parse_bool(key, value)?,
+            "acks" | "request.required.acks" => {
+                p.acks = match value.trim().to_ascii_lowercase().as_str() {
+                    "0" => Acks::None,
+                    "1" => Acks::Leader,
+                    "all" | "-1" => Acks::All,
+                    _ => return Err(Error::config(key, format!("`{value}` is not 0, 1, all or -1"))),
+                }
+            }
+            "linger.ms" | "queue.buffering.max.ms" => p.linger = parse_ms(key, value)?,
+            "batch.size" => {
+                p.batch_size = parse_num(key, value)?;
+                if p.batch_size == 0 {
+                    p.batch_size = 1;
+                }
+            }
+            "buffer.memory" => p.buffer_memory = parse_num(key, value)?,
+            "max.block.ms" => p.max_block = parse_ms(key, value)?,
+            "max.request.size" | "message.max.bytes" => p.max_request_size = parse_num(key, value)?,
+            "compression.type" | "compression.codec" => {
+                p.compression = Compression::from_name(value.trim()).ok_or_else(|| {
+                    Error::config(key, format!("`{value}` is not none, gzip, snappy, lz4 or zstd"))
+                })?
+            }
+            "compression.level"
+            | "compression.gzip.level"
+            | "compression.zstd.level"
+            | "compression.lz4.level" => p.compression_level = Some(parse_num(key, value)?),
+            "delivery.timeout.ms" | "message.timeout.ms" => p.delivery_timeout = parse_ms(key, value)?,
+            "retries" | "message.send.max.retries" => {
+                let n: i64 = parse_num(key, value)?;
+                p.retries = n.clamp(0, i64::from(i32::MAX)) as u32;
+            }
+            "enable.idempotence" => {
+                p.enable_idempotence = parse_bool(key, value)?;
+                if p.enable_idempotence {
+                    return Err(Error::config(
+                        key,
+                        "the idempotent producer is not implemented yet; set enable.idempotence=false",
+                    ));
+                }
+            }
+            "partitioner" | "partitioner.class" => {
+                p.partitioner = match value.trim() {
+                    "murmur2_random" | "murmur2" | "default"
+                    | "org.apache.kafka.clients.producer.internals.DefaultPartitioner"
+                    | "consistent_random" => PartitionerKind::Default,
+                    "round_robin" | "org.apache.kafka.clients.producer.RoundRobinPartitioner" => {
+                        PartitionerKind::RoundRobin
+                    }
+                    other => {
+                        return Err(Error::config(
+                            key,
+                            format!("`{other}` is not murmur2_random or round_robin (a custom partitioner is set in code)"),
+                        ))
+                    }
+                }
+            }
+            "partitioner.ignore.keys" => p.partitioner_ignore_keys = parse_bool(key, value)?,
+            _ => return Err(Error::config(key, "unknown configuration key")),
+        }
+        Ok(())
+    }
+
+    fn validate(&self) -> Result<()> {
+        if self.bootstrap_servers.is_empty() {
+            return Err(Error::config("bootstrap.servers", "is required"));
+        }
+        for s in &self.bootstrap_servers {
+            if s.rsplit_once(':')
+                .and_then(|(_, p)| p.parse::<u16>().ok())
+                .is_none()
+            {
+                return Err(Error::config(
+                    "bootstrap.servers",
+                    format!("`{s}` is not host:port"),
+                ));
+            }
+        }
+        let p = &self.producer;
+        if p.delivery_timeout < p.linger + self.request_timeout {
+            return Err(Error::config(
+                "delivery.timeout.ms",
+                "must be at least linger.ms + request.timeout.ms",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn split_list(v: &str) -> Vec<String> {
+    v.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_kafkas() {
+        let c = ClientConfig::from_map([("bootstrap.servers", "a:9092, b:9093")]).unwrap();
+        assert_eq!(c.bootstrap_servers, ["a:9092", "b:9093"]);
+        assert_eq!(c.producer.acks, Acks::All);
+        assert_eq!(c.producer.batch_size, 16_384);
+        assert_eq!(c.producer.linger, Duration::from_millis(5));
+        assert_eq!(c.request_timeout, Duration::from_secs(30));
+        assert_eq!(c.producer.delivery_timeout, Duration::from_secs(120));
+    }
+
+    #[test]
+    fn parses_kafka_and_librdkafka_names() {
+        let c = ClientConfig::from_map([
+            ("metadata.broker.list", "h:1"),
+            ("acks", "1"),
+            ("compression.type", "zstd"),
+            ("compression.level", "7"),
+            ("queue.buffering.max.ms", "20"),
+            ("partitioner", "murmur2_random"),
+        ])
+        .unwrap();
+        assert_eq!(c.producer.acks, Acks::Leader);
+        assert_eq!(c.producer.compression, Compression::Zstd);
+        assert_eq!(c.producer.compression_level, Some(7));
+        assert_eq!(c.producer.linger, Duration::from_millis(20));
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        for (k, v) in [
+            ("no.such.key", "1"),
+            ("acks", "2"),
+            ("linger.ms", "soon"),
+            ("compression.type", "brotli"),
+            ("enable.idempotence", "true"),
+            ("bootstrap.servers", "nohostport"),
+        ] {
+            let mut entries = vec![("bootstrap.servers", "h:1")];
+            entries.push((k, v));
+            let err = ClientConfig::from_map(entries).unwrap_err();
+            assert!(err.to_string().contains(k), "{k}: {err}");
+        }
+        let err = ClientConfig::from_map([("acks", "1")]).unwrap_err();
+        assert!(err.to_string().contains("bootstrap.servers"));
+    }
+}

@@ -1,0 +1,382 @@
+//! One TCP connection to one broker.
+//!
+//! A writer task owns the socket's write half and sends frames in submission order; a reader task
+//! splits responses into frames and hands each to the request waiting on its correlation id.
+//! Requests are pipelined up to `max.in.flight.requests.per.connection`. When the socket fails,
+//! or a request times out (after which the response stream can no longer be trusted, as in the
+//! Java client), the connection closes and every waiting request fails with a retriable error.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader};
+use kafka_protocol::protocol::{Request, StrBytes};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
+use tokio_util::codec::FramedRead;
+use tracing::Instrument;
+
+use crate::protocol::{
+    api_name, decode_response, encode_request, FrameCodec, NegotiatedVersions,
+    DEFAULT_MAX_FRAME_SIZE,
+};
+use crate::{Error, ErrorCode, Result};
+
+type Waiters = Arc<Mutex<HashMap<i32, oneshot::Sender<Result<Bytes>>>>>;
+
+/// Counters a statistics snapshot reads.
+#[derive(Debug, Default)]
+pub struct ConnectionStats {
+    /// Requests sent.
+    pub requests: AtomicU64,
+    /// Request bytes written.
+    pub bytes_sent: AtomicU64,
+    /// Response bytes read.
+    pub bytes_received: AtomicU64,
+    /// Sum of round-trip times in microseconds (divide by `requests` for the mean).
+    pub latency_us_total: AtomicU64,
+}
+
+/// A connection to one broker.
+#[derive(Debug)]
+pub struct Connection {
+    addr: String,
+    client_id: StrBytes,
+    outgoing: mpsc::UnboundedSender<Bytes>,
+    waiters: Waiters,
+    correlation: AtomicI32,
+    in_flight: Arc<Semaphore>,
+    closed: Arc<AtomicBool>,
+    versions: NegotiatedVersions,
+    request_timeout: Duration,
+    /// Traffic counters.
+    pub stats: Arc<ConnectionStats>,
+}
+
+fn conn_err(addr: &str, detail: impl std::fmt::Display) -> Error {
+    Error::Connection {
+        broker: addr.to_string(),
+        detail: detail.to_string(),
+    }
+}
+
+/// Our own limits per API: versions whose fields the client code fills in.
+fn our_max_version(key: ApiKey) -> i16 {
+    match key {
+        // v13 addresses topics by id only; our producer sends names.
+        ApiKey::Produce => 12,
+        // v13+ addresses topics by id only; our consumer sends names.
+        ApiKey::Fetch => 12,
+        ApiKey::ApiVersions => 3,
+        other => other.valid_versions().max,
+    }
+}
+
+impl Connection {
+    /// Connects to `addr` (`host:port`), trying every address it resolves to in turn, then
+    /// negotiates API versions.
+    pub async fn connect(
+        addr: &str,
+        client_id: &str,
+        setup_timeout: Duration,
+        request_timeout: Duration,
+        max_in_flight: usize,
+    ) -> Result<Arc<Connection>> {
+        let resolved: Vec<std::net::SocketAddr> =
+            tokio::time::timeout(setup_timeout, tokio::net::lookup_host(addr))
+                .await
+                .map_err(|_| conn_err(addr, "name resolution timed out"))?
+                .map_err(|e| conn_err(addr, format!("cannot resolve: {e}")))?
+                .collect();
+        let mut last_err = conn_err(addr, "resolved to no address");
+        let mut stream = None;
+        for sa in resolved {
+            match tokio::time::timeout(setup_timeout, TcpStream::connect(sa)).await {
+                Ok(Ok(s)) => {
+                    stream = Some(s);
+                    break;
+                }
+                Ok(Err(e)) => last_err = conn_err(addr, format!("{sa}: {e}")),
+                Err(_) => last_err = conn_err(addr, format!("{sa}: connect timed out")),
+            }
+        }
+        let stream = stream.ok_or(last_err)?;
+        let _ = stream.set_nodelay(true);
+        let mut conn = Connection::start(addr, client_id, stream, request_timeout, max_in_flight);
+        let versions = conn.negotiate().await?;
+        conn.versions = versions;
+        Ok(Arc::new(conn))
+    }
+
+    fn start(
+        addr: &str,
+        client_id: &str,
+        stream: TcpStream,
+        request_timeout: Duration,
+        max_in_flight: usize,
+    ) -> Connection {
+        let (read, mut write) = stream.into_split();
+        let (outgoing, mut rx) = mpsc::unbounded_channel::<Bytes>();
+        let waiters: Waiters = Arc::new(Mutex::new(HashMap::new()));
+        let closed = Arc::new(AtomicBool::new(false));
+        let stats = Arc::new(ConnectionStats::default());
+        let span = tracing::debug_span!("connection", broker = %addr);
+        // Writer: coalesce whatever is queued into one write.
+        {
+            let closed = closed.clone();
+            let waiters = waiters.clone();
+            let addr = addr.to_string();
+            tokio::spawn(
+                async move {
+                    let mut buf = Vec::with_capacity(64 * 1024);
+                    while let Some(frame) = rx.recv().await {
+                        buf.clear();
+                        buf.extend_from_slice(&frame);
+                        while buf.len() < 1 << 20 {
+                            match rx.try_recv() {
+                                Ok(more) => buf.extend_from_slice(&more),
+                                Err(_) => break,
+                            }
+                        }
+                        if let Err(e) = write.write_all(&buf).await {
+                            fail_all(&closed, &waiters, &addr, &format!("write failed: {e}"));
+                            break;
+                        }
+                    }
+                    let _ = write.shutdown().await;
+                }
+                .instrument(span.clone()),
+            );
+        }
+        // Reader: route each response frame to its waiter.
+        {
+            let closed = closed.clone();
+            let waiters = waiters.clone();
+            let stats = stats.clone();
+            let addr = addr.to_string();
+            tokio::spawn(
+                async move {
+                    let mut frames = FramedRead::with_capacity(
+                        read,
+                        FrameCodec::new(DEFAULT_MAX_FRAME_SIZE),
+                        64 * 1024,
+                    );
+                    let reason = loop {
+                        match frames.next().await {
+                            None => break "connection closed by broker".to_string(),
+                            Some(Err(e)) => break format!("bad response frame: {e}"),
+                            Some(Ok(frame)) => {
+                                stats
+                                    .bytes_received
+                                    .fetch_add(frame.len() as u64 + 4, Ordering::Relaxed);
+                                if frame.len() < 4 {
+                                    break "response shorter than a correlation id".to_string();
+                                }
+                                let id =
+                                    i32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]);
+                                let waiter = waiters.lock().ok().and_then(|mut w| w.remove(&id));
+                                match waiter {
+                                    Some(tx) => {
+                                        let _ = tx.send(Ok(frame));
+                                    }
+                                    None => tracing::debug!(
+                                        correlation_id = id,
+                                        "response for an abandoned request"
+                                    ),
+                                }
+                            }
+                        }
+                    };
+                    fail_all(&closed, &waiters, &addr, &reason);
+                }
+                .instrument(span),
+            );
+        }
+        Connection {
+            addr: addr.to_string(),
+            client_id: StrBytes::from_string(client_id.to_string()),
+            outgoing,
+            waiters,
+            correlation: AtomicI32::new(0),
+            in_flight: Arc::new(Semaphore::new(max_in_flight.max(1))),
+            closed,
+            versions: NegotiatedVersions::default(),
+            request_timeout,
+            stats,
+        }
+    }
+
+    async fn negotiate(&self) -> Result<NegotiatedVersions> {
+        let request = ApiVersionsRequest::default()
+            .with_client_software_name(StrBytes::from_static_str("odradek"))
+            .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION")));
+        let mut version = 3;
+        loop {
+            let response: ApiVersionsResponse = self.send_versioned(&request, version).await?;
+            let code = ErrorCode::from_code(response.error_code);
+            if code == ErrorCode::UnsupportedVersion && version > 0 {
+                // The broker answered with its own ApiVersions range: retry at its maximum.
+                let theirs = response
+                    .api_keys
+                    .iter()
+                    .find(|k| k.api_key == ApiKey::ApiVersions as i16)
+                    .map_or(0, |k| k.max_version);
+                version = theirs.min(version - 1).max(0);
+                continue;
+            }
+            code.into_result()?;
+            let mut negotiated = NegotiatedVersions::from_response(&response);
+            for key in [ApiKey::Produce, ApiKey::Fetch, ApiKey::ApiVersions] {
+                negotiated.limit_ours(key, key.valid_versions().min, our_max_version(key));
+            }
+            return Ok(negotiated);
+        }
+    }
+
+    /// The broker address.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// Whether the connection has failed or been closed.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Negotiated versions.
+    pub fn versions(&self) -> &NegotiatedVersions {
+        &self.versions
+    }
+
+    /// Requests currently awaiting a response.
+    pub fn in_flight(&self) -> usize {
+        self.waiters.lock().map_or(0, |w| w.len())
+    }
+
+    /// Sends a request at the negotiated version and waits for its response.
+    pub async fn send<R: Request>(&self, body: &R) -> Result<R::Response> {
+        let key = ApiKey::try_from(R::KEY).map_err(|_| Error::UnknownApiKey(R::KEY))?;
+        let version = self.versions.version(key)?;
+        self.send_versioned(body, version).await
+    }
+
+    /// Sends a request at an explicit version and waits for its response.
+    pub async fn send_versioned<R: Request>(&self, body: &R, version: i16) -> Result<R::Response> {
+        let (_, rx, _permit) = self.submit(body, version, true).await?;
+        let started = Instant::now();
+        let Some(rx) = rx else {
+            return Err(Error::malformed("request", "expected a response channel"));
+        };
+        let response = match tokio::time::timeout(self.request_timeout, rx).await {
+            Ok(Ok(Ok(frame))) => frame,
+            Ok(Ok(Err(e))) => return Err(e),
+            Ok(Err(_)) => return Err(conn_err(&self.addr, "connection closed")),
+            Err(_) => {
+                self.close(&format!("{} request timed out", api_name(R::KEY)));
+                return Err(Error::Timeout(format!(
+                    "{} request to {} got no response within {:?}",
+                    api_name(R::KEY),
+                    self.addr,
+                    self.request_timeout
+                )));
+            }
+        };
+        self.stats
+            .latency_us_total
+            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+        let (_, body) = decode_response::<R::Response>(response, version)?;
+        Ok(body)
+    }
+
+    /// Sends a request that gets no response (Produce with acks=0).
+    pub async fn send_no_response<R: Request>(&self, body: &R) -> Result<()> {
+        let key = ApiKey::try_from(R::KEY).map_err(|_| Error::UnknownApiKey(R::KEY))?;
+        let version = self.versions.version(key)?;
+        self.submit(body, version, false).await.map(|_| ())
+    }
+
+    async fn submit<R: Request>(
+        &self,
+        body: &R,
+        version: i16,
+        expect_response: bool,
+    ) -> Result<(
+        usize,
+        Option<oneshot::Receiver<Result<Bytes>>>,
+        OwnedSemaphorePermit,
+    )> {
+        if self.is_closed() {
+            return Err(conn_err(&self.addr, "connection is closed"));
+        }
+        let permit = self
+            .in_flight
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| conn_err(&self.addr, "connection is closed"))?;
+        let id = self
+            .correlation
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_add(1);
+        let header = RequestHeader::default()
+            .with_request_api_key(R::KEY)
+            .with_request_api_version(version)
+            .with_correlation_id(id)
+            .with_client_id(Some(self.client_id.clone()));
+        let encoded = encode_request(&header, body)?;
+        let mut frame = Vec::with_capacity(encoded.len() + 4);
+        frame.extend_from_slice(&(encoded.len() as u32).to_be_bytes());
+        frame.extend_from_slice(&encoded);
+        let len = frame.len();
+        let rx = if expect_response {
+            let (tx, rx) = oneshot::channel();
+            if let Ok(mut w) = self.waiters.lock() {
+                w.insert(id, tx);
+            }
+            Some(rx)
+        } else {
+            None
+        };
+        if self.is_closed() || self.outgoing.send(Bytes::from(frame)).is_err() {
+            if let Ok(mut w) = self.waiters.lock() {
+                w.remove(&id);
+            }
+            return Err(conn_err(&self.addr, "connection is closed"));
+        }
+        self.stats.requests.fetch_add(1, Ordering::Relaxed);
+        self.stats
+            .bytes_sent
+            .fetch_add(len as u64, Ordering::Relaxed);
+        Ok((len, rx, permit))
+    }
+
+    /// Closes the connection; waiting requests fail with a retriable connection error.
+    pub fn close(&self, reason: &str) {
+        fail_all(&self.closed, &self.waiters, &self.addr, reason);
+        self.in_flight.close();
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.close("connection dropped");
+    }
+}
+
+fn fail_all(closed: &AtomicBool, waiters: &Waiters, addr: &str, reason: &str) {
+    if !closed.swap(true, Ordering::AcqRel) {
+        tracing::debug!(broker = addr, reason, "connection closed");
+    }
+    let pending: Vec<_> = waiters
+        .lock()
+        .map(|mut w| w.drain().collect())
+        .unwrap_or_default();
+    for (_, tx) in pending {
+        let _ = tx.send(Err(conn_err(addr, reason)));
+    }
+}

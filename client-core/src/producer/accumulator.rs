@@ -1,0 +1,243 @@
+//! Per-partition queues of batches being filled or waiting to be sent.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use tokio::sync::{oneshot, OwnedSemaphorePermit};
+
+use super::{RecordMetadata, TopicPartition};
+use crate::records::{BatchBuilder, Compression, Header};
+use crate::{Error, Result};
+
+/// One record's completion channel.
+#[derive(Debug)]
+pub(crate) struct Delivery {
+    pub tx: oneshot::Sender<Result<RecordMetadata>>,
+    pub timestamp: i64,
+}
+
+/// A batch for one partition: records appended once, encoded once, sent (and resent) as bytes.
+#[derive(Debug)]
+pub(crate) struct ProducerBatch {
+    pub tp: TopicPartition,
+    builder: Option<BatchBuilder>,
+    encoded: Option<Bytes>,
+    pub deliveries: Vec<Delivery>,
+    pub created: Instant,
+    pub attempts: u32,
+    pub retry_at: Option<Instant>,
+    pub bytes: usize,
+    memory: Option<OwnedSemaphorePermit>,
+}
+
+impl ProducerBatch {
+    fn new(
+        tp: TopicPartition,
+        compression: Compression,
+        level: Option<i32>,
+        capacity: usize,
+    ) -> Self {
+        ProducerBatch {
+            tp,
+            builder: Some(
+                BatchBuilder::with_capacity(compression, capacity).compression_level(level),
+            ),
+            encoded: None,
+            deliveries: Vec::new(),
+            created: Instant::now(),
+            attempts: 0,
+            retry_at: None,
+            bytes: 0,
+            memory: None,
+        }
+    }
+
+    /// Records in the batch.
+    pub fn record_count(&self) -> usize {
+        self.deliveries.len()
+    }
+
+    /// The encoded batch (encoding on first use).
+    pub fn encoded(&mut self) -> Result<Bytes> {
+        if let Some(b) = &self.encoded {
+            return Ok(b.clone());
+        }
+        let builder = self
+            .builder
+            .take()
+            .ok_or_else(|| Error::malformed("producer batch", "neither built nor buildable"))?;
+        let bytes = builder.build()?;
+        self.encoded = Some(bytes.clone());
+        Ok(bytes)
+    }
+
+    /// Completes every record: offsets follow the base offset in append order.
+    pub fn complete(self, base_offset: i64, log_append_time: i64) {
+        for (i, d) in self.deliveries.into_iter().enumerate() {
+            let _ = d.tx.send(Ok(RecordMetadata {
+                topic: self.tp.topic.clone(),
+                partition: self.tp.partition,
+                offset: if base_offset >= 0 {
+                    base_offset + i as i64
+                } else {
+                    -1
+                },
+                timestamp: if log_append_time >= 0 {
+                    log_append_time
+                } else {
+                    d.timestamp
+                },
+            }));
+        }
+    }
+
+    /// Fails every record with a copy of `error`.
+    pub fn fail(self, error: &Error) {
+        for d in self.deliveries {
+            let _ = d.tx.send(Err(clone_error(error)));
+        }
+    }
+}
+
+/// Errors are not `Clone` (they may hold an `io::Error`); this keeps what callers inspect.
+pub(crate) fn clone_error(e: &Error) -> Error {
+    match e {
+        Error::Kafka(code) => Error::Kafka(*code),
+        Error::Timeout(m) => Error::Timeout(m.clone()),
+        Error::Connection { broker, detail } => Error::Connection {
+            broker: broker.clone(),
+            detail: detail.clone(),
+        },
+        Error::RecordTooLarge {
+            size,
+            limit_name,
+            limit,
+        } => Error::RecordTooLarge {
+            size: *size,
+            limit_name,
+            limit: *limit,
+        },
+        Error::Closed => Error::Closed,
+        other => Error::malformed("delivery", other.to_string()),
+    }
+}
+
+/// A partition's queue.
+#[derive(Debug, Default)]
+pub(crate) struct PartitionQueue {
+    pub batches: VecDeque<ProducerBatch>,
+    pub in_flight: usize,
+    pub retries: u64,
+    pub batches_sent: u64,
+}
+
+/// What `append` did.
+pub(crate) struct Appended {
+    pub rx: oneshot::Receiver<Result<RecordMetadata>>,
+    /// A batch became full: the sender should look now rather than at linger expiry.
+    pub batch_full: bool,
+    /// A new batch was opened: the sender must learn when its linger expires.
+    pub new_batch: bool,
+}
+
+/// Batches of every partition.
+#[derive(Debug)]
+pub(crate) struct Accumulator {
+    pub queues: HashMap<TopicPartition, PartitionQueue>,
+    batch_size: usize,
+    compression: Compression,
+    level: Option<i32>,
+}
+
+impl Accumulator {
+    pub fn new(batch_size: usize, compression: Compression, level: Option<i32>) -> Self {
+        Accumulator {
+            queues: HashMap::new(),
+            batch_size,
+            compression,
+            level,
+        }
+    }
+
+    /// Appends a record to the partition's open batch, opening a new one when it would exceed
+    /// `batch.size` (a record larger than `batch.size` gets a batch of its own).
+    #[allow(clippy::too_many_arguments)]
+    pub fn append(
+        &mut self,
+        tp: &TopicPartition,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        headers: &[Header],
+        size: usize,
+        memory: OwnedSemaphorePermit,
+    ) -> Result<Appended> {
+        let queue = self.queues.entry(tp.clone()).or_default();
+        let fits = queue.batches.back().is_some_and(|b| {
+            b.builder.is_some()
+                && b.retry_at.is_none()
+                && b.attempts == 0
+                && b.bytes + size <= self.batch_size
+        });
+        if !fits {
+            queue.batches.push_back(ProducerBatch::new(
+                tp.clone(),
+                self.compression,
+                self.level,
+                self.batch_size.max(size),
+            ));
+        }
+        let batch = queue
+            .batches
+            .back_mut()
+            .ok_or_else(|| Error::malformed("accumulator", "no open batch"))?;
+        let builder = batch
+            .builder
+            .as_mut()
+            .ok_or_else(|| Error::malformed("accumulator", "open batch already encoded"))?;
+        builder.append(timestamp, key, value, headers)?;
+        let (tx, rx) = oneshot::channel();
+        batch.deliveries.push(Delivery { tx, timestamp });
+        batch.bytes += size;
+        match &mut batch.memory {
+            Some(m) => m.merge(memory),
+            None => batch.memory = Some(memory),
+        }
+        let batch_full = batch.bytes >= self.batch_size || queue.batches.len() > 1;
+        Ok(Appended {
+            rx,
+            batch_full,
+            new_batch: !fits,
+        })
+    }
+
+    /// Removes expired batches (older than `delivery.timeout.ms` and not in flight).
+    pub fn expire(&mut self, now: Instant, delivery_timeout: Duration) -> Vec<ProducerBatch> {
+        let mut expired = Vec::new();
+        for q in self.queues.values_mut() {
+            while q
+                .batches
+                .front()
+                .is_some_and(|b| now.duration_since(b.created) >= delivery_timeout)
+            {
+                if let Some(b) = q.batches.pop_front() {
+                    expired.push(b);
+                }
+            }
+        }
+        expired
+    }
+
+    /// Puts a batch back at the front of its partition's queue for a retry.
+    pub fn requeue(&mut self, mut batch: ProducerBatch, retry_at: Instant) {
+        batch.retry_at = Some(retry_at);
+        let q = self.queues.entry(batch.tp.clone()).or_default();
+        q.retries += 1;
+        q.batches.push_front(batch);
+    }
+}
+
+/// Shared handle type.
+pub(crate) type SharedAccumulator = Arc<std::sync::Mutex<Accumulator>>;

@@ -1,0 +1,407 @@
+//! The producer: `send()` enqueues a record and returns a future of its metadata.
+//!
+//! Flow: `send` → partition chosen (explicit, user partitioner, murmur2 of the key, or sticky) →
+//! the record is appended to its partition's open batch in the accumulator (waiting up to
+//! `max.block.ms` for metadata and for `buffer.memory`) → the sender task drains batches that are
+//! full, lingered for `linger.ms`, or are being flushed, groups them by leader and sends one
+//! ProduceRequest per broker → each response completes, retries or fails its records. Every
+//! record's future resolves exactly once, with metadata or a typed error, by
+//! `delivery.timeout.ms` at the latest.
+
+mod accumulator;
+mod partitioner;
+mod sender;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use tokio::sync::{oneshot, Notify, Semaphore};
+
+pub use partitioner::{murmur2, partition_for_key, Partitioner, StickyPartitioner};
+
+use crate::cluster::Cluster;
+use crate::config::{ClientConfig, PartitionerKind};
+use crate::records::{BatchBuilder, Header};
+use crate::{Error, Result};
+use accumulator::{Accumulator, SharedAccumulator};
+
+/// A topic and partition.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TopicPartition {
+    /// Topic name.
+    pub topic: Arc<str>,
+    /// Partition index.
+    pub partition: i32,
+}
+
+/// A record to send.
+#[derive(Debug, Clone, Default)]
+pub struct ProducerRecord {
+    /// Destination topic.
+    pub topic: String,
+    /// Explicit partition; `None` lets the partitioner choose.
+    pub partition: Option<i32>,
+    /// Key; `None` is null.
+    pub key: Option<Bytes>,
+    /// Value; `None` is null (a tombstone on compacted topics).
+    pub value: Option<Bytes>,
+    /// Headers, in order; keys may repeat.
+    pub headers: Vec<Header>,
+    /// Create timestamp in ms; `None` uses the current time.
+    pub timestamp: Option<i64>,
+}
+
+impl ProducerRecord {
+    /// A record with a value for `topic`.
+    pub fn new(topic: impl Into<String>, value: impl Into<Bytes>) -> Self {
+        ProducerRecord {
+            topic: topic.into(),
+            value: Some(value.into()),
+            ..Default::default()
+        }
+    }
+
+    /// Sets the key.
+    pub fn key(mut self, key: impl Into<Bytes>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// Sets the partition.
+    pub fn partition(mut self, partition: i32) -> Self {
+        self.partition = Some(partition);
+        self
+    }
+
+    /// Adds a header.
+    pub fn header(mut self, key: impl Into<Bytes>, value: Option<impl Into<Bytes>>) -> Self {
+        self.headers.push(Header::new(key, value));
+        self
+    }
+
+    /// Sets the create timestamp.
+    pub fn timestamp(mut self, ms: i64) -> Self {
+        self.timestamp = Some(ms);
+        self
+    }
+}
+
+/// Where a record was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordMetadata {
+    /// Topic.
+    pub topic: Arc<str>,
+    /// Partition.
+    pub partition: i32,
+    /// Offset, or -1 with `acks=0`.
+    pub offset: i64,
+    /// The create time, or the broker's log-append time.
+    pub timestamp: i64,
+}
+
+/// Resolves once with the record's metadata or the error that ended its delivery.
+#[derive(Debug)]
+pub struct DeliveryFuture {
+    rx: oneshot::Receiver<Result<RecordMetadata>>,
+}
+
+impl Future for DeliveryFuture {
+    type Output = Result<RecordMetadata>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.rx)
+            .poll(cx)
+            .map(|r| r.unwrap_or(Err(Error::Closed)))
+    }
+}
+
+/// Per-partition counters of a statistics snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionStats {
+    /// Topic and partition.
+    pub partition: TopicPartition,
+    /// Records waiting in the accumulator.
+    pub queued_records: usize,
+    /// Batches handed to the network.
+    pub batches_sent: u64,
+    /// Batches retried.
+    pub retries: u64,
+    /// Batches in flight.
+    pub in_flight: usize,
+}
+
+/// Per-broker counters of a statistics snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerStats {
+    /// Broker address.
+    pub broker: String,
+    /// Requests sent.
+    pub requests: u64,
+    /// Bytes written.
+    pub bytes_sent: u64,
+    /// Bytes read.
+    pub bytes_received: u64,
+    /// Mean round trip, microseconds.
+    pub mean_latency_us: u64,
+    /// Requests awaiting a response.
+    pub in_flight: usize,
+}
+
+/// A statistics snapshot.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProducerStats {
+    /// Records sent but not yet acknowledged or failed.
+    pub pending_records: usize,
+    /// Per partition.
+    pub partitions: Vec<PartitionStats>,
+    /// Per broker connection.
+    pub brokers: Vec<BrokerStats>,
+}
+
+/// State shared by the producer handle and its sender task.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    cluster: Arc<Cluster>,
+    accumulator: SharedAccumulator,
+    memory: Arc<Semaphore>,
+    /// Records sent whose futures have not resolved.
+    pending: AtomicUsize,
+    /// Wakes the sender (new full batch, flush, close, retry).
+    wake: Notify,
+    /// Signals that records resolved (flush waits on it).
+    drained: Notify,
+    flushing: AtomicUsize,
+    closing: AtomicBool,
+}
+
+/// An asynchronous Kafka producer. Cheap to share behind an `Arc`; every method takes `&self`.
+#[derive(Debug)]
+pub struct Producer {
+    shared: Arc<Shared>,
+    sticky: StickyPartitioner,
+    custom: Option<Arc<dyn Partitioner>>,
+    sender: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+impl Producer {
+    /// Creates a producer; must be called inside a tokio runtime (the sender task runs on it).
+    pub fn new(config: ClientConfig) -> Result<Producer> {
+        let p = &config.producer;
+        let accumulator = Accumulator::new(p.batch_size, p.compression, p.compression_level);
+        let memory = Arc::new(Semaphore::new(p.buffer_memory.min(Semaphore::MAX_PERMITS)));
+        let sticky = StickyPartitioner::new(p.batch_size);
+        let shared = Arc::new(Shared {
+            cluster: Cluster::new(config),
+            accumulator: Arc::new(Mutex::new(accumulator)),
+            memory,
+            pending: AtomicUsize::new(0),
+            wake: Notify::new(),
+            drained: Notify::new(),
+            flushing: AtomicUsize::new(0),
+            closing: AtomicBool::new(false),
+        });
+        let handle = tokio::runtime::Handle::try_current().map_err(|_| {
+            Error::config("runtime", "Producer::new must run inside a tokio runtime")
+        })?;
+        let sender = handle.spawn(sender::run(shared.clone()));
+        Ok(Producer {
+            shared,
+            sticky,
+            custom: None,
+            sender: Mutex::new(Some(sender)),
+        })
+    }
+
+    /// Builds a producer from Kafka property names.
+    pub fn from_map<K: AsRef<str>, V: AsRef<str>>(
+        entries: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<Producer> {
+        Producer::new(ClientConfig::from_map(entries)?)
+    }
+
+    /// Replaces the default partitioner for records without an explicit partition.
+    pub fn with_partitioner(mut self, partitioner: Arc<dyn Partitioner>) -> Self {
+        self.custom = Some(partitioner);
+        self
+    }
+
+    /// The cluster view (metadata, connections).
+    pub fn cluster(&self) -> &Arc<Cluster> {
+        &self.shared.cluster
+    }
+
+    /// Enqueues `record` and returns a future of its metadata. Waits only for what Kafka's
+    /// `send()` waits for: the topic's metadata and room in `buffer.memory`, together bounded by
+    /// `max.block.ms` (then `Timeout` or `QueueFull`).
+    pub async fn send(&self, record: ProducerRecord) -> Result<DeliveryFuture> {
+        if self.shared.closing.load(Ordering::Acquire) {
+            return Err(Error::Closed);
+        }
+        let config = &self.shared.cluster.config().producer;
+        let deadline = Instant::now() + config.max_block;
+        let timestamp = record.timestamp.unwrap_or_else(now_ms);
+        let size = BatchBuilder::new(config.compression).record_size(
+            0,
+            record.key.as_deref(),
+            record.value.as_deref(),
+            &record.headers,
+        ) + crate::records::RECORD_BATCH_OVERHEAD;
+        if size > config.max_request_size {
+            return Err(Error::RecordTooLarge {
+                size,
+                limit_name: "max.request.size",
+                limit: config.max_request_size,
+            });
+        }
+        if size > config.buffer_memory {
+            return Err(Error::RecordTooLarge {
+                size,
+                limit_name: "buffer.memory",
+                limit: config.buffer_memory,
+            });
+        }
+        let topic = self.shared.cluster.topic(&record.topic, deadline).await?;
+        let partitions = topic.partitions.len() as i32;
+        let partition = match record.partition {
+            Some(p) if p < 0 || p >= partitions => {
+                return Err(Error::Kafka(crate::ErrorCode::UnknownTopicOrPartition));
+            }
+            Some(p) => p,
+            None => self.choose_partition(&record, partitions, size),
+        };
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let permits = u32::try_from(size).unwrap_or(u32::MAX);
+        let memory = match tokio::time::timeout(
+            remaining,
+            self.shared.memory.clone().acquire_many_owned(permits),
+        )
+        .await
+        {
+            Ok(Ok(p)) => p,
+            Ok(Err(_)) => return Err(Error::Closed),
+            Err(_) => {
+                return Err(Error::QueueFull(format!(
+                    "buffer.memory ({} bytes) stayed full for max.block.ms ({:?})",
+                    config.buffer_memory, config.max_block
+                )))
+            }
+        };
+        let tp = TopicPartition {
+            topic: Arc::from(record.topic.as_str()),
+            partition,
+        };
+        let appended = {
+            let mut acc = self.shared.accumulator.lock().map_err(|_| Error::Closed)?;
+            acc.append(
+                &tp,
+                timestamp,
+                record.key.as_deref(),
+                record.value.as_deref(),
+                &record.headers,
+                size - crate::records::RECORD_BATCH_OVERHEAD,
+                memory,
+            )?
+        };
+        self.shared.pending.fetch_add(1, Ordering::AcqRel);
+        // The sender only needs waking when there is something new to schedule: a full batch,
+        // or a new batch whose linger deadline it does not know yet.
+        if appended.batch_full || appended.new_batch || config.linger == Duration::ZERO {
+            self.shared.wake.notify_one();
+        }
+        Ok(DeliveryFuture { rx: appended.rx })
+    }
+
+    fn choose_partition(&self, record: &ProducerRecord, partitions: i32, size: usize) -> i32 {
+        if let Some(custom) = &self.custom {
+            return custom
+                .partition(&record.topic, record.key.as_deref(), partitions)
+                .clamp(0, partitions - 1);
+        }
+        let config = &self.shared.cluster.config().producer;
+        match (config.partitioner, record.key.as_deref()) {
+            (PartitionerKind::RoundRobin, _) => self.sticky.round_robin(&record.topic, partitions),
+            (PartitionerKind::Default, Some(key)) if !config.partitioner_ignore_keys => {
+                partition_for_key(key, partitions)
+            }
+            (PartitionerKind::Default, _) => self.sticky.sticky(&record.topic, partitions, size),
+        }
+    }
+
+    /// Sends everything queued now, without waiting for `linger.ms`, and waits until every
+    /// record sent so far has resolved.
+    pub async fn flush(&self) {
+        self.shared.flushing.fetch_add(1, Ordering::AcqRel);
+        loop {
+            let drained = self.shared.drained.notified();
+            tokio::pin!(drained);
+            drained.as_mut().enable();
+            if self.shared.pending.load(Ordering::Acquire) == 0 {
+                break;
+            }
+            self.shared.wake.notify_one();
+            // Re-check periodically in case a wake-up raced with the count.
+            let _ = tokio::time::timeout(Duration::from_millis(100), drained).await;
+        }
+        self.shared.flushing.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Records sent whose futures have not resolved yet.
+    pub fn pending(&self) -> usize {
+        self.shared.pending.load(Ordering::Acquire)
+    }
+
+    /// Flushes, stops the sender and closes connections. Later sends fail with `Closed`.
+    pub async fn close(&self) {
+        self.shared.closing.store(true, Ordering::Release);
+        self.flush().await;
+        self.shared.wake.notify_one();
+        let handle = self.sender.lock().ok().and_then(|mut s| s.take());
+        if let Some(h) = handle {
+            let _ = h.await;
+        }
+        self.shared.cluster.close();
+    }
+
+    /// A statistics snapshot.
+    pub fn stats(&self) -> ProducerStats {
+        let mut partitions = Vec::new();
+        if let Ok(acc) = self.shared.accumulator.lock() {
+            for (tp, q) in &acc.queues {
+                partitions.push(PartitionStats {
+                    partition: tp.clone(),
+                    queued_records: q.batches.iter().map(|b| b.record_count()).sum(),
+                    batches_sent: q.batches_sent,
+                    retries: q.retries,
+                    in_flight: q.in_flight,
+                });
+            }
+        }
+        partitions.sort_by(|a, b| {
+            (&a.partition.topic, a.partition.partition)
+                .cmp(&(&b.partition.topic, b.partition.partition))
+        });
+        ProducerStats {
+            pending_records: self.pending(),
+            partitions,
+            brokers: self.shared.cluster.broker_stats(),
+        }
+    }
+}
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        self.shared.closing.store(true, Ordering::Release);
+        self.shared.wake.notify_one();
+    }
+}

@@ -1,0 +1,186 @@
+//! Choosing a partition for a record.
+//!
+//! Keyed records: `murmur2(key) & 0x7fffffff % partitions`, the formula of the Java client's
+//! default partitioner and librdkafka's `murmur2_random`, so the same key lands in the same
+//! partition whichever client wrote it. Unkeyed records: uniform sticky partitioning (KIP-794):
+//! stay on one partition until `batch.size` bytes went to it, then move to another at random.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// Kafka's murmur2 variant (seed `0x9747b28c`), on signed 32-bit arithmetic like the Java code.
+pub fn murmur2(data: &[u8]) -> i32 {
+    const SEED: u32 = 0x9747_b28c;
+    const M: u32 = 0x5bd1_e995;
+    const R: u32 = 24;
+    let len = data.len();
+    let mut h: u32 = SEED ^ (len as u32);
+    let mut chunks = data.chunks_exact(4);
+    for c in &mut chunks {
+        let mut k = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        k = k.wrapping_mul(M);
+        k ^= k >> R;
+        k = k.wrapping_mul(M);
+        h = h.wrapping_mul(M);
+        h ^= k;
+    }
+    let tail = chunks.remainder();
+    if tail.len() >= 3 {
+        h ^= u32::from(tail[2]) << 16;
+    }
+    if tail.len() >= 2 {
+        h ^= u32::from(tail[1]) << 8;
+    }
+    if !tail.is_empty() {
+        h ^= u32::from(tail[0]);
+        h = h.wrapping_mul(M);
+    }
+    h ^= h >> 13;
+    h = h.wrapping_mul(M);
+    h ^= h >> 15;
+    h as i32
+}
+
+/// The default partition of a key among `partitions`.
+pub fn partition_for_key(key: &[u8], partitions: i32) -> i32 {
+    (murmur2(key) & 0x7fff_ffff) % partitions.max(1)
+}
+
+/// A user-supplied partitioner.
+pub trait Partitioner: Send + Sync + std::fmt::Debug {
+    /// Picks a partition in `0..partitions` for a record of `topic` with `key`.
+    fn partition(&self, topic: &str, key: Option<&[u8]>, partitions: i32) -> i32;
+}
+
+/// A small xorshift generator: good enough to spread sticky partitions, no dependency.
+#[derive(Debug)]
+struct Rng(AtomicU64);
+
+impl Rng {
+    fn seeded() -> Self {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0x2545_f491, |d| d.as_nanos() as u64)
+            | 1;
+        Rng(AtomicU64::new(seed))
+    }
+
+    fn next(&self) -> u64 {
+        let mut x = self.0.load(Ordering::Relaxed);
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0.store(x, Ordering::Relaxed);
+        x
+    }
+}
+
+/// Per-topic state of the uniform sticky partitioner.
+#[derive(Debug, Default, Clone, Copy)]
+struct Sticky {
+    partition: i32,
+    bytes: usize,
+}
+
+/// Sticky assignment for unkeyed records (KIP-794) and round robin.
+#[derive(Debug)]
+pub struct StickyPartitioner {
+    batch_size: usize,
+    state: Mutex<HashMap<String, Sticky>>,
+    round_robin: Mutex<HashMap<String, i32>>,
+    rng: Rng,
+}
+
+impl StickyPartitioner {
+    /// A partitioner that switches partitions after `batch_size` bytes.
+    pub fn new(batch_size: usize) -> Self {
+        StickyPartitioner {
+            batch_size: batch_size.max(1),
+            state: Mutex::new(HashMap::new()),
+            round_robin: Mutex::new(HashMap::new()),
+            rng: Rng::seeded(),
+        }
+    }
+
+    /// The partition for an unkeyed record of `size` bytes.
+    pub fn sticky(&self, topic: &str, partitions: i32, size: usize) -> i32 {
+        let partitions = partitions.max(1);
+        let Ok(mut state) = self.state.lock() else {
+            return (self.rng.next() % partitions as u64) as i32;
+        };
+        let entry = state.entry(topic.to_string()).or_insert_with(|| Sticky {
+            partition: (self.rng.next() % partitions as u64) as i32,
+            bytes: 0,
+        });
+        if entry.bytes >= self.batch_size || entry.partition >= partitions {
+            let mut next = (self.rng.next() % partitions as u64) as i32;
+            if partitions > 1 && next == entry.partition {
+                next = (next + 1) % partitions;
+            }
+            *entry = Sticky {
+                partition: next,
+                bytes: 0,
+            };
+        }
+        entry.bytes += size;
+        entry.partition
+    }
+
+    /// The next partition in round-robin order.
+    pub fn round_robin(&self, topic: &str, partitions: i32) -> i32 {
+        let partitions = partitions.max(1);
+        let Ok(mut rr) = self.round_robin.lock() else {
+            return 0;
+        };
+        let next = rr.entry(topic.to_string()).or_insert(-1);
+        *next = (*next + 1) % partitions;
+        *next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn murmur2_matches_kafkas_published_values() {
+        // Values from Apache Kafka's own unit tests of Utils.murmur2.
+        let cases: [(&[u8], i32); 6] = [
+            (b"21", -973_932_308),
+            (b"foobar", -790_332_482),
+            (b"a-little-bit-long-string", -985_981_536),
+            (b"a-little-bit-longer-string", -1_486_304_829),
+            (
+                b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8",
+                -58_897_971,
+            ),
+            (b"abc", 479_470_107),
+        ];
+        for (input, want) in cases {
+            assert_eq!(murmur2(input), want, "{}", String::from_utf8_lossy(input));
+        }
+    }
+
+    #[test]
+    fn sticky_switches_after_batch_size() {
+        let p = StickyPartitioner::new(100);
+        let first = p.sticky("t", 8, 60);
+        assert_eq!(p.sticky("t", 8, 60), first, "still under batch.size");
+        let third = p.sticky("t", 8, 60);
+        assert_ne!(third, first, "moved on after batch.size bytes");
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..200 {
+            seen.insert(p.sticky("t", 8, 200));
+        }
+        assert_eq!(seen.len(), 8, "all partitions used over time");
+        assert_eq!(p.sticky("u", 1, 500), 0);
+    }
+
+    #[test]
+    fn round_robin_cycles() {
+        let p = StickyPartitioner::new(100);
+        let got: Vec<i32> = (0..6).map(|_| p.round_robin("t", 3)).collect();
+        assert_eq!(got, [0, 1, 2, 0, 1, 2]);
+    }
+}

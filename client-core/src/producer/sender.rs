@@ -1,0 +1,275 @@
+//! The background task that turns ready batches into Produce requests, one per broker, and
+//! completes, retries or fails their records from the responses.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::{ProduceRequest, TopicName};
+use kafka_protocol::protocol::StrBytes;
+
+use super::accumulator::{ProducerBatch, SharedAccumulator};
+use super::Shared;
+use crate::config::Acks;
+use crate::{Error, ErrorCode};
+
+/// Runs until the producer closes and every queued record is resolved.
+pub(crate) async fn run(shared: Arc<Shared>) {
+    loop {
+        let notified = shared.wake.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let next_wake = drain_and_send(&shared).await;
+        let closing = shared.closing.load(Ordering::Acquire);
+        if closing && shared.pending.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        match next_wake {
+            Some(at) => {
+                let _ = tokio::time::timeout_at(at.into(), notified).await;
+            }
+            None => notified.await,
+        }
+    }
+}
+
+/// Sends every ready batch; returns when the sender should look again if nothing wakes it.
+async fn drain_and_send(shared: &Arc<Shared>) -> Option<Instant> {
+    let config = &shared.cluster.config().producer;
+    let now = Instant::now();
+    let flushing =
+        shared.flushing.load(Ordering::Acquire) > 0 || shared.closing.load(Ordering::Acquire);
+    let metadata = shared.cluster.metadata();
+    let mut by_leader: HashMap<i32, Vec<ProducerBatch>> = HashMap::new();
+    let mut next_wake: Option<Instant> = None;
+    let mut unknown_leader = false;
+    {
+        let Ok(mut acc) = shared.accumulator.lock() else {
+            return None;
+        };
+        for batch in acc.expire(now, config.delivery_timeout) {
+            let n = batch.record_count();
+            batch.fail(&Error::Timeout(format!(
+                "record expired after delivery.timeout.ms ({:?}) before it could be sent",
+                config.delivery_timeout
+            )));
+            shared.pending.fetch_sub(n, Ordering::AcqRel);
+        }
+        let max_in_flight = shared.cluster.config().max_in_flight;
+        let mut request_bytes: HashMap<i32, usize> = HashMap::new();
+        for (tp, queue) in acc.queues.iter_mut() {
+            let Some(front) = queue.batches.front() else {
+                continue;
+            };
+            // With max.in.flight=1 a partition's next batch waits for the previous one, which is
+            // what keeps order under retries.
+            if max_in_flight == 1 && queue.in_flight > 0 {
+                continue;
+            }
+            let wake_at = match front.retry_at {
+                Some(at) => at,
+                None => front.created + config.linger,
+            };
+            let full = front.bytes >= config.batch_size || queue.batches.len() > 1;
+            let ready = match front.retry_at {
+                Some(at) => at <= now,
+                None => full || flushing || wake_at <= now,
+            };
+            if !ready {
+                next_wake = Some(next_wake.map_or(wake_at, |w| w.min(wake_at)));
+                continue;
+            }
+            let Some(leader) = metadata.leader(&tp.topic, tp.partition) else {
+                unknown_leader = true;
+                continue;
+            };
+            let used = request_bytes.entry(leader).or_default();
+            if *used > 0 && *used + front.bytes > config.max_request_size {
+                // This request is full; the batch goes in the next one.
+                next_wake = Some(now);
+                continue;
+            }
+            if let Some(batch) = queue.batches.pop_front() {
+                *used += batch.bytes;
+                queue.in_flight += 1;
+                queue.batches_sent += 1;
+                by_leader.entry(leader).or_default().push(batch);
+            }
+        }
+    }
+    if unknown_leader {
+        shared.cluster.invalidate();
+        let cluster = shared.cluster.clone();
+        tokio::spawn(async move {
+            let _ = cluster.refresh().await;
+        });
+        let retry = now + shared.cluster.config().retry_backoff;
+        next_wake = Some(next_wake.map_or(retry, |w| w.min(retry)));
+    }
+    for (leader, batches) in by_leader {
+        let shared = shared.clone();
+        tokio::spawn(async move { send_to(shared, leader, batches).await });
+    }
+    next_wake
+}
+
+/// Sends one Produce request to `leader` and settles its batches.
+async fn send_to(shared: Arc<Shared>, leader: i32, mut batches: Vec<ProducerBatch>) {
+    let producer_config = &shared.cluster.config().producer;
+    let mut topics: Vec<TopicProduceData> = Vec::new();
+    let mut failed_encoding = Vec::new();
+    for (i, batch) in batches.iter_mut().enumerate() {
+        let records = match batch.encoded() {
+            Ok(r) => r,
+            Err(e) => {
+                failed_encoding.push((i, e));
+                continue;
+            }
+        };
+        let data = PartitionProduceData::default()
+            .with_index(batch.tp.partition)
+            .with_records(Some(records));
+        match topics
+            .iter_mut()
+            .find(|t| t.name.as_str() == batch.tp.topic.as_ref())
+        {
+            Some(t) => t.partition_data.push(data),
+            None => topics.push(
+                TopicProduceData::default()
+                    .with_name(TopicName(StrBytes::from_string(batch.tp.topic.to_string())))
+                    .with_partition_data(vec![data]),
+            ),
+        }
+    }
+    for (i, e) in failed_encoding.into_iter().rev() {
+        let batch = batches.remove(i);
+        settle_failed(&shared, batch, &e);
+    }
+    if batches.is_empty() {
+        return;
+    }
+    let request = ProduceRequest::default()
+        .with_acks(producer_config.acks.wire())
+        .with_timeout_ms(
+            shared
+                .cluster
+                .config()
+                .request_timeout
+                .as_millis()
+                .min(i32::MAX as u128) as i32,
+        )
+        .with_topic_data(topics);
+    let connection = match shared.cluster.connection(leader).await {
+        Ok(c) => c,
+        Err(e) => {
+            shared.cluster.on_error(&e);
+            for b in batches {
+                retry_or_fail(&shared, b, e.is_retriable(), &e);
+            }
+            shared.wake.notify_one();
+            return;
+        }
+    };
+    if producer_config.acks == Acks::None {
+        let result = connection.send_no_response(&request).await;
+        for b in batches {
+            match &result {
+                Ok(()) => settle_ok(&shared, b, -1, -1),
+                Err(e) => retry_or_fail(&shared, b, e.is_retriable(), e),
+            }
+        }
+        shared.wake.notify_one();
+        return;
+    }
+    let response = connection.send(&request).await;
+    match response {
+        Err(e) => {
+            shared.cluster.on_error(&e);
+            for b in batches {
+                retry_or_fail(&shared, b, e.is_retriable(), &e);
+            }
+        }
+        Ok(resp) => {
+            let mut results: HashMap<(String, i32), (i16, i64, i64)> = HashMap::new();
+            for t in &resp.responses {
+                for p in &t.partition_responses {
+                    results.insert(
+                        (t.name.to_string(), p.index),
+                        (p.error_code, p.base_offset, p.log_append_time_ms),
+                    );
+                }
+            }
+            for b in batches {
+                let key = (b.tp.topic.to_string(), b.tp.partition);
+                match results.get(&key) {
+                    None => {
+                        let e = Error::malformed(
+                            "produce response",
+                            format!("no result for {}-{}", key.0, key.1),
+                        );
+                        settle_failed(&shared, b, &e);
+                    }
+                    Some(&(0, base, log_append_time)) => {
+                        settle_ok(&shared, b, base, log_append_time)
+                    }
+                    Some(&(code, _, _)) => {
+                        let code = ErrorCode::from_code(code);
+                        let e = Error::Kafka(code);
+                        shared.cluster.on_error(&e);
+                        retry_or_fail(&shared, b, code.is_retriable(), &e);
+                    }
+                }
+            }
+        }
+    }
+    shared.wake.notify_one();
+}
+
+fn finish_in_flight(accumulator: &SharedAccumulator, batch: &ProducerBatch) {
+    if let Ok(mut acc) = accumulator.lock() {
+        if let Some(q) = acc.queues.get_mut(&batch.tp) {
+            q.in_flight = q.in_flight.saturating_sub(1);
+        }
+    }
+}
+
+fn settle_ok(shared: &Shared, batch: ProducerBatch, base_offset: i64, log_append_time: i64) {
+    finish_in_flight(&shared.accumulator, &batch);
+    let n = batch.record_count();
+    batch.complete(base_offset, log_append_time);
+    shared.pending.fetch_sub(n, Ordering::AcqRel);
+    shared.drained.notify_waiters();
+}
+
+fn settle_failed(shared: &Shared, batch: ProducerBatch, error: &Error) {
+    finish_in_flight(&shared.accumulator, &batch);
+    let n = batch.record_count();
+    batch.fail(error);
+    shared.pending.fetch_sub(n, Ordering::AcqRel);
+    shared.drained.notify_waiters();
+}
+
+/// Retries a batch (at the front of its partition queue, after `retry.backoff.ms`) while the
+/// error is retriable, retries remain and the delivery timeout has not passed; fails it otherwise.
+fn retry_or_fail(shared: &Shared, mut batch: ProducerBatch, retriable: bool, error: &Error) {
+    let config = &shared.cluster.config().producer;
+    batch.attempts += 1;
+    let retry_at = Instant::now() + shared.cluster.config().retry_backoff;
+    let expired = retry_at.duration_since(batch.created) >= config.delivery_timeout;
+    if retriable && batch.attempts <= config.retries && !expired {
+        tracing::debug!(topic = %batch.tp.topic, partition = batch.tp.partition, attempt = batch.attempts, error = %error, "retrying batch");
+        finish_in_flight(&shared.accumulator, &batch);
+        if let Ok(mut acc) = shared.accumulator.lock() {
+            acc.requeue(batch, retry_at);
+        }
+        return;
+    }
+    let error = if expired && retriable {
+        Error::Timeout(format!("delivery.timeout.ms passed; last error: {error}"))
+    } else {
+        super::accumulator::clone_error(error)
+    };
+    settle_failed(shared, batch, &error);
+}
