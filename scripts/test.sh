@@ -38,6 +38,13 @@ if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
 
   step "compat: confluent-kafka (librdkafka) and kafka-python against odradek-broker"
   ODRADEK_BROKER_BIN="$root/target/debug/odradek-broker" tests/compat/run_broker_peers.sh
+
+  step "compat: the client suite against Apache Kafka 4.x (jars from Maven Central)"
+  kdir=$(mktemp -d)
+  trap 'tests/compat/kafka.sh stop "$kdir" >/dev/null 2>&1 || true; rm -rf "$out" "$kdir"' EXIT
+  kafka_addr=$(tests/compat/kafka.sh start "$kdir")
+  ODRADEK_TEST_BOOTSTRAP="$kafka_addr" cargo test -p odradek-suite
+  tests/compat/kafka.sh stop "$kdir"
 fi
 
 step "all tiers passed"
