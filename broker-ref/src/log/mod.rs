@@ -9,11 +9,13 @@
 //! satisfy and how it is turned into stored bytes), `segment` with `index`, `time_index`,
 //! `index_file` and `scan` (files and lookups), `checkpoint` and `epoch_cache` (small durable
 //! state), `recovery` ([`Log::open`]), `read` (Fetch and ListOffsets), `retention`
-//! (time/size retention, DeleteRecords).
+//! (time/size retention, DeleteRecords), `cleaner` (compaction of `cleanup.policy=compact`
+//! topics).
 
 pub mod config;
 
 mod checkpoint;
+mod cleaner;
 mod epoch_cache;
 mod index;
 mod index_file;
@@ -41,6 +43,7 @@ use bytes::{Bytes, BytesMut};
 use odradek::records::{stamp_offsets, RecordBatch};
 use odradek::ErrorCode;
 
+pub use cleaner::{BuiltCleaning, CleanOutcome, CleanableState, CleanerOptions, CleaningPlan};
 pub use config::{CleanupPolicy, LogConfig, TopicCompression, TOPIC_CONFIG_KEYS};
 pub use epoch_cache::EpochEntry;
 pub use validate::{validate_batch, ValidatedBatch};
@@ -425,6 +428,7 @@ impl Log {
         }
         self.recovery_point = self.recovery_point.min(end);
         checkpoint::write_offset(&self.dir, RECOVERY_POINT_FILE, self.recovery_point)?;
+        cleaner::offset_checkpoint::truncate_to(&self.dir, end)?;
         Ok(())
     }
 }

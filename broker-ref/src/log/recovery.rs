@@ -1,8 +1,9 @@
 //! Opening a log: directory listing and cleanup, checkpoints, and crash recovery.
 //!
 //! Procedure (specified in `docs/storage.md`):
-//! 1. Remove leftovers of interrupted operations (`*.tmp`, `*.deleted`, index files without a
-//!    `.log`).
+//! 1. Complete segment swaps the log cleaner committed (`*.log.swap`, see `cleaner::swap`), then
+//!    remove leftovers of interrupted operations (`*.tmp`, `*.deleted`, `*.cleaned`, other
+//!    `*.swap`, index files without a `.log`).
 //! 2. Read the recovery point, log start offset and leader epoch checkpoints and note whether
 //!    the clean-shutdown marker is present.
 //! 3. Open segments in offset order. A segment is *trusted* after a clean shutdown or when the
@@ -129,6 +130,7 @@ impl Log {
                 checkpoint::sync_dir(parent)?;
             }
         }
+        super::cleaner::swap::complete_interrupted_swaps(&dir)?;
         let bases = list_segments(&dir)?;
         let clean = dir.join(CLEAN_SHUTDOWN_FILE).exists();
         // Removed before anything is touched: if opening crashes, the next open recovers fully.

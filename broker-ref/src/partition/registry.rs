@@ -353,7 +353,9 @@ impl TopicRegistry {
         if count > MAX_PARTITIONS_PER_TOPIC {
             return Err(Error::kafka(
                 ErrorCode::InvalidPartitions,
-                format!("a topic may have at most {MAX_PARTITIONS_PER_TOPIC} partitions, got {count}"),
+                format!(
+                    "a topic may have at most {MAX_PARTITIONS_PER_TOPIC} partitions, got {count}"
+                ),
             ));
         }
         if validate_only {

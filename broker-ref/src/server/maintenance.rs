@@ -1,4 +1,5 @@
-//! Background upkeep: retention every `log.retention.check.interval.ms`.
+//! Background upkeep: retention and timed flush every `log.retention.check.interval.ms`, and the
+//! log cleaner (compaction) every `log.cleaner.backoff.ms` when `log.cleaner.enable` is true.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -6,11 +7,21 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::broker::{now_ms, Broker};
+use crate::log::{CleanOutcome, CleanerOptions};
+use crate::partition::Partition;
+use crate::Result;
 
 const INITIAL_DELAY_MS: u64 = 30_000;
 
 /// Runs until shutdown.
-pub async fn run(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) {
+pub async fn run(broker: Arc<Broker>, shutdown: watch::Receiver<bool>) {
+    tokio::join!(
+        retention_loop(broker.clone(), shutdown.clone()),
+        cleaner_loop(broker, shutdown)
+    );
+}
+
+async fn retention_loop(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) {
     let interval = broker
         .config
         .long("log.retention.check.interval.ms")
@@ -40,4 +51,67 @@ pub async fn run(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) {
             }
         }
     }
+}
+
+/// Every `log.cleaner.backoff.ms` (measured from the end of the previous pass), cleans each
+/// compacted partition that needs it, on a blocking-pool thread so the async workers keep
+/// serving. One pass at a time; a pass stops between partitions when shutdown begins.
+async fn cleaner_loop(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) {
+    if !broker.config.bool("log.cleaner.enable") {
+        return;
+    }
+    let backoff = broker
+        .config
+        .long("log.cleaner.backoff.ms")
+        .clamp(1, i64::from(u32::MAX)) as u64;
+    let options = CleanerOptions {
+        dedupe_buffer_bytes: broker.config.long("log.cleaner.dedupe.buffer.size").max(1) as u64,
+    };
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = tokio::time::sleep(Duration::from_millis(backoff)) => {}
+        }
+        let (broker, options, stop) = (broker.clone(), options.clone(), shutdown.clone());
+        let pass = tokio::task::spawn_blocking(move || clean_all(&broker, &options, &stop));
+        if let Err(e) = pass.await {
+            tracing::error!(error = %e, "log cleaner pass panicked");
+        }
+    }
+}
+
+/// One pass over every compacted partition.
+fn clean_all(broker: &Broker, options: &CleanerOptions, stop: &watch::Receiver<bool>) {
+    for topic in broker.topics.list() {
+        for partition in topic.partitions() {
+            if *stop.borrow() {
+                return;
+            }
+            if let Err(e) = clean_partition(&partition, options) {
+                tracing::warn!(topic = %topic.name, partition = partition.index(), error = %e, "log cleaning failed");
+            }
+        }
+    }
+}
+
+/// Cleans one partition if it needs it. The partition lock is taken twice, briefly: to plan
+/// (pick the range, open the segments) and to commit (swap the cleaned segments in); the
+/// reading and writing in between runs unlocked, so produce and fetch are not blocked by it.
+fn clean_partition(
+    partition: &Partition,
+    options: &CleanerOptions,
+) -> Result<Option<CleanOutcome>> {
+    let plan = {
+        let log = partition.log()?;
+        if !log.config().is_compacted() {
+            return Ok(None);
+        }
+        log.plan_cleaning(now_ms(), options)?
+    };
+    let Some(plan) = plan else {
+        return Ok(None);
+    };
+    let built = plan.build()?;
+    let outcome = partition.log()?.commit_cleaning(built)?;
+    Ok(Some(outcome))
 }
