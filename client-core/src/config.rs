@@ -68,6 +68,49 @@ pub struct ClientConfig {
     pub allow_auto_create_topics: bool,
     /// Producer settings.
     pub producer: ProducerConfig,
+    /// Consumer settings.
+    pub consumer: ConsumerConfig,
+}
+
+/// What a consumer does when it has no valid position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OffsetReset {
+    /// Start at the log start offset.
+    Earliest,
+    /// Start at the high watermark.
+    Latest,
+    /// Raise an error.
+    None,
+}
+
+/// Consumer settings.
+#[derive(Debug, Clone)]
+pub struct ConsumerConfig {
+    /// `group.id` (none).
+    pub group_id: Option<String>,
+    /// `auto.offset.reset` (latest).
+    pub auto_offset_reset: OffsetReset,
+    /// `fetch.min.bytes` (1).
+    pub fetch_min_bytes: i32,
+    /// `fetch.max.wait.ms` (500).
+    pub fetch_max_wait: Duration,
+    /// `fetch.max.bytes` (52428800).
+    pub fetch_max_bytes: i32,
+    /// `max.partition.fetch.bytes` (1048576).
+    pub max_partition_fetch_bytes: i32,
+    /// `max.poll.records` (500).
+    pub max_poll_records: usize,
+    /// `check.crcs` (true).
+    pub check_crcs: bool,
+    /// `isolation.level` (read_uncommitted); `true` for read_committed.
+    pub read_committed: bool,
+    /// `enable.auto.commit` (true; used with groups).
+    pub enable_auto_commit: bool,
+    /// `auto.commit.interval.ms` (5000).
+    pub auto_commit_interval: Duration,
+    /// Bytes of fetched, not yet consumed data the consumer may buffer before it stops
+    /// prefetching (`queued.max.messages.kbytes` in librdkafka; default 64 MiB).
+    pub max_buffered_bytes: usize,
 }
 
 /// Producer settings.
@@ -131,6 +174,20 @@ impl Default for ClientConfig {
                 enable_idempotence: false,
                 partitioner: PartitionerKind::Default,
                 partitioner_ignore_keys: false,
+            },
+            consumer: ConsumerConfig {
+                group_id: None,
+                auto_offset_reset: OffsetReset::Latest,
+                fetch_min_bytes: 1,
+                fetch_max_wait: Duration::from_millis(500),
+                fetch_max_bytes: 52_428_800,
+                max_partition_fetch_bytes: 1_048_576,
+                max_poll_records: 500,
+                check_crcs: true,
+                read_committed: false,
+                enable_auto_commit: true,
+                auto_commit_interval: Duration::from_millis(5000),
+                max_buffered_bytes: 64 << 20,
             },
         }
     }
@@ -266,6 +323,59 @@ impl ClientConfig {
                 }
             }
             "partitioner.ignore.keys" => p.partitioner_ignore_keys = parse_bool(key, value)?,
+            _ => return self.set_consumer(key, value),
+        }
+        Ok(())
+    }
+
+    fn set_consumer(&mut self, key: &str, value: &str) -> Result<()> {
+        let c = &mut self.consumer;
+        match key {
+            "group.id" => c.group_id = Some(value.to_string()).filter(|g| !g.is_empty()),
+            "auto.offset.reset" => {
+                c.auto_offset_reset = match value.trim().to_ascii_lowercase().as_str() {
+                    "earliest" | "smallest" | "beginning" => OffsetReset::Earliest,
+                    "latest" | "largest" | "end" => OffsetReset::Latest,
+                    "none" | "error" => OffsetReset::None,
+                    _ => {
+                        return Err(Error::config(
+                            key,
+                            format!("`{value}` is not earliest, latest or none"),
+                        ))
+                    }
+                }
+            }
+            "fetch.min.bytes" => c.fetch_min_bytes = parse_num(key, value)?,
+            "fetch.max.wait.ms" | "fetch.wait.max.ms" => c.fetch_max_wait = parse_ms(key, value)?,
+            "fetch.max.bytes" => c.fetch_max_bytes = parse_num(key, value)?,
+            "max.partition.fetch.bytes" | "fetch.message.max.bytes" => {
+                c.max_partition_fetch_bytes = parse_num(key, value)?
+            }
+            "max.poll.records" => {
+                c.max_poll_records = parse_num(key, value)?;
+                if c.max_poll_records == 0 {
+                    return Err(Error::config(key, "must be at least 1"));
+                }
+            }
+            "check.crcs" => c.check_crcs = parse_bool(key, value)?,
+            "isolation.level" => {
+                c.read_committed = match value.trim() {
+                    "read_committed" => true,
+                    "read_uncommitted" => false,
+                    _ => {
+                        return Err(Error::config(
+                            key,
+                            format!("`{value}` is not read_committed or read_uncommitted"),
+                        ))
+                    }
+                }
+            }
+            "enable.auto.commit" => c.enable_auto_commit = parse_bool(key, value)?,
+            "auto.commit.interval.ms" => c.auto_commit_interval = parse_ms(key, value)?,
+            "queued.max.messages.kbytes" => {
+                let kb: usize = parse_num(key, value)?;
+                c.max_buffered_bytes = kb.saturating_mul(1024);
+            }
             _ => return Err(Error::config(key, "unknown configuration key")),
         }
         Ok(())

@@ -14,6 +14,7 @@
 pub mod alloc;
 pub mod cluster;
 pub mod config;
+pub mod consumer;
 mod error;
 pub mod net;
 pub mod producer;
@@ -21,6 +22,7 @@ pub mod protocol;
 pub mod records;
 
 pub use config::ClientConfig;
+pub use consumer::{Consumer, ConsumerRecord};
 pub use error::{Error, Result};
 pub use producer::{Producer, ProducerRecord, RecordMetadata};
 pub use protocol::ErrorCode;

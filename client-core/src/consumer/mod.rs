@@ -1,0 +1,504 @@
+//! The consumer: assigned partitions, positions, seek, pause/resume, and `poll`.
+//!
+//! A background fetcher prefetches from every leader (one Fetch in flight per broker, bounded by
+//! `max.partition.fetch.bytes`, `fetch.max.bytes` and a memory budget) and buffers the stored
+//! batches as they came off the wire. `poll` decodes them lazily: each batch is decompressed once,
+//! CRC-checked when `check.crcs` is set, control batches are skipped, and records before the
+//! position (a batch may start before it) are dropped. Seeking bumps a partition's generation so
+//! data fetched for the old position is discarded.
+//!
+//! Groups (`subscribe`) and read_committed filtering of aborted transactions arrive with their
+//! own issues; this consumer is driven by `assign`.
+
+mod fetcher;
+mod offsets;
+mod state;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use tokio::sync::Notify;
+
+pub use offsets::{list_offsets, EARLIEST, LATEST};
+
+use crate::cluster::Cluster;
+use crate::config::{ClientConfig, OffsetReset};
+use crate::producer::TopicPartition;
+use crate::records::{Header, TimestampType};
+use crate::{Error, ErrorCode, Result};
+use state::{PartState, Reset, State};
+
+/// A record handed to the application.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsumerRecord {
+    /// Topic.
+    pub topic: Arc<str>,
+    /// Partition.
+    pub partition: i32,
+    /// Offset.
+    pub offset: i64,
+    /// Timestamp in ms.
+    pub timestamp: i64,
+    /// Create time or log-append time.
+    pub timestamp_type: TimestampType,
+    /// Key; `None` is null.
+    pub key: Option<Bytes>,
+    /// Value; `None` is null.
+    pub value: Option<Bytes>,
+    /// Headers in wire order.
+    pub headers: Vec<Header>,
+    /// Leader epoch of the batch (`None` when not stamped).
+    pub leader_epoch: Option<i32>,
+}
+
+/// State shared with the fetcher.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    cluster: Arc<Cluster>,
+    state: Mutex<State>,
+    fetch_wake: Notify,
+    data_ready: Notify,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// An asynchronous Kafka consumer for assigned partitions.
+#[derive(Debug)]
+pub struct Consumer {
+    shared: Arc<Shared>,
+    fetcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    ready: Mutex<VecDeque<ConsumerRecord>>,
+}
+
+fn default_reset(policy: OffsetReset) -> Option<Reset> {
+    match policy {
+        OffsetReset::Earliest => Some(Reset::Earliest),
+        OffsetReset::Latest => Some(Reset::Latest),
+        OffsetReset::None => None,
+    }
+}
+
+impl Consumer {
+    /// Creates a consumer; must be called inside a tokio runtime (the fetcher runs on it).
+    pub fn new(config: ClientConfig) -> Result<Consumer> {
+        let shared = Arc::new(Shared {
+            cluster: Cluster::new(config),
+            state: Mutex::new(State::default()),
+            fetch_wake: Notify::new(),
+            data_ready: Notify::new(),
+        });
+        let handle = tokio::runtime::Handle::try_current().map_err(|_| {
+            Error::config("runtime", "Consumer::new must run inside a tokio runtime")
+        })?;
+        let fetcher = handle.spawn(fetcher::run(shared.clone()));
+        Ok(Consumer {
+            shared,
+            fetcher: Mutex::new(Some(fetcher)),
+            ready: Mutex::new(VecDeque::new()),
+        })
+    }
+
+    /// Builds a consumer from Kafka property names.
+    pub fn from_map<K: AsRef<str>, V: AsRef<str>>(
+        entries: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<Consumer> {
+        Consumer::new(ClientConfig::from_map(entries)?)
+    }
+
+    /// The cluster view.
+    pub fn cluster(&self) -> &Arc<Cluster> {
+        &self.shared.cluster
+    }
+
+    /// Replaces the assignment. New partitions start per `auto.offset.reset`; partitions kept
+    /// from the previous assignment keep their positions.
+    pub fn assign(&self, partitions: &[TopicPartition]) {
+        let reset = default_reset(self.shared.cluster.config().consumer.auto_offset_reset);
+        let mut state = self.shared.lock();
+        let mut parts = HashMap::new();
+        for tp in partitions {
+            let p = state
+                .parts
+                .remove(tp)
+                .unwrap_or_else(|| PartState::new(reset));
+            parts.insert(tp.clone(), p);
+        }
+        state.parts = parts;
+        state.order = partitions.to_vec();
+        let State {
+            buffer,
+            parts,
+            buffered_bytes,
+            ..
+        } = &mut *state;
+        buffer.retain(|b| {
+            let keep = parts.contains_key(&b.tp);
+            if !keep {
+                *buffered_bytes -= b.bytes;
+            }
+            keep
+        });
+        drop(state);
+        if let Ok(mut ready) = self.ready.lock() {
+            ready.retain(|r| {
+                partitions
+                    .iter()
+                    .any(|tp| tp.topic == r.topic && tp.partition == r.partition)
+            });
+        }
+        self.shared.fetch_wake.notify_one();
+    }
+
+    /// The current assignment.
+    pub fn assignment(&self) -> Vec<TopicPartition> {
+        self.shared.lock().order.clone()
+    }
+
+    fn with_part<T>(&self, tp: &TopicPartition, f: impl FnOnce(&mut PartState) -> T) -> Result<T> {
+        let mut state = self.shared.lock();
+        let p = state.parts.get_mut(tp).ok_or_else(|| {
+            Error::config(
+                "assignment",
+                format!("{}-{} is not assigned", tp.topic, tp.partition),
+            )
+        })?;
+        let out = f(p);
+        drop(state);
+        self.drop_ready(tp);
+        self.shared.fetch_wake.notify_one();
+        Ok(out)
+    }
+
+    fn drop_ready(&self, tp: &TopicPartition) {
+        if let Ok(mut ready) = self.ready.lock() {
+            ready.retain(|r| !(r.topic == tp.topic && r.partition == tp.partition));
+        }
+    }
+
+    /// Moves the position of an assigned partition.
+    pub fn seek(&self, tp: &TopicPartition, offset: i64) -> Result<()> {
+        self.with_part(tp, |p| p.seek(offset))
+    }
+
+    /// Moves positions to the log start offsets.
+    pub fn seek_to_beginning(&self, tps: &[TopicPartition]) -> Result<()> {
+        for tp in tps {
+            self.with_part(tp, |p| p.request_reset(Reset::Earliest))?;
+        }
+        Ok(())
+    }
+
+    /// Moves positions to the ends (high watermark, or LSO for read_committed).
+    pub fn seek_to_end(&self, tps: &[TopicPartition]) -> Result<()> {
+        for tp in tps {
+            self.with_part(tp, |p| p.request_reset(Reset::Latest))?;
+        }
+        Ok(())
+    }
+
+    /// Stops fetching and returning records of these partitions (positions are kept).
+    pub fn pause(&self, tps: &[TopicPartition]) -> Result<()> {
+        for tp in tps {
+            let mut state = self.shared.lock();
+            let p = state.parts.get_mut(tp).ok_or_else(|| {
+                Error::config(
+                    "assignment",
+                    format!("{}-{} is not assigned", tp.topic, tp.partition),
+                )
+            })?;
+            p.paused = true;
+        }
+        Ok(())
+    }
+
+    /// Resumes paused partitions.
+    pub fn resume(&self, tps: &[TopicPartition]) -> Result<()> {
+        for tp in tps {
+            self.with_part(tp, |p| p.paused = false)?;
+        }
+        Ok(())
+    }
+
+    /// Paused partitions.
+    pub fn paused(&self) -> Vec<TopicPartition> {
+        self.shared
+            .lock()
+            .parts
+            .iter()
+            .filter(|(_, p)| p.paused)
+            .map(|(tp, _)| tp.clone())
+            .collect()
+    }
+
+    /// The next offset `poll` will return for `tp`, looking it up if needed.
+    pub async fn position(&self, tp: &TopicPartition) -> Result<i64> {
+        let deadline = Instant::now() + self.shared.cluster.config().request_timeout;
+        loop {
+            let (position, reset, error) = {
+                let mut state = self.shared.lock();
+                let p = state.parts.get_mut(tp).ok_or_else(|| {
+                    Error::config(
+                        "assignment",
+                        format!("{}-{} is not assigned", tp.topic, tp.partition),
+                    )
+                })?;
+                (p.position, p.reset, p.error.take())
+            };
+            if let Some(e) = error {
+                return Err(e);
+            }
+            if let Some(pos) = position {
+                return Ok(pos);
+            }
+            if reset.is_none() {
+                return Err(Error::Kafka(ErrorCode::OffsetOutOfRange));
+            }
+            if Instant::now() > deadline {
+                return Err(Error::Timeout(format!(
+                    "position of {}-{}",
+                    tp.topic, tp.partition
+                )));
+            }
+            fetcher::resolve_resets(&self.shared).await;
+        }
+    }
+
+    /// `(low, high)` watermarks: log start offset and high watermark, from the broker.
+    pub async fn fetch_watermarks(&self, tp: &TopicPartition) -> Result<(i64, i64)> {
+        let rc = self.shared.cluster.config().consumer.read_committed;
+        let q = [(tp.clone(), EARLIEST), (tp.clone(), LATEST)];
+        let low = list_offsets(&self.shared.cluster, &q[..1], rc).await?;
+        let high = list_offsets(&self.shared.cluster, &q[1..], rc).await?;
+        let get = |m: &HashMap<TopicPartition, Option<(i64, i64)>>| {
+            m.get(tp).copied().flatten().map_or(-1, |(o, _)| o)
+        };
+        Ok((get(&low), get(&high)))
+    }
+
+    /// For each partition, the first offset whose timestamp is at or after the given one, with
+    /// that record's timestamp; `None` when no such record exists.
+    pub async fn offsets_for_times(
+        &self,
+        query: &[(TopicPartition, i64)],
+    ) -> Result<HashMap<TopicPartition, Option<(i64, i64)>>> {
+        let rc = self.shared.cluster.config().consumer.read_committed;
+        list_offsets(&self.shared.cluster, query, rc).await
+    }
+
+    /// Returns up to `max.poll.records` records, waiting up to `timeout` for some. Raises the
+    /// first pending partition error (e.g. OFFSET_OUT_OF_RANGE with `auto.offset.reset=none`).
+    pub async fn poll(&self, timeout: Duration) -> Result<Vec<ConsumerRecord>> {
+        let max = self.shared.cluster.config().consumer.max_poll_records;
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let ready = self.shared.data_ready.notified();
+            tokio::pin!(ready);
+            ready.as_mut().enable();
+            let mut out = Vec::new();
+            if let Ok(mut r) = self.ready.lock() {
+                while out.len() < max {
+                    match r.pop_front() {
+                        Some(rec) => out.push(rec),
+                        None => break,
+                    }
+                }
+            }
+            if out.len() < max {
+                self.drain(max - out.len(), &mut out)?;
+            }
+            if !out.is_empty() {
+                self.shared.fetch_wake.notify_one();
+                return Ok(out);
+            }
+            if tokio::time::timeout_at(deadline, ready).await.is_err() {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// Waits for the next record.
+    pub async fn recv(&self) -> Result<ConsumerRecord> {
+        loop {
+            if let Some(r) = self.ready.lock().ok().and_then(|mut r| r.pop_front()) {
+                return Ok(r);
+            }
+            let batch = self.poll(Duration::from_secs(3600)).await?;
+            if let Ok(mut r) = self.ready.lock() {
+                r.extend(batch);
+            }
+        }
+    }
+
+    /// Moves up to `max` records from the fetch buffer into `out`, advancing positions.
+    fn drain(&self, max: usize, out: &mut Vec<ConsumerRecord>) -> Result<()> {
+        let check_crcs = self.shared.cluster.config().consumer.check_crcs;
+        let mut state = self.shared.lock();
+        if let Some((tp, _)) = state
+            .parts
+            .iter()
+            .find(|(_, p)| p.position.is_none() && p.reset.is_none() && !p.paused)
+        {
+            // auto.offset.reset=none and nothing to start from (Java: NoOffsetForPartitionException).
+            return Err(Error::config(
+                "auto.offset.reset",
+                format!(
+                    "no position for {}-{} and auto.offset.reset is none: seek first",
+                    tp.topic, tp.partition
+                ),
+            ));
+        }
+        let error_tp = state
+            .parts
+            .iter()
+            .find(|(_, p)| p.error.is_some())
+            .map(|(tp, _)| tp.clone());
+        if let Some(tp) = error_tp {
+            if let Some(e) = state.parts.get_mut(&tp).and_then(|p| p.error.take()) {
+                return Err(e);
+            }
+        }
+        let mut skipped = VecDeque::new();
+        while out.len() < max {
+            let Some(mut buffered) = state.buffer.pop_front() else {
+                break;
+            };
+            let Some(part) = state.parts.get_mut(&buffered.tp) else {
+                state.buffered_bytes -= buffered.bytes;
+                continue;
+            };
+            if part.generation != buffered.generation {
+                state.buffered_bytes -= buffered.bytes;
+                continue;
+            }
+            if part.paused {
+                skipped.push_back(buffered);
+                continue;
+            }
+            let mut position = part.position.unwrap_or(0);
+            let mut failure = None;
+            let mut exhausted = false;
+            while out.len() < max {
+                if buffered.current.is_none() {
+                    match buffered.batches.next() {
+                        None => {
+                            exhausted = true;
+                            break;
+                        }
+                        Some(Err(e)) => {
+                            failure = Some(e);
+                            break;
+                        }
+                        Some(Ok(batch)) => {
+                            if check_crcs {
+                                if let Err(e) = batch.validate_crc() {
+                                    failure = Some(e);
+                                    break;
+                                }
+                            }
+                            let next = batch.next_offset();
+                            if batch.is_control() || next <= position {
+                                position = position.max(next);
+                                continue;
+                            }
+                            let tt = batch.attributes().timestamp_type();
+                            let epoch = batch.partition_leader_epoch();
+                            match batch.records() {
+                                Ok(records) => {
+                                    buffered.current = Some(state::CurrentBatch {
+                                        records,
+                                        next_offset: next,
+                                        log_append_time: tt == TimestampType::LogAppendTime,
+                                        leader_epoch: (epoch >= 0).then_some(epoch),
+                                    })
+                                }
+                                Err(e) => {
+                                    failure = Some(e);
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                }
+                let Some(current) = buffered.current.as_mut() else {
+                    continue;
+                };
+                match current.records.next() {
+                    None => {
+                        position = position.max(current.next_offset);
+                        buffered.current = None;
+                    }
+                    Some(Err(e)) => {
+                        failure = Some(e);
+                        break;
+                    }
+                    Some(Ok(r)) => {
+                        if r.offset < position {
+                            continue;
+                        }
+                        position = r.offset + 1;
+                        out.push(ConsumerRecord {
+                            topic: buffered.tp.topic.clone(),
+                            partition: buffered.tp.partition,
+                            offset: r.offset,
+                            timestamp: r.timestamp,
+                            timestamp_type: if current.log_append_time {
+                                TimestampType::LogAppendTime
+                            } else {
+                                TimestampType::CreateTime
+                            },
+                            key: r.key,
+                            value: r.value,
+                            headers: r.headers,
+                            leader_epoch: current.leader_epoch,
+                        });
+                    }
+                }
+            }
+            let part = state.parts.get_mut(&buffered.tp);
+            if let Some(part) = part {
+                part.position = Some(position);
+                if let Some(e) = failure {
+                    // Do not skip past a corrupt batch silently: stop this partition and raise.
+                    part.error = Some(e);
+                    part.fetch_offset = Some(position);
+                    part.generation += 1;
+                    exhausted = true;
+                }
+            }
+            if exhausted {
+                state.buffered_bytes -= buffered.bytes;
+            } else {
+                state.buffer.push_front(buffered);
+                break;
+            }
+        }
+        for b in skipped.into_iter().rev() {
+            state.buffer.push_front(b);
+        }
+        Ok(())
+    }
+
+    /// Stops the fetcher and closes connections.
+    pub async fn close(&self) {
+        self.shared.lock().closed = true;
+        self.shared.fetch_wake.notify_one();
+        let handle = self.fetcher.lock().ok().and_then(|mut f| f.take());
+        if let Some(h) = handle {
+            let _ = h.await;
+        }
+        self.shared.cluster.close();
+    }
+}
+
+impl Drop for Consumer {
+    fn drop(&mut self) {
+        self.shared.lock().closed = true;
+        self.shared.fetch_wake.notify_one();
+    }
+}

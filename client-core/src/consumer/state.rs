@@ -1,0 +1,131 @@
+//! Assignment and position state shared by the consumer handle and its fetcher.
+
+use std::collections::{HashMap, VecDeque};
+
+use bytes::Bytes;
+
+use crate::producer::TopicPartition;
+use crate::records::{RecordBatches, Records};
+use crate::Error;
+
+/// Why a partition needs its position looked up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reset {
+    /// Log start offset.
+    Earliest,
+    /// High watermark / last stable offset.
+    Latest,
+}
+
+/// One assigned partition.
+#[derive(Debug)]
+pub(crate) struct PartState {
+    /// Next offset to hand to the application.
+    pub position: Option<i64>,
+    /// Next offset to request from the broker (ahead of `position` while data is buffered).
+    pub fetch_offset: Option<i64>,
+    /// Bumped by seeks and resets; fetched data of an older generation is discarded.
+    pub generation: u64,
+    pub paused: bool,
+    pub reset: Option<Reset>,
+    /// An error to raise from the next `poll`.
+    pub error: Option<Error>,
+    pub high_watermark: i64,
+    pub last_stable_offset: i64,
+    pub log_start_offset: i64,
+    pub in_flight: bool,
+    /// The last fetch returned only part of a batch: ask for this partition first next time, so
+    /// the broker returns the whole batch (KIP-74) and an oversized record cannot wedge it.
+    pub oversize: bool,
+    /// Not fetchable before this instant (after a retriable error).
+    pub backoff_until: Option<std::time::Instant>,
+}
+
+impl PartState {
+    pub fn new(reset: Option<Reset>) -> Self {
+        PartState {
+            position: None,
+            fetch_offset: None,
+            generation: 0,
+            paused: false,
+            reset,
+            error: None,
+            high_watermark: -1,
+            last_stable_offset: -1,
+            log_start_offset: -1,
+            in_flight: false,
+            oversize: false,
+            backoff_until: None,
+        }
+    }
+
+    /// Moves the position (seek); buffered data of the old position is discarded lazily.
+    pub fn seek(&mut self, offset: i64) {
+        self.generation += 1;
+        self.position = Some(offset);
+        self.fetch_offset = Some(offset);
+        self.reset = None;
+        self.error = None;
+        self.in_flight = false;
+    }
+
+    /// Asks for a position lookup.
+    pub fn request_reset(&mut self, reset: Reset) {
+        self.generation += 1;
+        self.position = None;
+        self.fetch_offset = None;
+        self.reset = Some(reset);
+        self.in_flight = false;
+    }
+}
+
+/// Fetched data of one partition waiting to be consumed, decoded lazily.
+#[derive(Debug)]
+pub(crate) struct Buffered {
+    pub tp: TopicPartition,
+    pub generation: u64,
+    pub bytes: usize,
+    pub batches: RecordBatches,
+    /// The batch being consumed.
+    pub current: Option<CurrentBatch>,
+}
+
+/// The batch `poll` is in the middle of.
+#[derive(Debug)]
+pub(crate) struct CurrentBatch {
+    pub records: Records,
+    /// Offset after the batch.
+    pub next_offset: i64,
+    pub log_append_time: bool,
+    pub leader_epoch: Option<i32>,
+}
+
+impl Buffered {
+    pub fn new(tp: TopicPartition, generation: u64, records: Bytes) -> Self {
+        Buffered {
+            tp,
+            generation,
+            bytes: records.len(),
+            batches: RecordBatches::new(records),
+            current: None,
+        }
+    }
+}
+
+/// Everything under the consumer's lock.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub parts: HashMap<TopicPartition, PartState>,
+    /// Assignment order; rotated between fetches so no partition always comes last.
+    pub order: Vec<TopicPartition>,
+    pub buffer: VecDeque<Buffered>,
+    pub buffered_bytes: usize,
+    pub closed: bool,
+}
+
+impl State {
+    /// Whether fetched data for `tp` is waiting.
+    pub fn has_buffered(&self, tp: &TopicPartition) -> bool {
+        self.buffer.iter().any(|b| &b.tp == tp)
+    }
+}

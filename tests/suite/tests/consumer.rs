@@ -1,0 +1,292 @@
+//! The consumer against a real broker (`odradek-broker`, or Apache Kafka with
+//! `ODRADEK_TEST_BOOTSTRAP`).
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use odradek::producer::TopicPartition;
+use odradek::{Consumer, ConsumerRecord, Error, ErrorCode, Producer, ProducerRecord};
+use odradek_suite::{create_topic, topic_name, Target};
+
+fn tp(topic: &str, partition: i32) -> TopicPartition {
+    TopicPartition {
+        topic: topic.into(),
+        partition,
+    }
+}
+
+async fn produce(
+    target: &Target,
+    topic: &str,
+    partition: i32,
+    range: std::ops::Range<usize>,
+    codec: &str,
+) {
+    let producer =
+        Producer::new(target.config(&[("compression.type", codec), ("linger.ms", "1")])).unwrap();
+    let mut futures = Vec::new();
+    for i in range {
+        let r = ProducerRecord::new(topic, format!("v{i}"))
+            .key(format!("k{i}"))
+            .partition(partition);
+        futures.push(producer.send(r).await.unwrap());
+    }
+    for f in futures {
+        f.await.unwrap();
+    }
+    producer.close().await;
+}
+
+/// Polls until `n` records arrived (or 30 s passed).
+async fn consume_n(consumer: &Consumer, n: usize) -> Vec<ConsumerRecord> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let mut out = Vec::new();
+    while out.len() < n && tokio::time::Instant::now() < deadline {
+        out.extend(consumer.poll(Duration::from_millis(200)).await.unwrap());
+    }
+    out
+}
+
+fn values(records: &[ConsumerRecord]) -> Vec<String> {
+    records
+        .iter()
+        .map(|r| String::from_utf8(r.value.clone().unwrap().to_vec()).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_every_codec_in_order_from_the_beginning() {
+    let target = Target::start(&[]);
+    for codec in ["none", "gzip", "snappy", "lz4", "zstd"] {
+        let topic = topic_name(&format!("c-{codec}"));
+        let consumer = Consumer::new(target.config(&[
+            ("auto.offset.reset", "earliest"),
+            ("max.poll.records", "37"),
+        ]))
+        .unwrap();
+        create_topic(consumer.cluster(), &topic, 2).await;
+        produce(&target, &topic, 0, 0..400, codec).await;
+        produce(&target, &topic, 1, 400..650, codec).await;
+        consumer.assign(&[tp(&topic, 0), tp(&topic, 1)]);
+        let got = consume_n(&consumer, 650).await;
+        assert_eq!(got.len(), 650, "{codec}");
+        let mut per_partition: BTreeMap<i32, Vec<i64>> = BTreeMap::new();
+        for r in &got {
+            per_partition.entry(r.partition).or_default().push(r.offset);
+            let i: usize = String::from_utf8(r.value.clone().unwrap().to_vec()).unwrap()[1..]
+                .parse()
+                .unwrap();
+            assert_eq!(r.key.as_deref(), Some(format!("k{i}").as_bytes()));
+        }
+        assert_eq!(
+            per_partition[&0],
+            (0..400).collect::<Vec<i64>>(),
+            "{codec} p0 in order"
+        );
+        assert_eq!(
+            per_partition[&1],
+            (0..250).collect::<Vec<i64>>(),
+            "{codec} p1 in order"
+        );
+        assert_eq!(consumer.position(&tp(&topic, 0)).await.unwrap(), 400);
+        consumer.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seek_watermarks_and_offsets_for_times() {
+    let target = Target::start(&[]);
+    let topic = topic_name("seek");
+    let consumer = Consumer::new(target.config(&[("auto.offset.reset", "earliest")])).unwrap();
+    create_topic(consumer.cluster(), &topic, 1).await;
+    let producer = Producer::new(target.config(&[("linger.ms", "0")])).unwrap();
+    let base = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+        - 100_000;
+    for i in 0..100 {
+        producer
+            .send(ProducerRecord::new(&topic, format!("v{i}")).timestamp(base + i * 10))
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+    producer.close().await;
+    let p0 = tp(&topic, 0);
+    consumer.assign(std::slice::from_ref(&p0));
+    assert_eq!(consumer.fetch_watermarks(&p0).await.unwrap(), (0, 100));
+    let times = consumer
+        .offsets_for_times(&[(p0.clone(), base + 255)])
+        .await
+        .unwrap();
+    assert_eq!(times[&p0], Some((26, base + 260)));
+    let after = consumer
+        .offsets_for_times(&[(p0.clone(), base + 10_000)])
+        .await
+        .unwrap();
+    assert_eq!(after[&p0], None);
+
+    consumer.seek(&p0, 42).unwrap();
+    let got = consume_n(&consumer, 5).await;
+    assert_eq!(got[0].offset, 42);
+    assert_eq!(got[0].timestamp, base + 420);
+    consumer.seek_to_end(std::slice::from_ref(&p0)).unwrap();
+    assert_eq!(consumer.position(&p0).await.unwrap(), 100);
+    assert!(consumer
+        .poll(Duration::from_millis(300))
+        .await
+        .unwrap()
+        .is_empty());
+    consumer
+        .seek_to_beginning(std::slice::from_ref(&p0))
+        .unwrap();
+    let got = consume_n(&consumer, 100).await;
+    assert_eq!(got.first().unwrap().offset, 0);
+    assert_eq!(values(&got).len(), 100);
+    consumer.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_and_resume() {
+    let target = Target::start(&[]);
+    let topic = topic_name("pause");
+    let consumer = Consumer::new(target.config(&[("auto.offset.reset", "earliest")])).unwrap();
+    create_topic(consumer.cluster(), &topic, 2).await;
+    produce(&target, &topic, 0, 0..50, "lz4").await;
+    produce(&target, &topic, 1, 50..100, "lz4").await;
+    consumer.assign(&[tp(&topic, 0), tp(&topic, 1)]);
+    consumer.pause(&[tp(&topic, 0)]).unwrap();
+    assert_eq!(consumer.paused(), vec![tp(&topic, 0)]);
+    let got = consume_n(&consumer, 50).await;
+    assert!(
+        got.iter().all(|r| r.partition == 1),
+        "paused partition returned records"
+    );
+    assert!(consumer
+        .poll(Duration::from_millis(300))
+        .await
+        .unwrap()
+        .is_empty());
+    consumer.resume(&[tp(&topic, 0)]).unwrap();
+    let got = consume_n(&consumer, 50).await;
+    assert_eq!(got.len(), 50);
+    assert!(got.iter().all(|r| r.partition == 0));
+    consumer.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reset_policies() {
+    let target = Target::start(&[]);
+    let topic = topic_name("reset");
+    let latest = Consumer::new(target.config(&[("auto.offset.reset", "latest")])).unwrap();
+    create_topic(latest.cluster(), &topic, 1).await;
+    produce(&target, &topic, 0, 0..10, "none").await;
+    let p0 = tp(&topic, 0);
+    latest.assign(std::slice::from_ref(&p0));
+    assert_eq!(latest.position(&p0).await.unwrap(), 10);
+    produce(&target, &topic, 0, 10..15, "none").await;
+    let got = consume_n(&latest, 5).await;
+    assert_eq!(values(&got), ["v10", "v11", "v12", "v13", "v14"]);
+    latest.close().await;
+
+    let none = Consumer::new(target.config(&[("auto.offset.reset", "none")])).unwrap();
+    none.assign(std::slice::from_ref(&p0));
+    let err = none.poll(Duration::from_millis(200)).await.unwrap_err();
+    assert!(matches!(err, Error::Config { .. }), "{err}");
+    none.seek(&p0, 1000).unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let err = loop {
+        match none.poll(Duration::from_millis(200)).await {
+            Err(e) => break e,
+            Ok(r) => assert!(r.is_empty() && tokio::time::Instant::now() < deadline),
+        }
+    };
+    assert!(
+        matches!(err, Error::Kafka(ErrorCode::OffsetOutOfRange)),
+        "{err}"
+    );
+    none.close().await;
+
+    let earliest = Consumer::new(target.config(&[("auto.offset.reset", "earliest")])).unwrap();
+    earliest.assign(std::slice::from_ref(&p0));
+    earliest.seek(&p0, 1000).unwrap();
+    let got = consume_n(&earliest, 15).await;
+    assert_eq!(
+        got.first().unwrap().offset,
+        0,
+        "out of range resets to earliest"
+    );
+    earliest.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_topic_polls_return_nothing() {
+    let target = Target::start(&[]);
+    let topic = topic_name("empty");
+    let consumer = Consumer::new(target.config(&[
+        ("auto.offset.reset", "earliest"),
+        ("fetch.max.wait.ms", "100"),
+    ]))
+    .unwrap();
+    create_topic(consumer.cluster(), &topic, 1).await;
+    consumer.assign(&[tp(&topic, 0)]);
+    assert!(consumer
+        .poll(Duration::from_millis(400))
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(consumer.position(&tp(&topic, 0)).await.unwrap(), 0);
+    consumer.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restarts_and_dropped_connections_lose_and_repeat_nothing() {
+    let Some((mut target, proxy)) = Target::start_behind_proxy(&[]).await else {
+        return;
+    };
+    let topic = topic_name("consume-faults");
+    let consumer = Consumer::new(target.config(&[
+        ("auto.offset.reset", "earliest"),
+        ("reconnect.backoff.ms", "10"),
+        ("retry.backoff.ms", "20"),
+        ("max.poll.records", "50"),
+        ("max.partition.fetch.bytes", "2000"),
+    ]))
+    .unwrap();
+    create_topic(consumer.cluster(), &topic, 2).await;
+    produce(&target, &topic, 0, 0..1500, "snappy").await;
+    produce(&target, &topic, 1, 1500..3000, "none").await;
+    consumer.assign(&[tp(&topic, 0), tp(&topic, 1)]);
+    let mut got = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let mut polls = 0;
+    while got.len() < 3000 && tokio::time::Instant::now() < deadline {
+        got.extend(consumer.poll(Duration::from_millis(100)).await.unwrap());
+        polls += 1;
+        if polls == 5 || polls == 15 {
+            proxy.cut_all();
+        }
+        if polls == 10 {
+            target.restart();
+        }
+    }
+    let mut seen: BTreeMap<i32, Vec<i64>> = BTreeMap::new();
+    for r in &got {
+        seen.entry(r.partition).or_default().push(r.offset);
+    }
+    assert_eq!(
+        seen[&0],
+        (0..1500).collect::<Vec<i64>>(),
+        "partition 0: no loss, no repeats"
+    );
+    assert_eq!(
+        seen[&1],
+        (0..1500).collect::<Vec<i64>>(),
+        "partition 1: no loss, no repeats"
+    );
+    consumer.close().await;
+}
