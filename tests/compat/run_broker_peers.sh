@@ -25,6 +25,8 @@ else
   export ODRADEK_BROKER_BIN
 fi
 log "broker: $ODRADEK_BROKER_BIN"
+# Odradek's own consumer reads what the third-party producers wrote (consume_dump example).
+(cd "$ROOT" && cargo build -q -p odradek --example consume_dump)
 
 cd "$ROOT"
 set +e

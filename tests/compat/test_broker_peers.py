@@ -202,7 +202,34 @@ def consume(client, bootstrap, topic, ends, start=0, reset="earliest", **extra):
     end offset is reached; returns {partition: [Got]}. Fails on timeout or consumer errors."""
     if client == "confluent":
         return _consume_ck(bootstrap, topic, ends, start, reset, extra)
+    if client == "odradek":
+        assert start == 0 and not extra, "the odradek dump reads from the beginning only"
+        return _consume_odradek(bootstrap, topic, ends)
     return _consume_kp(bootstrap, topic, ends, start, reset, extra)
+
+
+def _odradek_dump_binary():
+    import os
+    default = os.path.join(os.path.dirname(__file__), "..", "..", "target", "debug", "examples", "consume_dump")
+    return os.environ.get("ODRADEK_CONSUME_DUMP", default)
+
+
+def _consume_odradek(bootstrap, topic, ends):
+    """Odradek's own consumer (the consume_dump example) reading each partition from offset 0."""
+    import json
+    import subprocess
+    got = defaultdict(list)
+    for p, end in ends.items():
+        out = subprocess.run([_odradek_dump_binary(), bootstrap, topic, str(p), str(end)],
+                             capture_output=True, text=True, timeout=DEADLINE + 10)
+        assert out.returncode == 0, "odradek consumer failed: %s" % out.stderr[-2000:]
+        for line in out.stdout.splitlines():
+            r = json.loads(line)
+            unhex = lambda v: None if v is None else bytes.fromhex(v)
+            headers = tuple((bytes.fromhex(k).decode(), unhex(v)) for k, v in r["headers"])
+            got[p].append(Got(p, r["offset"], unhex(r["key"]), unhex(r["value"]), headers, r["timestamp"],
+                              "append" if r["log_append_time"] else "create"))
+    return got
 
 
 def _done(got, ends):
@@ -373,7 +400,7 @@ def test_roundtrip_every_codec(broker, producer, codec):
     assert sorted(md.topics[topic].partitions) == list(range(PARTITIONS))
 
     ends = ends_of(deliveries)
-    for consumer in CLIENTS:
+    for consumer in CLIENTS + ["odradek"]:
         got = consume(consumer, broker.bootstrap, topic, ends)
         check_roundtrip(records, deliveries, got, "%s -> %s (%s)" % (producer, consumer, codec))
 
