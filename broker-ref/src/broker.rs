@@ -8,6 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::Notify;
 
 use crate::config::BrokerConfig;
+use crate::handlers::fetch_session::FetchSessionCache;
 use crate::log::LogConfig;
 use crate::partition::TopicRegistry;
 use crate::{Error, Result};
@@ -29,6 +30,10 @@ pub struct Broker {
     pub topics: TopicRegistry,
     /// Notified after every append, so long-polling fetches re-check.
     pub data_arrived: Notify,
+    /// Consumer groups and committed offsets.
+    pub groups: crate::coordinator::GroupCoordinator,
+    /// Incremental fetch sessions (KIP-227).
+    pub fetch_sessions: FetchSessionCache,
 }
 
 /// Milliseconds since the Unix epoch.
@@ -123,6 +128,7 @@ impl Broker {
                 .map(|(k, v)| (*k, v.as_str())),
         )?;
         let topics = TopicRegistry::open(&dir, defaults)?;
+        let groups = crate::coordinator::GroupCoordinator::open(&config, &topics)?;
         Ok(Arc::new(Broker {
             config,
             node_id,
@@ -131,6 +137,8 @@ impl Broker {
             advertised_port,
             topics,
             data_arrived: Notify::new(),
+            groups,
+            fetch_sessions: FetchSessionCache::new(),
         }))
     }
 

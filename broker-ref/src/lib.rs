@@ -7,6 +7,7 @@
 
 pub mod broker;
 pub mod config;
+pub mod coordinator;
 mod error;
 pub mod handlers;
 pub mod log;

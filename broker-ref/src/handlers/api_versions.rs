@@ -33,6 +33,17 @@ pub const ADVERTISED_APIS: &[ApiKey] = &[
     ApiKey::CreatePartitions,
     ApiKey::IncrementalAlterConfigs,
     ApiKey::DescribeCluster,
+    ApiKey::FindCoordinator,
+    ApiKey::JoinGroup,
+    ApiKey::SyncGroup,
+    ApiKey::Heartbeat,
+    ApiKey::LeaveGroup,
+    ApiKey::OffsetCommit,
+    ApiKey::OffsetFetch,
+    ApiKey::DescribeGroups,
+    ApiKey::ListGroups,
+    ApiKey::DeleteGroups,
+    ApiKey::OffsetDelete,
 ];
 
 /// The advertised range of an API, if served: Kafka 4.4.0's range capped at the codec's maximum.
@@ -114,7 +125,7 @@ mod tests {
             assert!(r.min <= r.max, "{key:?}");
             assert!(r.max <= key.valid_versions().max, "{key:?}");
         }
-        assert!(advertised_range(ApiKey::JoinGroup as i16).is_none());
+        assert!(advertised_range(ApiKey::InitProducerId as i16).is_none());
         assert_eq!(advertised_range(18).unwrap().max, 4);
     }
 

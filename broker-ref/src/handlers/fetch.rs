@@ -1,20 +1,31 @@
 //! Fetch: long-polling reads of stored batches, bounded by the high watermark (or the last
 //! stable offset for read_committed), `max_bytes` and per-partition limits.
 //!
-//! Fetch sessions (KIP-227): this broker answers every session request sessionless (session id
-//! 0), which the protocol allows and every client handles by sending full fetch requests.
+//! Fetch sessions (KIP-227, Fetch v7+): the session state machine lives in
+//! [`super::fetch_session`]; this module reads what the session context names. A sessionless
+//! request (epoch -1, and every request before v7) reads the request's partitions and answers
+//! with session id 0. A full request with epoch 0 reads the request's partitions, answers all of
+//! them and creates a session. An incremental request reads every partition of its session, so
+//! `min_bytes` and the long poll count data arriving on partitions the request did not list, and
+//! answers only the partitions with news.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use kafka_protocol::messages::fetch_request::FetchTopic;
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use kafka_protocol::messages::{FetchRequest, FetchResponse, ResponseKind};
+use kafka_protocol::messages::{FetchRequest, FetchResponse, ResponseKind, TopicName};
+use kafka_protocol::protocol::StrBytes;
 use odradek::ErrorCode;
+use uuid::Uuid;
 
 use super::error_parts;
+use super::fetch_session::{
+    FetchContext, FetchParams, PartitionKey, PartitionResult, SessionUpdate, TopicKey,
+    INVALID_SESSION_ID,
+};
 use crate::broker::Broker;
-use crate::partition::LEADER_EPOCH;
+use crate::partition::{Topic, LEADER_EPOCH};
 use crate::{Error, Result};
 
 /// Handles Fetch.
@@ -29,25 +40,269 @@ pub async fn handle(
     let broker_max = broker.config.int("fetch.max.bytes").max(1) as usize;
     let max_bytes = (request.max_bytes.max(0) as usize).min(broker_max);
     let read_committed = request.isolation_level == 1;
-    loop {
-        // Register interest before reading so an append between the read and the wait is seen.
-        let notified = broker.data_arrived.notified();
-        tokio::pin!(notified);
-        notified.as_mut().enable();
-        let (topics, bytes, any_error) =
-            read_all(broker, &request.topics, max_bytes, read_committed, version);
-        let now = tokio::time::Instant::now();
-        if bytes >= min_bytes || any_error || now >= deadline {
-            return Ok(ResponseKind::Fetch(
-                FetchResponse::default()
-                    .with_session_id(0)
-                    .with_responses(topics),
-            ));
+    let by_id = version >= 13;
+    let context = broker.fetch_sessions.new_context(
+        request.session_id,
+        request.session_epoch,
+        by_id,
+        || session_update(&request, by_id),
+        Instant::now(),
+    );
+    let poll = LongPoll {
+        broker,
+        deadline,
+        min_bytes,
+    };
+    let response = match context {
+        FetchContext::Sessionless => {
+            let topics = poll
+                .run(|| read_all(broker, &request.topics, max_bytes, read_committed, version))
+                .await;
+            FetchResponse::default()
+                .with_session_id(INVALID_SESSION_ID)
+                .with_responses(topics)
         }
-        let _ = tokio::time::timeout_at(deadline, notified).await;
+        FetchContext::Error(code) => FetchResponse::default()
+            .with_error_code(code.code())
+            .with_session_id(INVALID_SESSION_ID),
+        FetchContext::Full {
+            uses_topic_ids,
+            partitions,
+        } => {
+            let data = poll
+                .run(|| read_list(broker, &partitions, max_bytes, read_committed, by_id))
+                .await;
+            let results: Vec<PartitionResult> = data.iter().map(result_of).collect();
+            let session_id = broker.fetch_sessions.create_session(
+                uses_topic_ids,
+                &partitions,
+                &results,
+                Instant::now(),
+            );
+            FetchResponse::default()
+                .with_session_id(session_id)
+                .with_responses(group_by_topic(&partitions, data, None))
+        }
+        FetchContext::Incremental {
+            session_id,
+            epoch,
+            partitions,
+        } => {
+            let data = poll
+                .run(|| read_list(broker, &partitions, max_bytes, read_committed, by_id))
+                .await;
+            let results: Vec<PartitionResult> = data.iter().map(result_of).collect();
+            match broker.fetch_sessions.complete_incremental(
+                session_id,
+                epoch,
+                &partitions,
+                &results,
+                Instant::now(),
+            ) {
+                Ok(include) => FetchResponse::default()
+                    .with_session_id(session_id)
+                    .with_responses(group_by_topic(&partitions, data, Some(&include))),
+                Err(code) => {
+                    // As Kafka: a session used by another request meanwhile is named in the
+                    // error; a session that is gone is not.
+                    let id = if code == ErrorCode::InvalidFetchSessionEpoch {
+                        session_id
+                    } else {
+                        INVALID_SESSION_ID
+                    };
+                    FetchResponse::default()
+                        .with_error_code(code.code())
+                        .with_session_id(id)
+                }
+            }
+        }
+    };
+    Ok(ResponseKind::Fetch(response))
+}
+
+/// The wait of one request: until `min_bytes` are readable, a partition has an error, or the
+/// deadline passes.
+struct LongPoll<'a> {
+    broker: &'a Broker,
+    deadline: tokio::time::Instant,
+    min_bytes: usize,
+}
+
+impl LongPoll<'_> {
+    /// Calls `read` (which returns what it read, its byte count and whether any partition
+    /// failed) until it is time to answer, re-reading whenever data arrives.
+    async fn run<T>(&self, mut read: impl FnMut() -> (T, usize, bool)) -> T {
+        loop {
+            // Register interest before reading so an append between the read and the wait is
+            // seen.
+            let notified = self.broker.data_arrived.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let (out, bytes, any_error) = read();
+            let now = tokio::time::Instant::now();
+            if bytes >= self.min_bytes || any_error || now >= self.deadline {
+                return out;
+            }
+            let _ = tokio::time::timeout_at(self.deadline, notified).await;
+        }
     }
 }
 
+/// The request's partitions and forgotten partitions, keyed as a session keys them.
+fn session_update(request: &FetchRequest, by_id: bool) -> SessionUpdate {
+    let count = request.topics.iter().map(|t| t.partitions.len()).sum();
+    let mut partitions = Vec::with_capacity(count);
+    for ft in &request.topics {
+        let topic = topic_key(&ft.topic, ft.topic_id, by_id);
+        for fp in &ft.partitions {
+            let key = PartitionKey {
+                topic: topic.clone(),
+                partition: fp.partition,
+            };
+            partitions.push((key, params_of(fp)));
+        }
+    }
+    let mut forgotten = Vec::new();
+    for ft in &request.forgotten_topics_data {
+        let topic = topic_key(&ft.topic, ft.topic_id, by_id);
+        for &partition in &ft.partitions {
+            forgotten.push(PartitionKey {
+                topic: topic.clone(),
+                partition,
+            });
+        }
+    }
+    SessionUpdate {
+        partitions,
+        forgotten,
+    }
+}
+
+/// A session key for a topic. The name is copied out of the request: a `StrBytes` from the
+/// decoder shares the request's buffer, which a session must not keep alive.
+fn topic_key(name: &TopicName, id: Uuid, by_id: bool) -> TopicKey {
+    if by_id {
+        TopicKey::Id(id)
+    } else {
+        TopicKey::Name(Arc::from(name.as_str()))
+    }
+}
+
+fn params_of(fp: &FetchPartition) -> FetchParams {
+    FetchParams {
+        fetch_offset: fp.fetch_offset,
+        partition_max_bytes: fp.partition_max_bytes,
+        log_start_offset: fp.log_start_offset,
+        current_leader_epoch: fp.current_leader_epoch,
+        last_fetched_epoch: fp.last_fetched_epoch,
+    }
+}
+
+/// What a session needs to know about a partition it answered.
+fn result_of(pd: &PartitionData) -> PartitionResult {
+    PartitionResult {
+        error_code: pd.error_code,
+        has_records: pd.records.as_ref().is_some_and(|r| !r.is_empty()),
+        high_watermark: pd.high_watermark,
+        last_stable_offset: pd.last_stable_offset,
+        log_start_offset: pd.log_start_offset,
+    }
+}
+
+/// One pass over the partitions of a request or session: the byte budget left, the bytes read,
+/// whether any partition failed, and whether a partition has returned data yet (the first one
+/// that does is allowed one whole batch beyond its limits, KIP-74).
+struct ReadPass {
+    budget: usize,
+    total: usize,
+    any_error: bool,
+    first_with_data: bool,
+    read_committed: bool,
+}
+
+impl ReadPass {
+    fn new(max_bytes: usize, read_committed: bool) -> ReadPass {
+        ReadPass {
+            budget: max_bytes,
+            total: 0,
+            any_error: false,
+            first_with_data: true,
+            read_committed,
+        }
+    }
+
+    /// Reads one partition of `topic` (`None`: unknown topic).
+    fn read(
+        &mut self,
+        topic: Option<&Arc<Topic>>,
+        by_id: bool,
+        index: i32,
+        params: &FetchParams,
+    ) -> PartitionData {
+        let read_committed = self.read_committed;
+        let mut pd = PartitionData::default()
+            .with_partition_index(index)
+            .with_aborted_transactions(read_committed.then(Vec::new));
+        let partition = topic.and_then(|t| t.partition(index));
+        let result = match partition {
+            None => Err(Error::kafka(
+                if by_id {
+                    ErrorCode::UnknownTopicId
+                } else {
+                    ErrorCode::UnknownTopicOrPartition
+                },
+                "unknown topic or partition",
+            )),
+            Some(_) if params.current_leader_epoch > LEADER_EPOCH => {
+                Err(ErrorCode::UnknownLeaderEpoch.into())
+            }
+            Some(p) => {
+                let limit = (params.partition_max_bytes.max(0) as usize).min(self.budget);
+                let out = p.read(
+                    params.fetch_offset,
+                    limit,
+                    self.first_with_data,
+                    read_committed,
+                );
+                match out {
+                    Ok(o) => Ok(o),
+                    Err(e) => {
+                        pd = pd
+                            .with_high_watermark(p.high_watermark())
+                            .with_last_stable_offset(p.last_stable_offset())
+                            .with_log_start_offset(p.log_start_offset());
+                        Err(e)
+                    }
+                }
+            }
+        };
+        match result {
+            Ok(o) => {
+                let n = o.records.len();
+                if n > 0 {
+                    self.first_with_data = false;
+                }
+                self.budget = self.budget.saturating_sub(n);
+                self.total += n;
+                pd.with_high_watermark(o.high_watermark)
+                    .with_last_stable_offset(o.last_stable_offset)
+                    .with_log_start_offset(o.log_start_offset)
+                    .with_records(Some(o.records))
+            }
+            Err(e) => {
+                self.any_error = true;
+                let (code, _) = error_parts(&e);
+                if pd.high_watermark == 0 && code != ErrorCode::OffsetOutOfRange.code() {
+                    pd = pd.with_high_watermark(-1);
+                }
+                pd.with_error_code(code)
+                    .with_records(Some(bytes::Bytes::new()))
+            }
+        }
+    }
+}
+
+/// Sessionless read of the request's topics, answered in request order.
 fn read_all(
     broker: &Broker,
     topics: &[FetchTopic],
@@ -55,10 +310,7 @@ fn read_all(
     read_committed: bool,
     version: i16,
 ) -> (Vec<FetchableTopicResponse>, usize, bool) {
-    let mut budget = max_bytes;
-    let mut total = 0usize;
-    let mut any_error = false;
-    let mut first_with_data = true;
+    let mut pass = ReadPass::new(max_bytes, read_committed);
     let mut out = Vec::with_capacity(topics.len());
     for ft in topics {
         let by_id = version >= 13;
@@ -69,63 +321,7 @@ fn read_all(
         };
         let mut partitions = Vec::with_capacity(ft.partitions.len());
         for fp in &ft.partitions {
-            let mut pd = PartitionData::default()
-                .with_partition_index(fp.partition)
-                .with_aborted_transactions(read_committed.then(Vec::new));
-            let partition = topic.as_ref().and_then(|t| t.partition(fp.partition));
-            let result = match partition {
-                None => Err(Error::kafka(
-                    if by_id {
-                        ErrorCode::UnknownTopicId
-                    } else {
-                        ErrorCode::UnknownTopicOrPartition
-                    },
-                    "unknown topic or partition",
-                )),
-                Some(_) if fp.current_leader_epoch > LEADER_EPOCH => {
-                    Err(ErrorCode::UnknownLeaderEpoch.into())
-                }
-                Some(p) => {
-                    let limit = (fp.partition_max_bytes.max(0) as usize).min(budget);
-                    let out = p.read(fp.fetch_offset, limit, first_with_data, read_committed);
-                    match out {
-                        Ok(o) => Ok((o, p)),
-                        Err(e) => {
-                            pd = pd
-                                .with_high_watermark(p.high_watermark())
-                                .with_last_stable_offset(p.last_stable_offset())
-                                .with_log_start_offset(p.log_start_offset());
-                            Err(e)
-                        }
-                    }
-                }
-            };
-            match result {
-                Ok((o, _)) => {
-                    let n = o.records.len();
-                    if n > 0 {
-                        first_with_data = false;
-                    }
-                    budget = budget.saturating_sub(n);
-                    total += n;
-                    pd = pd
-                        .with_high_watermark(o.high_watermark)
-                        .with_last_stable_offset(o.last_stable_offset)
-                        .with_log_start_offset(o.log_start_offset)
-                        .with_records(Some(o.records));
-                }
-                Err(e) => {
-                    any_error = true;
-                    let (code, _) = error_parts(&e);
-                    if pd.high_watermark == 0 && code != ErrorCode::OffsetOutOfRange.code() {
-                        pd = pd.with_high_watermark(-1);
-                    }
-                    pd = pd
-                        .with_error_code(code)
-                        .with_records(Some(bytes::Bytes::new()));
-                }
-            }
-            partitions.push(pd);
+            partitions.push(pass.read(topic.as_ref(), by_id, fp.partition, &params_of(fp)));
         }
         out.push(
             FetchableTopicResponse::default()
@@ -134,5 +330,65 @@ fn read_all(
                 .with_partitions(partitions),
         );
     }
-    (out, total, any_error)
+    (out, pass.total, pass.any_error)
+}
+
+/// Reads a session's (or a full request's) partitions in order; one result per partition.
+fn read_list(
+    broker: &Broker,
+    partitions: &[(PartitionKey, FetchParams)],
+    max_bytes: usize,
+    read_committed: bool,
+    by_id: bool,
+) -> (Vec<PartitionData>, usize, bool) {
+    let mut pass = ReadPass::new(max_bytes, read_committed);
+    let mut out = Vec::with_capacity(partitions.len());
+    // Partitions of one topic are usually adjacent: look the topic up once per run.
+    let mut resolved: Option<(&TopicKey, Option<Arc<Topic>>)> = None;
+    for (key, params) in partitions {
+        let topic = match &resolved {
+            Some((k, t)) if *k == &key.topic => t.clone(),
+            _ => {
+                let t = match &key.topic {
+                    TopicKey::Name(name) => broker.topics.get(name),
+                    TopicKey::Id(id) => broker.topics.get_by_id(*id),
+                };
+                resolved = Some((&key.topic, t.clone()));
+                t
+            }
+        };
+        out.push(pass.read(topic.as_ref(), by_id, key.partition, params));
+    }
+    (out, pass.total, pass.any_error)
+}
+
+/// Builds the response's topics from `data` (one entry per partition of `partitions`), keeping
+/// only the entries `include` marks, and starting a new topic entry whenever the topic changes
+/// from one partition to the next.
+fn group_by_topic(
+    partitions: &[(PartitionKey, FetchParams)],
+    data: Vec<PartitionData>,
+    include: Option<&[bool]>,
+) -> Vec<FetchableTopicResponse> {
+    let mut out: Vec<FetchableTopicResponse> = Vec::new();
+    let mut current: Option<&TopicKey> = None;
+    for (i, ((key, _), pd)) in partitions.iter().zip(data).enumerate() {
+        if include.is_some_and(|mask| !mask.get(i).copied().unwrap_or(false)) {
+            continue;
+        }
+        let same_topic = current == Some(&key.topic);
+        match out.last_mut() {
+            Some(last) if same_topic => last.partitions.push(pd),
+            _ => {
+                let entry = match &key.topic {
+                    TopicKey::Name(name) => FetchableTopicResponse::default()
+                        .with_topic(TopicName(StrBytes::from_string(name.to_string()))),
+                    TopicKey::Id(id) => FetchableTopicResponse::default().with_topic_id(*id),
+                };
+                out.push(entry.with_partitions(vec![pd]));
+                current = Some(&key.topic);
+            }
+        }
+    }
+    out
 }

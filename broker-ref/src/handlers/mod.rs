@@ -6,6 +6,8 @@ mod admin_topics;
 mod api_versions;
 mod cluster;
 mod fetch;
+pub mod fetch_session;
+pub mod groups;
 pub mod kafka4_api_versions;
 mod list_offsets;
 mod metadata;
@@ -78,6 +80,27 @@ pub async fn dispatch(broker: &Arc<Broker>, frame: Bytes) -> Reply {
         RequestKind::IncrementalAlterConfigs(r) => {
             admin_configs::incremental_alter(broker, r).map(Some)
         }
+        RequestKind::FindCoordinator(r) => groups::find_coordinator(broker, r, version).map(Some),
+        RequestKind::JoinGroup(r) => {
+            let client_id = request
+                .header
+                .client_id
+                .as_ref()
+                .map(|c| c.to_string())
+                .unwrap_or_default();
+            groups::join_group(broker, r, version, client_id)
+                .await
+                .map(Some)
+        }
+        RequestKind::SyncGroup(r) => groups::sync_group(broker, r).await.map(Some),
+        RequestKind::Heartbeat(r) => groups::heartbeat(broker, r).map(Some),
+        RequestKind::LeaveGroup(r) => groups::leave_group(broker, r, version).map(Some),
+        RequestKind::OffsetCommit(r) => groups::offset_commit(broker, r).map(Some),
+        RequestKind::OffsetFetch(r) => groups::offset_fetch(broker, r, version).map(Some),
+        RequestKind::DescribeGroups(r) => groups::describe_groups(broker, r).map(Some),
+        RequestKind::ListGroups(r) => groups::list_groups(broker, r).map(Some),
+        RequestKind::DeleteGroups(r) => groups::delete_groups(broker, r).map(Some),
+        RequestKind::OffsetDelete(r) => groups::offset_delete(broker, r).map(Some),
         RequestKind::DescribeCluster(r) => Ok(Some(cluster::describe_cluster(broker, &r))),
         RequestKind::DescribeLogDirs(r) => cluster::describe_log_dirs(broker, r).map(Some),
         RequestKind::DeleteRecords(r) => records_admin::delete_records(broker, r).map(Some),

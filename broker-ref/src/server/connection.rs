@@ -30,6 +30,17 @@ pub async fn serve(
     broker: Arc<Broker>,
     stream: TcpStream,
     peer: SocketAddr,
+    shutdown: watch::Receiver<bool>,
+) {
+    crate::handlers::groups::PEER
+        .scope(peer, serve_inner(broker, stream, peer, shutdown))
+        .await
+}
+
+async fn serve_inner(
+    broker: Arc<Broker>,
+    stream: TcpStream,
+    peer: SocketAddr,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let _ = stream.set_nodelay(true);

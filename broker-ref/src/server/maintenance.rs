@@ -17,6 +17,7 @@ const INITIAL_DELAY_MS: u64 = 30_000;
 pub async fn run(broker: Arc<Broker>, shutdown: watch::Receiver<bool>) {
     tokio::join!(
         retention_loop(broker.clone(), shutdown.clone()),
+        group_timers(broker.clone(), shutdown.clone()),
         cleaner_loop(broker, shutdown)
     );
 }
@@ -114,4 +115,16 @@ fn clean_partition(
     let built = plan.build()?;
     let outcome = partition.log()?.commit_cleaning(built)?;
     Ok(Some(outcome))
+}
+
+/// Group coordinator timers (member sessions, join deadlines, offset retention), every 100 ms.
+async fn group_timers(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) {
+    let mut ticker = tokio::time::interval(Duration::from_millis(100));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = ticker.tick() => broker.groups.tick(&broker),
+        }
+    }
 }

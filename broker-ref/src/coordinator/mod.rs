@@ -1,0 +1,598 @@
+//! The group coordinator (classic protocol): groups, membership, rebalances and committed
+//! offsets, persisted in the compacted internal topic `__consumer_offsets`.
+//!
+//! Every group lives in `__consumer_offsets` partition `abs(hash(group)) % offsets.topic.num.partitions`
+//! (Kafka's placement). Offset commits and group metadata (after each completed rebalance) are
+//! appended there in Kafka's record layouts and replayed at startup, so committed offsets and
+//! static members survive a restart. State transitions are in [`group`]; this module owns the
+//! groups, the waiting JoinGroup/SyncGroup requests, the timers and the persistence.
+
+pub mod group;
+pub mod storage;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use odradek::records::{BatchBuilder, Compression, RecordBatches};
+use odradek::ErrorCode;
+
+use crate::broker::{now_ms, Broker};
+use crate::{Error, Result};
+use group::{Group, GroupState, JoinAnswer, JoinParams, Pending, SyncAnswer};
+use storage::{CommittedOffset, CoordinatorRecord};
+
+/// Name of the offsets topic.
+pub const OFFSETS_TOPIC: &str = "__consumer_offsets";
+
+/// A committed offset as OffsetFetch reports it.
+pub type OffsetEntry = ((String, i32), CommittedOffset);
+/// A topic and partition.
+pub type TopicPartitionKey = (String, i32);
+/// One offset to commit: partition, offset, leader epoch, metadata.
+pub type OffsetToCommit = (TopicPartitionKey, i64, i32, Option<String>);
+/// Per-partition outcome.
+pub type PartitionResult = (TopicPartitionKey, ErrorCode);
+
+/// The group coordinator.
+#[derive(Debug)]
+pub struct GroupCoordinator {
+    groups: Mutex<HashMap<String, Group>>,
+    initial_delay: Duration,
+    min_session: Duration,
+    max_session: Duration,
+    max_metadata: usize,
+    offsets_partitions: i32,
+    retention_ms: i64,
+}
+
+impl GroupCoordinator {
+    /// Creates the coordinator, ensures `__consumer_offsets` exists and replays it.
+    pub fn open(
+        broker_config: &crate::config::BrokerConfig,
+        topics: &crate::partition::TopicRegistry,
+    ) -> Result<GroupCoordinator> {
+        let partitions = broker_config.int("offsets.topic.num.partitions").max(1);
+        let coordinator = GroupCoordinator {
+            groups: Mutex::new(HashMap::new()),
+            initial_delay: Duration::from_millis(
+                broker_config.int("group.initial.rebalance.delay.ms").max(0) as u64,
+            ),
+            min_session: Duration::from_millis(
+                broker_config.int("group.min.session.timeout.ms").max(0) as u64,
+            ),
+            max_session: Duration::from_millis(
+                broker_config.int("group.max.session.timeout.ms").max(0) as u64,
+            ),
+            max_metadata: broker_config.int("offset.metadata.max.bytes").max(0) as usize,
+            offsets_partitions: partitions,
+            retention_ms: i64::from(broker_config.int("offsets.retention.minutes"))
+                .saturating_mul(60_000),
+        };
+        if topics.get(OFFSETS_TOPIC).is_none() {
+            let mut overrides = BTreeMap::new();
+            overrides.insert("cleanup.policy".to_string(), "compact".to_string());
+            overrides.insert(
+                "segment.bytes".to_string(),
+                broker_config.get("offsets.topic.segment.bytes").to_string(),
+            );
+            overrides.insert("compression.type".to_string(), "producer".to_string());
+            topics.create(OFFSETS_TOPIC, partitions, overrides, false)?;
+        }
+        coordinator.replay(topics)?;
+        Ok(coordinator)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Group>> {
+        self.groups.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn replay(&self, topics: &crate::partition::TopicRegistry) -> Result<()> {
+        let Some(topic) = topics.get(OFFSETS_TOPIC) else {
+            return Ok(());
+        };
+        let mut offsets: HashMap<String, HashMap<(String, i32), CommittedOffset>> = HashMap::new();
+        let mut metadata: HashMap<String, Option<storage::StoredGroup>> = HashMap::new();
+        for partition in topic.partitions() {
+            let mut offset = partition.log_start_offset();
+            let end = partition.high_watermark();
+            while offset < end {
+                let data = partition.read(offset, 8 << 20, true, false)?.records;
+                let mut progressed = false;
+                for batch in RecordBatches::new(data) {
+                    let batch = batch?;
+                    let next = batch.next_offset();
+                    if !batch.is_control() {
+                        for r in batch.records()? {
+                            let r = r?;
+                            let Some(key) = r.key.as_ref() else { continue };
+                            match storage::decode(key, r.value.as_ref()) {
+                                Some(CoordinatorRecord::Offset {
+                                    group,
+                                    topic,
+                                    partition,
+                                    value,
+                                }) => {
+                                    let g = offsets.entry(group).or_default();
+                                    match value {
+                                        Some(v) => g.insert((topic, partition), v),
+                                        None => g.remove(&(topic, partition)),
+                                    };
+                                }
+                                Some(CoordinatorRecord::Group { group, value }) => {
+                                    metadata.insert(group, value);
+                                }
+                                None => {}
+                            }
+                        }
+                    }
+                    progressed |= next > offset;
+                    offset = offset.max(next);
+                }
+                if !progressed {
+                    break;
+                }
+            }
+        }
+        let now = Instant::now();
+        let now_ms = now_ms();
+        let mut groups = self.lock();
+        let names: std::collections::HashSet<String> =
+            offsets.keys().chain(metadata.keys()).cloned().collect();
+        for name in names {
+            let offs = offsets.remove(&name).unwrap_or_default();
+            let group = match metadata.remove(&name).flatten() {
+                Some(stored) => Group::restore(&name, stored, offs, now, now_ms),
+                None if offs.is_empty() => continue,
+                None => {
+                    let mut g = Group::new(&name, now_ms);
+                    g.offsets = offs;
+                    g
+                }
+            };
+            groups.insert(name, group);
+        }
+        tracing::info!(groups = groups.len(), "group coordinator loaded");
+        Ok(())
+    }
+
+    /// Whether this broker coordinates `group` (always, on a single node).
+    pub fn offsets_partition(&self, group: &str) -> i32 {
+        storage::partition_for_group(group, self.offsets_partitions)
+    }
+
+    fn append(
+        &self,
+        broker: &Broker,
+        group: &str,
+        records: Vec<(Bytes, Option<Bytes>)>,
+    ) -> Result<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let topic = broker.topics.get(OFFSETS_TOPIC).ok_or_else(|| {
+            Error::kafka(ErrorCode::CoordinatorNotAvailable, "offsets topic missing")
+        })?;
+        let partition = topic
+            .partition(self.offsets_partition(group))
+            .ok_or_else(|| {
+                Error::kafka(
+                    ErrorCode::CoordinatorNotAvailable,
+                    "offsets partition missing",
+                )
+            })?;
+        let now = now_ms();
+        let mut b = BatchBuilder::new(Compression::None);
+        for (k, v) in &records {
+            b.append(now, Some(k), v.as_deref(), &[])?;
+        }
+        partition.append_record_set(b.build()?, now).map_err(|e| {
+            Error::kafka(
+                ErrorCode::CoordinatorNotAvailable,
+                format!("cannot persist group state: {e}"),
+            )
+        })?;
+        broker.data_arrived.notify_waiters();
+        Ok(())
+    }
+
+    fn persist_if_dirty(&self, broker: &Broker, group: &mut Group) {
+        if group.take_dirty() {
+            let stored = group.stored(now_ms());
+            let rec = storage::group_record(&group.id, Some(&stored));
+            if let Err(e) = self.append(broker, &group.id, vec![rec]) {
+                tracing::warn!(group = %group.id, error = %e, "persisting group metadata failed");
+            }
+        }
+    }
+
+    /// Handles JoinGroup, waiting for the rebalance when needed.
+    pub async fn join(&self, broker: &Broker, group_id: &str, params: JoinParams) -> JoinAnswer {
+        if group_id.is_empty() {
+            return error_join(ErrorCode::InvalidGroupId, &params.member_id);
+        }
+        if params.session_timeout < self.min_session || params.session_timeout > self.max_session {
+            return error_join(ErrorCode::InvalidSessionTimeout, &params.member_id);
+        }
+        let member_id = params.member_id.clone();
+        let pending = {
+            let mut groups = self.lock();
+            let group = groups
+                .entry(group_id.to_string())
+                .or_insert_with(|| Group::new(group_id, now_ms()));
+            let pending = group.join(params, Instant::now(), self.initial_delay);
+            self.persist_if_dirty(broker, group);
+            pending
+        };
+        match pending {
+            Pending::Now(a) => a,
+            Pending::Wait(rx) => rx
+                .await
+                .unwrap_or_else(|_| error_join(ErrorCode::CoordinatorNotAvailable, &member_id)),
+        }
+    }
+
+    /// Handles SyncGroup.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn sync(
+        &self,
+        broker: &Broker,
+        group_id: &str,
+        member_id: &str,
+        generation: i32,
+        instance_id: Option<&str>,
+        protocol_type: Option<&str>,
+        protocol: Option<&str>,
+        assignments: Vec<(String, Bytes)>,
+    ) -> SyncAnswer {
+        let pending = {
+            let mut groups = self.lock();
+            let Some(group) = groups.get_mut(group_id) else {
+                return error_sync(ErrorCode::UnknownMemberId);
+            };
+            let p = group.sync(
+                member_id,
+                generation,
+                instance_id,
+                protocol_type,
+                protocol,
+                assignments,
+                Instant::now(),
+            );
+            self.persist_if_dirty(broker, group);
+            p
+        };
+        match pending {
+            Pending::Now(a) => a,
+            Pending::Wait(rx) => rx
+                .await
+                .unwrap_or_else(|_| error_sync(ErrorCode::CoordinatorNotAvailable)),
+        }
+    }
+
+    /// Handles Heartbeat.
+    pub fn heartbeat(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        generation: i32,
+        instance_id: Option<&str>,
+    ) -> ErrorCode {
+        let mut groups = self.lock();
+        match groups.get_mut(group_id) {
+            Some(g) => g.heartbeat(member_id, generation, instance_id, Instant::now()),
+            None => ErrorCode::UnknownMemberId,
+        }
+    }
+
+    /// Handles LeaveGroup for several members; returns one code per member.
+    pub fn leave(
+        &self,
+        broker: &Broker,
+        group_id: &str,
+        members: &[(String, Option<String>)],
+    ) -> Result<Vec<ErrorCode>, ErrorCode> {
+        let mut groups = self.lock();
+        let group = groups.get_mut(group_id).ok_or(ErrorCode::UnknownMemberId)?;
+        let now = Instant::now();
+        let codes = members
+            .iter()
+            .map(|(m, i)| group.leave(m, i.as_deref(), now, self.initial_delay))
+            .collect();
+        self.persist_if_dirty(broker, group);
+        Ok(codes)
+    }
+
+    /// Handles OffsetCommit: validates the member, then persists and applies every offset.
+    #[allow(clippy::too_many_arguments)]
+    pub fn commit(
+        &self,
+        broker: &Broker,
+        group_id: &str,
+        member_id: &str,
+        generation: i32,
+        instance_id: Option<&str>,
+        offsets: Vec<OffsetToCommit>,
+    ) -> Vec<PartitionResult> {
+        if group_id.is_empty() {
+            return offsets
+                .into_iter()
+                .map(|(tp, ..)| (tp, ErrorCode::InvalidGroupId))
+                .collect();
+        }
+        let mut groups = self.lock();
+        let group = groups
+            .entry(group_id.to_string())
+            .or_insert_with(|| Group::new(group_id, now_ms()));
+        if let Err(code) = group.validate_commit(member_id, generation, instance_id) {
+            return offsets.into_iter().map(|(tp, ..)| (tp, code)).collect();
+        }
+        let now = now_ms();
+        let mut results = Vec::with_capacity(offsets.len());
+        let mut records = Vec::new();
+        let mut accepted = Vec::new();
+        for (tp, offset, leader_epoch, metadata) in offsets {
+            let metadata = metadata.unwrap_or_default();
+            let known = broker
+                .topics
+                .get(&tp.0)
+                .is_some_and(|t| t.partition(tp.1).is_some());
+            let code = if metadata.len() > self.max_metadata {
+                ErrorCode::OffsetMetadataTooLarge
+            } else if !known {
+                ErrorCode::UnknownTopicOrPartition
+            } else {
+                ErrorCode::NoError
+            };
+            if code.is_ok() {
+                let c = CommittedOffset {
+                    offset,
+                    leader_epoch,
+                    metadata,
+                    commit_timestamp: now,
+                };
+                records.push(storage::offset_record(group_id, &tp.0, tp.1, Some(&c)));
+                accepted.push((tp.clone(), c));
+            }
+            results.push((tp, code));
+        }
+        match self.append(broker, group_id, records) {
+            Ok(()) => {
+                for (tp, c) in accepted {
+                    group.offsets.insert(tp, c);
+                }
+                results
+            }
+            Err(_) => results
+                .into_iter()
+                .map(|(tp, c)| {
+                    (
+                        tp,
+                        if c.is_ok() {
+                            ErrorCode::CoordinatorNotAvailable
+                        } else {
+                            c
+                        },
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// Committed offsets of a group: all of them, or those of `partitions`.
+    pub fn fetch_offsets(
+        &self,
+        group_id: &str,
+        partitions: Option<&[(String, i32)]>,
+    ) -> Vec<OffsetEntry> {
+        let groups = self.lock();
+        let Some(group) = groups.get(group_id) else {
+            return partitions
+                .unwrap_or_default()
+                .iter()
+                .map(|tp| (tp.clone(), missing_offset()))
+                .collect();
+        };
+        match partitions {
+            None => {
+                let mut all: Vec<OffsetEntry> = group
+                    .offsets
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                all.sort_by(|a, b| a.0.cmp(&b.0));
+                all
+            }
+            Some(tps) => tps
+                .iter()
+                .map(|tp| {
+                    (
+                        tp.clone(),
+                        group
+                            .offsets
+                            .get(tp)
+                            .cloned()
+                            .unwrap_or_else(missing_offset),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// A snapshot for DescribeGroups / ListGroups.
+    pub fn describe(&self, group_id: &str) -> Option<GroupSummary> {
+        let groups = self.lock();
+        let g = groups.get(group_id)?;
+        Some(summary(g))
+    }
+
+    /// Every group.
+    pub fn list(&self) -> Vec<GroupSummary> {
+        let groups = self.lock();
+        let mut out: Vec<GroupSummary> = groups
+            .values()
+            .filter(|g| g.state != GroupState::Dead)
+            .map(summary)
+            .collect();
+        out.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+        out
+    }
+
+    /// Deletes an empty group and its offsets.
+    pub fn delete_group(&self, broker: &Broker, group_id: &str) -> ErrorCode {
+        let mut groups = self.lock();
+        let Some(group) = groups.get(group_id) else {
+            return ErrorCode::GroupIdNotFound;
+        };
+        if !group.members.is_empty() {
+            return ErrorCode::NonEmptyGroup;
+        }
+        let mut records: Vec<(Bytes, Option<Bytes>)> = group
+            .offsets
+            .keys()
+            .map(|(t, p)| storage::offset_record(group_id, t, *p, None))
+            .collect();
+        records.push(storage::group_record(group_id, None));
+        if self.append(broker, group_id, records).is_err() {
+            return ErrorCode::CoordinatorNotAvailable;
+        }
+        groups.remove(group_id);
+        ErrorCode::NoError
+    }
+
+    /// OffsetDelete: removes committed offsets of partitions no member subscribes to.
+    pub fn delete_offsets(
+        &self,
+        broker: &Broker,
+        group_id: &str,
+        partitions: &[(String, i32)],
+    ) -> Result<Vec<PartitionResult>, ErrorCode> {
+        let mut groups = self.lock();
+        let group = groups.get_mut(group_id).ok_or(ErrorCode::GroupIdNotFound)?;
+        let subscribed = group.subscribed_topics();
+        let mut results = Vec::new();
+        let mut records = Vec::new();
+        for tp in partitions {
+            if subscribed.contains(&tp.0) {
+                results.push((tp.clone(), ErrorCode::GroupSubscribedToTopic));
+            } else {
+                records.push(storage::offset_record(group_id, &tp.0, tp.1, None));
+                results.push((tp.clone(), ErrorCode::NoError));
+            }
+        }
+        self.append(broker, group_id, records)
+            .map_err(|_| ErrorCode::CoordinatorNotAvailable)?;
+        for (tp, code) in &results {
+            if code.is_ok() {
+                group.offsets.remove(tp);
+            }
+        }
+        Ok(results)
+    }
+
+    /// Timers: member sessions, join deadlines, and offset retention of empty groups.
+    pub fn tick(&self, broker: &Broker) {
+        let now = Instant::now();
+        let now_ms = now_ms();
+        let mut groups = self.lock();
+        let mut expired_groups = Vec::new();
+        for group in groups.values_mut() {
+            group.tick(now, now_ms, self.initial_delay);
+            self.persist_if_dirty(broker, group);
+            if group.members.is_empty()
+                && group.state == GroupState::Empty
+                && self.retention_ms > 0
+                && now_ms - group.empty_since_ms > self.retention_ms
+            {
+                expired_groups.push(group.id.clone());
+            }
+        }
+        for id in expired_groups {
+            if let Some(group) = groups.get(&id) {
+                let mut records: Vec<(Bytes, Option<Bytes>)> = group
+                    .offsets
+                    .keys()
+                    .map(|(t, p)| storage::offset_record(&id, t, *p, None))
+                    .collect();
+                records.push(storage::group_record(&id, None));
+                if self.append(broker, &id, records).is_ok() {
+                    tracing::info!(group = %id, "expired offsets of empty group (offsets.retention.minutes)");
+                    groups.remove(&id);
+                }
+            }
+        }
+    }
+}
+
+/// What DescribeGroups and ListGroups report about a group.
+#[derive(Debug, Clone)]
+pub struct GroupSummary {
+    /// Group id.
+    pub group_id: String,
+    /// State.
+    pub state: GroupState,
+    /// Protocol type.
+    pub protocol_type: String,
+    /// Chosen protocol.
+    pub protocol: String,
+    /// Members: id, instance id, client id, host, metadata, assignment.
+    pub members: Vec<(String, Option<String>, String, String, Bytes, Bytes)>,
+}
+
+fn summary(g: &Group) -> GroupSummary {
+    GroupSummary {
+        group_id: g.id.clone(),
+        state: g.state,
+        protocol_type: g.protocol_type.clone().unwrap_or_default(),
+        protocol: if g.state == GroupState::Stable {
+            g.protocol.clone().unwrap_or_default()
+        } else {
+            String::new()
+        },
+        members: g
+            .members
+            .iter()
+            .map(|m| {
+                (
+                    m.id.clone(),
+                    m.instance_id.clone(),
+                    m.client_id.clone(),
+                    m.client_host.clone(),
+                    m.metadata(g.protocol.as_deref()),
+                    m.assignment.clone(),
+                )
+            })
+            .collect(),
+    }
+}
+
+fn missing_offset() -> CommittedOffset {
+    CommittedOffset {
+        offset: -1,
+        leader_epoch: -1,
+        metadata: String::new(),
+        commit_timestamp: -1,
+    }
+}
+
+fn error_join(code: ErrorCode, member_id: &str) -> JoinAnswer {
+    JoinAnswer {
+        error: code,
+        generation: -1,
+        protocol_type: None,
+        protocol: None,
+        leader: String::new(),
+        member_id: member_id.to_string(),
+        members: Vec::new(),
+    }
+}
+
+fn error_sync(code: ErrorCode) -> SyncAnswer {
+    SyncAnswer {
+        error: code,
+        protocol_type: None,
+        protocol: None,
+        assignment: Bytes::new(),
+    }
+}
