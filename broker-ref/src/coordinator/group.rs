@@ -698,6 +698,9 @@ impl Group {
         if self.state == GroupState::Empty {
             return ErrorCode::UnknownMemberId;
         }
+        if self.fenced(member_id, instance_id) {
+            return ErrorCode::FencedInstanceId;
+        }
         let i = match self.member_index(member_id) {
             Some(i) => i,
             None => {
@@ -844,5 +847,253 @@ impl Group {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(member: &str, protocols: &[&str]) -> JoinParams {
+        JoinParams {
+            member_id: member.to_string(),
+            instance_id: None,
+            client_id: "c".into(),
+            client_host: "/127.0.0.1".into(),
+            session_timeout: Duration::from_secs(10),
+            rebalance_timeout: Duration::from_secs(30),
+            protocol_type: "consumer".into(),
+            protocols: protocols
+                .iter()
+                .map(|p| (p.to_string(), Bytes::from(format!("meta-{member}-{p}"))))
+                .collect(),
+            require_known_member: true,
+        }
+    }
+
+    fn now_answer(p: Pending<JoinAnswer>) -> JoinAnswer {
+        match p {
+            Pending::Now(a) => a,
+            Pending::Wait(mut rx) => rx.try_recv().expect("answer ready"),
+        }
+    }
+
+    /// KIP-394 first join, then the real join; returns the member id and the waiting receiver.
+    fn join_new(g: &mut Group, protocols: &[&str], now: Instant) -> (String, Pending<JoinAnswer>) {
+        let a = now_answer(g.join(params("", protocols), now, Duration::ZERO));
+        assert_eq!(a.error, ErrorCode::MemberIdRequired);
+        let id = a.member_id.clone();
+        let p = g.join(params(&id, protocols), now, Duration::ZERO);
+        (id, p)
+    }
+
+    fn stable_group_of_two(now: Instant) -> (Group, String, String) {
+        let mut g = Group::new("g", 0);
+        let (a, pa) = join_new(&mut g, &["range", "roundrobin"], now);
+        let ja = now_answer(pa);
+        assert_eq!(ja.generation, 1);
+        // A second member joins: the group rebalances and waits for the first to rejoin.
+        let (b, pb) = join_new(&mut g, &["roundrobin", "range"], now);
+        assert_eq!(g.state, GroupState::PreparingRebalance);
+        let pa2 = g.join(params(&a, &["range", "roundrobin"]), now, Duration::ZERO);
+        let (ja, jb) = (now_answer(pa2), now_answer(pb));
+        assert_eq!((ja.generation, jb.generation), (2, 2));
+        assert_eq!(ja.leader, a);
+        assert_eq!(ja.members.len(), 2, "the leader sees every member");
+        assert!(jb.members.is_empty(), "followers see none");
+        assert_eq!(g.state, GroupState::CompletingRebalance);
+        let pb_sync = g.sync(&b, 2, None, None, None, vec![], now);
+        let pa_sync = g.sync(
+            &a,
+            2,
+            None,
+            None,
+            None,
+            vec![
+                (a.clone(), Bytes::from_static(b"A")),
+                (b.clone(), Bytes::from_static(b"B")),
+            ],
+            now,
+        );
+        let sync_answer = |p: Pending<SyncAnswer>| match p {
+            Pending::Now(a) => a,
+            Pending::Wait(mut rx) => rx.try_recv().expect("sync answered"),
+        };
+        assert_eq!(sync_answer(pb_sync).assignment, Bytes::from_static(b"B"));
+        assert_eq!(sync_answer(pa_sync).assignment, Bytes::from_static(b"A"));
+        assert_eq!(g.state, GroupState::Stable);
+        (g, a, b)
+    }
+
+    #[test]
+    fn two_members_rebalance_and_sync() {
+        let now = Instant::now();
+        let (g, a, _) = stable_group_of_two(now);
+        // Votes: "range" (a's first choice, tie broken by the first member's order).
+        assert_eq!(g.protocol.as_deref(), Some("range"));
+        assert_eq!(g.leader.as_deref(), Some(a.as_str()));
+        assert!(g.stored(0).members.iter().all(|m| !m.assignment.is_empty()));
+    }
+
+    #[test]
+    fn heartbeat_errors() {
+        let now = Instant::now();
+        let (mut g, a, b) = stable_group_of_two(now);
+        assert_eq!(g.heartbeat(&a, 2, None, now), ErrorCode::NoError);
+        assert_eq!(
+            g.heartbeat("nobody", 2, None, now),
+            ErrorCode::UnknownMemberId
+        );
+        assert_eq!(g.heartbeat(&a, 1, None, now), ErrorCode::IllegalGeneration);
+        assert_eq!(g.leave(&b, None, now, Duration::ZERO), ErrorCode::NoError);
+        assert_eq!(
+            g.heartbeat(&a, 2, None, now),
+            ErrorCode::RebalanceInProgress
+        );
+    }
+
+    #[test]
+    fn expired_session_triggers_rebalance_and_last_leave_empties() {
+        let now = Instant::now();
+        let (mut g, a, b) = stable_group_of_two(now);
+        assert_eq!(
+            g.heartbeat(&a, 2, None, now + Duration::from_secs(8)),
+            ErrorCode::NoError
+        );
+        g.tick(now + Duration::from_secs(11), 11_000, Duration::ZERO);
+        assert!(g.member_index(&b).is_none(), "b's session expired");
+        assert_eq!(g.state, GroupState::PreparingRebalance);
+        let a_rejoin = now_answer(g.join(
+            params(&a, &["range"]),
+            now + Duration::from_secs(11),
+            Duration::ZERO,
+        ));
+        assert_eq!(a_rejoin.generation, 3);
+        assert_eq!(g.leave(&a, None, now, Duration::ZERO), ErrorCode::NoError);
+        assert_eq!(g.state, GroupState::Empty);
+        assert_eq!(
+            g.leave(&a, None, now, Duration::ZERO),
+            ErrorCode::UnknownMemberId
+        );
+    }
+
+    #[test]
+    fn static_member_restart_keeps_assignment_without_rebalance() {
+        let now = Instant::now();
+        let mut g = Group::new("g", 0);
+        let mut leader = params("", &["range"]);
+        leader.require_known_member = false;
+        let lid = now_answer(g.join(leader, now, Duration::ZERO)).member_id;
+        let mut s = params("", &["range"]);
+        s.instance_id = Some("static-1".into());
+        let p = g.join(s.clone(), now, Duration::ZERO);
+        let lp = g.join(params(&lid, &["range"]), now, Duration::ZERO);
+        let first = now_answer(p);
+        now_answer(lp);
+        let _ = g.sync(
+            &lid,
+            first.generation,
+            None,
+            None,
+            None,
+            vec![(first.member_id.clone(), Bytes::from_static(b"P3"))],
+            now,
+        );
+        assert_eq!(g.state, GroupState::Stable);
+        let generation = g.generation;
+        // The static member restarts (new process, empty member id, same instance id).
+        let again = now_answer(g.join(s, now, Duration::ZERO));
+        assert_eq!(again.error, ErrorCode::NoError);
+        assert_ne!(
+            again.member_id, first.member_id,
+            "a new incarnation gets a new id"
+        );
+        assert_eq!(g.generation, generation, "no rebalance");
+        assert_eq!(g.state, GroupState::Stable);
+        let Pending::Now(sync) = g.sync(
+            &again.member_id,
+            generation,
+            Some("static-1"),
+            None,
+            None,
+            vec![],
+            now,
+        ) else {
+            panic!("stable groups answer at once");
+        };
+        assert_eq!(sync.assignment, Bytes::from_static(b"P3"));
+        // The old incarnation is fenced.
+        assert_eq!(
+            g.heartbeat(&first.member_id, generation, Some("static-1"), now),
+            ErrorCode::UnknownMemberId
+        );
+    }
+
+    #[test]
+    fn commits_are_validated() {
+        let now = Instant::now();
+        let mut g = Group::new("g", 0);
+        assert_eq!(
+            g.validate_commit("", -1, None),
+            Ok(()),
+            "standalone consumer on an empty group"
+        );
+        let (a, p) = join_new(&mut g, &["range"], now);
+        let gen = now_answer(p).generation;
+        assert_eq!(
+            g.validate_commit("", -1, None),
+            Err(ErrorCode::UnknownMemberId)
+        );
+        assert_eq!(
+            g.validate_commit(&a, gen, None),
+            Err(ErrorCode::RebalanceInProgress),
+            "before SyncGroup"
+        );
+        let _ = g.sync(&a, gen, None, None, None, vec![], now);
+        assert_eq!(g.validate_commit(&a, gen, None), Ok(()));
+        assert_eq!(
+            g.validate_commit(&a, gen - 1, None),
+            Err(ErrorCode::IllegalGeneration)
+        );
+        assert_eq!(
+            g.validate_commit("stranger", gen, None),
+            Err(ErrorCode::UnknownMemberId)
+        );
+    }
+
+    #[test]
+    fn inconsistent_protocols_are_rejected() {
+        let now = Instant::now();
+        let mut g = Group::new("g", 0);
+        let (_, p) = join_new(&mut g, &["range"], now);
+        now_answer(p);
+        let a = now_answer(g.join(params("", &["sticky"]), now, Duration::ZERO));
+        assert_eq!(a.error, ErrorCode::InconsistentGroupProtocol);
+        let mut other_type = params("", &["range"]);
+        other_type.protocol_type = "connect".into();
+        assert_eq!(
+            now_answer(g.join(other_type, now, Duration::ZERO)).error,
+            ErrorCode::InconsistentGroupProtocol
+        );
+        assert_eq!(
+            now_answer(g.join(params("unknown-id", &["range"]), now, Duration::ZERO)).error,
+            ErrorCode::UnknownMemberId
+        );
+    }
+
+    #[test]
+    fn initial_delay_gathers_members_before_the_first_assignment() {
+        let now = Instant::now();
+        let mut g = Group::new("g", 0);
+        let delay = Duration::from_millis(300);
+        let a = now_answer(g.join(params("", &["range"]), now, delay)).member_id;
+        let Pending::Wait(mut rx) = g.join(params(&a, &["range"]), now, delay) else {
+            panic!("a new group waits for the initial delay");
+        };
+        assert!(rx.try_recv().is_err());
+        g.tick(now + Duration::from_millis(100), 100, delay);
+        assert!(rx.try_recv().is_err(), "still within the delay");
+        g.tick(now + Duration::from_millis(301), 301, delay);
+        assert_eq!(rx.try_recv().expect("joined after the delay").generation, 1);
     }
 }
