@@ -605,6 +605,15 @@ impl Group {
         }
     }
 
+    /// Whether `instance_id` now belongs to a newer incarnation than `member_id` (KIP-345).
+    fn fenced(&self, member_id: &str, instance_id: Option<&str>) -> bool {
+        instance_id.is_some_and(|inst| {
+            self.members
+                .iter()
+                .any(|m| m.instance_id.as_deref() == Some(inst) && m.id != member_id)
+        })
+    }
+
     fn check_member(
         &self,
         member_id: &str,
@@ -613,6 +622,9 @@ impl Group {
     ) -> Result<usize, ErrorCode> {
         if self.state == GroupState::Dead {
             return Err(ErrorCode::CoordinatorNotAvailable);
+        }
+        if self.fenced(member_id, instance_id) {
+            return Err(ErrorCode::FencedInstanceId);
         }
         let i = self
             .member_index(member_id)
