@@ -1037,7 +1037,7 @@ mod tests {
         // The old incarnation is fenced.
         assert_eq!(
             g.heartbeat(&first.member_id, generation, Some("static-1"), now),
-            ErrorCode::UnknownMemberId
+            ErrorCode::FencedInstanceId
         );
     }
 
