@@ -50,6 +50,8 @@ pub struct ClientConfig {
     pub client_id: String,
     /// `request.timeout.ms` (30000).
     pub request_timeout: Duration,
+    /// `default.api.timeout.ms` (60000): the overall bound of an admin call, retries included.
+    pub default_api_timeout: Duration,
     /// `metadata.max.age.ms` (300000).
     pub metadata_max_age: Duration,
     /// `reconnect.backoff.ms` (50).
@@ -111,6 +113,16 @@ pub struct ConsumerConfig {
     /// Bytes of fetched, not yet consumed data the consumer may buffer before it stops
     /// prefetching (`queued.max.messages.kbytes` in librdkafka; default 64 MiB).
     pub max_buffered_bytes: usize,
+    /// `group.instance.id` (static membership; none).
+    pub group_instance_id: Option<String>,
+    /// `session.timeout.ms` (45000).
+    pub session_timeout: Duration,
+    /// `heartbeat.interval.ms` (3000).
+    pub heartbeat_interval: Duration,
+    /// `max.poll.interval.ms` (300000).
+    pub max_poll_interval: Duration,
+    /// `partition.assignment.strategy` (Kafka's default: range, cooperative-sticky).
+    pub assignors: Vec<String>,
 }
 
 /// Producer settings.
@@ -152,6 +164,7 @@ impl Default for ClientConfig {
             bootstrap_servers: Vec::new(),
             client_id: "odradek".into(),
             request_timeout: Duration::from_millis(30_000),
+            default_api_timeout: Duration::from_millis(60_000),
             metadata_max_age: Duration::from_millis(300_000),
             reconnect_backoff: Duration::from_millis(50),
             reconnect_backoff_max: Duration::from_millis(1000),
@@ -188,6 +201,11 @@ impl Default for ClientConfig {
                 enable_auto_commit: true,
                 auto_commit_interval: Duration::from_millis(5000),
                 max_buffered_bytes: 64 << 20,
+                group_instance_id: None,
+                session_timeout: Duration::from_millis(45_000),
+                heartbeat_interval: Duration::from_millis(3000),
+                max_poll_interval: Duration::from_millis(300_000),
+                assignors: vec!["range".into(), "cooperative-sticky".into()],
             },
         }
     }
@@ -249,6 +267,7 @@ impl ClientConfig {
             }
             "client.id" => self.client_id = value.to_string(),
             "request.timeout.ms" => self.request_timeout = parse_ms(key, value)?,
+            "default.api.timeout.ms" => self.default_api_timeout = parse_ms(key, value)?,
             "metadata.max.age.ms" => self.metadata_max_age = parse_ms(key, value)?,
             "reconnect.backoff.ms" => self.reconnect_backoff = parse_ms(key, value)?,
             "reconnect.backoff.max.ms" => self.reconnect_backoff_max = parse_ms(key, value)?,
@@ -372,6 +391,27 @@ impl ClientConfig {
             }
             "enable.auto.commit" => c.enable_auto_commit = parse_bool(key, value)?,
             "auto.commit.interval.ms" => c.auto_commit_interval = parse_ms(key, value)?,
+            "group.instance.id" => {
+                c.group_instance_id = Some(value.to_string()).filter(|g| !g.is_empty())
+            }
+            "session.timeout.ms" => c.session_timeout = parse_ms(key, value)?,
+            "heartbeat.interval.ms" => c.heartbeat_interval = parse_ms(key, value)?,
+            "max.poll.interval.ms" => c.max_poll_interval = parse_ms(key, value)?,
+            "partition.assignment.strategy" => {
+                let names: Vec<String> = split_list(value);
+                if names.is_empty() {
+                    return Err(Error::config(key, "at least one assignor is required"));
+                }
+                for n in &names {
+                    if crate::consumer::Assignor::from_name(n).is_none() {
+                        return Err(Error::config(
+                            key,
+                            format!("unknown assignor `{n}` (range, roundrobin, sticky, cooperative-sticky)"),
+                        ));
+                    }
+                }
+                c.assignors = names;
+            }
             "queued.max.messages.kbytes" => {
                 let kb: usize = parse_num(key, value)?;
                 c.max_buffered_bytes = kb.saturating_mul(1024);
@@ -427,6 +467,7 @@ mod tests {
         assert_eq!(c.producer.batch_size, 16_384);
         assert_eq!(c.producer.linger, Duration::from_millis(5));
         assert_eq!(c.request_timeout, Duration::from_secs(30));
+        assert_eq!(c.default_api_timeout, Duration::from_secs(60));
         assert_eq!(c.producer.delivery_timeout, Duration::from_secs(120));
     }
 

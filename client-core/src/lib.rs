@@ -11,6 +11,7 @@
 //! The reference broker (`odradek-broker`) builds on the same modules, so client and broker can
 //! never disagree about the wire format.
 
+pub mod admin;
 pub mod alloc;
 pub mod cluster;
 pub mod config;
@@ -21,6 +22,7 @@ pub mod producer;
 pub mod protocol;
 pub mod records;
 
+pub use admin::Admin;
 pub use config::ClientConfig;
 pub use consumer::{Consumer, ConsumerRecord};
 pub use error::{Error, Result};

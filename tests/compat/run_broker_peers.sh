@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Third-party clients (confluent-kafka, kafka-python) against odradek-broker:
-# tests/compat/test_broker_peers.py under pytest, in the venv of python-peers.sh.
+# tests/compat/test_broker_peers.py and test_groups.py under pytest, in the venv of python-peers.sh.
 #
 #   tests/compat/run_broker_peers.sh [pytest args...]
 #
 # Uses the broker binary named by ODRADEK_BROKER_BIN; without it, builds the debug binary
 # (cargo build -q -p odradek-broker, from the repository root) and uses target/debug/odradek-broker.
-# Extra arguments go to pytest (e.g. -k roundtrip, -x). Exits with pytest's exit code.
+# Extra arguments go to pytest (e.g. -k roundtrip, -x); naming a test file (or file::test, or a
+# directory) runs just that instead of both files. Exits with pytest's exit code.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
@@ -29,8 +30,17 @@ log "broker: $ODRADEK_BROKER_BIN"
 (cd "$ROOT" && cargo build -q -p odradek --example consume_dump)
 
 cd "$ROOT"
+# Both suites unless the arguments name test files themselves (path.py, path.py::test, a directory).
+files=(tests/compat/test_broker_peers.py tests/compat/test_groups.py)
+for arg in "$@"; do
+  case "$arg" in
+    -*) ;;
+    *.py|*.py::*) files=(); break ;;
+    *) [[ -d "$arg" ]] && { files=(); break; } ;;
+  esac
+done
 set +e
-"$py" -m pytest -q -p no:cacheprovider tests/compat/test_broker_peers.py "$@"
+"$py" -m pytest -q -p no:cacheprovider "${files[@]}" "$@"
 rc=$?
 set -e
 exit "$rc"

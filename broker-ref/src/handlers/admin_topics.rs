@@ -217,12 +217,28 @@ pub fn delete_topics(broker: &Arc<Broker>, request: DeleteTopicsRequest) -> Hand
     ))
 }
 
-/// Handles CreatePartitions.
+/// Handles CreatePartitions. A topic named more than once gets one INVALID_REQUEST result and
+/// is left unchanged, as Kafka's controller does.
 pub fn create_partitions(broker: &Arc<Broker>, request: CreatePartitionsRequest) -> HandlerResult {
+    let mut seen = HashSet::new();
+    let duplicates: HashSet<TopicName> = request
+        .topics
+        .iter()
+        .filter(|t| !seen.insert(t.name.clone()))
+        .map(|t| t.name.clone())
+        .collect();
+    let mut reported = HashSet::new();
     let results = request
         .topics
         .into_iter()
+        .filter(|t| !duplicates.contains(&t.name) || reported.insert(t.name.clone()))
         .map(|t| {
+            if duplicates.contains(&t.name) {
+                return CreatePartitionsTopicResult::default()
+                    .with_name(t.name)
+                    .with_error_code(ErrorCode::InvalidRequest.code())
+                    .with_error_message(Some(sb("Duplicate topic name.")));
+            }
             let outcome = (|| {
                 if let Some(assignments) = &t.assignments {
                     for a in assignments {

@@ -303,6 +303,22 @@ impl Cluster {
         out
     }
 
+    /// Fetches metadata for every topic in the cluster (pattern subscriptions need this).
+    pub async fn refresh_all(&self) -> Result<Arc<ClusterMetadata>> {
+        let _guard = self.refresh_lock.lock().await;
+        let request = MetadataRequest::default()
+            .with_topics(None)
+            .with_allow_auto_topic_creation(false);
+        let connection = self.any_connection().await?;
+        let response = connection.send(&request).await?;
+        let merged = Arc::new(self.metadata().merge(&response));
+        if let Ok(mut m) = self.metadata.write() {
+            *m = merged.clone();
+        }
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        Ok(merged)
+    }
+
     /// Closes every connection.
     pub fn close(&self) {
         if let Ok(slots) = self.slots.lock() {

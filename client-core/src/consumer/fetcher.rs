@@ -45,6 +45,7 @@ pub(crate) async fn run(shared: Arc<Shared>) {
 
 /// Looks up positions for partitions that need one (`auto.offset.reset`, seek to beginning/end).
 pub(crate) async fn resolve_resets(shared: &Shared) {
+    resolve_committed(shared).await;
     let read_committed = shared.cluster.config().consumer.read_committed;
     let wanted: Vec<(TopicPartition, i64, u64)> = {
         let state = shared.lock();
@@ -55,6 +56,7 @@ pub(crate) async fn resolve_resets(shared: &Shared) {
                 let query = match p.reset? {
                     Reset::Earliest => EARLIEST,
                     Reset::Latest => LATEST,
+                    Reset::Committed => return None,
                 };
                 Some((tp.clone(), query, p.generation))
             })
@@ -72,7 +74,9 @@ pub(crate) async fn resolve_resets(shared: &Shared) {
                 let Some(p) = state.parts.get_mut(&tp) else {
                     continue;
                 };
-                if p.generation != generation {
+                // Another lookup (e.g. position()) may already have resolved it: never move a
+                // position that is no longer waiting for a reset.
+                if p.generation != generation || p.reset.is_none() {
                     continue;
                 }
                 if let Some(Some((offset, _))) = found.get(&tp) {
@@ -87,6 +91,48 @@ pub(crate) async fn resolve_resets(shared: &Shared) {
         Err(e) => {
             tracing::debug!(error = %e, "offset reset lookup failed; will retry");
             tokio::time::sleep(shared.cluster.config().retry_backoff).await;
+        }
+    }
+}
+
+/// Positions from the group's committed offsets; partitions with none fall back to
+/// `auto.offset.reset`.
+async fn resolve_committed(shared: &Shared) {
+    let Some(group) = &shared.group else { return };
+    let wanted: Vec<(TopicPartition, u64)> = {
+        let state = shared.lock();
+        state
+            .parts
+            .iter()
+            .filter(|(_, p)| p.reset == Some(Reset::Committed))
+            .map(|(tp, p)| (tp.clone(), p.generation))
+            .collect()
+    };
+    if wanted.is_empty() {
+        return;
+    }
+    let tps: Vec<TopicPartition> = wanted.iter().map(|(tp, _)| tp.clone()).collect();
+    let found = group.lock().await.committed(&tps).await;
+    let Ok(found) = found else {
+        tokio::time::sleep(shared.cluster.config().retry_backoff).await;
+        return;
+    };
+    let fallback = match shared.cluster.config().consumer.auto_offset_reset {
+        crate::config::OffsetReset::Earliest => Some(Reset::Earliest),
+        crate::config::OffsetReset::Latest => Some(Reset::Latest),
+        crate::config::OffsetReset::None => None,
+    };
+    let mut state = shared.lock();
+    for (tp, generation) in wanted {
+        let Some(p) = state.parts.get_mut(&tp) else {
+            continue;
+        };
+        if p.generation != generation || p.reset != Some(Reset::Committed) {
+            continue;
+        }
+        match found.get(&tp).cloned().flatten() {
+            Some((offset, _)) => p.seek(offset),
+            None => p.reset = fallback,
         }
     }
 }

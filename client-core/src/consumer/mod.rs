@@ -11,16 +11,19 @@
 //! own issues; this consumer is driven by `assign`.
 
 mod fetcher;
+pub mod group;
 mod offsets;
 mod state;
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use tokio::sync::Notify;
 
+pub use group::{Assignor, RebalanceListener, Topics};
 pub use offsets::{list_offsets, EARLIEST, LATEST};
 
 use crate::cluster::Cluster;
@@ -53,18 +56,82 @@ pub struct ConsumerRecord {
     pub leader_epoch: Option<i32>,
 }
 
-/// State shared with the fetcher.
+/// State shared with the fetcher and the group membership task.
 #[derive(Debug)]
 pub(crate) struct Shared {
     cluster: Arc<Cluster>,
     state: Mutex<State>,
     fetch_wake: Notify,
     data_ready: Notify,
+    /// The group client when `group.id` is set.
+    group: Option<Arc<tokio::sync::Mutex<group::GroupClient>>>,
+    /// An error for the next `poll` that is not tied to a partition (e.g. fenced member).
+    error: Mutex<Option<Error>>,
 }
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set_error(&self, e: Error) {
+        if let Ok(mut slot) = self.error.lock() {
+            *slot = Some(e);
+        }
+        self.data_ready.notify_waiters();
+    }
+
+    /// Adopts a group assignment: kept partitions keep their positions, `added` ones start from
+    /// the committed offsets.
+    fn set_group_assignment(&self, all: &[TopicPartition], added: &[TopicPartition]) {
+        let mut state = self.lock();
+        let mut parts = HashMap::new();
+        for tp in all {
+            let p = match state.parts.remove(tp) {
+                Some(p) if !added.contains(tp) => p,
+                _ => PartState::new(Some(group::committed_reset())),
+            };
+            parts.insert(tp.clone(), p);
+        }
+        state.parts = parts;
+        state.order = all.to_vec();
+        let State {
+            buffer,
+            parts,
+            buffered_bytes,
+            ..
+        } = &mut *state;
+        buffer.retain(|b| {
+            let keep = parts.contains_key(&b.tp);
+            if !keep {
+                *buffered_bytes -= b.bytes;
+            }
+            keep
+        });
+        drop(state);
+        self.fetch_wake.notify_one();
+    }
+
+    /// Drops partitions from the assignment (revoked or lost).
+    fn remove_partitions(&self, partitions: &[TopicPartition]) {
+        let mut state = self.lock();
+        for tp in partitions {
+            state.parts.remove(tp);
+        }
+        state.order.retain(|tp| !partitions.contains(tp));
+        let State {
+            buffer,
+            parts,
+            buffered_bytes,
+            ..
+        } = &mut *state;
+        buffer.retain(|b| {
+            let keep = parts.contains_key(&b.tp);
+            if !keep {
+                *buffered_bytes -= b.bytes;
+            }
+            keep
+        });
     }
 }
 
@@ -74,6 +141,7 @@ pub struct Consumer {
     shared: Arc<Shared>,
     fetcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
     ready: Mutex<VecDeque<ConsumerRecord>>,
+    membership: Mutex<Option<(Arc<group::Membership>, tokio::task::JoinHandle<()>)>>,
 }
 
 fn default_reset(policy: OffsetReset) -> Option<Reset> {
@@ -87,11 +155,23 @@ fn default_reset(policy: OffsetReset) -> Option<Reset> {
 impl Consumer {
     /// Creates a consumer; must be called inside a tokio runtime (the fetcher runs on it).
     pub fn new(config: ClientConfig) -> Result<Consumer> {
+        let group_id = config.consumer.group_id.clone();
+        let instance_id = config.consumer.group_instance_id.clone();
+        let cluster = Cluster::new(config);
+        let group = group_id.map(|g| {
+            Arc::new(tokio::sync::Mutex::new(group::GroupClient::new(
+                cluster.clone(),
+                g,
+                instance_id,
+            )))
+        });
         let shared = Arc::new(Shared {
-            cluster: Cluster::new(config),
+            cluster,
             state: Mutex::new(State::default()),
             fetch_wake: Notify::new(),
             data_ready: Notify::new(),
+            group,
+            error: Mutex::new(None),
         });
         let handle = tokio::runtime::Handle::try_current().map_err(|_| {
             Error::config("runtime", "Consumer::new must run inside a tokio runtime")
@@ -101,6 +181,7 @@ impl Consumer {
             shared,
             fetcher: Mutex::new(Some(fetcher)),
             ready: Mutex::new(VecDeque::new()),
+            membership: Mutex::new(None),
         })
     }
 
@@ -119,7 +200,12 @@ impl Consumer {
     /// Replaces the assignment. New partitions start per `auto.offset.reset`; partitions kept
     /// from the previous assignment keep their positions.
     pub fn assign(&self, partitions: &[TopicPartition]) {
-        let reset = default_reset(self.shared.cluster.config().consumer.auto_offset_reset);
+        // With group.id set, assigned partitions start from the group's committed offsets.
+        let reset = if self.shared.group.is_some() {
+            Some(group::committed_reset())
+        } else {
+            default_reset(self.shared.cluster.config().consumer.auto_offset_reset)
+        };
         let mut state = self.shared.lock();
         let mut parts = HashMap::new();
         for tp in partitions {
@@ -294,6 +380,19 @@ impl Consumer {
     /// Returns up to `max.poll.records` records, waiting up to `timeout` for some. Raises the
     /// first pending partition error (e.g. OFFSET_OUT_OF_RANGE with `auto.offset.reset=none`).
     pub async fn poll(&self, timeout: Duration) -> Result<Vec<ConsumerRecord>> {
+        if let Some(m) = self
+            .membership
+            .lock()
+            .ok()
+            .and_then(|m| m.as_ref().map(|(m, _)| m.clone()))
+        {
+            if let Ok(mut t) = m.last_poll.lock() {
+                *t = Instant::now();
+            }
+        }
+        if let Some(e) = self.shared.error.lock().ok().and_then(|mut e| e.take()) {
+            return Err(e);
+        }
         let max = self.shared.cluster.config().consumer.max_poll_records;
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
@@ -484,8 +583,115 @@ impl Consumer {
         Ok(())
     }
 
+    /// Subscribes to topics (group mode; needs `group.id`). Partitions arrive through rebalances;
+    /// `listener` hears about them.
+    pub fn subscribe(
+        &self,
+        topics: &[&str],
+        listener: Option<Arc<dyn RebalanceListener>>,
+    ) -> Result<()> {
+        self.subscribe_to(
+            Topics::Names(topics.iter().map(|t| t.to_string()).collect()),
+            listener,
+        )
+    }
+
+    /// Subscribes to every topic matching a regular expression (group mode).
+    pub fn subscribe_pattern(
+        &self,
+        pattern: &str,
+        listener: Option<Arc<dyn RebalanceListener>>,
+    ) -> Result<()> {
+        let re = regex::Regex::new(pattern).map_err(|e| Error::config("pattern", e.to_string()))?;
+        self.subscribe_to(Topics::Pattern(re), listener)
+    }
+
+    fn subscribe_to(
+        &self,
+        topics: Topics,
+        listener: Option<Arc<dyn RebalanceListener>>,
+    ) -> Result<()> {
+        if self.shared.group.is_none() {
+            return Err(Error::config("group.id", "subscribe needs group.id"));
+        }
+        let previous = self.membership.lock().ok().and_then(|mut m| m.take());
+        if let Some((m, handle)) = previous {
+            m.stop.store(true, Ordering::Release);
+            m.wake.notify_one();
+            handle.abort();
+        }
+        self.assign(&[]);
+        let m = Arc::new(group::Membership::new(topics, listener));
+        let handle = tokio::spawn(group::run(self.shared.clone(), m.clone()));
+        if let Ok(mut slot) = self.membership.lock() {
+            *slot = Some((m, handle));
+        }
+        Ok(())
+    }
+
+    /// Leaves the group (committing delivered offsets first when auto-commit is on).
+    pub async fn unsubscribe(&self) {
+        let current = self.membership.lock().ok().and_then(|mut m| m.take());
+        if let Some((m, handle)) = current {
+            m.stop.store(true, Ordering::Release);
+            m.wake.notify_one();
+            let _ = handle.await;
+        }
+        self.assign(&[]);
+    }
+
+    /// Partitions currently assigned (by `assign` or by the group).
+    pub fn subscription_assignment(&self) -> Vec<TopicPartition> {
+        self.assignment()
+    }
+
+    /// Commits offsets synchronously: the given ones, or the positions of every assigned
+    /// partition (the next record the application has not seen yet).
+    pub async fn commit_sync(&self, offsets: Option<&[(TopicPartition, i64)]>) -> Result<()> {
+        let Some(group) = &self.shared.group else {
+            return Err(Error::config(
+                "group.id",
+                "committing offsets needs group.id",
+            ));
+        };
+        match offsets {
+            None => group::commit_positions(&self.shared, None).await,
+            Some(list) => {
+                let list: Vec<(TopicPartition, i64, Option<String>)> =
+                    list.iter().map(|(tp, o)| (tp.clone(), *o, None)).collect();
+                let results = group.lock().await.commit(&list).await?;
+                match results.into_iter().find(|(_, c)| !c.is_ok()) {
+                    Some((_, code)) => Err(Error::Kafka(code)),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// Committed offsets of the group for `partitions` (`None` where nothing is committed).
+    pub async fn committed(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> Result<HashMap<TopicPartition, Option<i64>>> {
+        let Some(group) = &self.shared.group else {
+            return Err(Error::config("group.id", "committed offsets need group.id"));
+        };
+        let found = group.lock().await.committed(partitions).await?;
+        Ok(partitions
+            .iter()
+            .map(|tp| (tp.clone(), found.get(tp).cloned().flatten().map(|(o, _)| o)))
+            .collect())
+    }
+
+    /// The member id and generation (for `send_offsets_to_transaction`), when in a group.
+    pub async fn group_metadata(&self) -> Option<(String, String, i32)> {
+        let g = self.shared.group.as_ref()?.lock().await;
+        Some((g.group_id.clone(), g.member_id.clone(), g.generation))
+    }
+
     /// Stops the fetcher and closes connections.
     pub async fn close(&self) {
+        self.unsubscribe().await;
         self.shared.lock().closed = true;
         self.shared.fetch_wake.notify_one();
         let handle = self.fetcher.lock().ok().and_then(|mut f| f.take());

@@ -15,6 +15,8 @@ pub(crate) enum Reset {
     Earliest,
     /// High watermark / last stable offset.
     Latest,
+    /// The group's committed offset, falling back to `auto.offset.reset`.
+    Committed,
 }
 
 /// One assigned partition.

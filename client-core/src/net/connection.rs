@@ -11,10 +11,10 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
+use bytes::{BufMut, Bytes, BytesMut};
 use futures_util::StreamExt;
 use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader};
-use kafka_protocol::protocol::{Request, StrBytes};
+use kafka_protocol::protocol::{Encodable, Request, StrBytes};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
@@ -22,8 +22,7 @@ use tokio_util::codec::FramedRead;
 use tracing::Instrument;
 
 use crate::protocol::{
-    api_name, decode_response, encode_request, FrameCodec, NegotiatedVersions,
-    DEFAULT_MAX_FRAME_SIZE,
+    api_name, decode_response, FrameCodec, NegotiatedVersions, DEFAULT_MAX_FRAME_SIZE,
 };
 use crate::{Error, ErrorCode, Result};
 
@@ -73,7 +72,7 @@ fn our_max_version(key: ApiKey) -> i16 {
         // v13+ addresses topics by id only; our consumer sends names.
         ApiKey::Fetch => 12,
         ApiKey::ApiVersions => 3,
-        other => other.valid_versions().max,
+        other => crate::protocol::codec_versions(other).max,
     }
 }
 
@@ -126,7 +125,8 @@ impl Connection {
         let closed = Arc::new(AtomicBool::new(false));
         let stats = Arc::new(ConnectionStats::default());
         let span = tracing::debug_span!("connection", broker = %addr);
-        // Writer: coalesce whatever is queued into one write.
+        // Writer: coalesce whatever is queued into one write; a frame queued alone (typically a
+        // Produce request carrying whole batches) is written as it is, without a copy.
         {
             let closed = closed.clone();
             let waiters = waiters.clone();
@@ -135,15 +135,22 @@ impl Connection {
                 async move {
                     let mut buf = Vec::with_capacity(64 * 1024);
                     while let Some(frame) = rx.recv().await {
-                        buf.clear();
-                        buf.extend_from_slice(&frame);
-                        while buf.len() < 1 << 20 {
-                            match rx.try_recv() {
-                                Ok(more) => buf.extend_from_slice(&more),
-                                Err(_) => break,
+                        let result = match rx.try_recv() {
+                            Err(_) => write.write_all(&frame).await,
+                            Ok(more) => {
+                                buf.clear();
+                                buf.extend_from_slice(&frame);
+                                buf.extend_from_slice(&more);
+                                while buf.len() < 1 << 20 {
+                                    match rx.try_recv() {
+                                        Ok(more) => buf.extend_from_slice(&more),
+                                        Err(_) => break,
+                                    }
+                                }
+                                write.write_all(&buf).await
                             }
-                        }
-                        if let Err(e) = write.write_all(&buf).await {
+                        };
+                        if let Err(e) = result {
                             fail_all(&closed, &waiters, &addr, &format!("write failed: {e}"));
                             break;
                         }
@@ -232,7 +239,11 @@ impl Connection {
             code.into_result()?;
             let mut negotiated = NegotiatedVersions::from_response(&response);
             for key in [ApiKey::Produce, ApiKey::Fetch, ApiKey::ApiVersions] {
-                negotiated.limit_ours(key, key.valid_versions().min, our_max_version(key));
+                negotiated.limit_ours(
+                    key,
+                    crate::protocol::codec_versions(key).min,
+                    our_max_version(key),
+                );
             }
             return Ok(negotiated);
         }
@@ -267,12 +278,34 @@ impl Connection {
 
     /// Sends a request at an explicit version and waits for its response.
     pub async fn send_versioned<R: Request>(&self, body: &R, version: i16) -> Result<R::Response> {
+        self.send_versioned_timeout(body, version, self.request_timeout)
+            .await
+    }
+
+    /// Sends a request at the negotiated version, waiting up to `timeout` (for requests the
+    /// broker may hold longer than `request.timeout.ms`, such as JoinGroup).
+    pub async fn send_timeout<R: Request>(
+        &self,
+        body: &R,
+        timeout: Duration,
+    ) -> Result<R::Response> {
+        let key = ApiKey::try_from(R::KEY).map_err(|_| Error::UnknownApiKey(R::KEY))?;
+        let version = self.versions.version(key)?;
+        self.send_versioned_timeout(body, version, timeout).await
+    }
+
+    async fn send_versioned_timeout<R: Request>(
+        &self,
+        body: &R,
+        version: i16,
+        request_timeout: Duration,
+    ) -> Result<R::Response> {
         let (_, rx, _permit) = self.submit(body, version, true).await?;
         let started = Instant::now();
         let Some(rx) = rx else {
             return Err(Error::malformed("request", "expected a response channel"));
         };
-        let response = match tokio::time::timeout(self.request_timeout, rx).await {
+        let response = match tokio::time::timeout(request_timeout, rx).await {
             Ok(Ok(Ok(frame))) => frame,
             Ok(Ok(Err(e))) => return Err(e),
             Ok(Err(_)) => return Err(conn_err(&self.addr, "connection closed")),
@@ -282,7 +315,7 @@ impl Connection {
                     "{} request to {} got no response within {:?}",
                     api_name(R::KEY),
                     self.addr,
-                    self.request_timeout
+                    request_timeout
                 )));
             }
         };
@@ -328,10 +361,7 @@ impl Connection {
             .with_request_api_version(version)
             .with_correlation_id(id)
             .with_client_id(Some(self.client_id.clone()));
-        let encoded = encode_request(&header, body)?;
-        let mut frame = Vec::with_capacity(encoded.len() + 4);
-        frame.extend_from_slice(&(encoded.len() as u32).to_be_bytes());
-        frame.extend_from_slice(&encoded);
+        let frame = encode_frame(&header, body)?;
         let len = frame.len();
         let rx = if expect_response {
             let (tx, rx) = oneshot::channel();
@@ -342,7 +372,7 @@ impl Connection {
         } else {
             None
         };
-        if self.is_closed() || self.outgoing.send(Bytes::from(frame)).is_err() {
+        if self.is_closed() || self.outgoing.send(frame).is_err() {
             if let Ok(mut w) = self.waiters.lock() {
                 w.remove(&id);
             }
@@ -366,6 +396,48 @@ impl Drop for Connection {
     fn drop(&mut self) {
         self.close("connection dropped");
     }
+}
+
+/// Encodes a request with its header as one frame, size prefix included. The frame is sized
+/// first and written once: a Produce request carries whole record batches, and encoding into a
+/// growing buffer and then copying it behind a prefix used to copy every batch three times.
+fn encode_frame<R: Request>(header: &RequestHeader, body: &R) -> Result<Bytes> {
+    let version = header.request_api_version;
+    let key = ApiKey::try_from(R::KEY).map_err(|_| Error::UnknownApiKey(R::KEY))?;
+    let range = key.valid_versions();
+    if version < range.min || version > range.max {
+        return Err(Error::UnsupportedVersion {
+            api: api_name(R::KEY),
+            version,
+            min: range.min,
+            max: range.max,
+        });
+    }
+    let header_version = R::header_version(version);
+    let size = header
+        .compute_size(header_version)
+        .map_err(|e| Error::malformed("request header", e))?
+        + body
+            .compute_size(version)
+            .map_err(|e| Error::malformed(api_name(R::KEY), e))?;
+    let prefix = i32::try_from(size).map_err(|_| Error::FrameTooLarge {
+        size,
+        max: i32::MAX as usize,
+    })?;
+    let mut frame = BytesMut::with_capacity(4 + size);
+    frame.put_i32(prefix);
+    header
+        .encode(&mut frame, header_version)
+        .map_err(|e| Error::malformed("request header", e))?;
+    body.encode(&mut frame, version)
+        .map_err(|e| Error::malformed(api_name(R::KEY), e))?;
+    if frame.len() != 4 + size {
+        return Err(Error::malformed(
+            api_name(R::KEY),
+            format!("encoded {} bytes, computed {size}", frame.len() - 4),
+        ));
+    }
+    Ok(frame.freeze())
 }
 
 fn fail_all(closed: &AtomicBool, waiters: &Waiters, addr: &str, reason: &str) {

@@ -146,6 +146,9 @@ pub(crate) struct Appended {
 #[derive(Debug)]
 pub(crate) struct Accumulator {
     pub queues: HashMap<TopicPartition, PartitionQueue>,
+    /// The topic name of the last append, shared by the `TopicPartition`s of later appends to
+    /// the same topic instead of allocating a name per record.
+    last_topic: Option<Arc<str>>,
     batch_size: usize,
     compression: Compression,
     level: Option<i32>,
@@ -155,6 +158,7 @@ impl Accumulator {
     pub fn new(batch_size: usize, compression: Compression, level: Option<i32>) -> Self {
         Accumulator {
             queues: HashMap::new(),
+            last_topic: None,
             batch_size,
             compression,
             level,
@@ -162,11 +166,14 @@ impl Accumulator {
     }
 
     /// Appends a record to the partition's open batch, opening a new one when it would exceed
-    /// `batch.size` (a record larger than `batch.size` gets a batch of its own).
+    /// `batch.size` (a record larger than `batch.size` gets a batch of its own). `size` is the
+    /// record's size as the first record of a batch; within a batch its offset and timestamp
+    /// deltas may take a few more bytes, and the batch counts the exact size.
     #[allow(clippy::too_many_arguments)]
     pub fn append(
         &mut self,
-        tp: &TopicPartition,
+        topic: &str,
+        partition: i32,
         timestamp: i64,
         key: Option<&[u8]>,
         value: Option<&[u8]>,
@@ -174,16 +181,27 @@ impl Accumulator {
         size: usize,
         memory: OwnedSemaphorePermit,
     ) -> Result<Appended> {
+        let topic = match &self.last_topic {
+            Some(t) if **t == *topic => t.clone(),
+            _ => {
+                let t: Arc<str> = Arc::from(topic);
+                self.last_topic = Some(t.clone());
+                t
+            }
+        };
+        let tp = TopicPartition { topic, partition };
         let queue = self.queues.entry(tp.clone()).or_default();
-        let fits = queue.batches.back().is_some_and(|b| {
-            b.builder.is_some()
-                && b.retry_at.is_none()
-                && b.attempts == 0
-                && b.bytes + size <= self.batch_size
+        // Exact sizes keep `bytes` equal to the encoded records, so a batch never outgrows the
+        // buffer reserved for `batch.size` (growing it would copy the whole batch).
+        let size_in_open = queue.batches.back().and_then(|b| {
+            let builder = b.builder.as_ref()?;
+            let n = builder.record_size(timestamp, key, value, headers);
+            (b.retry_at.is_none() && b.attempts == 0 && b.bytes + n <= self.batch_size).then_some(n)
         });
+        let fits = size_in_open.is_some();
         if !fits {
             queue.batches.push_back(ProducerBatch::new(
-                tp.clone(),
+                tp,
                 self.compression,
                 self.level,
                 self.batch_size.max(size),
@@ -197,10 +215,12 @@ impl Accumulator {
             .builder
             .as_mut()
             .ok_or_else(|| Error::malformed("accumulator", "open batch already encoded"))?;
+        let exact =
+            size_in_open.unwrap_or_else(|| builder.record_size(timestamp, key, value, headers));
         builder.append(timestamp, key, value, headers)?;
         let (tx, rx) = oneshot::channel();
         batch.deliveries.push(Delivery { tx, timestamp });
-        batch.bytes += size;
+        batch.bytes += exact;
         match &mut batch.memory {
             Some(m) => m.merge(memory),
             None => batch.memory = Some(memory),

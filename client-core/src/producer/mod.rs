@@ -30,8 +30,8 @@ use crate::records::{BatchBuilder, Header};
 use crate::{Error, Result};
 use accumulator::{Accumulator, SharedAccumulator};
 
-/// A topic and partition.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// A topic and partition, ordered by topic then partition.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TopicPartition {
     /// Topic name.
     pub topic: Arc<str>,
@@ -183,6 +183,9 @@ pub(crate) struct Shared {
 #[derive(Debug)]
 pub struct Producer {
     shared: Arc<Shared>,
+    /// An empty builder with the producer's codec, kept only to size records in `send` without
+    /// allocating a builder per record.
+    size_probe: BatchBuilder,
     sticky: StickyPartitioner,
     custom: Option<Arc<dyn Partitioner>>,
     sender: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -201,6 +204,7 @@ impl Producer {
         let accumulator = Accumulator::new(p.batch_size, p.compression, p.compression_level);
         let memory = Arc::new(Semaphore::new(p.buffer_memory.min(Semaphore::MAX_PERMITS)));
         let sticky = StickyPartitioner::new(p.batch_size);
+        let size_probe = BatchBuilder::with_capacity(p.compression, 0);
         let shared = Arc::new(Shared {
             cluster: Cluster::new(config),
             accumulator: Arc::new(Mutex::new(accumulator)),
@@ -217,6 +221,7 @@ impl Producer {
         let sender = handle.spawn(sender::run(shared.clone()));
         Ok(Producer {
             shared,
+            size_probe,
             sticky,
             custom: None,
             sender: Mutex::new(Some(sender)),
@@ -251,7 +256,7 @@ impl Producer {
         let config = &self.shared.cluster.config().producer;
         let deadline = Instant::now() + config.max_block;
         let timestamp = record.timestamp.unwrap_or_else(now_ms);
-        let size = BatchBuilder::new(config.compression).record_size(
+        let size = self.size_probe.record_size(
             0,
             record.key.as_deref(),
             record.value.as_deref(),
@@ -280,31 +285,36 @@ impl Producer {
             Some(p) => p,
             None => self.choose_partition(&record, partitions, size),
         };
-        let remaining = deadline.saturating_duration_since(Instant::now());
         let permits = u32::try_from(size).unwrap_or(u32::MAX);
-        let memory = match tokio::time::timeout(
-            remaining,
-            self.shared.memory.clone().acquire_many_owned(permits),
-        )
-        .await
-        {
-            Ok(Ok(p)) => p,
-            Ok(Err(_)) => return Err(Error::Closed),
-            Err(_) => {
-                return Err(Error::QueueFull(format!(
-                    "buffer.memory ({} bytes) stayed full for max.block.ms ({:?})",
-                    config.buffer_memory, config.max_block
-                )))
+        // Fast path: room in buffer.memory now, so no timer and no clock read; otherwise wait
+        // for room until the deadline.
+        let memory = match self.shared.memory.clone().try_acquire_many_owned(permits) {
+            Ok(p) => p,
+            Err(tokio::sync::TryAcquireError::Closed) => return Err(Error::Closed),
+            Err(tokio::sync::TryAcquireError::NoPermits) => {
+                let remaining = deadline.saturating_duration_since(Instant::now());
+                match tokio::time::timeout(
+                    remaining,
+                    self.shared.memory.clone().acquire_many_owned(permits),
+                )
+                .await
+                {
+                    Ok(Ok(p)) => p,
+                    Ok(Err(_)) => return Err(Error::Closed),
+                    Err(_) => {
+                        return Err(Error::QueueFull(format!(
+                            "buffer.memory ({} bytes) stayed full for max.block.ms ({:?})",
+                            config.buffer_memory, config.max_block
+                        )))
+                    }
+                }
             }
-        };
-        let tp = TopicPartition {
-            topic: Arc::from(record.topic.as_str()),
-            partition,
         };
         let appended = {
             let mut acc = self.shared.accumulator.lock().map_err(|_| Error::Closed)?;
             acc.append(
-                &tp,
+                &record.topic,
+                partition,
                 timestamp,
                 record.key.as_deref(),
                 record.value.as_deref(),

@@ -109,22 +109,31 @@ impl StickyPartitioner {
         let Ok(mut state) = self.state.lock() else {
             return (self.rng.next() % partitions as u64) as i32;
         };
-        let entry = state.entry(topic.to_string()).or_insert_with(|| Sticky {
+        let step = |entry: &mut Sticky| {
+            if entry.bytes >= self.batch_size || entry.partition >= partitions {
+                let mut next = (self.rng.next() % partitions as u64) as i32;
+                if partitions > 1 && next == entry.partition {
+                    next = (next + 1) % partitions;
+                }
+                *entry = Sticky {
+                    partition: next,
+                    bytes: 0,
+                };
+            }
+            entry.bytes += size;
+            entry.partition
+        };
+        // Looked up by `&str`: the key is allocated only for a topic's first record.
+        if let Some(entry) = state.get_mut(topic) {
+            return step(entry);
+        }
+        let mut entry = Sticky {
             partition: (self.rng.next() % partitions as u64) as i32,
             bytes: 0,
-        });
-        if entry.bytes >= self.batch_size || entry.partition >= partitions {
-            let mut next = (self.rng.next() % partitions as u64) as i32;
-            if partitions > 1 && next == entry.partition {
-                next = (next + 1) % partitions;
-            }
-            *entry = Sticky {
-                partition: next,
-                bytes: 0,
-            };
-        }
-        entry.bytes += size;
-        entry.partition
+        };
+        let partition = step(&mut entry);
+        state.insert(topic.to_string(), entry);
+        partition
     }
 
     /// The next partition in round-robin order.
@@ -133,9 +142,13 @@ impl StickyPartitioner {
         let Ok(mut rr) = self.round_robin.lock() else {
             return 0;
         };
-        let next = rr.entry(topic.to_string()).or_insert(-1);
-        *next = (*next + 1) % partitions;
-        *next
+        // Looked up by `&str`: the key is allocated only for a topic's first record.
+        if let Some(next) = rr.get_mut(topic) {
+            *next = (*next + 1) % partitions;
+            return *next;
+        }
+        rr.insert(topic.to_string(), 0);
+        0
     }
 }
 

@@ -31,9 +31,26 @@ fn api_key(key: i16) -> Result<ApiKey> {
     ApiKey::try_from(key).map_err(|_| Error::UnknownApiKey(key))
 }
 
+/// The versions of `key` our message structs can encode and decode. This is the request
+/// struct's own range: for a few APIs the generated `ApiKey::valid_versions` table lists one more
+/// (unstable) version than the struct implements, and advertising or negotiating that version
+/// would make the codec fail.
+pub fn codec_versions(key: ApiKey) -> kafka_protocol::protocol::VersionRange {
+    use kafka_protocol::messages::{
+        InitProducerIdRequest, OffsetCommitRequest, OffsetFetchRequest,
+    };
+    use kafka_protocol::protocol::Message;
+    match key {
+        ApiKey::OffsetCommit => OffsetCommitRequest::VERSIONS,
+        ApiKey::OffsetFetch => OffsetFetchRequest::VERSIONS,
+        ApiKey::InitProducerId => InitProducerIdRequest::VERSIONS,
+        other => other.valid_versions(),
+    }
+}
+
 /// Checks `version` against the range the message schemas define for `key`.
 fn check_version(key: ApiKey, version: i16) -> Result<()> {
-    let range = key.valid_versions();
+    let range = codec_versions(key);
     if version < range.min || version > range.max {
         return Err(Error::UnsupportedVersion {
             api: api_name(key as i16),
@@ -306,6 +323,33 @@ mod tests {
         for cut in 0..frame.len() {
             let _ = decode_request(frame.slice(..cut));
         }
+    }
+
+    #[test]
+    fn codec_versions_match_the_request_structs() {
+        use kafka_protocol::messages::*;
+        use kafka_protocol::protocol::Message;
+        fn same<R: Message + Request>() {
+            let key = ApiKey::try_from(R::KEY).unwrap();
+            assert_eq!(codec_versions(key), R::VERSIONS, "{key:?}");
+        }
+        same::<ProduceRequest>();
+        same::<FetchRequest>();
+        same::<ListOffsetsRequest>();
+        same::<MetadataRequest>();
+        same::<OffsetCommitRequest>();
+        same::<OffsetFetchRequest>();
+        same::<FindCoordinatorRequest>();
+        same::<JoinGroupRequest>();
+        same::<SyncGroupRequest>();
+        same::<HeartbeatRequest>();
+        same::<LeaveGroupRequest>();
+        same::<InitProducerIdRequest>();
+        same::<ApiVersionsRequest>();
+        same::<CreateTopicsRequest>();
+        same::<DescribeConfigsRequest>();
+        same::<TxnOffsetCommitRequest>();
+        same::<EndTxnRequest>();
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub struct ApiVersionRange {
 impl ApiVersionRange {
     /// The range our message schemas can encode and decode for `api_key`.
     pub fn supported_by_codec(api_key: ApiKey) -> ApiVersionRange {
-        let range = api_key.valid_versions();
+        let range = super::codec::codec_versions(api_key);
         ApiVersionRange {
             api_key: api_key as i16,
             min: range.min,

@@ -96,6 +96,11 @@ fn spawn_broker(data_dir: &std::path::Path, port: u16, overrides: &[(String, Str
 impl Target {
     /// The external broker if configured, else a fresh `odradek-broker` with `overrides`.
     pub fn start(overrides: &[(&str, &str)]) -> Target {
+        if std::env::var_os("ODRADEK_CLIENT_LOG").is_some() {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(tracing_subscriber::EnvFilter::new("odradek=debug"))
+                .try_init();
+        }
         if let Ok(b) = std::env::var("ODRADEK_TEST_BOOTSTRAP") {
             return Target {
                 bootstrap: b,

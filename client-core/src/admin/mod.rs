@@ -1,0 +1,222 @@
+//! The admin client: topics, partitions, configs, offsets, records and cluster views.
+//!
+//! Every call is async and takes a list of items; it returns one result per item, in input
+//! order, so one bad topic does not hide the others' outcomes. Each item's error is the broker's
+//! Kafka code for it (TOPIC_ALREADY_EXISTS, UNKNOWN_TOPIC_OR_PARTITION, INVALID_PARTITIONS,
+//! INVALID_CONFIG, …) or the request-level failure that kept it from an answer. The call itself
+//! fails only when it got nowhere: no broker answered within `default.api.timeout.ms`.
+//!
+//! Requests go where Kafka 4 clients send them (see `route`): topic admin through the
+//! controller id from metadata (in KRaft any broker forwards), broker configs to that broker,
+//! ListOffsets and DeleteRecords to each partition's leader. Retriable failures are retried with
+//! backoff within `default.api.timeout.ms`, each request bounded by `request.timeout.ms` (see
+//! `driver`). Versions are negotiated per connection and every request sets only fields that
+//! exist in the version chosen. The admin client never auto-creates topics.
+
+mod configs;
+mod describe;
+mod driver;
+mod errors;
+mod offsets;
+mod route;
+mod topics;
+mod types;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::Arc;
+
+pub use types::{
+    AlterConfigOp, BrokerDescription, ClusterDescription, ConfigEntry, ConfigOp, ConfigResource,
+    ConfigSource, CreatedTopic, ListedOffset, LogDirDescription, NewTopic, OffsetSpec,
+    PartitionDescription, ReplicaInfo, TopicDescription, TopicListing,
+};
+
+use crate::cluster::Cluster;
+use crate::config::ClientConfig;
+use crate::producer::TopicPartition;
+use crate::{Error, Result};
+
+/// An asynchronous Kafka admin client. Every method takes `&self`; share it behind an `Arc`.
+#[derive(Debug)]
+pub struct Admin {
+    cluster: Arc<Cluster>,
+    /// Set after a retriable failure: the next routing step refreshes metadata.
+    stale: AtomicBool,
+    /// Bumped on failures so "any broker" requests move on to another broker.
+    rotation: AtomicUsize,
+}
+
+impl Admin {
+    /// An admin client; nothing is connected until the first call. `allow.auto.create.topics`
+    /// is forced off: looking a topic up must never create it.
+    pub fn new(mut config: ClientConfig) -> Admin {
+        config.allow_auto_create_topics = false;
+        Admin {
+            cluster: Cluster::new(config),
+            stale: AtomicBool::new(true),
+            rotation: AtomicUsize::new(0),
+        }
+    }
+
+    /// Builds an admin client from Kafka property names.
+    pub fn from_map<K: AsRef<str>, V: AsRef<str>>(
+        entries: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<Admin> {
+        Ok(Admin::new(ClientConfig::from_map(entries)?))
+    }
+
+    /// The cluster view (metadata, connections).
+    pub fn cluster(&self) -> &Arc<Cluster> {
+        &self.cluster
+    }
+
+    /// Creates topics. With `validate_only` the broker checks the request (name, partitions,
+    /// replication factor, configs) without creating anything. Per topic: its id, partition
+    /// count, replication factor and configs, or e.g. TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS,
+    /// INVALID_REPLICATION_FACTOR, INVALID_CONFIG.
+    pub async fn create_topics(
+        &self,
+        topics: &[NewTopic],
+        validate_only: bool,
+    ) -> Result<Vec<(String, Result<CreatedTopic>)>> {
+        let call = topics::CreateTopics {
+            topics,
+            validate_only,
+        };
+        let results = driver::run(self, &call, topics.len()).await?;
+        Ok(topics.iter().map(|t| t.name.clone()).zip(results).collect())
+    }
+
+    /// Deletes topics by name (UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist).
+    pub async fn delete_topics(&self, topics: &[&str]) -> Result<Vec<(String, Result<()>)>> {
+        let results = driver::run(self, &topics::DeleteTopics { topics }, topics.len()).await?;
+        Ok(topics.iter().map(|t| t.to_string()).zip(results).collect())
+    }
+
+    /// Raises each topic's partition count to `new_total` (INVALID_PARTITIONS when it is not
+    /// larger than the current count).
+    pub async fn create_partitions(
+        &self,
+        topics: &[(&str, i32)],
+        validate_only: bool,
+    ) -> Result<Vec<(String, Result<()>)>> {
+        let call = topics::CreatePartitions {
+            topics,
+            validate_only,
+        };
+        let results = driver::run(self, &call, topics.len()).await?;
+        Ok(topics
+            .iter()
+            .map(|t| t.0.to_string())
+            .zip(results)
+            .collect())
+    }
+
+    /// Every config entry of each resource, with its value, source and flags.
+    pub async fn describe_configs(
+        &self,
+        resources: &[ConfigResource],
+    ) -> Result<Vec<(ConfigResource, Result<Vec<ConfigEntry>>)>> {
+        let call = configs::DescribeConfigs { resources };
+        let results = driver::run(self, &call, resources.len()).await?;
+        Ok(resources.iter().cloned().zip(results).collect())
+    }
+
+    /// Legacy AlterConfigs: each resource's overrides become exactly the given set; keys left
+    /// out revert to their defaults. Prefer [`Admin::incremental_alter_configs`].
+    pub async fn alter_configs(
+        &self,
+        changes: &[(ConfigResource, Vec<(String, String)>)],
+        validate_only: bool,
+    ) -> Result<Vec<(ConfigResource, Result<()>)>> {
+        let call = configs::AlterConfigs {
+            changes,
+            validate_only,
+        };
+        let results = driver::run(self, &call, changes.len()).await?;
+        Ok(changes.iter().map(|c| c.0.clone()).zip(results).collect())
+    }
+
+    /// IncrementalAlterConfigs: SET, DELETE, APPEND or SUBTRACT individual keys, leaving the
+    /// others as they are.
+    pub async fn incremental_alter_configs(
+        &self,
+        changes: &[(ConfigResource, Vec<AlterConfigOp>)],
+        validate_only: bool,
+    ) -> Result<Vec<(ConfigResource, Result<()>)>> {
+        let call = configs::IncrementalAlterConfigs {
+            changes,
+            validate_only,
+        };
+        let results = driver::run(self, &call, changes.len()).await?;
+        Ok(changes.iter().map(|c| c.0.clone()).zip(results).collect())
+    }
+
+    /// Looks up offsets (read_uncommitted): per query, the offset found, or `None` when no
+    /// record matches (a timestamp after the last record, or an empty partition for
+    /// `MaxTimestamp`). A partition may be queried more than once.
+    pub async fn list_offsets(
+        &self,
+        queries: &[(TopicPartition, OffsetSpec)],
+    ) -> Result<Vec<(TopicPartition, Result<Option<ListedOffset>>)>> {
+        let results = driver::run(self, &offsets::ListOffsets { queries }, queries.len()).await?;
+        Ok(queries.iter().map(|q| q.0.clone()).zip(results).collect())
+    }
+
+    /// Deletes every record before the given offset (-1: the high watermark) of each partition;
+    /// per partition, its new low watermark.
+    pub async fn delete_records(
+        &self,
+        before: &[(TopicPartition, i64)],
+    ) -> Result<Vec<(TopicPartition, Result<i64>)>> {
+        let results = driver::run(self, &offsets::DeleteRecords { before }, before.len()).await?;
+        Ok(before.iter().map(|q| q.0.clone()).zip(results).collect())
+    }
+
+    /// The cluster id, controller and brokers.
+    pub async fn describe_cluster(&self) -> Result<ClusterDescription> {
+        one(driver::run(self, &describe::DescribeCluster, 1).await?)
+    }
+
+    /// The log directories of every broker, per broker id.
+    pub async fn describe_log_dirs(&self) -> Result<Vec<(i32, Result<Vec<LogDirDescription>>)>> {
+        let brokers: Vec<i32> = self
+            .describe_cluster()
+            .await?
+            .brokers
+            .iter()
+            .map(|b| b.id)
+            .collect();
+        let call = describe::DescribeLogDirs { brokers: &brokers };
+        let results = driver::run(self, &call, brokers.len()).await?;
+        Ok(brokers.iter().copied().zip(results).collect())
+    }
+
+    /// Every topic, internal ones included (see [`TopicListing::internal`]), sorted by name.
+    pub async fn list_topics(&self) -> Result<Vec<TopicListing>> {
+        one(driver::run(self, &describe::ListTopics, 1).await?)
+    }
+
+    /// Partitions, leaders, replicas, topic id and internal flag of each topic
+    /// (UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist).
+    pub async fn describe_topics(
+        &self,
+        topics: &[&str],
+    ) -> Result<Vec<(String, Result<TopicDescription>)>> {
+        let results = driver::run(self, &describe::DescribeTopics { topics }, topics.len()).await?;
+        Ok(topics.iter().map(|t| t.to_string()).zip(results).collect())
+    }
+
+    /// Closes every connection.
+    pub fn close(&self) {
+        self.cluster.close();
+    }
+}
+
+/// The single result of a one-item call.
+fn one<T>(results: Vec<Result<T>>) -> Result<T> {
+    results
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| Err(Error::malformed("admin call", "no result")))
+}

@@ -1,0 +1,328 @@
+//! Requests to the group coordinator: find it, join, sync, heartbeat, leave, commit and fetch
+//! offsets. Retriable coordinator errors make the caller rediscover the coordinator.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
+use kafka_protocol::messages::leave_group_request::MemberIdentity;
+use kafka_protocol::messages::offset_commit_request::{
+    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
+use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
+use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
+use kafka_protocol::messages::{
+    FindCoordinatorRequest, GroupId, HeartbeatRequest, JoinGroupRequest, JoinGroupResponse,
+    LeaveGroupRequest, OffsetCommitRequest, OffsetFetchRequest, SyncGroupRequest, TopicName,
+};
+use kafka_protocol::protocol::StrBytes;
+
+use crate::cluster::Cluster;
+use crate::net::Connection;
+use crate::producer::TopicPartition;
+use crate::{Error, ErrorCode, Result};
+
+fn sb(s: &str) -> StrBytes {
+    StrBytes::from_string(s.to_string())
+}
+
+/// Talks to one group's coordinator.
+#[derive(Debug)]
+pub struct GroupClient {
+    cluster: Arc<Cluster>,
+    /// Group id.
+    pub group_id: String,
+    /// Static membership id.
+    pub instance_id: Option<String>,
+    /// Current member id ("" before the first join).
+    pub member_id: String,
+    /// Current generation (-1 outside a group generation).
+    pub generation: i32,
+    coordinator: Option<i32>,
+}
+
+impl GroupClient {
+    /// A client for `group_id`.
+    pub fn new(cluster: Arc<Cluster>, group_id: String, instance_id: Option<String>) -> Self {
+        GroupClient {
+            cluster,
+            group_id,
+            instance_id,
+            member_id: String::new(),
+            generation: -1,
+            coordinator: None,
+        }
+    }
+
+    /// Forgets the coordinator (after NOT_COORDINATOR and similar errors).
+    pub fn forget_coordinator(&mut self) {
+        self.coordinator = None;
+    }
+
+    /// Whether an error means the coordinator moved or is loading.
+    pub fn is_coordinator_error(code: ErrorCode) -> bool {
+        matches!(
+            code,
+            ErrorCode::NotCoordinator
+                | ErrorCode::CoordinatorNotAvailable
+                | ErrorCode::CoordinatorLoadInProgress
+        )
+    }
+
+    async fn connection(&mut self) -> Result<Arc<Connection>> {
+        if let Some(node) = self.coordinator {
+            match self.cluster.connection(node).await {
+                Ok(c) => return Ok(c),
+                Err(e) => {
+                    self.coordinator = None;
+                    return Err(e);
+                }
+            }
+        }
+        let meta = match self.cluster.metadata().brokers.is_empty() {
+            true => self.cluster.refresh().await?,
+            false => self.cluster.metadata(),
+        };
+        let node = *meta
+            .brokers
+            .keys()
+            .next()
+            .ok_or(Error::Kafka(ErrorCode::CoordinatorNotAvailable))?;
+        let any = self.cluster.connection(node).await?;
+        // v4+ batches keys in `coordinator_keys`; earlier versions carry one `key`.
+        let version = any
+            .versions()
+            .version(kafka_protocol::messages::ApiKey::FindCoordinator)?;
+        let request = if version >= 4 {
+            FindCoordinatorRequest::default()
+                .with_key_type(0)
+                .with_coordinator_keys(vec![sb(&self.group_id)])
+        } else {
+            FindCoordinatorRequest::default()
+                .with_key(sb(&self.group_id))
+                .with_key_type(0)
+        };
+        let response = any.send_versioned(&request, version).await?;
+        let (code, coordinator) = match response.coordinators.first() {
+            Some(c) => (c.error_code, c.node_id.0),
+            None => (response.error_code, response.node_id.0),
+        };
+        ErrorCode::from_code(code).into_result()?;
+        if !self.cluster.metadata().brokers.contains_key(&coordinator) {
+            self.cluster.refresh().await?;
+        }
+        self.coordinator = Some(coordinator);
+        self.cluster.connection(coordinator).await
+    }
+
+    /// JoinGroup with our protocols; returns the raw response (errors are the caller's to
+    /// handle: MEMBER_ID_REQUIRED, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS…).
+    pub async fn join(
+        &mut self,
+        protocols: Vec<(String, Bytes)>,
+        session_timeout_ms: i32,
+        rebalance_timeout_ms: i32,
+    ) -> Result<JoinGroupResponse> {
+        let conn = self.connection().await?;
+        let request = JoinGroupRequest::default()
+            .with_group_id(GroupId(sb(&self.group_id)))
+            .with_session_timeout_ms(session_timeout_ms)
+            .with_rebalance_timeout_ms(rebalance_timeout_ms)
+            .with_member_id(sb(&self.member_id))
+            .with_group_instance_id(self.instance_id.as_deref().map(sb))
+            .with_protocol_type(sb("consumer"))
+            .with_protocols(
+                protocols
+                    .into_iter()
+                    .map(|(n, m)| {
+                        JoinGroupRequestProtocol::default()
+                            .with_name(sb(&n))
+                            .with_metadata(m)
+                    })
+                    .collect(),
+            );
+        // JoinGroup may wait for the whole rebalance: allow the rebalance timeout plus slack.
+        let wait = std::time::Duration::from_millis(rebalance_timeout_ms.max(0) as u64 + 5000)
+            .max(self.cluster.config().request_timeout);
+        let response = conn.send_timeout(&request, wait).await?;
+        if Self::is_coordinator_error(ErrorCode::from_code(response.error_code)) {
+            self.forget_coordinator();
+        }
+        Ok(response)
+    }
+
+    /// SyncGroup; the leader passes every member's assignment. Returns the member's assignment.
+    pub async fn sync(
+        &mut self,
+        protocol: &str,
+        assignments: Vec<(String, Bytes)>,
+    ) -> Result<Bytes> {
+        let conn = self.connection().await?;
+        let request = SyncGroupRequest::default()
+            .with_group_id(GroupId(sb(&self.group_id)))
+            .with_generation_id(self.generation)
+            .with_member_id(sb(&self.member_id))
+            .with_group_instance_id(self.instance_id.as_deref().map(sb))
+            .with_protocol_type(Some(sb("consumer")))
+            .with_protocol_name(Some(sb(protocol)))
+            .with_assignments(
+                assignments
+                    .into_iter()
+                    .map(|(m, a)| {
+                        SyncGroupRequestAssignment::default()
+                            .with_member_id(sb(&m))
+                            .with_assignment(a)
+                    })
+                    .collect(),
+            );
+        let response = conn.send(&request).await?;
+        let code = ErrorCode::from_code(response.error_code);
+        if Self::is_coordinator_error(code) {
+            self.forget_coordinator();
+        }
+        code.into_result()?;
+        Ok(response.assignment)
+    }
+
+    /// Heartbeat.
+    pub async fn heartbeat(&mut self) -> Result<()> {
+        let conn = self.connection().await?;
+        let request = HeartbeatRequest::default()
+            .with_group_id(GroupId(sb(&self.group_id)))
+            .with_generation_id(self.generation)
+            .with_member_id(sb(&self.member_id))
+            .with_group_instance_id(self.instance_id.as_deref().map(sb));
+        let code = ErrorCode::from_code(conn.send(&request).await?.error_code);
+        if Self::is_coordinator_error(code) {
+            self.forget_coordinator();
+        }
+        code.into_result().map_err(Error::Kafka)
+    }
+
+    /// LeaveGroup for this member (static members leave only by their session expiring, as in
+    /// Kafka, so a restart within the session timeout keeps the assignment).
+    pub async fn leave(&mut self) -> Result<()> {
+        if self.member_id.is_empty() || self.instance_id.is_some() {
+            return Ok(());
+        }
+        let conn = self.connection().await?;
+        let request = LeaveGroupRequest::default()
+            .with_group_id(GroupId(sb(&self.group_id)))
+            .with_member_id(sb(&self.member_id))
+            .with_members(vec![
+                MemberIdentity::default().with_member_id(sb(&self.member_id))
+            ]);
+        let response = conn.send(&request).await?;
+        self.member_id.clear();
+        self.generation = -1;
+        ErrorCode::from_code(response.error_code)
+            .into_result()
+            .map_err(Error::Kafka)
+    }
+
+    /// OffsetCommit of `(partition, offset, metadata)`; in a group generation the member id and
+    /// generation fence stale members, outside one (`generation` -1) it is a standalone commit.
+    pub async fn commit(
+        &mut self,
+        offsets: &[(TopicPartition, i64, Option<String>)],
+    ) -> Result<Vec<(TopicPartition, ErrorCode)>> {
+        let conn = self.connection().await?;
+        let mut topics: Vec<OffsetCommitRequestTopic> = Vec::new();
+        for (tp, offset, metadata) in offsets {
+            let p = OffsetCommitRequestPartition::default()
+                .with_partition_index(tp.partition)
+                .with_committed_offset(*offset)
+                .with_committed_leader_epoch(-1)
+                .with_committed_metadata(Some(sb(metadata.as_deref().unwrap_or(""))));
+            match topics
+                .iter_mut()
+                .find(|t| t.name.as_str() == tp.topic.as_ref())
+            {
+                Some(t) => t.partitions.push(p),
+                None => topics.push(
+                    OffsetCommitRequestTopic::default()
+                        .with_name(TopicName(sb(&tp.topic)))
+                        .with_partitions(vec![p]),
+                ),
+            }
+        }
+        let request = OffsetCommitRequest::default()
+            .with_group_id(GroupId(sb(&self.group_id)))
+            .with_generation_id_or_member_epoch(self.generation)
+            .with_member_id(sb(&self.member_id))
+            .with_group_instance_id(self.instance_id.as_deref().map(sb))
+            .with_retention_time_ms(-1)
+            .with_topics(topics);
+        let response = conn.send(&request).await?;
+        let mut out = Vec::new();
+        for t in response.topics {
+            for p in t.partitions {
+                let code = ErrorCode::from_code(p.error_code);
+                if Self::is_coordinator_error(code) {
+                    self.forget_coordinator();
+                }
+                out.push((
+                    TopicPartition {
+                        topic: t.name.to_string().into(),
+                        partition: p.partition_index,
+                    },
+                    code,
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    /// OffsetFetch for `partitions`: `None` where nothing is committed.
+    pub async fn committed(
+        &mut self,
+        partitions: &[TopicPartition],
+    ) -> Result<HashMap<TopicPartition, Option<(i64, String)>>> {
+        let conn = self.connection().await?;
+        let mut topics: Vec<OffsetFetchRequestTopic> = Vec::new();
+        for tp in partitions {
+            match topics
+                .iter_mut()
+                .find(|t| t.name.as_str() == tp.topic.as_ref())
+            {
+                Some(t) => t.partition_indexes.push(tp.partition),
+                None => topics.push(
+                    OffsetFetchRequestTopic::default()
+                        .with_name(TopicName(sb(&tp.topic)))
+                        .with_partition_indexes(vec![tp.partition]),
+                ),
+            }
+        }
+        // Versions 0-7 carry one group; we stay there so any broker answers the same shape.
+        let version = conn
+            .versions()
+            .version(kafka_protocol::messages::ApiKey::OffsetFetch)?
+            .min(7);
+        let request = OffsetFetchRequest::default()
+            .with_group_id(GroupId(sb(&self.group_id)))
+            .with_topics(Some(topics));
+        let response = conn.send_versioned(&request, version).await?;
+        let top = ErrorCode::from_code(response.error_code);
+        if Self::is_coordinator_error(top) {
+            self.forget_coordinator();
+        }
+        top.into_result()?;
+        let mut out = HashMap::new();
+        for t in response.topics {
+            for p in t.partitions {
+                ErrorCode::from_code(p.error_code).into_result()?;
+                let tp = TopicPartition {
+                    topic: t.name.to_string().into(),
+                    partition: p.partition_index,
+                };
+                let meta = p.metadata.map(|m| m.to_string()).unwrap_or_default();
+                out.insert(
+                    tp,
+                    (p.committed_offset >= 0).then_some((p.committed_offset, meta)),
+                );
+            }
+        }
+        Ok(out)
+    }
+}

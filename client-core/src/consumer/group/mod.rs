@@ -1,0 +1,401 @@
+//! Group membership for `subscribe`: joining, the leader's assignment, heartbeats, rebalance
+//! callbacks, and committing offsets (auto-commit of delivered records, on revoke, on close).
+//!
+//! Eager protocols (range, roundrobin, sticky) revoke every partition before rejoining;
+//! cooperative-sticky revokes only the partitions that move and rejoins once more to receive
+//! them on the other side (KIP-429). Static members (`group.instance.id`) do not leave on close,
+//! so a restart within `session.timeout.ms` gets the same partitions without a rebalance.
+
+mod assignors;
+mod client;
+mod protocol;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+
+pub use assignors::{Assignment, Assignor};
+pub use client::GroupClient;
+pub use protocol::{
+    decode_assignment, decode_subscription, encode_assignment, encode_subscription, Subscription,
+};
+
+use super::state::Reset;
+use super::Shared;
+use crate::producer::TopicPartition;
+use crate::{Error, ErrorCode, Result};
+
+/// Callbacks around rebalances. They run on the consumer's membership task; keep them short.
+pub trait RebalanceListener: Send + Sync + std::fmt::Debug {
+    /// Partitions newly assigned to this member (positions are set before the call).
+    fn on_assigned(&self, partitions: &[TopicPartition]) {
+        let _ = partitions;
+    }
+    /// Partitions taken away in an orderly rebalance (offsets were committed first when
+    /// auto-commit is on).
+    fn on_revoked(&self, partitions: &[TopicPartition]) {
+        let _ = partitions;
+    }
+    /// Partitions lost without a chance to commit (session expired, fenced).
+    fn on_lost(&self, partitions: &[TopicPartition]) {
+        let _ = partitions;
+    }
+}
+
+/// What the consumer subscribes to.
+#[derive(Debug, Clone)]
+pub enum Topics {
+    /// Named topics.
+    Names(Vec<String>),
+    /// Every topic whose name matches.
+    Pattern(regex::Regex),
+}
+
+/// Live membership state of a subscribed consumer.
+#[derive(Debug)]
+pub(crate) struct Membership {
+    pub topics: Topics,
+    pub listener: Option<Arc<dyn RebalanceListener>>,
+    pub assigned: Mutex<Vec<TopicPartition>>,
+    pub last_poll: Mutex<Instant>,
+    pub stop: AtomicBool,
+    pub wake: Notify,
+    pub stopped: Notify,
+}
+
+impl Membership {
+    pub fn new(topics: Topics, listener: Option<Arc<dyn RebalanceListener>>) -> Self {
+        Membership {
+            topics,
+            listener,
+            assigned: Mutex::new(Vec::new()),
+            last_poll: Mutex::new(Instant::now()),
+            stop: AtomicBool::new(false),
+            wake: Notify::new(),
+            stopped: Notify::new(),
+        }
+    }
+
+    fn assigned(&self) -> Vec<TopicPartition> {
+        self.assigned.lock().map(|a| a.clone()).unwrap_or_default()
+    }
+
+    fn set_assigned(&self, v: Vec<TopicPartition>) {
+        if let Ok(mut a) = self.assigned.lock() {
+            *a = v;
+        }
+    }
+}
+
+fn minus(a: &[TopicPartition], b: &[TopicPartition]) -> Vec<TopicPartition> {
+    let set: HashSet<&TopicPartition> = b.iter().collect();
+    a.iter().filter(|p| !set.contains(p)).cloned().collect()
+}
+
+/// Commits the delivered positions of `partitions` (auto-commit and commit-on-revoke).
+pub(crate) async fn commit_positions(
+    shared: &Shared,
+    partitions: Option<&[TopicPartition]>,
+) -> Result<()> {
+    let Some(group) = &shared.group else {
+        return Err(Error::config(
+            "group.id",
+            "committing offsets needs group.id",
+        ));
+    };
+    let offsets: Vec<(TopicPartition, i64, Option<String>)> = {
+        let state = shared.lock();
+        state
+            .parts
+            .iter()
+            .filter(|(tp, _)| partitions.is_none_or(|ps| ps.contains(tp)))
+            .filter_map(|(tp, p)| p.position.map(|o| (tp.clone(), o, None)))
+            .collect()
+    };
+    if offsets.is_empty() {
+        return Ok(());
+    }
+    let results = group.lock().await.commit(&offsets).await?;
+    match results.into_iter().find(|(_, c)| !c.is_ok()) {
+        Some((_, code)) => Err(Error::Kafka(code)),
+        None => Ok(()),
+    }
+}
+
+async fn topic_names(shared: &Shared, topics: &Topics) -> Vec<String> {
+    match topics {
+        Topics::Names(n) => n.clone(),
+        Topics::Pattern(re) => {
+            let meta = shared
+                .cluster
+                .refresh_all()
+                .await
+                .unwrap_or_else(|_| shared.cluster.metadata());
+            let mut names: Vec<String> = meta
+                .topics
+                .keys()
+                .filter(|t| !t.starts_with("__") && re.is_match(t))
+                .cloned()
+                .collect();
+            names.sort();
+            names
+        }
+    }
+}
+
+async fn partition_counts(shared: &Shared, topics: &[String]) -> HashMap<String, i32> {
+    let mut out = HashMap::new();
+    let deadline = Instant::now() + shared.cluster.config().request_timeout;
+    for t in topics {
+        if let Ok(info) = shared.cluster.topic(t, deadline).await {
+            out.insert(t.clone(), info.partitions.len() as i32);
+        }
+    }
+    out
+}
+
+/// The membership task: runs until the consumer unsubscribes or closes.
+pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
+    let cfg = shared.cluster.config().consumer.clone();
+    let assignors: Vec<Assignor> = cfg
+        .assignors
+        .iter()
+        .filter_map(|a| Assignor::from_name(a))
+        .collect();
+    let Some(group) = shared.group.clone() else {
+        return;
+    };
+    let backoff = shared.cluster.config().retry_backoff;
+    let mut cooperative = false;
+    'rejoin: while !m.stop.load(Ordering::Acquire) {
+        // Eager protocols give everything back before joining.
+        let owned = m.assigned();
+        if !cooperative && !owned.is_empty() {
+            revoke(&shared, &m, &owned, cfg.enable_auto_commit).await;
+            m.set_assigned(Vec::new());
+        }
+        let topics = topic_names(&shared, &m.topics).await;
+        let owned = m.assigned();
+        let protocols: Vec<(String, bytes::Bytes)> = assignors
+            .iter()
+            .filter_map(|a| {
+                let s = Subscription {
+                    topics: topics.clone(),
+                    owned: owned.clone(),
+                    user_data: None,
+                };
+                encode_subscription(&s)
+                    .ok()
+                    .map(|b| (a.name().to_string(), b))
+            })
+            .collect();
+        let joined = {
+            let mut g = group.lock().await;
+            g.join(
+                protocols,
+                cfg.session_timeout.as_millis() as i32,
+                cfg.max_poll_interval.as_millis() as i32,
+            )
+            .await
+        };
+        let resp = match joined {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::debug!(error = %e, "join request failed; retrying");
+                shared.cluster.on_error(&e);
+                tokio::time::sleep(backoff).await;
+                continue;
+            }
+        };
+        let code = ErrorCode::from_code(resp.error_code);
+        match code {
+            ErrorCode::NoError => {}
+            ErrorCode::MemberIdRequired => {
+                group.lock().await.member_id = resp.member_id.to_string();
+                continue;
+            }
+            ErrorCode::UnknownMemberId | ErrorCode::IllegalGeneration => {
+                group.lock().await.member_id.clear();
+                continue;
+            }
+            ErrorCode::RebalanceInProgress => continue,
+            ErrorCode::FencedInstanceId
+            | ErrorCode::GroupAuthorizationFailed
+            | ErrorCode::InvalidSessionTimeout => {
+                tracing::error!(error = %code, "cannot join the group");
+                shared.set_error(Error::Kafka(code));
+                return;
+            }
+            other => {
+                tracing::debug!(error = %other, "join failed; retrying");
+                tokio::time::sleep(backoff).await;
+                continue;
+            }
+        }
+        let protocol = resp
+            .protocol_name
+            .as_ref()
+            .map(|p| p.to_string())
+            .unwrap_or_default();
+        let assignor = Assignor::from_name(&protocol).unwrap_or(Assignor::Range);
+        cooperative = assignor.is_cooperative();
+        {
+            let mut g = group.lock().await;
+            g.member_id = resp.member_id.to_string();
+            g.generation = resp.generation_id;
+        }
+        let assignments = if resp.leader == resp.member_id {
+            let mut members: BTreeMap<String, Subscription> = BTreeMap::new();
+            for member in &resp.members {
+                if let Ok(s) = decode_subscription(&member.metadata) {
+                    members.insert(member.member_id.to_string(), s);
+                }
+            }
+            let all_topics: Vec<String> = {
+                let mut t: Vec<String> = members.values().flat_map(|s| s.topics.clone()).collect();
+                t.sort();
+                t.dedup();
+                t
+            };
+            let counts = partition_counts(&shared, &all_topics).await;
+            let plan = assignor.assign(&members, &counts);
+            plan.into_iter()
+                .filter_map(|(member, parts)| encode_assignment(&parts).ok().map(|b| (member, b)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let synced = group.lock().await.sync(&protocol, assignments).await;
+        let new = match synced.and_then(|b| decode_assignment(&b)) {
+            Ok(n) => n,
+            Err(Error::Kafka(ErrorCode::UnknownMemberId)) => {
+                group.lock().await.member_id.clear();
+                continue;
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "sync failed; rejoining");
+                continue;
+            }
+        };
+        let revoked = minus(&owned, &new);
+        if !revoked.is_empty() {
+            revoke(&shared, &m, &revoked, cfg.enable_auto_commit).await;
+        }
+        let added = minus(&new, &owned);
+        shared.set_group_assignment(&new, &added);
+        m.set_assigned(new.clone());
+        if let Some(l) = &m.listener {
+            l.on_assigned(&added);
+        }
+        tracing::info!(generation = resp.generation_id, partitions = new.len(), protocol = %protocol, "joined group");
+        if cooperative && !revoked.is_empty() {
+            // Follow-up rebalance so the revoked partitions reach their new owners.
+            continue 'rejoin;
+        }
+        let mut next_commit = Instant::now() + cfg.auto_commit_interval;
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(cfg.heartbeat_interval) => {}
+                _ = m.wake.notified() => {}
+            }
+            if m.stop.load(Ordering::Acquire) {
+                break 'rejoin;
+            }
+            if cfg.enable_auto_commit && Instant::now() >= next_commit {
+                if let Err(e) = commit_positions(&shared, Some(&m.assigned())).await {
+                    tracing::debug!(error = %e, "auto-commit failed");
+                }
+                next_commit = Instant::now() + cfg.auto_commit_interval;
+            }
+            let idle = m.last_poll.lock().map(|t| t.elapsed()).unwrap_or_default();
+            if idle > cfg.max_poll_interval {
+                tracing::warn!(
+                    "max.poll.interval.ms exceeded: leaving the group until the next poll"
+                );
+                let lost = m.assigned();
+                let _ = group.lock().await.leave().await;
+                lose(&shared, &m, &lost);
+                // Wait for the application to poll again before rejoining.
+                while m
+                    .last_poll
+                    .lock()
+                    .map(|t| t.elapsed() > cfg.max_poll_interval)
+                    .unwrap_or(false)
+                {
+                    if m.stop.load(Ordering::Acquire) {
+                        break 'rejoin;
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                continue 'rejoin;
+            }
+            let beat = group.lock().await.heartbeat().await;
+            match beat {
+                Ok(()) => {}
+                Err(Error::Kafka(ErrorCode::RebalanceInProgress)) => continue 'rejoin,
+                Err(Error::Kafka(
+                    code @ (ErrorCode::IllegalGeneration
+                    | ErrorCode::UnknownMemberId
+                    | ErrorCode::FencedInstanceId),
+                )) => {
+                    let lost = m.assigned();
+                    lose(&shared, &m, &lost);
+                    if code == ErrorCode::UnknownMemberId {
+                        group.lock().await.member_id.clear();
+                    }
+                    if code == ErrorCode::FencedInstanceId {
+                        shared.set_error(Error::Kafka(code));
+                        return;
+                    }
+                    continue 'rejoin;
+                }
+                Err(e) => tracing::debug!(error = %e, "heartbeat failed; retrying"),
+            }
+        }
+    }
+    // Leaving: commit what was delivered, then leave (dynamic members only).
+    let owned = m.assigned();
+    if cfg.enable_auto_commit && !owned.is_empty() {
+        let _ = commit_positions(&shared, Some(&owned)).await;
+    }
+    if let Some(l) = &m.listener {
+        if !owned.is_empty() {
+            l.on_revoked(&owned);
+        }
+    }
+    let _ = group.lock().await.leave().await;
+    m.set_assigned(Vec::new());
+    m.stopped.notify_waiters();
+}
+
+async fn revoke(shared: &Shared, m: &Membership, partitions: &[TopicPartition], auto_commit: bool) {
+    if auto_commit {
+        if let Err(e) = commit_positions(shared, Some(partitions)).await {
+            tracing::debug!(error = %e, "commit on revoke failed");
+        }
+    }
+    if let Some(l) = &m.listener {
+        l.on_revoked(partitions);
+    }
+    shared.remove_partitions(partitions);
+    let kept = minus(&m.assigned(), partitions);
+    m.set_assigned(kept);
+}
+
+fn lose(shared: &Shared, m: &Membership, partitions: &[TopicPartition]) {
+    if let Some(l) = &m.listener {
+        if !partitions.is_empty() {
+            l.on_lost(partitions);
+        }
+    }
+    shared.remove_partitions(partitions);
+    m.set_assigned(Vec::new());
+}
+
+/// Marks `partitions` to start from the group's committed offsets.
+pub(crate) fn committed_reset() -> Reset {
+    Reset::Committed
+}

@@ -1,0 +1,272 @@
+//! Consumer groups with Odradek's consumer: subscribe, rebalances, commits, static membership,
+//! against `odradek-broker` (or Apache Kafka with `ODRADEK_TEST_BOOTSTRAP`).
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use odradek::consumer::RebalanceListener;
+use odradek::producer::TopicPartition;
+use odradek::{Consumer, ConsumerRecord, Producer, ProducerRecord};
+use odradek_suite::{create_topic, topic_name, Target};
+
+#[derive(Debug, Default)]
+struct Events {
+    log: Mutex<Vec<(String, Vec<TopicPartition>)>>,
+}
+
+impl RebalanceListener for Events {
+    fn on_assigned(&self, p: &[TopicPartition]) {
+        self.log
+            .lock()
+            .unwrap()
+            .push(("assigned".into(), p.to_vec()));
+    }
+    fn on_revoked(&self, p: &[TopicPartition]) {
+        self.log
+            .lock()
+            .unwrap()
+            .push(("revoked".into(), p.to_vec()));
+    }
+    fn on_lost(&self, p: &[TopicPartition]) {
+        self.log.lock().unwrap().push(("lost".into(), p.to_vec()));
+    }
+}
+
+fn group_config(target: &Target, group: &str, extra: &[(&str, &str)]) -> odradek::ClientConfig {
+    let mut all = vec![
+        ("group.id", group),
+        ("auto.offset.reset", "earliest"),
+        ("heartbeat.interval.ms", "200"),
+        ("session.timeout.ms", "6000"),
+        ("auto.commit.interval.ms", "200"),
+    ];
+    all.extend_from_slice(extra);
+    target.config(&all)
+}
+
+async fn produce(target: &Target, topic: &str, n: usize) {
+    let p = Producer::new(target.config(&[("linger.ms", "2")])).unwrap();
+    let mut fs = Vec::new();
+    for i in 0..n {
+        fs.push(
+            p.send(ProducerRecord::new(topic, format!("{i}")).key(format!("k{i}")))
+                .await
+                .unwrap(),
+        );
+    }
+    for f in fs {
+        f.await.unwrap();
+    }
+    p.close().await;
+}
+
+async fn drain(consumers: &[&Consumer], want: usize, secs: u64) -> Vec<ConsumerRecord> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    let mut got = Vec::new();
+    while got.len() < want && tokio::time::Instant::now() < deadline {
+        for c in consumers {
+            got.extend(c.poll(Duration::from_millis(50)).await.unwrap());
+        }
+    }
+    got
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_members_split_partitions_and_consume_everything() {
+    let target = Target::start(&[("group.initial.rebalance.delay.ms", "0")]);
+    let topic = topic_name("grp");
+    let group = topic_name("g");
+    let a = Consumer::new(group_config(
+        &target,
+        &group,
+        &[("partition.assignment.strategy", "range")],
+    ))
+    .unwrap();
+    create_topic(a.cluster(), &topic, 4).await;
+    produce(&target, &topic, 400).await;
+    let b = Consumer::new(group_config(
+        &target,
+        &group,
+        &[("partition.assignment.strategy", "range")],
+    ))
+    .unwrap();
+    a.subscribe(&[&topic], None).unwrap();
+    b.subscribe(&[&topic], None).unwrap();
+    let got = drain(&[&a, &b], 400, 40).await;
+    let unique: BTreeSet<(i32, i64)> = got.iter().map(|r| (r.partition, r.offset)).collect();
+    assert_eq!(unique.len(), 400, "every record consumed");
+    // Once stable, the two members own disjoint, complete halves.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (pa, pb) = (a.assignment(), b.assignment());
+        let both: BTreeSet<&TopicPartition> = pa.iter().chain(pb.iter()).collect();
+        if pa.len() == 2 && pb.len() == 2 && both.len() == 4 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not balanced: {pa:?} / {pb:?}"
+        );
+        let _ = a.poll(Duration::from_millis(50)).await.unwrap();
+        let _ = b.poll(Duration::from_millis(50)).await.unwrap();
+    }
+    a.close().await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn committed_offsets_let_a_new_member_resume() {
+    let target = Target::start(&[("group.initial.rebalance.delay.ms", "0")]);
+    let topic = topic_name("resume");
+    let group = topic_name("g");
+    let first = Consumer::new(group_config(
+        &target,
+        &group,
+        &[("enable.auto.commit", "false")],
+    ))
+    .unwrap();
+    create_topic(first.cluster(), &topic, 1).await;
+    produce(&target, &topic, 100).await;
+    first.subscribe(&[&topic], None).unwrap();
+    let got = drain(&[&first], 60, 30).await;
+    assert!(got.len() >= 60);
+    let tp = TopicPartition {
+        topic: topic.as_str().into(),
+        partition: 0,
+    };
+    first.commit_sync(Some(&[(tp.clone(), 60)])).await.unwrap();
+    assert_eq!(
+        first.committed(std::slice::from_ref(&tp)).await.unwrap()[&tp],
+        Some(60)
+    );
+    first.close().await;
+    let second = Consumer::new(group_config(&target, &group, &[])).unwrap();
+    second.subscribe(&[&topic], None).unwrap();
+    let got = drain(&[&second], 40, 30).await;
+    assert_eq!(
+        got.first().map(|r| r.offset),
+        Some(60),
+        "resumes at the committed offset"
+    );
+    assert_eq!(got.len(), 40);
+    // Auto-commit records what was delivered; closing commits the rest.
+    second.close().await;
+    let check = Consumer::new(group_config(&target, &group, &[])).unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let c = check.committed(std::slice::from_ref(&tp)).await.unwrap()[&tp];
+        if c == Some(100) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "committed {c:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    check.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cooperative_sticky_never_revokes_kept_partitions() {
+    let target = Target::start(&[("group.initial.rebalance.delay.ms", "0")]);
+    let topic = topic_name("coop");
+    let group = topic_name("g");
+    let cfg = [("partition.assignment.strategy", "cooperative-sticky")];
+    let events_a = Arc::new(Events::default());
+    let a = Consumer::new(group_config(&target, &group, &cfg)).unwrap();
+    create_topic(a.cluster(), &topic, 6).await;
+    a.subscribe(&[&topic], Some(events_a.clone())).unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while a.assignment().len() != 6 {
+        assert!(tokio::time::Instant::now() < deadline);
+        let _ = a.poll(Duration::from_millis(50)).await.unwrap();
+    }
+    let before: BTreeSet<TopicPartition> = a.assignment().into_iter().collect();
+    let b = Consumer::new(group_config(&target, &group, &cfg)).unwrap();
+    b.subscribe(&[&topic], None).unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !(a.assignment().len() == 3 && b.assignment().len() == 3) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{:?} / {:?}",
+            a.assignment(),
+            b.assignment()
+        );
+        let _ = a.poll(Duration::from_millis(50)).await.unwrap();
+        let _ = b.poll(Duration::from_millis(50)).await.unwrap();
+    }
+    let kept: BTreeSet<TopicPartition> = a.assignment().into_iter().collect();
+    assert!(kept.is_subset(&before));
+    let log = events_a.log.lock().unwrap().clone();
+    let revoked: BTreeSet<TopicPartition> = log
+        .iter()
+        .filter(|(k, _)| k == "revoked")
+        .flat_map(|(_, p)| p.clone())
+        .collect();
+    assert!(
+        revoked.is_disjoint(&kept),
+        "a kept partition was revoked: {log:?}"
+    );
+    assert_eq!(
+        revoked.len(),
+        3,
+        "exactly the moved partitions were revoked: {log:?}"
+    );
+    a.close().await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn static_member_restart_keeps_partitions_without_rebalance() {
+    let target = Target::start(&[("group.initial.rebalance.delay.ms", "0")]);
+    let topic = topic_name("static");
+    let group = topic_name("g");
+    let dynamic_events = Arc::new(Events::default());
+    let dynamic = Consumer::new(group_config(
+        &target,
+        &group,
+        &[("partition.assignment.strategy", "range")],
+    ))
+    .unwrap();
+    create_topic(dynamic.cluster(), &topic, 4).await;
+    let static_cfg = [
+        ("group.instance.id", "static-1"),
+        ("partition.assignment.strategy", "range"),
+    ];
+    let s1 = Consumer::new(group_config(&target, &group, &static_cfg)).unwrap();
+    s1.subscribe(&[&topic], None).unwrap();
+    dynamic
+        .subscribe(&[&topic], Some(dynamic_events.clone()))
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !(s1.assignment().len() == 2 && dynamic.assignment().len() == 2) {
+        assert!(tokio::time::Instant::now() < deadline);
+        let _ = s1.poll(Duration::from_millis(50)).await.unwrap();
+        let _ = dynamic.poll(Duration::from_millis(50)).await.unwrap();
+    }
+    let static_parts: BTreeSet<TopicPartition> = s1.assignment().into_iter().collect();
+    let events_before = dynamic_events.log.lock().unwrap().len();
+    s1.close().await; // a static member does not leave
+    let s2 = Consumer::new(group_config(&target, &group, &static_cfg)).unwrap();
+    s2.subscribe(&[&topic], None).unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while s2.assignment().len() != 2 {
+        assert!(tokio::time::Instant::now() < deadline);
+        let _ = s2.poll(Duration::from_millis(50)).await.unwrap();
+        let _ = dynamic.poll(Duration::from_millis(50)).await.unwrap();
+    }
+    let again: BTreeSet<TopicPartition> = s2.assignment().into_iter().collect();
+    assert_eq!(again, static_parts, "same partitions back");
+    for _ in 0..10 {
+        let _ = dynamic.poll(Duration::from_millis(50)).await.unwrap();
+    }
+    assert_eq!(
+        dynamic_events.log.lock().unwrap().len(),
+        events_before,
+        "no rebalance for the other member"
+    );
+    s2.close().await;
+    dynamic.close().await;
+    let _: BTreeMap<(), ()> = BTreeMap::new();
+}
