@@ -32,6 +32,8 @@ pub struct Broker {
     pub data_arrived: Notify,
     /// Consumer groups and committed offsets.
     pub groups: crate::coordinator::GroupCoordinator,
+    /// Producer id allocation (InitProducerId).
+    pub producer_ids: crate::coordinator::producer_ids::ProducerIdManager,
     /// Incremental fetch sessions (KIP-227).
     pub fetch_sessions: FetchSessionCache,
 }
@@ -129,6 +131,7 @@ impl Broker {
         )?;
         let topics = TopicRegistry::open(&dir, defaults)?;
         let groups = crate::coordinator::GroupCoordinator::open(&config, &topics)?;
+        let producer_ids = crate::coordinator::producer_ids::ProducerIdManager::open(&dir)?;
         Ok(Arc::new(Broker {
             config,
             node_id,
@@ -138,6 +141,7 @@ impl Broker {
             topics,
             data_arrived: Notify::new(),
             groups,
+            producer_ids,
             fetch_sessions: FetchSessionCache::new(),
         }))
     }

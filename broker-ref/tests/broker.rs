@@ -367,3 +367,72 @@ fn list_offsets_and_delete_records() {
     let below = fetch(&mut c, "o", 0, 2, 0);
     assert_eq!(below.error_code, ErrorCode::OffsetOutOfRange.code());
 }
+
+#[test]
+fn idempotent_batches_are_written_once_and_gaps_refused() {
+    let dir = temp_dir("idempotence");
+    let broker = BrokerProcess::start(&dir, &[]);
+    let mut c = broker.client();
+    create_topic(&mut c, "idem", 1);
+    let pid = c.call(
+        &InitProducerIdRequest::default()
+            .with_transaction_timeout_ms(60_000)
+            .with_producer_id(ProducerId(-1))
+            .with_producer_epoch(-1),
+        4,
+    );
+    assert_eq!(pid.error_code, 0);
+    let (id, epoch) = (pid.producer_id.0, pid.producer_epoch);
+    let batch = |seq: i32, n: usize| {
+        let mut b = BatchBuilder::new(Compression::None).producer(id, epoch, seq);
+        for i in 0..n {
+            b.append(
+                1_700_000_000_000,
+                None,
+                Some(format!("s{}", seq as usize + i).as_bytes()),
+                &[],
+            )
+            .unwrap();
+        }
+        b.build().unwrap()
+    };
+    let first = produce(&mut c, "idem", 0, batch(0, 3), -1);
+    assert_eq!((first.error_code, first.base_offset), (0, 0));
+    let retry = produce(&mut c, "idem", 0, batch(0, 3), -1);
+    assert_eq!(
+        (retry.error_code, retry.base_offset),
+        (0, 0),
+        "a retried batch keeps its offset"
+    );
+    let gap = produce(&mut c, "idem", 0, batch(5, 1), -1);
+    assert_eq!(gap.error_code, ErrorCode::OutOfOrderSequenceNumber.code());
+    let next = produce(&mut c, "idem", 0, batch(3, 2), -1);
+    assert_eq!((next.error_code, next.base_offset), (0, 3));
+    assert_eq!(
+        records_of(fetch(&mut c, "idem", 0, 0, 0).records.unwrap()).len(),
+        5,
+        "no duplicate written"
+    );
+    // KIP-360: presenting the current id and epoch bumps the epoch.
+    let bumped = c.call(
+        &InitProducerIdRequest::default()
+            .with_transaction_timeout_ms(60_000)
+            .with_producer_id(ProducerId(id))
+            .with_producer_epoch(epoch),
+        4,
+    );
+    assert_eq!(
+        (bumped.producer_id.0, bumped.producer_epoch),
+        (id, epoch + 1)
+    );
+    // The state survives a restart: the retry is still recognised.
+    broker.stop();
+    let broker = BrokerProcess::start(&dir, &[]);
+    let mut c = broker.client();
+    let retry = produce(&mut c, "idem", 0, batch(3, 2), -1);
+    assert_eq!(
+        (retry.error_code, retry.base_offset),
+        (0, 3),
+        "duplicate detected after restart"
+    );
+}

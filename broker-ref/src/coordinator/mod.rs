@@ -8,6 +8,7 @@
 //! groups, the waiting JoinGroup/SyncGroup requests, the timers and the persistence.
 
 pub mod group;
+pub mod producer_ids;
 pub mod storage;
 
 use std::collections::{BTreeMap, HashMap};

@@ -44,6 +44,7 @@ pub const ADVERTISED_APIS: &[ApiKey] = &[
     ApiKey::ListGroups,
     ApiKey::DeleteGroups,
     ApiKey::OffsetDelete,
+    ApiKey::InitProducerId,
 ];
 
 /// The advertised range of an API, if served: Kafka 4.4.0's range capped at the codec's maximum.
@@ -128,7 +129,7 @@ mod tests {
                 "{key:?}"
             );
         }
-        assert!(advertised_range(ApiKey::InitProducerId as i16).is_none());
+        assert!(advertised_range(ApiKey::EndTxn as i16).is_none());
         assert_eq!(advertised_range(18).unwrap().max, 4);
     }
 

@@ -8,6 +8,7 @@ mod cluster;
 mod fetch;
 pub mod fetch_session;
 pub mod groups;
+mod init_producer_id;
 pub mod kafka4_api_versions;
 mod list_offsets;
 mod metadata;
@@ -80,6 +81,7 @@ pub async fn dispatch(broker: &Arc<Broker>, frame: Bytes) -> Reply {
         RequestKind::IncrementalAlterConfigs(r) => {
             admin_configs::incremental_alter(broker, r).map(Some)
         }
+        RequestKind::InitProducerId(r) => init_producer_id::handle(broker, r).map(Some),
         RequestKind::FindCoordinator(r) => groups::find_coordinator(broker, r, version).map(Some),
         RequestKind::JoinGroup(r) => {
             let client_id = request

@@ -5,6 +5,7 @@
 //! follows the log end offset; the fields are kept apart so replication and transactions can
 //! move them independently later.
 
+mod producer_state;
 mod registry;
 
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -14,9 +15,10 @@ use bytes::{Bytes, BytesMut};
 use odradek::records::RecordBatches;
 use odradek::ErrorCode;
 
-use crate::log::{AppendInfo, Log, LogConfig, ReadInfo};
+use crate::log::{Log, LogConfig, ReadInfo};
 use crate::{Error, Result};
 
+pub use producer_state::{ProducerState, SequenceCheck};
 pub use registry::{
     validate_topic_name, write_atomically as write_meta, Topic, TopicRegistry, INTERNAL_TOPICS,
 };
@@ -30,6 +32,8 @@ pub struct Partition {
     topic: String,
     index: i32,
     log: Mutex<Log>,
+    /// Idempotent producers' recent batches; locked after `log` when both are needed.
+    producers: Mutex<ProducerState>,
     high_watermark: AtomicI64,
     log_start_offset: AtomicI64,
 }
@@ -63,10 +67,12 @@ impl Partition {
     pub fn open(dir: &std::path::Path, topic: &str, index: i32, config: LogConfig) -> Result<Self> {
         let log = Log::open(&dir.join(format!("{topic}-{index}")), topic, index, config)?;
         let (hw, start) = (log.log_end_offset(), log.log_start_offset());
+        let producers = rebuild_producer_state(&log)?;
         Ok(Partition {
             topic: topic.to_string(),
             index,
             log: Mutex::new(log),
+            producers: Mutex::new(producers),
             high_watermark: AtomicI64::new(hw),
             log_start_offset: AtomicI64::new(start),
         })
@@ -130,22 +136,59 @@ impl Partition {
             ));
         }
         let mut log = self.log()?;
+        let mut producers = self.producers.lock().map_err(|_| {
+            Error::kafka(ErrorCode::KafkaStorageError, "producer state unavailable")
+        })?;
+        let mut plan = Vec::with_capacity(batches.len());
         for batch in &batches {
             log.validate(batch, now_ms)?;
+            let check = if batch.producer_id() >= 0 && batch.base_sequence() >= 0 {
+                producers
+                    .check(
+                        batch.producer_id(),
+                        batch.producer_epoch(),
+                        batch.base_sequence(),
+                        batch.last_sequence(),
+                    )
+                    .map_err(|code| {
+                        Error::kafka(
+                            code,
+                            format!("producer {}: {}", batch.producer_id(), code.name()),
+                        )
+                    })?
+            } else {
+                SequenceCheck::Append
+            };
+            plan.push(check);
         }
-        let mut first: Option<AppendInfo> = None;
+        let mut first_offset: Option<i64> = None;
         let mut log_append_time = -1;
-        for batch in batches {
+        for (batch, check) in batches.into_iter().zip(plan) {
+            if let SequenceCheck::Duplicate { base_offset } = check {
+                // A retry of a batch already written: acknowledge the original offset.
+                first_offset.get_or_insert(base_offset);
+                continue;
+            }
+            let (pid, epoch, first_seq, last_seq) = (
+                batch.producer_id(),
+                batch.producer_epoch(),
+                batch.base_sequence(),
+                batch.last_sequence(),
+            );
             let info = log.append(
                 BytesMut::from(batch.as_bytes().as_ref()),
                 LEADER_EPOCH,
                 now_ms,
             )?;
+            if pid >= 0 && first_seq >= 0 {
+                producers.record(pid, epoch, first_seq, last_seq, info.base_offset);
+            }
             log_append_time = info.log_append_time;
-            first.get_or_insert(info);
+            first_offset.get_or_insert(info.base_offset);
         }
+        drop(producers);
         self.publish_offsets(&log);
-        let base_offset = first.map_or(-1, |i| i.base_offset);
+        let base_offset = first_offset.unwrap_or(-1);
         Ok(ProduceOutcome {
             base_offset,
             log_append_time,
@@ -201,4 +244,33 @@ impl Partition {
         self.publish_offsets(&log);
         Ok(())
     }
+}
+
+/// Rebuilds the idempotent-producer state from the batch headers of the whole log.
+fn rebuild_producer_state(log: &Log) -> Result<ProducerState> {
+    let mut state = ProducerState::default();
+    let end = log.log_end_offset();
+    let mut offset = log.log_start_offset();
+    while offset < end {
+        let ReadInfo { records, .. } = log.read(offset, 8 << 20, end, true)?;
+        let mut progressed = false;
+        for batch in RecordBatches::new(records) {
+            let batch = batch?;
+            if batch.producer_id() >= 0 && batch.base_sequence() >= 0 && !batch.is_control() {
+                state.record(
+                    batch.producer_id(),
+                    batch.producer_epoch(),
+                    batch.base_sequence(),
+                    batch.last_sequence(),
+                    batch.base_offset(),
+                );
+            }
+            progressed |= batch.next_offset() > offset;
+            offset = offset.max(batch.next_offset());
+        }
+        if !progressed {
+            break;
+        }
+    }
+    Ok(state)
 }
