@@ -149,9 +149,12 @@ pub struct ProducerConfig {
     pub delivery_timeout: Duration,
     /// `retries` (2147483647).
     pub retries: u32,
-    /// `enable.idempotence`: our default is `false` until the idempotent producer lands (the
-    /// Java client defaults to `true`); `true` is rejected for now rather than silently ignored.
+    /// `enable.idempotence` (true, as in the Java client). Left at its default, it switches
+    /// itself off when the configuration conflicts (acks other than all, more than 5 requests
+    /// in flight, no retries); set explicitly, such a conflict is an error naming the key.
     pub enable_idempotence: bool,
+    /// Whether `enable.idempotence` was set explicitly.
+    pub idempotence_explicit: bool,
     /// `partitioner` / `partitioner.class`.
     pub partitioner: PartitionerKind,
     /// `partitioner.ignore.keys` (false).
@@ -184,7 +187,8 @@ impl Default for ClientConfig {
                 compression_level: None,
                 delivery_timeout: Duration::from_millis(120_000),
                 retries: i32::MAX as u32,
-                enable_idempotence: false,
+                enable_idempotence: true,
+                idempotence_explicit: false,
                 partitioner: PartitionerKind::Default,
                 partitioner_ignore_keys: false,
             },
@@ -318,12 +322,7 @@ impl ClientConfig {
             }
             "enable.idempotence" => {
                 p.enable_idempotence = parse_bool(key, value)?;
-                if p.enable_idempotence {
-                    return Err(Error::config(
-                        key,
-                        "the idempotent producer is not implemented yet; set enable.idempotence=false",
-                    ));
-                }
+                p.idempotence_explicit = true;
             }
             "partitioner" | "partitioner.class" => {
                 p.partitioner = match value.trim() {
@@ -421,7 +420,25 @@ impl ClientConfig {
         Ok(())
     }
 
-    fn validate(&self) -> Result<()> {
+    fn validate(&mut self) -> Result<()> {
+        let conflict = if self.producer.acks != Acks::All {
+            Some(("acks", "must be all"))
+        } else if self.max_in_flight > 5 {
+            Some(("max.in.flight.requests.per.connection", "must be at most 5"))
+        } else if self.producer.retries == 0 {
+            Some(("retries", "must be above 0"))
+        } else {
+            None
+        };
+        if let (true, Some((key, why))) = (self.producer.enable_idempotence, conflict) {
+            if self.producer.idempotence_explicit {
+                return Err(Error::config(
+                    key,
+                    format!("{why} with enable.idempotence=true"),
+                ));
+            }
+            self.producer.enable_idempotence = false;
+        }
         if self.bootstrap_servers.is_empty() {
             return Err(Error::config("bootstrap.servers", "is required"));
         }
@@ -489,13 +506,30 @@ mod tests {
     }
 
     #[test]
+    fn idempotence_defaults_on_and_yields_to_explicit_conflicts() {
+        let c = ClientConfig::from_map([("bootstrap.servers", "h:1")]).unwrap();
+        assert!(c.producer.enable_idempotence);
+        let c = ClientConfig::from_map([("bootstrap.servers", "h:1"), ("acks", "1")]).unwrap();
+        assert!(
+            !c.producer.enable_idempotence,
+            "implicit idempotence gives way to acks=1"
+        );
+        let err = ClientConfig::from_map([
+            ("bootstrap.servers", "h:1"),
+            ("acks", "1"),
+            ("enable.idempotence", "true"),
+        ])
+        .unwrap_err();
+        assert!(err.to_string().contains("acks"), "{err}");
+    }
+
+    #[test]
     fn errors_name_the_key() {
         for (k, v) in [
             ("no.such.key", "1"),
             ("acks", "2"),
             ("linger.ms", "soon"),
             ("compression.type", "brotli"),
-            ("enable.idempotence", "true"),
             ("bootstrap.servers", "nohostport"),
         ] {
             let mut entries = vec![("bootstrap.servers", "h:1")];

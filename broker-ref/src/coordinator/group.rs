@@ -60,6 +60,8 @@ pub struct JoinParams {
     pub protocols: Vec<(String, Bytes)>,
     /// KIP-394: new members must rejoin with an assigned id (JoinGroup v4+).
     pub require_known_member: bool,
+    /// JoinGroup version (v9+ can tell a restarted static leader to skip the assignment).
+    pub version: i16,
 }
 
 /// A JoinGroup answer.
@@ -79,6 +81,8 @@ pub struct JoinAnswer {
     pub member_id: String,
     /// For the leader: every member's id, instance id and metadata.
     pub members: Vec<(String, Option<String>, Bytes)>,
+    /// The leader must not compute a new assignment (a restarted static leader, v9+).
+    pub skip_assignment: bool,
 }
 
 impl JoinAnswer {
@@ -91,6 +95,7 @@ impl JoinAnswer {
             leader: String::new(),
             member_id: member_id.to_string(),
             members: Vec::new(),
+            skip_assignment: false,
         }
     }
 }
@@ -418,11 +423,28 @@ impl Group {
         if was_leader {
             self.leader = Some(new_id.clone());
         }
-        let same = self.members[i].protocols == p.protocols;
         self.dirty = true;
-        if self.state == GroupState::Stable && same && !was_leader {
+        // Kafka skips the rebalance whenever the group is stable and the selected protocol is
+        // still among the new instance's protocols (its metadata may differ: cooperative
+        // members list no owned partitions after a restart).
+        let keeps_protocol = self
+            .protocol
+            .as_ref()
+            .is_some_and(|proto| p.protocols.iter().any(|(n, _)| n == proto));
+        if self.state == GroupState::Stable && keeps_protocol {
+            self.update_member(i, &p, now);
             self.members[i].deadline = now + self.members[i].session_timeout;
-            return Pending::Now(self.answer_for(&new_id));
+            let mut answer = self.answer_for(&new_id);
+            if was_leader && p.version >= 9 {
+                // KIP-814: the new leader sees the members but keeps the current assignment.
+                answer.skip_assignment = true;
+            } else if was_leader {
+                // As Kafka answers before JoinGroup v9: the previous leader id, so the new
+                // instance acts as a follower and takes its stored assignment from SyncGroup.
+                answer.leader = old_id;
+                answer.members = Vec::new();
+            }
+            return Pending::Now(answer);
         }
         let (tx, rx) = oneshot::channel();
         self.update_member(i, &p, now);
@@ -595,6 +617,7 @@ impl Group {
             Vec::new()
         };
         JoinAnswer {
+            skip_assignment: false,
             error: ErrorCode::NoError,
             generation: self.generation,
             protocol_type: self.protocol_type.clone(),
@@ -880,6 +903,7 @@ mod tests {
                 .map(|p| (p.to_string(), Bytes::from(format!("meta-{member}-{p}"))))
                 .collect(),
             require_known_member: true,
+            version: 7,
         }
     }
 
@@ -1039,6 +1063,45 @@ mod tests {
             g.heartbeat(&first.member_id, generation, Some("static-1"), now),
             ErrorCode::FencedInstanceId
         );
+    }
+
+    #[test]
+    fn restarted_static_leader_causes_no_rebalance() {
+        let now = Instant::now();
+        let mut g = Group::new("g", 0);
+        let mut s = params("", &["range"]);
+        s.instance_id = Some("lead".into());
+        let first = now_answer(g.join(s.clone(), now, Duration::ZERO));
+        assert_eq!(first.leader, first.member_id, "the only member leads");
+        let _ = g.sync(
+            &first.member_id,
+            first.generation,
+            Some("lead"),
+            None,
+            None,
+            vec![(first.member_id.clone(), Bytes::from_static(b"ALL"))],
+            now,
+        );
+        let generation = g.generation;
+        let mut changed = s.clone();
+        changed.protocols = vec![("range".into(), Bytes::from_static(b"other metadata"))];
+        let again = now_answer(g.join(changed, now, Duration::ZERO));
+        assert_eq!(again.error, ErrorCode::NoError);
+        assert_eq!(g.generation, generation, "no rebalance");
+        assert_eq!(again.leader, first.member_id, "reported as a follower");
+        assert!(again.members.is_empty());
+        let Pending::Now(sync) = g.sync(
+            &again.member_id,
+            generation,
+            Some("lead"),
+            None,
+            None,
+            vec![],
+            now,
+        ) else {
+            panic!("stable groups answer at once");
+        };
+        assert_eq!(sync.assignment, Bytes::from_static(b"ALL"));
     }
 
     #[test]

@@ -586,6 +586,7 @@ fn error_join(code: ErrorCode, member_id: &str) -> JoinAnswer {
         leader: String::new(),
         member_id: member_id.to_string(),
         members: Vec::new(),
+        skip_assignment: false,
     }
 }
 

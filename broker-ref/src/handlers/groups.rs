@@ -126,6 +126,7 @@ pub async fn join_group(
             .map(|p| (p.name.to_string(), p.metadata.clone()))
             .collect(),
         require_known_member: version >= 4,
+        version,
     };
     let a = broker.groups.join(broker, &r.group_id, params).await;
     let members = a
@@ -145,6 +146,7 @@ pub async fn join_group(
         .with_protocol_name(a.protocol.map(sb))
         .with_leader(sb(a.leader))
         .with_member_id(sb(a.member_id))
+        .with_skip_assignment(a.skip_assignment)
         .with_members(members);
     Ok(ResponseKind::JoinGroup(resp))
 }

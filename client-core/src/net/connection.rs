@@ -294,13 +294,48 @@ impl Connection {
         self.send_versioned_timeout(body, version, timeout).await
     }
 
+    /// Writes a request now, at the negotiated version, and returns a future of its response.
+    /// Requests submitted one after another reach the broker in that order, which idempotent
+    /// produce relies on; awaiting the responses can then happen concurrently.
+    pub async fn submit_request<R: Request>(
+        self: &Arc<Self>,
+        body: &R,
+    ) -> Result<impl std::future::Future<Output = Result<R::Response>> + Send + 'static>
+    where
+        R::Response: Send + 'static,
+    {
+        let key = ApiKey::try_from(R::KEY).map_err(|_| Error::UnknownApiKey(R::KEY))?;
+        let version = self.versions.version(key)?;
+        let submitted = self.submit(body, version, true).await?;
+        let this = self.clone();
+        Ok(async move {
+            this.await_response::<R>(submitted, version, this.request_timeout)
+                .await
+        })
+    }
+
     async fn send_versioned_timeout<R: Request>(
         &self,
         body: &R,
         version: i16,
         request_timeout: Duration,
     ) -> Result<R::Response> {
-        let (_, rx, _permit) = self.submit(body, version, true).await?;
+        let submitted = self.submit(body, version, true).await?;
+        self.await_response::<R>(submitted, version, request_timeout)
+            .await
+    }
+
+    async fn await_response<R: Request>(
+        &self,
+        submitted: (
+            usize,
+            Option<oneshot::Receiver<Result<Bytes>>>,
+            OwnedSemaphorePermit,
+        ),
+        version: i16,
+        request_timeout: Duration,
+    ) -> Result<R::Response> {
+        let (_, rx, _permit) = submitted;
         let started = Instant::now();
         let Some(rx) = rx else {
             return Err(Error::malformed("request", "expected a response channel"));
@@ -403,8 +438,8 @@ impl Drop for Connection {
 /// growing buffer and then copying it behind a prefix used to copy every batch three times.
 fn encode_frame<R: Request>(header: &RequestHeader, body: &R) -> Result<Bytes> {
     let version = header.request_api_version;
-    let key = ApiKey::try_from(R::KEY).map_err(|_| Error::UnknownApiKey(R::KEY))?;
-    let range = key.valid_versions();
+    // The request struct's own version range (what `protocol::encode_request` checks too).
+    let range = R::VERSIONS;
     if version < range.min || version > range.max {
         return Err(Error::UnsupportedVersion {
             api: api_name(R::KEY),

@@ -29,6 +29,8 @@ pub(crate) struct ProducerBatch {
     pub attempts: u32,
     pub retry_at: Option<Instant>,
     pub bytes: usize,
+    /// Base sequence, once assigned (idempotent producers).
+    pub sequence: Option<i32>,
     memory: Option<OwnedSemaphorePermit>,
 }
 
@@ -50,6 +52,7 @@ impl ProducerBatch {
             attempts: 0,
             retry_at: None,
             bytes: 0,
+            sequence: None,
             memory: None,
         }
     }
@@ -57,6 +60,30 @@ impl ProducerBatch {
     /// Records in the batch.
     pub fn record_count(&self) -> usize {
         self.deliveries.len()
+    }
+
+    /// Stamps idempotence fields before the batch is sent; its sequence then stays fixed across
+    /// retries, so the broker recognises them (an epoch bump clears and restamps it).
+    pub fn assign_sequence(&mut self, producer_id: i64, epoch: i16, sequence: i32) {
+        if self.sequence.is_some() {
+            return;
+        }
+        self.sequence = Some(sequence);
+        if let Some(b) = self.builder.take() {
+            self.builder = Some(b.producer(producer_id, epoch, sequence));
+        } else if let Some(encoded) = self.encoded.take() {
+            // Already encoded under an earlier epoch: rewrite its header (and CRC).
+            let mut bytes = bytes::BytesMut::from(&encoded[..]);
+            match crate::records::restamp_producer(&mut bytes, producer_id, epoch, sequence) {
+                Ok(()) => self.encoded = Some(bytes.freeze()),
+                Err(_) => self.encoded = Some(encoded),
+            }
+        }
+    }
+
+    /// Forgets the sequence (after an epoch bump the batch is stamped again when resent).
+    pub fn clear_sequence(&mut self) {
+        self.sequence = None;
     }
 
     /// The encoded batch (encoding on first use).
@@ -128,6 +155,8 @@ pub(crate) fn clone_error(e: &Error) -> Error {
 #[derive(Debug, Default)]
 pub(crate) struct PartitionQueue {
     pub batches: VecDeque<ProducerBatch>,
+    /// Next base sequence to assign (idempotent producers).
+    pub next_sequence: i32,
     pub in_flight: usize,
     pub retries: u64,
     pub batches_sent: u64,
@@ -250,12 +279,33 @@ impl Accumulator {
         expired
     }
 
+    /// After an epoch bump: every partition starts again at sequence 0 and queued batches are
+    /// stamped again when they are sent.
+    pub fn reset_sequences(&mut self) {
+        for q in self.queues.values_mut() {
+            q.next_sequence = 0;
+            for b in q.batches.iter_mut() {
+                b.clear_sequence();
+            }
+        }
+    }
+
     /// Puts a batch back at the front of its partition's queue for a retry.
     pub fn requeue(&mut self, mut batch: ProducerBatch, retry_at: Instant) {
         batch.retry_at = Some(retry_at);
         let q = self.queues.entry(batch.tp.clone()).or_default();
         q.retries += 1;
-        q.batches.push_front(batch);
+        // Retries go before unsent batches and, among themselves, in sequence order, so an
+        // idempotent partition is resent without gaps.
+        let at = match batch.sequence {
+            Some(seq) => q
+                .batches
+                .iter()
+                .position(|b| b.sequence.is_none_or(|s| s > seq))
+                .unwrap_or(q.batches.len()),
+            None => 0,
+        };
+        q.batches.insert(at, batch);
     }
 }
 

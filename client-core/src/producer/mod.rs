@@ -177,6 +177,11 @@ pub(crate) struct Shared {
     drained: Notify,
     flushing: AtomicUsize,
     closing: AtomicBool,
+    /// Producer id and epoch of an idempotent producer, once InitProducerId answered.
+    producer_id: Mutex<Option<(i64, i16)>>,
+    /// A sequenced batch failed for good: its sequence numbers are lost, so the producer bumps
+    /// its epoch and restarts every partition's sequence at 0 before sending more (KIP-360).
+    needs_epoch_bump: AtomicBool,
 }
 
 /// An asynchronous Kafka producer. Cheap to share behind an `Arc`; every method takes `&self`.
@@ -214,6 +219,8 @@ impl Producer {
             drained: Notify::new(),
             flushing: AtomicUsize::new(0),
             closing: AtomicBool::new(false),
+            producer_id: Mutex::new(None),
+            needs_epoch_bump: AtomicBool::new(false),
         });
         let handle = tokio::runtime::Handle::try_current().map_err(|_| {
             Error::config("runtime", "Producer::new must run inside a tokio runtime")

@@ -17,11 +17,26 @@ use crate::{Error, ErrorCode};
 
 /// Runs until the producer closes and every queued record is resolved.
 pub(crate) async fn run(shared: Arc<Shared>) {
+    if shared.cluster.config().producer.enable_idempotence {
+        init_producer_id(&shared).await;
+    }
     loop {
         let notified = shared.wake.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        let next_wake = drain_and_send(&shared).await;
+        if shared.needs_epoch_bump.load(Ordering::Acquire) && in_flight(&shared) == 0 {
+            // Every in-flight batch has settled: bump the epoch, restart sequences at 0.
+            init_producer_id(&shared).await;
+            if let Ok(mut acc) = shared.accumulator.lock() {
+                acc.reset_sequences();
+            }
+            shared.needs_epoch_bump.store(false, Ordering::Release);
+        }
+        let next_wake = if shared.needs_epoch_bump.load(Ordering::Acquire) {
+            Some(Instant::now() + std::time::Duration::from_millis(10))
+        } else {
+            drain_and_send(&shared).await
+        };
         let closing = shared.closing.load(Ordering::Acquire);
         if closing && shared.pending.load(Ordering::Acquire) == 0 {
             return;
@@ -35,6 +50,65 @@ pub(crate) async fn run(shared: Arc<Shared>) {
     }
 }
 
+/// Batches sent and not yet settled.
+fn in_flight(shared: &Shared) -> usize {
+    shared
+        .accumulator
+        .lock()
+        .map(|acc| acc.queues.values().map(|q| q.in_flight).sum())
+        .unwrap_or(0)
+}
+
+/// Obtains a producer id and epoch (retrying with backoff until it succeeds or the producer
+/// closes with nothing left to send).
+async fn init_producer_id(shared: &Shared) {
+    use kafka_protocol::messages::{InitProducerIdRequest, ProducerId};
+    let current = shared.producer_id.lock().ok().and_then(|p| *p);
+    let backoff = shared.cluster.config().retry_backoff;
+    loop {
+        let attempt = async {
+            let meta = shared.cluster.refresh().await?;
+            let node = *meta
+                .brokers
+                .keys()
+                .next()
+                .ok_or(Error::Kafka(ErrorCode::BrokerNotAvailable))?;
+            let conn = shared.cluster.connection(node).await?;
+            let request = InitProducerIdRequest::default()
+                .with_transactional_id(None)
+                .with_transaction_timeout_ms(60_000)
+                .with_producer_id(ProducerId(current.map_or(-1, |c| c.0)))
+                .with_producer_epoch(current.map_or(-1, |c| c.1));
+            let response = conn.send(&request).await?;
+            ErrorCode::from_code(response.error_code).into_result()?;
+            Ok::<_, Error>((response.producer_id.0, response.producer_epoch))
+        };
+        match attempt.await {
+            Ok(id) => {
+                if let Ok(mut slot) = shared.producer_id.lock() {
+                    *slot = Some(id);
+                }
+                tracing::debug!(
+                    producer_id = id.0,
+                    epoch = id.1,
+                    "idempotent producer initialised"
+                );
+                shared.wake.notify_one();
+                return;
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "InitProducerId failed; retrying");
+                if shared.closing.load(Ordering::Acquire)
+                    && shared.pending.load(Ordering::Acquire) == 0
+                {
+                    return;
+                }
+                tokio::time::sleep(backoff).await;
+            }
+        }
+    }
+}
+
 /// Sends every ready batch; returns when the sender should look again if nothing wakes it.
 async fn drain_and_send(shared: &Arc<Shared>) -> Option<Instant> {
     let config = &shared.cluster.config().producer;
@@ -42,6 +116,7 @@ async fn drain_and_send(shared: &Arc<Shared>) -> Option<Instant> {
     let flushing =
         shared.flushing.load(Ordering::Acquire) > 0 || shared.closing.load(Ordering::Acquire);
     let metadata = shared.cluster.metadata();
+    let idempotence = shared.producer_id.lock().ok().and_then(|p| *p);
     let mut by_leader: HashMap<i32, Vec<ProducerBatch>> = HashMap::new();
     let mut next_wake: Option<Instant> = None;
     let mut unknown_leader = false;
@@ -91,6 +166,21 @@ async fn drain_and_send(shared: &Arc<Shared>) -> Option<Instant> {
                 next_wake = Some(now);
                 continue;
             }
+            if config.enable_idempotence {
+                let Some((pid, epoch)) = idempotence else {
+                    // Not initialised yet: InitProducerId wakes the sender when it is.
+                    continue;
+                };
+                if let Some(front) = queue.batches.front_mut() {
+                    if front.sequence.is_none() {
+                        let seq = queue.next_sequence;
+                        front.assign_sequence(pid, epoch, seq);
+                        let n = front.record_count() as i64;
+                        queue.next_sequence =
+                            ((i64::from(seq) + n) % (i64::from(i32::MAX) + 1)) as i32;
+                    }
+                }
+            }
             if let Some(batch) = queue.batches.pop_front() {
                 *used += batch.bytes;
                 queue.in_flight += 1;
@@ -108,14 +198,16 @@ async fn drain_and_send(shared: &Arc<Shared>) -> Option<Instant> {
         let retry = now + shared.cluster.config().retry_backoff;
         next_wake = Some(next_wake.map_or(retry, |w| w.min(retry)));
     }
+    // Requests are written from this task in drain order, so each broker receives a partition's
+    // batches in sequence order (idempotence needs that); responses are awaited concurrently.
     for (leader, batches) in by_leader {
-        let shared = shared.clone();
-        tokio::spawn(async move { send_to(shared, leader, batches).await });
+        send_to(shared.clone(), leader, batches).await;
     }
     next_wake
 }
 
-/// Sends one Produce request to `leader` and settles its batches.
+/// Writes one Produce request to `leader`, then settles its batches from a spawned task when
+/// the response arrives.
 async fn send_to(shared: Arc<Shared>, leader: i32, mut batches: Vec<ProducerBatch>) {
     let producer_config = &shared.cluster.config().producer;
     let mut topics: Vec<TopicProduceData> = Vec::new();
@@ -183,12 +275,36 @@ async fn send_to(shared: Arc<Shared>, leader: i32, mut batches: Vec<ProducerBatc
         shared.wake.notify_one();
         return;
     }
-    let response = connection.send(&request).await;
-    match response {
+    let pending = match connection.submit_request(&request).await {
+        Ok(p) => p,
         Err(e) => {
             shared.cluster.on_error(&e);
             for b in batches {
                 retry_or_fail(&shared, b, e.is_retriable(), &e);
+            }
+            shared.wake.notify_one();
+            return;
+        }
+    };
+    tokio::spawn(async move {
+        let response = pending.await;
+        settle_response(&shared, batches, response);
+        shared.wake.notify_one();
+    });
+}
+
+/// Completes, retries or fails each batch of a Produce request from its response.
+fn settle_response(
+    shared: &Shared,
+    batches: Vec<ProducerBatch>,
+    response: crate::Result<kafka_protocol::messages::ProduceResponse>,
+) {
+    let producer_config = &shared.cluster.config().producer;
+    match response {
+        Err(e) => {
+            shared.cluster.on_error(&e);
+            for b in batches {
+                retry_or_fail(shared, b, e.is_retriable(), &e);
             }
         }
         Ok(resp) => {
@@ -209,22 +325,26 @@ async fn send_to(shared: Arc<Shared>, leader: i32, mut batches: Vec<ProducerBatc
                             "produce response",
                             format!("no result for {}-{}", key.0, key.1),
                         );
-                        settle_failed(&shared, b, &e);
+                        settle_failed(shared, b, &e);
                     }
                     Some(&(0, base, log_append_time)) => {
-                        settle_ok(&shared, b, base, log_append_time)
+                        settle_ok(shared, b, base, log_append_time)
                     }
                     Some(&(code, _, _)) => {
                         let code = ErrorCode::from_code(code);
                         let e = Error::Kafka(code);
                         shared.cluster.on_error(&e);
-                        retry_or_fail(&shared, b, code.is_retriable(), &e);
+                        // With idempotence, a later batch overtaking a failed earlier one is
+                        // refused as out of order; it is retried after the earlier one.
+                        let retriable = code.is_retriable()
+                            || (producer_config.enable_idempotence
+                                && code == ErrorCode::OutOfOrderSequenceNumber);
+                        retry_or_fail(shared, b, retriable, &e);
                     }
                 }
             }
         }
     }
-    shared.wake.notify_one();
 }
 
 fn finish_in_flight(accumulator: &SharedAccumulator, batch: &ProducerBatch) {
@@ -271,5 +391,8 @@ fn retry_or_fail(shared: &Shared, mut batch: ProducerBatch, retriable: bool, err
     } else {
         super::accumulator::clone_error(error)
     };
+    if config.enable_idempotence && batch.sequence.is_some() {
+        shared.needs_epoch_bump.store(true, Ordering::Release);
+    }
     settle_failed(shared, batch, &error);
 }

@@ -402,6 +402,26 @@ pub fn stamp_offsets(
     Ok(())
 }
 
+/// Rewrites the idempotence fields (producer id, epoch, base sequence) of an encoded batch and
+/// recomputes its CRC, which covers them. Used when an idempotent producer bumps its epoch and
+/// resends batches it had already encoded.
+pub fn restamp_producer(
+    batch: &mut [u8],
+    producer_id: i64,
+    epoch: i16,
+    base_sequence: i32,
+) -> Result<()> {
+    if batch.len() < RECORD_BATCH_OVERHEAD {
+        return Err(Error::CorruptBatch("batch shorter than its header".into()));
+    }
+    batch[43..51].copy_from_slice(&producer_id.to_be_bytes());
+    batch[51..53].copy_from_slice(&epoch.to_be_bytes());
+    batch[53..57].copy_from_slice(&base_sequence.to_be_bytes());
+    let crc = crc32c::crc32c(&batch[ATTRIBUTES..]);
+    batch[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

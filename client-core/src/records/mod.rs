@@ -26,7 +26,7 @@ pub use batch::{
     BatchAttributes, RecordBatch, RecordRef, Records, TimestampType, DEFAULT_DECOMPRESSION_LIMIT,
     RECORD_BATCH_OVERHEAD,
 };
-pub use builder::{stamp_offsets, BatchBuilder};
+pub use builder::{restamp_producer, stamp_offsets, BatchBuilder};
 pub use compression::{compress, decompress, Compression};
 pub use control::{ControlRecordType, EndTxnMarker};
 pub use record::{Header, Record};

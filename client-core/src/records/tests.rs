@@ -337,3 +337,20 @@ fn borrowed_records_match_owned_records() {
         "trailing bytes reported"
     );
 }
+
+#[test]
+fn restamping_producer_fields_keeps_the_batch_valid() {
+    let mut m = BytesMut::from(&sample_batch(Compression::Zstd)[..]);
+    restamp_producer(&mut m, 99, 7, 1234).unwrap();
+    let batch = RecordBatch::new(m.freeze()).unwrap();
+    batch.validate_crc().unwrap();
+    assert_eq!(
+        (
+            batch.producer_id(),
+            batch.producer_epoch(),
+            batch.base_sequence()
+        ),
+        (99, 7, 1234)
+    );
+    assert_eq!(batch.records().unwrap().count(), 5);
+}

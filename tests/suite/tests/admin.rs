@@ -654,10 +654,22 @@ async fn retries_through_dropped_connections() {
     let Some((target, proxy)) = Target::start_behind_proxy(&[]).await else {
         return; // needs our own broker behind the proxy
     };
-    let admin = Admin::new(target.config(&[]));
+    let admin = Admin::new(target.config(&[("retry.backoff.ms", "10")]));
     admin.describe_cluster().await.unwrap();
-    for round in 0..3 {
-        proxy.cut_all();
+    // Cut every connection every few milliseconds while the calls run, so some requests are
+    // lost in flight and must be retried.
+    let proxy = std::sync::Arc::new(proxy);
+    let cutting = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let cutter = {
+        let (proxy, cutting) = (proxy.clone(), cutting.clone());
+        tokio::spawn(async move {
+            while cutting.load(std::sync::atomic::Ordering::Relaxed) {
+                proxy.cut_all();
+                tokio::time::sleep(Duration::from_millis(3)).await;
+            }
+        })
+    };
+    for round in 0..10 {
         let topic = topic_name(&format!("cut-{round}"));
         let results = admin
             .create_topics(&[NewTopic::new(&topic).partitions(1)], false)
@@ -669,15 +681,14 @@ async fn retries_through_dropped_connections() {
             Ok(_) | Err(Error::Kafka(ErrorCode::TopicAlreadyExists)) => {}
             other => panic!("round {round}: {other:?}"),
         }
-        wait_for_topic(&admin, &topic, 1).await;
-        proxy.cut_all();
         let offsets = admin
             .list_offsets(&[(tp(&topic, 0), OffsetSpec::Latest)])
             .await
             .unwrap();
         assert_eq!(offsets[0].1.as_ref().unwrap().unwrap().offset, 0);
-        proxy.cut_all();
         let configs = topic_configs(&admin, &topic).await;
         assert!(configs.contains_key("retention.ms"));
     }
+    cutting.store(false, std::sync::atomic::Ordering::Relaxed);
+    cutter.await.unwrap();
 }

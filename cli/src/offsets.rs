@@ -1,0 +1,51 @@
+//! `offsets`: watermarks per partition, or the first offset at or after a timestamp.
+//!
+//! Output, one line per partition (kcat `-Q` style):
+//! `TOPIC [PARTITION] low LOW high HIGH`, or with `--time`:
+//! `TOPIC [PARTITION] offset OFFSET timestamp TS` (`offset -1` when no record is that new).
+
+use odradek::admin::OffsetSpec;
+use odradek::producer::TopicPartition;
+use odradek::Admin;
+
+use crate::args::OffsetsArgs;
+use crate::failure::Failure;
+use crate::out;
+use crate::partitions;
+
+/// Runs the offsets command.
+pub async fn run(admin: &Admin, args: &OffsetsArgs) -> Result<(), Failure> {
+    let tps = partitions::of_topic(admin, &args.topic, args.partition).await?;
+    let specs: Vec<OffsetSpec> = match args.time {
+        Some(ms) => vec![OffsetSpec::Timestamp(ms)],
+        None => vec![OffsetSpec::Earliest, OffsetSpec::Latest],
+    };
+    let queries: Vec<(TopicPartition, OffsetSpec)> = tps
+        .iter()
+        .flat_map(|tp| specs.iter().map(move |s| (tp.clone(), *s)))
+        .collect();
+    let answers = admin.list_offsets(&queries).await?;
+    for chunk in answers.chunks(specs.len()) {
+        let mut found = Vec::with_capacity(chunk.len());
+        let mut tp_name = String::new();
+        for (tp, r) in chunk {
+            tp_name = format!("{} [{}]", tp.topic, tp.partition);
+            let offset = r
+                .as_ref()
+                .map_err(|e| Failure::new(format!("{tp_name}: {e}")))?;
+            found.push(*offset);
+        }
+        match (args.time, found.as_slice()) {
+            (Some(_), [one]) => {
+                let (offset, ts) = one.map_or((-1, -1), |o| (o.offset, o.timestamp.unwrap_or(-1)));
+                out::say!("{tp_name} offset {offset} timestamp {ts}")?;
+            }
+            (None, [low, high]) => {
+                let get = |o: &Option<odradek::admin::ListedOffset>| o.map_or(-1, |o| o.offset);
+                out::say!("{tp_name} low {} high {}", get(low), get(high))?;
+            }
+            _ => return Err(Failure::new(format!("{tp_name}: incomplete answer"))),
+        }
+    }
+    Ok(())
+}
