@@ -9,9 +9,10 @@ flag=--release
 [[ "$profile" == debug ]] && flag=
 cargo build $flag -q -p odradek-broker
 cargo build $flag -q -p odradek --example round_trip
+target=${CARGO_TARGET_DIR:-target}
 data=$(mktemp -d)
 out=$(mktemp)
-./target/$profile/odradek-broker --override listeners=PLAINTEXT://127.0.0.1:0 \
+$target/$profile/odradek-broker --override listeners=PLAINTEXT://127.0.0.1:0 \
   --override "log.dirs=$data" >"$out" 2>"$data.log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$data" "$data.log" "$out"' EXIT
@@ -23,4 +24,4 @@ done
 addr=$(sed -n 's/^odradek-broker listening on //p' "$out")
 [[ -n "$addr" ]] || { echo "broker did not start" >&2; cat "$data.log" >&2; exit 1; }
 echo "odradek-broker listening on $addr (data in $data)"
-./target/$profile/examples/round_trip "$addr"
+$target/$profile/examples/round_trip "$addr"

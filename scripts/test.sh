@@ -9,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
+target=${CARGO_TARGET_DIR:-$root/target}
 
 steps=0
 step() { steps=$((steps + 1)); printf '\n== %s ==\n' "$*"; }
@@ -38,7 +39,7 @@ if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   "$py" tests/compat/check_our_batches.py "$out"
 
   step "compat: confluent-kafka (librdkafka) and kafka-python against odradek-broker"
-  ODRADEK_BROKER_BIN="$root/target/debug/odradek-broker" tests/compat/run_broker_peers.sh
+  ODRADEK_BROKER_BIN="$target/debug/odradek-broker" tests/compat/run_broker_peers.sh
 
   step "compat: the client suite against Apache Kafka 4.x (jars from Maven Central)"
   kdir=$(mktemp -d)
