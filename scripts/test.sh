@@ -49,5 +49,10 @@ if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   tests/compat/kafka.sh stop "$kdir"
 fi
 
+# ---- Python package `odradek` (python/, bindings/): build into python/.venv, run python/tests ----
+step "python: odradek package (maturin develop, debug) and pytest python/tests"
+ODRADEK_BROKER_BIN="$target/debug/odradek-broker" python/test.sh
+# ---- end of the Python package step ---------------------------------------------------------
+
 # Every step above exits the script on failure, so reaching here means all of them passed.
 printf '\ntiers: %d passed, 0 failed\n' "$steps"

@@ -1,0 +1,141 @@
+//! Client configuration for the shells: a string-keyed map with Apache Kafka / librdkafka
+//! property names. Keys the core knows go to [`odradek::ClientConfig::from_map`]; a few keys
+//! belong to the binding layer (the queue and event knobs librdkafka users set) and are taken out
+//! here. Callables (`on_delivery`, `error_cb`, ...) never reach this module: each shell splits
+//! them from the map first, in its own idiom.
+
+use std::time::Duration;
+
+use odradek::ClientConfig;
+
+use crate::{codes, ClientError};
+
+/// Settings the binding layer implements.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BindingSettings {
+    /// `statistics.interval.ms` (0 = off): how often a statistics event is queued.
+    pub statistics_interval: Option<Duration>,
+    /// `enable.partition.eof` (false): emit a `_PARTITION_EOF` event when a consumer reaches
+    /// the end of a partition.
+    pub enable_partition_eof: bool,
+    /// `queue.buffering.max.messages` (100000): records produced but not yet reported (queued,
+    /// in flight, or delivered but not yet served by `poll`) before `produce` fails with
+    /// `_QUEUE_FULL`.
+    pub queue_max_messages: usize,
+    /// `delivery.report.only.error` (false): report only failed deliveries.
+    pub delivery_report_only_error: bool,
+}
+
+impl Default for BindingSettings {
+    fn default() -> Self {
+        BindingSettings {
+            statistics_interval: None,
+            enable_partition_eof: false,
+            queue_max_messages: 100_000,
+            delivery_report_only_error: false,
+        }
+    }
+}
+
+/// Keys librdkafka users pass that name features Odradek does not have yet; they fail with a
+/// `_NOT_IMPLEMENTED` error saying so instead of the generic unknown-key error.
+const NOT_YET: &[(&str, &str)] = &[
+    (
+        "transactional.id",
+        "transactions are not supported in this release",
+    ),
+    (
+        "transaction.timeout.ms",
+        "transactions are not supported in this release",
+    ),
+];
+
+fn parse_bool(key: &str, v: &str) -> Result<bool, ClientError> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" => Ok(true),
+        "false" | "0" => Ok(false),
+        _ => Err(ClientError::invalid_arg(format!(
+            "invalid configuration `{key}`: `{v}` is not true or false"
+        ))),
+    }
+}
+
+fn parse_u64(key: &str, v: &str) -> Result<u64, ClientError> {
+    v.trim().parse().map_err(|_| {
+        ClientError::invalid_arg(format!(
+            "invalid configuration `{key}`: `{v}` is not a non-negative integer"
+        ))
+    })
+}
+
+/// Splits `entries` into the core's configuration and the binding's settings. Unknown keys fail
+/// with `_INVALID_ARG` naming the key, like the core.
+pub fn split<K: AsRef<str>, V: AsRef<str>>(
+    entries: impl IntoIterator<Item = (K, V)>,
+) -> Result<(ClientConfig, BindingSettings), ClientError> {
+    let mut settings = BindingSettings::default();
+    let mut core = Vec::new();
+    for (k, v) in entries {
+        let (key, value) = (k.as_ref().trim(), v.as_ref());
+        match key {
+            "statistics.interval.ms" => {
+                let ms = parse_u64(key, value)?;
+                settings.statistics_interval = (ms > 0).then(|| Duration::from_millis(ms));
+            }
+            "enable.partition.eof" => settings.enable_partition_eof = parse_bool(key, value)?,
+            "queue.buffering.max.messages" => {
+                settings.queue_max_messages = parse_u64(key, value)?.max(1) as usize
+            }
+            "delivery.report.only.error" => {
+                settings.delivery_report_only_error = parse_bool(key, value)?
+            }
+            _ => {
+                if let Some((_, why)) = NOT_YET.iter().find(|(k, _)| *k == key) {
+                    return Err(ClientError::new(
+                        codes::NOT_IMPLEMENTED,
+                        Some(format!("configuration `{key}`: {why}")),
+                    ));
+                }
+                core.push((key.to_string(), value.to_string()));
+            }
+        }
+    }
+    let config = ClientConfig::from_map(core)
+        .map_err(|e| ClientError::from_core(&e, crate::Stage::Request))?;
+    Ok((config, settings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binding_keys_are_split_off() {
+        let (c, s) = split([
+            ("bootstrap.servers", "h:1"),
+            ("enable.partition.eof", "true"),
+            ("statistics.interval.ms", "250"),
+            ("linger.ms", "7"),
+        ])
+        .unwrap();
+        assert!(s.enable_partition_eof);
+        assert_eq!(s.statistics_interval, Some(Duration::from_millis(250)));
+        assert_eq!(c.producer.linger, Duration::from_millis(7));
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = split([("bootstrap.servers", "h:1"), ("no.such", "1")]).unwrap_err();
+        assert_eq!(e.name(), "_INVALID_ARG");
+        assert!(e.message().contains("no.such"), "{e}");
+        let e = split([
+            ("bootstrap.servers", "h:1"),
+            ("enable.partition.eof", "maybe"),
+        ])
+        .unwrap_err();
+        assert!(e.message().contains("enable.partition.eof"));
+        let e = split([("bootstrap.servers", "h:1"), ("transactional.id", "t")]).unwrap_err();
+        assert_eq!(e.name(), "_NOT_IMPLEMENTED");
+        assert!(e.message().contains("transactional.id"));
+    }
+}

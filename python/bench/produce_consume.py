@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""Produce and consume throughput, odradek vs confluent-kafka vs kafka-python, same broker.
+
+Run by hand (results go into BENCHMARKS.md, "## Python"):
+
+    cargo build --release -p odradek-broker
+    python3 -m venv /tmp/bench && /tmp/bench/bin/pip install ./python -r tests/compat/python-peers.txt
+    /tmp/bench/bin/python python/bench/produce_consume.py --rounds 3
+
+Every measurement runs in a fresh child process (same interpreter), clients interleaved round by
+round against one odradek-broker (release build, started here on a free port with a temporary
+data directory unless --bootstrap is given). Values are 100 B, no keys, one partition; all
+producers use acks=1, linger.ms=5 and a 128 KiB batch size. Reported: median msgs/s over the
+rounds and CPU seconds (user+sys of the whole client process, all its threads, interpreter
+start-up included) per million messages.
+
+Scenarios:
+  produce        produce() per message, poll(0) every 1000, then flush()  (kafka-python: send())
+  produce_batch  odradek: produce_batch() with lists of 10,000 values; confluent-kafka: its own
+                 produce_batch() with lists of dicts
+  consume        consume(1000, timeout) loop reading N messages from offset 0, touching value()
+                 (kafka-python: poll(max_records=1000)); the clock starts at the first message
+  poll           poll() per message (confluent-kafka / odradek only)
+
+confluent-kafka runs with its defaults; "confluent-tuned" repeats the consumer scenarios with
+fetch.queue.backoff.ms=1 (see the comment in child()), the fairer comparison for throughput.
+"""
+import argparse
+import json
+import os
+import re
+import resource
+import select
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PRODUCER_CONF = {"acks": "1", "linger.ms": 5, "batch.size": 131072}
+LISTENING = re.compile(rb"^odradek-broker listening on (\S+):(\d+)")
+
+
+# ---- child: one measurement --------------------------------------------------------------
+
+def child(client, scenario, bootstrap, topic, n, size):
+    value = b"x" * size
+    if client in ("odradek", "confluent", "confluent-tuned"):
+        mod = __import__("odradek" if client == "odradek" else "confluent_kafka")
+        Producer, Consumer, TopicPartition = mod.Producer, mod.Consumer, mod.TopicPartition
+        conf = dict(PRODUCER_CONF, **{"bootstrap.servers": bootstrap})
+        if scenario in ("produce", "produce_batch"):
+            p = Producer(conf)
+            p.produce(topic, value)  # metadata and connections before the clock starts
+            p.flush(30)
+            start = time.perf_counter()
+            if scenario == "produce":
+                produce = p.produce
+                poll = p.poll
+                i = 0
+                while i < n:
+                    try:
+                        produce(topic, value)
+                    except BufferError:
+                        poll(0.01)
+                        continue
+                    i += 1
+                    if i % 1000 == 0:
+                        poll(0)
+            else:
+                chunk = 10_000
+                if client == "odradek":
+                    values = [value] * chunk
+                else:
+                    values = [{"value": value} for _ in range(chunk)]
+                sent = 0
+                while sent < n:
+                    k = min(chunk, n - sent)
+                    batch = values if k == chunk else values[:k]
+                    if client != "odradek":
+                        batch = [dict(m) for m in batch]
+                    try:
+                        done = p.produce_batch(topic, batch)
+                    except BufferError:
+                        done = 0
+                    sent += done
+                    p.poll(0 if done == k else 0.01)
+            left = p.flush(120)
+            elapsed = time.perf_counter() - start
+            assert left == 0, left
+            return elapsed
+        # consume / poll
+        cconf = {"bootstrap.servers": bootstrap, "group.id": "bench-" + client,
+                 "enable.auto.commit": False, "auto.offset.reset": "earliest"}
+        if client == "confluent-tuned":
+            # librdkafka (>= 2.4) stops fetching for fetch.queue.backoff.ms (1 s) once
+            # queued.min.messages (100000) are prefetched; at 100 B messages that idles it.
+            cconf["fetch.queue.backoff.ms"] = 1
+        c = Consumer(cconf)
+        c.assign([TopicPartition(topic, 0, 0)])
+        got = 0
+        total = 0
+        # Steady state: the clock starts at the first message (connection setup, offset lookup
+        # and the first fetch are left out, for every client alike).
+        first = None
+        while first is None:
+            first = c.poll(10.0)
+        start = time.perf_counter()
+        deadline = time.monotonic() + 300
+        if scenario == "consume":
+            while got < n and time.monotonic() < deadline:
+                for m in c.consume(1000, 1.0):
+                    if m.error() is None:
+                        total += len(m.value())
+                        got += 1
+        else:
+            while got < n and time.monotonic() < deadline:
+                m = c.poll(1.0)
+                if m is not None and m.error() is None:
+                    total += len(m.value())
+                    got += 1
+        elapsed = time.perf_counter() - start
+        assert got >= n and total >= n * size, (got, n)
+        c.close()
+        return elapsed
+    # kafka-python
+    import kafka
+    if scenario == "produce":
+        p = kafka.KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=5,
+                                batch_size=131072, max_in_flight_requests_per_connection=5)
+        p.send(topic, value).get(30)
+        start = time.perf_counter()
+        send = p.send
+        for _ in range(n):
+            send(topic, value)
+        p.flush(120)
+        elapsed = time.perf_counter() - start
+        p.close()
+        return elapsed
+    c = kafka.KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
+                            auto_offset_reset="earliest", max_poll_records=1000)
+    tp = kafka.TopicPartition(topic, 0)
+    c.assign([tp])
+    c.seek(tp, 0)
+    got = 0
+    total = 0
+    while not c.poll(timeout_ms=10000, max_records=1):
+        pass
+    start = time.perf_counter()
+    deadline = time.monotonic() + 300
+    while got < n and time.monotonic() < deadline:
+        for records in c.poll(timeout_ms=1000, max_records=1000).values():
+            for r in records:
+                total += len(r.value)
+                got += 1
+    elapsed = time.perf_counter() - start
+    assert got >= n, (got, n)
+    c.close()
+    return elapsed
+
+
+# ---- parent --------------------------------------------------------------------------------
+
+def start_broker(binary, workdir):
+    cmd = [str(binary), "--override", "listeners=PLAINTEXT://127.0.0.1:0",
+           "--override", "log.dirs=%s" % (workdir / "data"), "--override", "num.partitions=1"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=open(workdir / "broker.log", "wb"),
+                            stdin=subprocess.DEVNULL)
+    buf = b""
+    deadline = time.monotonic() + 30
+    while b"\n" not in buf:
+        if time.monotonic() > deadline or proc.poll() is not None:
+            raise SystemExit("broker did not start: %s" % (workdir / "broker.log"))
+        if select.select([proc.stdout], [], [], 0.5)[0]:
+            buf += os.read(proc.stdout.fileno(), 4096)
+    m = LISTENING.match(buf)
+    return proc, "%s:%s" % (m.group(1).decode(), m.group(2).decode())
+
+
+def run_child(client, scenario, bootstrap, topic, n, size):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run([sys.executable, __file__, "--child", client, scenario, bootstrap, topic,
+                          str(n), str(size)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, timeout=900)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out.returncode != 0:
+        raise SystemExit("%s %s failed:\n%s" % (client, scenario, out.stderr))
+    elapsed = float(out.stdout.strip().splitlines()[-1])
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
+    ap.add_argument("--bootstrap")
+    ap.add_argument("--broker-bin", default=str(REPO / "target" / "release" / "odradek-broker"))
+    ap.add_argument("--messages", type=int, default=1_000_000)
+    ap.add_argument("--value-size", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--kafka-python-messages", type=int, default=200_000,
+                    help="kafka-python is ~50x slower: it gets fewer messages (rates stay comparable)")
+    ap.add_argument("--clients", default="odradek,confluent,confluent-tuned,kafka-python")
+    ap.add_argument("--json", help="write raw results here")
+    args = ap.parse_args()
+    if args.child:
+        client, scenario, bootstrap, topic, n, size = args.child
+        print(child(client, scenario, bootstrap, topic, int(n), int(size)))
+        return
+
+    clients = args.clients.split(",")
+    workdir = Path(tempfile.mkdtemp(prefix="odradek-pybench-"))
+    broker = None
+    try:
+        bootstrap = args.bootstrap
+        if not bootstrap:
+            broker, bootstrap = start_broker(args.broker_bin, workdir)
+        n = args.messages
+        # The topic every consumer reads: written once, by odradek.
+        source = "pybench-source-%d" % os.getpid()
+        # One extra message: consumers read n after the first.
+        run_child("odradek", "produce", bootstrap, source, n + 1, args.value_size)
+        results = {}
+        plan = []
+        for c in clients:
+            if c != "confluent-tuned":
+                plan.append((c, "produce"))
+            if c in ("odradek", "confluent"):
+                plan.append((c, "produce_batch"))
+            if c != "kafka-python":
+                plan.append((c, "poll"))
+            plan.append((c, "consume"))
+        for r in range(args.rounds):
+            for client, scenario in plan:
+                topic = source if scenario in ("consume", "poll") else \
+                    "pybench-%s-%s-%d-%d" % (client, scenario, os.getpid(), r)
+                m = min(n, args.kafka_python_messages) if client == "kafka-python" else n
+                elapsed, cpu = run_child(client, scenario, bootstrap, topic, m, args.value_size)
+                rate = m / elapsed
+                results.setdefault((client, scenario), []).append((rate, cpu / m * 1e6))
+                print("round %d %-13s %-14s %10.0f msgs/s  %6.2f CPU s/M msgs"
+                      % (r + 1, client, scenario, rate, cpu / m * 1e6), file=sys.stderr, flush=True)
+        summary = {}
+        for (client, scenario), vals in results.items():
+            summary.setdefault(scenario, {})[client] = {
+                "msgs_per_s": statistics.median(v[0] for v in vals),
+                "cpu_s_per_M": statistics.median(v[1] for v in vals),
+            }
+        print(json.dumps(summary, indent=1))
+        if args.json:
+            Path(args.json).write_text(json.dumps({"messages": n, "value_size": args.value_size,
+                                                   "rounds": args.rounds, "summary": summary}, indent=1))
+        print_table(summary)
+    finally:
+        if broker is not None:
+            broker.send_signal(signal.SIGTERM)
+            broker.wait(timeout=60)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def print_table(summary):
+    rows = [("produce", "produce() per message"), ("produce_batch", "produce_batch()"),
+            ("poll", "poll() per message"), ("consume", "consume(1000)")]
+    print("\n| scenario | odradek msgs/s | confluent-kafka msgs/s | confluent-kafka tuned msgs/s | "
+          "kafka-python msgs/s | odradek / confluent | odradek / confluent tuned | "
+          "odradek CPU s/M | confluent CPU s/M |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    fmt = lambda v: format(int(v), ",") if v else "-"
+    ratio = lambda a, b: "%.2fx" % (a / b) if a and b else "-"
+    cpu = lambda v: "%.2f" % v if v else "-"
+    for key, label in rows:
+        s = summary.get(key, {})
+        o, c, t, k = (s.get(x, {}).get("msgs_per_s")
+                      for x in ("odradek", "confluent", "confluent-tuned", "kafka-python"))
+        oc, cc = (s.get(x, {}).get("cpu_s_per_M") for x in ("odradek", "confluent"))
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            label, fmt(o), fmt(c), fmt(t), fmt(k), ratio(o, c), ratio(o, t), cpu(oc), cpu(cc)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,471 @@
+//! `Consumer`: confluent-kafka's consumer API, assign-based (groups arrive in a later release).
+
+use std::time::Duration;
+
+use odradek_bindings::consumer::{ConsumerClient, Item};
+use odradek_bindings::runtime::{Deadline, SLICE};
+use odradek_bindings::{codes, ClientError};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::conf::{self, Callbacks};
+use crate::errors::{kafka_error, not_implemented, to_py_err, IntoPy, NO_GROUPS};
+use crate::message::Message;
+use crate::metadata::ClusterMetadata;
+use crate::types::{extract_tps, TopicPartition};
+use crate::wait;
+
+/// A Kafka consumer (confluent-kafka's `Consumer` API, assign-based). Safe to share between
+/// threads.
+#[pyclass(module = "odradek", name = "Consumer", subclass, frozen)]
+pub struct Consumer {
+    pub(crate) client: ConsumerClient,
+    cbs: Callbacks,
+}
+
+fn closed_error() -> PyErr {
+    PyRuntimeError::new_err("Consumer closed")
+}
+
+/// Converts a queued item to a `Message`.
+pub fn item_to_message(py: Python<'_>, item: Item) -> PyResult<Py<Message>> {
+    let msg = match item {
+        Item::Record(r) => Message::from_record(r),
+        Item::Error(e) => Message::event(kafka_error(py, e)?, None, None, None),
+        Item::Eof {
+            topic,
+            partition,
+            offset,
+        } => {
+            let e = ClientError::new(
+                codes::PARTITION_EOF,
+                Some(format!(
+                    "Fetch from {topic} [{partition}] reached end of partition at offset {offset}"
+                )),
+            );
+            Message::event(
+                kafka_error(py, e)?,
+                Some(topic),
+                Some(partition),
+                Some(offset),
+            )
+        }
+    };
+    Py::new(py, msg)
+}
+
+impl Consumer {
+    fn usable(&self, py: Python<'_>) -> PyResult<()> {
+        if self.client.is_closed() {
+            return Err(closed_error());
+        }
+        self.client.check_usable().py(py)
+    }
+
+    fn serve_stats(&self, py: Python<'_>) -> PyResult<()> {
+        if let Some(cb) = &self.cbs.stats_cb {
+            for json in self.client.take_stats() {
+                cb.call1(py, (json,))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn wait<F>(
+        &self,
+        py: Python<'_>,
+        fut: F,
+        timeout: Option<f64>,
+        what: &str,
+    ) -> PyResult<F::Output>
+    where
+        F: std::future::Future + Send,
+        F::Output: Send,
+    {
+        match wait::wait_future(py, self.client.handle(), fut, wait::deadline(timeout))? {
+            Some(v) => Ok(v),
+            None => Err(to_py_err(
+                py,
+                ClientError::new(codes::TIMED_OUT, Some(format!("{what} timed out"))),
+            )),
+        }
+    }
+
+    /// Fills `out` with up to `max` messages, waiting until `deadline` for at least `min`. Asks
+    /// the core at least once, so `poll(0)` returns what was already fetched.
+    fn collect(
+        &self,
+        py: Python<'_>,
+        max: usize,
+        min: usize,
+        deadline: Deadline,
+    ) -> PyResult<Vec<Item>> {
+        let mut out = Vec::new();
+        loop {
+            self.serve_stats(py)?;
+            self.client.take(max - out.len(), &mut out);
+            if out.len() >= min {
+                return Ok(out);
+            }
+            if self.client.is_closed() {
+                return Err(closed_error());
+            }
+            let slice = deadline.slice(SLICE);
+            let client = &self.client;
+            py.detach(|| client.fetch(slice));
+            self.client.take(max - out.len(), &mut out);
+            if out.len() >= min || deadline.passed() {
+                return Ok(out);
+            }
+            py.check_signals()?;
+        }
+    }
+}
+
+#[pymethods]
+impl Consumer {
+    #[new]
+    #[pyo3(signature = (conf=None, **kwargs))]
+    fn new(
+        py: Python<'_>,
+        conf: Option<&Bound<'_, PyAny>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let (props, cbs) = conf::parse(py, conf, kwargs)?;
+        let client = py.detach(|| ConsumerClient::new(props)).py(py)?;
+        Ok(Consumer { client, cbs })
+    }
+
+    /// Sets the assignment: these partitions, starting at their offsets (`OFFSET_BEGINNING`,
+    /// `OFFSET_END`, an absolute offset, or `OFFSET_INVALID`/`OFFSET_STORED` for
+    /// `auto.offset.reset`).
+    fn assign(&self, py: Python<'_>, partitions: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.usable(py)?;
+        let tps = extract_tps(partitions)?;
+        let list: Vec<_> = tps.iter().map(|tp| (tp.core(), tp.offset)).collect();
+        self.client.assign(&list).py(py)
+    }
+
+    /// Adds partitions to the assignment.
+    fn incremental_assign(&self, py: Python<'_>, partitions: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.usable(py)?;
+        let tps = extract_tps(partitions)?;
+        let list: Vec<_> = tps.iter().map(|tp| (tp.core(), tp.offset)).collect();
+        self.client.incremental_assign(&list).py(py)
+    }
+
+    /// Removes partitions from the assignment.
+    fn incremental_unassign(&self, py: Python<'_>, partitions: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.usable(py)?;
+        let tps: Vec<_> = extract_tps(partitions)?
+            .iter()
+            .map(TopicPartition::core)
+            .collect();
+        self.client.incremental_unassign(&tps).py(py)
+    }
+
+    /// Removes every partition from the assignment.
+    fn unassign(&self, py: Python<'_>) -> PyResult<()> {
+        self.usable(py)?;
+        self.client.assign(&[]).py(py)
+    }
+
+    /// The current assignment.
+    fn assignment(&self, py: Python<'_>) -> PyResult<Vec<TopicPartition>> {
+        self.usable(py)?;
+        Ok(self
+            .client
+            .assignment()
+            .iter()
+            .map(|tp| TopicPartition::new(&tp.topic, tp.partition, crate::types::OFFSET_INVALID))
+            .collect())
+    }
+
+    /// Moves an assigned partition to `partition.offset` (absolute or logical).
+    fn seek(&self, py: Python<'_>, partition: &Bound<'_, TopicPartition>) -> PyResult<()> {
+        self.usable(py)?;
+        let tp = partition.borrow();
+        self.client.seek(&tp.core(), tp.offset).py(py)
+    }
+
+    /// Pauses fetching and delivery of these partitions.
+    fn pause(&self, py: Python<'_>, partitions: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.usable(py)?;
+        let tps: Vec<_> = extract_tps(partitions)?
+            .iter()
+            .map(TopicPartition::core)
+            .collect();
+        self.client.pause(&tps).py(py)
+    }
+
+    /// Resumes paused partitions.
+    fn resume(&self, py: Python<'_>, partitions: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.usable(py)?;
+        let tps: Vec<_> = extract_tps(partitions)?
+            .iter()
+            .map(TopicPartition::core)
+            .collect();
+        self.client.resume(&tps).py(py)
+    }
+
+    /// The next offset to consume for each partition (`error` set on failure).
+    fn position(
+        &self,
+        py: Python<'_>,
+        partitions: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<TopicPartition>> {
+        self.usable(py)?;
+        let mut tps = extract_tps(partitions)?;
+        let fut = self
+            .client
+            .positions(tps.iter().map(TopicPartition::core).collect());
+        let results = self.wait(py, fut, None, "position")?;
+        for (tp, r) in tps.iter_mut().zip(results) {
+            match r {
+                Ok(o) => tp.offset = o,
+                Err(e) => {
+                    tp.offset = crate::types::OFFSET_INVALID;
+                    tp.error = Some(kafka_error(py, e)?);
+                }
+            }
+        }
+        Ok(tps)
+    }
+
+    /// `(low, high)` watermarks of a partition (`cached` is accepted; the broker is always
+    /// asked).
+    #[pyo3(signature = (partition, timeout=None, cached=false))]
+    fn get_watermark_offsets(
+        &self,
+        py: Python<'_>,
+        partition: &Bound<'_, TopicPartition>,
+        timeout: Option<f64>,
+        cached: bool,
+    ) -> PyResult<Option<(i64, i64)>> {
+        let _ = cached;
+        self.usable(py)?;
+        let tp = partition.borrow().core();
+        let fut = self.client.watermarks(tp);
+        match wait::wait_future(py, self.client.handle(), fut, wait::deadline(timeout))? {
+            Some(r) => r.map(Some).py(py),
+            None => Ok(None),
+        }
+    }
+
+    /// For each partition, the earliest offset whose timestamp (given in `offset`, ms) is at or
+    /// after it; -1 when there is none.
+    #[pyo3(signature = (partitions, timeout=None))]
+    fn offsets_for_times(
+        &self,
+        py: Python<'_>,
+        partitions: &Bound<'_, PyAny>,
+        timeout: Option<f64>,
+    ) -> PyResult<Vec<TopicPartition>> {
+        self.usable(py)?;
+        let mut tps = extract_tps(partitions)?;
+        let query = tps.iter().map(|tp| (tp.core(), tp.offset)).collect();
+        let fut = self.client.offsets_for_times(query);
+        let found = self.wait(py, fut, timeout, "offsets_for_times")?.py(py)?;
+        for (tp, (_, offset)) in tps.iter_mut().zip(found) {
+            tp.offset = offset;
+        }
+        Ok(tps)
+    }
+
+    /// Returns the next message or event, waiting up to `timeout` seconds (`None`/-1: forever);
+    /// `None` on timeout.
+    #[pyo3(signature = (timeout=None))]
+    fn poll(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<Py<Message>>> {
+        if let Some(item) = self.client.take_one() {
+            return item_to_message(py, item).map(Some);
+        }
+        self.usable(py)?;
+        let mut items = self.collect(py, 1, 1, wait::deadline(timeout))?;
+        match items.pop() {
+            Some(item) => item_to_message(py, item).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Returns up to `num_messages` messages, waiting up to `timeout` seconds (-1: forever) for
+    /// that many.
+    #[pyo3(signature = (num_messages=1, timeout=-1.0))]
+    fn consume(
+        &self,
+        py: Python<'_>,
+        num_messages: usize,
+        timeout: Option<f64>,
+    ) -> PyResult<Py<PyList>> {
+        if num_messages > 1_000_000 {
+            return Err(PyValueError::new_err(
+                "num_messages must be at most 1000000",
+            ));
+        }
+        self.usable(py)?;
+        let n = num_messages.max(1);
+        let items = self.collect(py, n, n, wait::deadline(timeout))?;
+        let list = PyList::empty(py);
+        for item in items {
+            list.append(item_to_message(py, item)?)?;
+        }
+        Ok(list.unbind())
+    }
+
+    /// Cluster metadata.
+    #[pyo3(signature = (topic=None, timeout=-1.0))]
+    fn list_topics(
+        &self,
+        py: Python<'_>,
+        topic: Option<String>,
+        timeout: Option<f64>,
+    ) -> PyResult<ClusterMetadata> {
+        self.usable(py)?;
+        let cluster = self.client.core().cluster().clone();
+        crate::metadata::list_topics(py, self.client.handle(), cluster, topic, timeout)
+    }
+
+    /// The cluster id, from metadata.
+    #[pyo3(signature = (timeout=-1.0))]
+    fn cluster_id(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<String>> {
+        Ok(self.list_topics(py, None, timeout)?.cluster_id)
+    }
+
+    /// Stops consuming and closes connections. Later calls raise RuntimeError.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        if self.client.is_closed() {
+            return Ok(());
+        }
+        let fut = self.client.close();
+        wait::wait_future(
+            py,
+            self.client.handle(),
+            fut,
+            Deadline::after(Some(Duration::from_secs(30))),
+        )?;
+        Ok(())
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    /// Not supported in this release (consumer groups): raises KafkaException(_NOT_IMPLEMENTED).
+    #[pyo3(signature = (topics, on_assign=None, on_revoke=None, on_lost=None))]
+    fn subscribe(
+        &self,
+        py: Python<'_>,
+        topics: &Bound<'_, PyAny>,
+        on_assign: Option<&Bound<'_, PyAny>>,
+        on_revoke: Option<&Bound<'_, PyAny>>,
+        on_lost: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let _ = (topics, on_assign, on_revoke, on_lost);
+        self.usable(py)?;
+        Err(not_implemented(py, NO_GROUPS))
+    }
+
+    /// Not supported in this release (consumer groups): raises KafkaException(_NOT_IMPLEMENTED).
+    fn unsubscribe(&self, py: Python<'_>) -> PyResult<()> {
+        self.usable(py)?;
+        Err(not_implemented(py, NO_GROUPS))
+    }
+
+    /// Not supported in this release (consumer groups): raises KafkaException(_NOT_IMPLEMENTED).
+    #[pyo3(signature = (message=None, offsets=None, asynchronous=true))]
+    fn commit(
+        &self,
+        py: Python<'_>,
+        message: Option<&Bound<'_, PyAny>>,
+        offsets: Option<&Bound<'_, PyAny>>,
+        asynchronous: bool,
+    ) -> PyResult<()> {
+        let _ = (message, offsets, asynchronous);
+        self.usable(py)?;
+        Err(not_implemented(py, NO_GROUPS))
+    }
+
+    /// Not supported in this release (consumer groups): raises KafkaException(_NOT_IMPLEMENTED).
+    #[pyo3(signature = (partitions, timeout=None))]
+    fn committed(
+        &self,
+        py: Python<'_>,
+        partitions: &Bound<'_, PyAny>,
+        timeout: Option<f64>,
+    ) -> PyResult<()> {
+        let _ = (partitions, timeout);
+        self.usable(py)?;
+        Err(not_implemented(py, NO_GROUPS))
+    }
+
+    /// Not supported in this release (consumer groups): raises KafkaException(_NOT_IMPLEMENTED).
+    #[pyo3(signature = (message=None, offsets=None))]
+    fn store_offsets(
+        &self,
+        py: Python<'_>,
+        message: Option<&Bound<'_, PyAny>>,
+        offsets: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let _ = (message, offsets);
+        self.usable(py)?;
+        Err(not_implemented(py, NO_GROUPS))
+    }
+
+    /// Not supported in this release (consumer groups): raises KafkaException(_NOT_IMPLEMENTED).
+    fn consumer_group_metadata(&self, py: Python<'_>) -> PyResult<()> {
+        self.usable(py)?;
+        Err(not_implemented(py, NO_GROUPS))
+    }
+
+    /// Not supported in this release (consumer groups): raises KafkaException(_NOT_IMPLEMENTED).
+    fn memberid(&self, py: Python<'_>) -> PyResult<()> {
+        self.usable(py)?;
+        Err(not_implemented(py, NO_GROUPS))
+    }
+
+    /// Not supported in this release: raises KafkaException(_NOT_IMPLEMENTED).
+    fn set_sasl_credentials(&self, py: Python<'_>, username: &str, password: &str) -> PyResult<()> {
+        let _ = (username, password);
+        Err(not_implemented(
+            py,
+            "SASL is not supported in this release of odradek",
+        ))
+    }
+
+    // ---- asyncio support (used by odradek.aio) ----
+
+    /// Takes one queued message or event without waiting (serving stats callbacks first).
+    fn _take(&self, py: Python<'_>) -> PyResult<Option<Py<Message>>> {
+        self.serve_stats(py)?;
+        match self.client.take_one() {
+            Some(item) => item_to_message(py, item).map(Some),
+            None => {
+                self.usable(py)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Fetches on the runtime for up to `timeout` seconds, then completes the asyncio `future`
+    /// (with the number of items queued) through `loop.call_soon_threadsafe`. No thread waits.
+    fn _fetch_async(
+        &self,
+        py: Python<'_>,
+        future: Py<PyAny>,
+        event_loop: Py<PyAny>,
+        timeout: f64,
+    ) -> PyResult<()> {
+        self.usable(py)?;
+        let wait = Duration::from_secs_f64(timeout.clamp(0.0, 3600.0));
+        self.client.fetch_then(wait, move |n| {
+            crate::aio::complete_future(event_loop, future, Ok(n));
+        });
+        Ok(())
+    }
+}

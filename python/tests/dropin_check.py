@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Drop-in check: the same confluent-kafka program, run on confluent-kafka and on odradek.
+
+    python dropin_check.py confluent|odradek BOOTSTRAP TOPIC_PREFIX
+
+Only the import below depends on the first argument; everything after it is ordinary
+confluent-kafka code (producer, and an assign-based consumer). Prints one line per check and
+exits non-zero on the first failure.
+"""
+import sys
+import time
+
+CLIENT, BOOTSTRAP, PREFIX = sys.argv[1], sys.argv[2], sys.argv[3]
+
+if CLIENT == "confluent":
+    from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, TIMESTAMP_CREATE_TIME, Consumer,
+                                 KafkaError, KafkaException, Producer, TopicPartition)
+elif CLIENT == "odradek":
+    from odradek import (OFFSET_BEGINNING, OFFSET_END, TIMESTAMP_CREATE_TIME, Consumer,
+                         KafkaError, KafkaException, Producer, TopicPartition)
+else:
+    sys.exit("usage: dropin_check.py confluent|odradek BOOTSTRAP TOPIC_PREFIX")
+
+TOPIC = PREFIX + "-" + CLIENT
+checks = 0
+
+
+def check(cond, what):
+    global checks
+    if not cond:
+        raise SystemExit("FAILED: %s" % what)
+    checks += 1
+    print("ok - %s" % what)
+
+
+# ---- producer ----------------------------------------------------------------------------
+
+p = Producer({"bootstrap.servers": BOOTSTRAP, "linger.ms": 5, "acks": "all"})
+reports = []
+
+
+def on_delivery(err, msg):
+    reports.append((err, msg.topic(), msg.partition(), msg.offset(), msg.key(), msg.value(),
+                    msg.timestamp()))
+
+
+for i in range(30):
+    p.produce(TOPIC, value="value-%d" % i, key=b"key-%d" % i, partition=i % 3,
+              timestamp=1_700_000_000_000 + i, headers=[("n", str(i).encode())],
+              on_delivery=on_delivery)
+    p.poll(0)
+p.produce(TOPIC, value=b"with-callback-alias", partition=0, callback=on_delivery,
+          headers={"kind": b"dict"})
+left = p.flush(30)
+check(left == 0 and len(p) == 0, "flush() delivers everything and returns 0")
+check(len(reports) == 31, "one delivery report per message (%d)" % len(reports))
+check(all(r[0] is None for r in reports), "no delivery errors")
+first = [r for r in reports if r[5] == b"value-0"][0]
+check(first[1] == TOPIC and first[2] == 0 and first[3] >= 0, "report has topic/partition/offset")
+check(first[4] == b"key-0", "report carries the key as bytes")
+check(first[6] == (TIMESTAMP_CREATE_TIME, 1_700_000_000_000), "report carries the timestamp")
+offsets = sorted(r[3] for r in reports if r[2] == 1)
+check(offsets == list(range(10)), "offsets are consecutive per partition")
+
+raised = None
+try:
+    p.produce(TOPIC, value=b"x" * 2_000_000)
+except KafkaException as e:
+    raised = e.args[0]
+check(raised is not None and raised.code() == KafkaError.MSG_SIZE_TOO_LARGE,
+      "an oversized message raises KafkaException(MSG_SIZE_TOO_LARGE)")
+
+small = Producer({"bootstrap.servers": BOOTSTRAP, "queue.buffering.max.messages": 5})
+buffer_error = False
+try:
+    for i in range(100):
+        small.produce(TOPIC, b"fill", partition=0)
+except BufferError:
+    buffer_error = True
+check(buffer_error, "a full queue raises BufferError")
+check(small.flush(30) == 0, "flush() drains the full queue")
+
+
+def failing(err, msg):
+    raise ValueError("from callback")
+
+
+p.produce(TOPIC, b"cb-raises", partition=2, on_delivery=failing)
+try:
+    p.flush(30)
+    propagated = False
+except ValueError:
+    propagated = True
+check(propagated, "an exception in a delivery callback propagates from flush()")
+
+md = p.list_topics(TOPIC, timeout=10)
+check(sorted(md.topics[TOPIC].partitions) == [0, 1, 2], "list_topics() lists the partitions")
+leader = md.topics[TOPIC].partitions[0].leader
+check(leader in md.brokers and md.brokers[leader].port > 0, "partition leaders are brokers")
+
+err = KafkaError(KafkaError._PARTITION_EOF)
+check(err.code() == -191 and err.name() == "_PARTITION_EOF", "KafkaError constants and names")
+check(KafkaException(err).args[0] is err, "KafkaException.args[0] is the KafkaError")
+
+# ---- consumer (assign-based) -------------------------------------------------------------
+
+c = Consumer({"bootstrap.servers": BOOTSTRAP, "group.id": "dropin-" + CLIENT,
+              "enable.auto.commit": False, "auto.offset.reset": "earliest",
+              "enable.partition.eof": True})
+c.assign([TopicPartition(TOPIC, p_, OFFSET_BEGINNING) for p_ in range(3)])
+records, eof = [], set()
+deadline = time.time() + 30
+while len(eof) < 3 and time.time() < deadline:
+    msg = c.poll(1.0)
+    if msg is None:
+        continue
+    if msg.error():
+        if msg.error().code() == KafkaError._PARTITION_EOF:
+            eof.add(msg.partition())
+        continue
+    records.append(msg)
+check(len(eof) == 3, "one _PARTITION_EOF event per partition")
+values = sorted(m.value() for m in records)
+check(b"value-7" in values and b"with-callback-alias" in values, "consumed what was produced")
+m7 = [m for m in records if m.value() == b"value-7"][0]
+check(m7.key() == b"key-7" and m7.partition() == 1 and m7.topic() == TOPIC, "key/partition/topic")
+check(m7.headers() == [("n", b"7")], "headers are a list of (str, bytes)")
+check(m7.timestamp() == (TIMESTAMP_CREATE_TIME, 1_700_000_000_007), "timestamp type and value")
+check(len(m7) == len(b"value-7"), "len(msg) is the value's length")
+
+low, high = c.get_watermark_offsets(TopicPartition(TOPIC, 1), timeout=10)
+check((low, high) == (0, 10), "get_watermark_offsets() returns (low, high)")
+pos = c.position([TopicPartition(TOPIC, 1)])
+check(pos[0].offset == 10, "position() is one past the last consumed offset")
+
+c.seek(TopicPartition(TOPIC, 1, 4))
+batch = []
+deadline = time.time() + 30
+while len(batch) < 3 and time.time() < deadline:
+    batch += [m for m in c.consume(num_messages=3 - len(batch), timeout=1.0) if not m.error()]
+check([m.offset() for m in batch] == [4, 5, 6], "seek() then consume() resumes at the offset")
+
+ts = c.offsets_for_times([TopicPartition(TOPIC, 1, 1_700_000_000_004)], timeout=10)
+check(ts[0].offset == 1, "offsets_for_times() finds the first offset at or after a time")
+
+c.pause([TopicPartition(TOPIC, 0)])
+c.resume([TopicPartition(TOPIC, 0)])
+c.assign([TopicPartition(TOPIC, 2, OFFSET_END)])
+check(c.assignment() == [TopicPartition(TOPIC, 2)], "assignment() after re-assign")
+c.close()
+try:
+    c.poll(0)
+    closed_raises = False
+except RuntimeError:
+    closed_raises = True
+check(closed_raises, "a closed consumer raises RuntimeError")
+
+print("%s: %d checks passed" % (CLIENT, checks))
