@@ -569,7 +569,11 @@ async fn run_backlog<T: Send + Unpin + 'static>(inner: Arc<Inner<T>>) {
             };
             sent.push((q.opaque, topic, result));
         }
-        chunk_size = if waited { 1 } else { (chunk_size * 2).min(1024) };
+        chunk_size = if waited {
+            1
+        } else {
+            (chunk_size * 2).min(1024)
+        };
     }
 }
 
