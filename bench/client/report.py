@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Summarise bench/client/results/producer-<date>.jsonl into the "## Producer: odradek vs
+librdkafka" section of BENCHMARKS.md (that section only; the others are left as they are).
+
+Usage: report.py RESULTS.jsonl [--benchmarks BENCHMARKS.md] [--analysis analysis.md] [--print]
+"""
+import argparse
+import json
+import re
+import statistics
+import sys
+from pathlib import Path
+
+HEADING = "## Producer: odradek vs librdkafka"
+
+
+def load(path):
+    meta, runs, storage = {}, [], {}
+    for line in Path(path).read_text().splitlines():
+        if not line.strip():
+            continue
+        d = json.loads(line)
+        if d.get("meta"):
+            meta = d
+        elif d.get("end"):
+            meta = {**meta, **d}
+        elif d.get("storage"):
+            storage[(d["scenario"], d["client"])] = d["stored_bytes"] / max(1, d["value_bytes"])
+        elif not d.get("warmup"):
+            runs.append(d)
+    return meta, runs, storage
+
+
+def fmt_int(x):
+    return f"{x:,.0f}"
+
+
+def section(meta, runs, storage, results_name, analysis):
+    scenarios = []
+    for r in runs:
+        if r["scenario"] not in scenarios:
+            scenarios.append(r["scenario"])
+
+    def med(scenario, client, key):
+        vals = [r[key] for r in runs if r["scenario"] == scenario and r["client"] == client]
+        return statistics.median(vals) if vals else float("nan"), len(vals)
+
+    rows, met_all = [], True
+    for s in scenarios:
+        first = next(r for r in runs if r["scenario"] == s)
+        o_tp, n_o = med(s, "odradek", "msgs_per_s")
+        r_tp, n_r = med(s, "rdkafka", "msgs_per_s")
+        o_mb, _ = med(s, "odradek", "mb_per_s")
+        r_mb, _ = med(s, "rdkafka", "mb_per_s")
+        o_cpu, _ = med(s, "odradek", "cpu_us_per_msg")
+        r_cpu, _ = med(s, "rdkafka", "cpu_us_per_msg")
+        o_rss, _ = med(s, "odradek", "peak_rss_kb")
+        r_rss, _ = med(s, "rdkafka", "peak_rss_kb")
+        tp_ratio, cpu_ratio = o_tp / r_tp, o_cpu / r_cpu
+        so, sr = storage.get((s, "odradek")), storage.get((s, "rdkafka"))
+        stored = f"{so:.2f} / {sr:.2f}" if so is not None and sr is not None else "?"
+        met = tp_ratio >= 1.0 and cpu_ratio <= 1.0
+        met_all &= met
+        rows.append(
+            f"| {s} | {fmt_int(first['msgs'])} | {fmt_int(o_tp)} | {fmt_int(r_tp)} | **{tp_ratio:.2f}x** "
+            f"| {o_mb:.1f} | {r_mb:.1f} | {o_cpu:.2f} | {r_cpu:.2f} | **{cpu_ratio:.2f}x** "
+            f"| {o_rss / 1024:.0f} / {r_rss / 1024:.0f} | {stored} | {'met' if met else 'not met'} |"
+        )
+    repeats = min(
+        (sum(1 for r in runs if r["scenario"] == s and r["client"] == c) for s in scenarios for c in ("odradek", "rdkafka")),
+        default=0,
+    )
+    out = [
+        HEADING,
+        "",
+        "Reproduce: `bench/client/run.sh` (unattended; builds "
+        "`bench/client` — its own Cargo workspace, so the root workspace never builds librdkafka — "
+        "and `odradek-broker` in release, starts one broker on an ephemeral port, writes "
+        f"`bench/client/results/{results_name}` and regenerates this section with "
+        f"`bench/client/report.py`; {meta.get('elapsed_s', '?')} s of measuring here after the builds).",
+        "",
+        "One `odradek-bench produce` process per run sends N keyless records of deterministic, "
+        "text-like values (lz4 compresses them about 2x) as fast as the client accepts them and "
+        "waits for every acknowledgement; a delivery failure aborts the run. odradek: "
+        "`Producer::send(..).await` in a loop on a tokio runtime "
+        f"({meta.get('odradek_runtime', 'multi')}-thread), delivery futures awaited by a second task "
+        "(handed over in chunks of 1,024 through a bounded channel). librdkafka: `BaseProducer::send` "
+        "+ `poll` (retry on QueueFull), counting delivery reports in the callback, then `flush`. "
+        "Both clients: `linger.ms=5`, `batch.size=1000000`, `enable.idempotence=false`, the acks "
+        "and compression of the scenario; otherwise their own defaults (librdkafka: "
+        "`queue.buffering.max.messages=1000000`, `message.max.bytes=1048576` to match odradek's "
+        "`max.request.size`). One record is produced and acknowledged before the clock starts (connection "
+        "and metadata are not measured). CPU is `getrusage(RUSAGE_SELF)` of the client process "
+        "(all its threads) over the measured interval; the broker's CPU is not counted. The broker "
+        f"keeps its log on {meta.get('broker_data_fs', '?')}"
+        + (
+            " (in memory, so the kernel's writeback of the ~20 GB written per run adds no noise)"
+            if meta.get("broker_data_fs") == "tmpfs"
+            else ""
+        )
+        + ". Runs are "
+        f"interleaved odradek, librdkafka, odradek, … with one warm-up pair and {repeats} measured "
+        "runs per client and scenario; the table shows medians (single runs' throughput varied by "
+        "up to 2x on this shared machine, their CPU per message typically by 5-15 %, at most by a "
+        "third). MB/s count value "
+        "bytes (10^6 B). The broker runs on the same 2 cores as the client; the ratios are the "
+        "point. Target: odradek ≥ 1.0x librdkafka's throughput with ≤ 1.0x its CPU per message.",
+        "",
+        f"Machine: {meta.get('nproc', '?')} vCPU {meta.get('cpu_model', '?')}, "
+        f"{meta.get('mem_gib', '?')} GiB, {meta.get('kernel', 'Linux')}; {meta.get('rustc', '?')}; "
+        f"librdkafka {meta.get('librdkafka', '?')} (rdkafka crate {meta.get('rdkafka_crate', '?')}, "
+        f"vendored source); odradek at {meta.get('git_rev', '?')}"
+        + (
+            f" with {meta['git_modified_files_in_client_core_and_broker']} modified files in "
+            "client-core/broker-ref"
+            if meta.get("git_modified_files_in_client_core_and_broker")
+            else ""
+        )
+        + f"; run {meta.get('date', '?')}, {meta.get('elapsed_s', '?')} s of measuring; load average "
+        f"{meta.get('loadavg_start', '?')} at the start, {meta.get('loadavg_end', '?')} (1/5/15 min) at "
+        "the end (other jobs shared the machine; interleaving spreads their effect over both clients).",
+        "",
+        "| scenario | records/run | odradek msgs/s | librdkafka msgs/s | throughput ratio "
+        "| odradek MB/s | librdkafka MB/s | odradek CPU µs/msg | librdkafka CPU µs/msg "
+        "| CPU ratio | peak RSS MiB (o / r) | stored / value bytes (o / r) | target |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        *rows,
+        "",
+        "Ratios are odradek / librdkafka: throughput above 1.0x and CPU below 1.0x favour odradek. "
+        "\"stored / value bytes\" is what the broker wrote to its log for one run of each client "
+        "(batch framing included) per byte of record values: about 1.1 (100 B) or 1.0 (1 KiB) "
+        "uncompressed, about 0.5 when lz4 was really applied. "
+        f"**Target {'met in every scenario' if met_all else 'not met in every scenario'}.**",
+        "",
+    ]
+    if analysis and Path(analysis).exists():
+        out.append(Path(analysis).read_text().rstrip() + "\n")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def splice(doc, new):
+    """Replaces our section (heading to the next `## ` heading or end) or appends it."""
+    lines = doc.splitlines(keepends=True)
+    start = next((i for i, l in enumerate(lines) if l.rstrip() == HEADING), None)
+    if start is None:
+        return doc.rstrip("\n") + "\n\n" + new
+    end = next((i for i in range(start + 1, len(lines)) if re.match(r"^## ", lines[i])), len(lines))
+    tail = "".join(lines[end:])
+    return "".join(lines[:start]) + new + ("\n" + tail if tail else "")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("results")
+    ap.add_argument("--benchmarks")
+    ap.add_argument("--analysis")
+    ap.add_argument("--print", action="store_true")
+    a = ap.parse_args()
+    meta, runs, storage = load(a.results)
+    if not runs:
+        sys.exit("no measured runs in " + a.results)
+    new = section(meta, runs, storage, Path(a.results).name, a.analysis)
+    if a.print or not a.benchmarks:
+        sys.stdout.write(new)
+    if a.benchmarks:
+        p = Path(a.benchmarks)
+        p.write_text(splice(p.read_text(), new))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Producer throughput and CPU: odradek's async producer vs librdkafka (rdkafka crate, vendored
+# librdkafka), against one odradek-broker on this machine, interleaved, unattended (~6-8 min
+# on 2 cores).
+#
+#   bench/client/run.sh     build (release), run, write bench/client/results/producer-<date>.jsonl
+#                           and the "## Producer: odradek vs librdkafka" section of BENCHMARKS.md
+#
+# Environment (all optional):
+#   REPEATS=7               measured runs per client and scenario (after one warm-up run each)
+#   COUNT_100=2000000       records per run with 100 B values
+#   COUNT_1K=600000         records per run with 1 KiB values
+#   BENCH_TMP=/dev/shm      where the broker keeps its data (default /dev/shm when it has 4 GiB
+#                           free, else $TMPDIR or /tmp): in memory, so the kernel's writeback of
+#                           several GB does not add noise to the client measurements
+#   ODRADEK_RUNTIME=multi   tokio runtime of the odradek client: multi (2 workers) or current
+#   NO_REPORT=1             write only the .jsonl, leave BENCHMARKS.md alone
+#   KEEP=1                  keep the broker's work directory
+#   ODRADEK_REV=<rev>       label for the measured source tree when it has no .git
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
+ROOT="$(cd "$HERE/../.." && pwd -P)"
+REPEATS="${REPEATS:-7}"
+COUNT_100="${COUNT_100:-2000000}"
+COUNT_1K="${COUNT_1K:-600000}"
+ODRADEK_RUNTIME="${ODRADEK_RUNTIME:-multi}"
+log() { printf 'bench/client/run.sh: %s\n' "$*" >&2; }
+
+# 1. Binaries, release builds.
+log "cargo build --release (bench/client)"
+(cd "$HERE" && cargo build --release --quiet) >&2
+log "cargo build --release -p odradek-broker"
+(cd "$ROOT" && cargo build --release --quiet -p odradek-broker) >&2
+
+if [[ -z "${BENCH_TMP:-}" ]]; then
+  BENCH_TMP="${TMPDIR:-/tmp}"
+  if [[ -d /dev/shm && -w /dev/shm ]] \
+    && (( $(df -Pk /dev/shm | awk 'NR==2 {print $4}') > 4 * 1024 * 1024 )); then
+    BENCH_TMP=/dev/shm
+  fi
+fi
+WORK="$(mktemp -d "$BENCH_TMP/odradek-producer-bench.XXXXXX")"
+# Private copies: a rebuild during the run must not change what is measured.
+cp "$ROOT/target/release/odradek-broker" "$WORK/odradek-broker"
+cp "$HERE/target/release/odradek-bench" "$WORK/odradek-bench"
+BENCH="$WORK/odradek-bench"
+
+BROKER_PID=""
+cleanup() {
+  if [[ -n "$BROKER_PID" ]] && kill -0 "$BROKER_PID" 2>/dev/null; then
+    kill -TERM "$BROKER_PID" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$BROKER_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$BROKER_PID" 2>/dev/null || true
+    wait "$BROKER_PID" 2>/dev/null || true
+  fi
+  if [[ "${KEEP:-0}" == 1 ]]; then log "kept $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# 2. One broker on an ephemeral port. Retention keeps at most ~0.5-0.75 GiB per partition
+# (segments of 256 MiB, checked every 5 s) and each scenario's topics are deleted after it, so the
+# data of a run (~20 GB written) never needs more than ~1.5 GiB.
+mkdir -p "$WORK/data"
+"$WORK/odradek-broker" --override listeners=PLAINTEXT://127.0.0.1:0 \
+  --override "log.dirs=$WORK/data" --override log.segment.bytes=268435456 \
+  --override log.retention.bytes=536870912 --override log.retention.check.interval.ms=5000 \
+  --override log.segment.delete.delay.ms=1000 >"$WORK/broker.out" 2>"$WORK/broker.err" &
+BROKER_PID=$!
+BOOTSTRAP=""
+for _ in $(seq 300); do
+  line="$(head -n1 "$WORK/broker.out" 2>/dev/null || true)"
+  if [[ "$line" == "odradek-broker listening on "* ]]; then BOOTSTRAP="${line#odradek-broker listening on }"; break; fi
+  kill -0 "$BROKER_PID" 2>/dev/null || { cat "$WORK/broker.err" >&2; log "broker exited"; exit 1; }
+  sleep 0.1
+done
+[[ -n "$BOOTSTRAP" ]] || { log "broker did not report its address"; exit 1; }
+log "broker pid $BROKER_PID on $BOOTSTRAP"
+
+# 3. Scenarios: name size acks compression partitions count.
+SCENARIOS=(
+  "100B-acks1-none-p1      100  1   none 1 $COUNT_100"
+  "100B-acksall-none-p1    100  all none 1 $COUNT_100"
+  "100B-acks1-lz4-p1       100  1   lz4  1 $COUNT_100"
+  "100B-acksall-lz4-p1     100  all lz4  1 $COUNT_100"
+  "1KiB-acks1-none-p1      1024 1   none 1 $COUNT_1K"
+  "1KiB-acksall-none-p1    1024 all none 1 $COUNT_1K"
+  "1KiB-acks1-lz4-p1       1024 1   lz4  1 $COUNT_1K"
+  "1KiB-acksall-lz4-p1     1024 all lz4  1 $COUNT_1K"
+  "100B-acks1-none-p8      100  1   none 8 $COUNT_100"
+)
+
+DATE="$(date +%Y-%m-%d)"
+mkdir -p "$HERE/results"
+OUT="$HERE/results/producer-$DATE.jsonl"
+: >"$OUT"
+
+# Run metadata, first line of the results file.
+VERSION_JSON="$("$BENCH" version)"
+CPU_MODEL="$(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n1)"
+# ODRADEK_REV labels a tree without .git (e.g. one exported with `git archive`).
+GIT_REV="${ODRADEK_REV:-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+GIT_DIRTY="$({ git -C "$ROOT" status --porcelain --untracked-files=no -- client-core broker-ref 2>/dev/null || true; } | wc -l)"
+python3 - "$VERSION_JSON" "$CPU_MODEL" "$(nproc)" "$GIT_REV" "$GIT_DIRTY" "$(rustc --version)" \
+  "$REPEATS" "$COUNT_100" "$COUNT_1K" "$ODRADEK_RUNTIME" "$(uname -sr)" \
+  "$(df -PT "$WORK" | awk 'NR==2 {print $2}')" >>"$OUT" <<'PY'
+import json, sys
+v, cpu, nproc, rev, dirty, rustc, reps, c100, c1k, rt, kernel, fs = sys.argv[1:13]
+mem_kb = next((int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemTotal:")), 0)
+print(json.dumps({"meta": True, "date": __import__("datetime").date.today().isoformat(),
+    "cpu_model": cpu, "nproc": int(nproc), "mem_gib": round(mem_kb / 1048576), "kernel": kernel,
+    "rustc": rustc, "git_rev": rev, "git_modified_files_in_client_core_and_broker": int(dirty),
+    **json.loads(v), "repeats": int(reps), "count_100": int(c100), "count_1k": int(c1k),
+    "odradek_runtime": rt, "broker_data_fs": fs, "loadavg_start": open("/proc/loadavg").read().split()[0],
+    "command": "bench/client/run.sh"}))
+PY
+
+run_one() { # client scenario repeat(0 = warm-up) size acks compression partitions count
+  local client="$1" name="$2" rep="$3" size="$4" acks="$5" comp="$6" parts="$7" count="$8" line
+  line="$("$BENCH" produce --client "$client" --bootstrap "$BOOTSTRAP" --topic "bench-$name-$client" \
+    --count "$count" --size "$size" --acks "$acks" --compression "$comp" --partitions "$parts" \
+    --runtime "$ODRADEK_RUNTIME")"
+  printf '%s\n' "${line%\}},\"scenario\":\"$name\",\"repeat\":$rep,\"warmup\":$([[ $rep == 0 ]] && echo true || echo false)}" >>"$OUT"
+  log "$(printf '%-22s %-8s %s' "$name" "$client" "$([[ $rep == 0 ]] && echo warm-up || echo "#$rep")"): $(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("%11.0f msgs/s %8.1f MB/s %6.2f us/msg cpu" % (d["msgs_per_s"], d["mb_per_s"], d["cpu_us_per_msg"]))' "$line")"
+}
+
+# Bytes the broker stored for a client's topic (every partition's .log segments).
+stored_bytes() {
+  local total=0 f
+  for f in "$WORK/data/bench-$1-$2-"[0-9]*/*.log; do
+    [[ -e "$f" ]] && total=$((total + $(stat -c %s "$f")))
+  done
+  echo "$total"
+}
+
+START=$SECONDS
+for s in "${SCENARIOS[@]}"; do
+  read -r name size acks comp parts count <<<"$s"
+  # One topic per client, so what each client's batches cost on disk can be checked.
+  for client in odradek rdkafka; do
+    "$BENCH" create-topic --bootstrap "$BOOTSTRAP" --topic "bench-$name-$client" --partitions "$parts"
+  done
+  for rep in $(seq 0 "$REPEATS"); do
+    run_one odradek "$name" "$rep" "$size" "$acks" "$comp" "$parts" "$count"
+    run_one rdkafka "$name" "$rep" "$size" "$acks" "$comp" "$parts" "$count"
+    if [[ $rep == 0 ]]; then
+      # After the warm-up pair each topic holds exactly one run (+1 priming record): the stored
+      # size shows whether the codec was really applied (librdkafka silently sends uncompressed
+      # batches to a broker whose ApiVersions lack what it requires for a codec).
+      for client in odradek rdkafka; do
+        printf '{"storage":true,"scenario":"%s","client":"%s","stored_bytes":%s,"value_bytes":%s}\n' \
+          "$name" "$client" "$(stored_bytes "$name" "$client")" "$((count * size))" >>"$OUT"
+      done
+    fi
+  done
+  for client in odradek rdkafka; do
+    "$BENCH" delete-topic --bootstrap "$BOOTSTRAP" --topic "bench-$name-$client"
+  done
+done
+printf '{"end":true,"elapsed_s":%s,"loadavg_end":"%s"}\n' "$((SECONDS - START))" \
+  "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT"
+log "all runs done in $((SECONDS - START)) s; results in $OUT"
+
+if [[ "${NO_REPORT:-0}" != 1 ]]; then
+  python3 "$HERE/report.py" "$OUT" --benchmarks "$ROOT/BENCHMARKS.md" --analysis "$HERE/analysis.md"
+  log "updated the producer section of $ROOT/BENCHMARKS.md"
+fi

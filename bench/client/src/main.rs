@@ -1,0 +1,591 @@
+//! Producer benchmark: odradek's async producer against librdkafka (the `rdkafka` crate, built
+//! from its vendored source), same broker, same settings.
+//!
+//! ```text
+//! odradek-bench produce --client odradek|rdkafka --bootstrap HOST:PORT --topic T --count N
+//!                       --size BYTES --acks 1|all --compression none|lz4 [--partitions P]
+//!                       [--runtime multi|current]
+//! odradek-bench create-topic --bootstrap HOST:PORT --topic T --partitions P
+//! odradek-bench delete-topic --bootstrap HOST:PORT --topic T
+//! odradek-bench version
+//! ```
+//!
+//! `produce` sends N keyless records of SIZE deterministic, text-like bytes as fast as the client
+//! accepts them, waits for every delivery, exits non-zero if any failed, and prints one JSON line.
+//! Both clients get `linger.ms=5`, `batch.size=1000000`, `enable.idempotence=false` and the given
+//! acks and compression. One record is produced and awaited before the clock starts, so
+//! connection setup and metadata are not measured. CPU is `getrusage(RUSAGE_SELF)` (every thread
+//! of the process, librdkafka's included) over the measured interval.
+
+use std::error::Error as StdError;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+type Error = Box<dyn StdError + Send + Sync>;
+type Result<T> = std::result::Result<T, Error>;
+
+// ---------------------------------------------------------------------------------------------
+// Arguments
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Client {
+    Odradek,
+    Rdkafka,
+}
+
+#[derive(Debug, Clone)]
+struct ProduceArgs {
+    client: Client,
+    bootstrap: String,
+    topic: String,
+    count: u64,
+    size: usize,
+    acks: String,
+    compression: String,
+    partitions: Option<i32>,
+    multi_thread: bool,
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage:\n  odradek-bench produce --client odradek|rdkafka --bootstrap HOST:PORT --topic T \
+         --count N --size BYTES --acks 1|all --compression none|lz4 [--partitions P] \
+         [--runtime multi|current]\n  odradek-bench create-topic --bootstrap HOST:PORT --topic T \
+         --partitions P\n  odradek-bench delete-topic --bootstrap HOST:PORT --topic T\n  \
+         odradek-bench version"
+    );
+    std::process::exit(2)
+}
+
+/// `--name value` pairs after the subcommand.
+fn parse_flags(args: &[String]) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let name = flag
+            .strip_prefix("--")
+            .ok_or_else(|| format!("expected --flag, got `{flag}`"))?;
+        let value = it.next().ok_or_else(|| format!("--{name} needs a value"))?;
+        out.push((name.to_string(), value.clone()));
+    }
+    Ok(out)
+}
+
+fn flag<'a>(flags: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    flags
+        .iter()
+        .rev()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
+fn required<'a>(flags: &'a [(String, String)], name: &str) -> Result<&'a str> {
+    flag(flags, name).ok_or_else(|| format!("--{name} is required").into())
+}
+
+fn parse_produce(flags: &[(String, String)]) -> Result<ProduceArgs> {
+    for (name, _) in flags {
+        if ![
+            "client",
+            "bootstrap",
+            "topic",
+            "count",
+            "size",
+            "acks",
+            "compression",
+            "partitions",
+            "runtime",
+        ]
+        .contains(&name.as_str())
+        {
+            return Err(format!("unknown flag --{name}").into());
+        }
+    }
+    let client = match required(flags, "client")? {
+        "odradek" => Client::Odradek,
+        "rdkafka" | "librdkafka" => Client::Rdkafka,
+        other => return Err(format!("--client must be odradek or rdkafka, not `{other}`").into()),
+    };
+    let acks = match required(flags, "acks")? {
+        "1" => "1",
+        "all" | "-1" => "all",
+        other => return Err(format!("--acks must be 1 or all, not `{other}`").into()),
+    };
+    let compression = match required(flags, "compression")? {
+        c @ ("none" | "lz4" | "gzip" | "snappy" | "zstd") => c,
+        other => return Err(format!("unsupported --compression `{other}`").into()),
+    };
+    let multi_thread = match flag(flags, "runtime").unwrap_or("multi") {
+        "multi" => true,
+        "current" => false,
+        other => return Err(format!("--runtime must be multi or current, not `{other}`").into()),
+    };
+    Ok(ProduceArgs {
+        client,
+        bootstrap: required(flags, "bootstrap")?.to_string(),
+        topic: required(flags, "topic")?.to_string(),
+        count: required(flags, "count")?.parse()?,
+        size: required(flags, "size")?.parse()?,
+        acks: acks.to_string(),
+        compression: compression.to_string(),
+        partitions: flag(flags, "partitions").map(str::parse).transpose()?,
+        multi_thread,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Payloads
+
+/// Deterministic, text-like bytes: pseudo-words from a 512-word vocabulary, chosen by a seeded
+/// generator. LZ4 compresses them roughly 2x, like typical JSON/log payloads, unlike random
+/// bytes (incompressible) or repeated bytes (unrealistically compressible).
+struct Payloads {
+    pool: Bytes,
+    size: usize,
+    span: usize,
+}
+
+/// SplitMix64.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+impl Payloads {
+    const SPAN: usize = 4 << 20;
+
+    fn new(size: usize) -> Payloads {
+        let mut rng = Rng(0x0DDA_DEC0_FFEE_0001);
+        let words: Vec<Vec<u8>> = (0..512)
+            .map(|_| {
+                let len = 2 + (rng.next() % 9) as usize;
+                (0..len).map(|_| b'a' + (rng.next() % 26) as u8).collect()
+            })
+            .collect();
+        let total = Self::SPAN + size;
+        let mut pool = Vec::with_capacity(total + 16);
+        while pool.len() < total {
+            let r = rng.next();
+            pool.extend_from_slice(&words[(r % 512) as usize]);
+            pool.push(if r >> 60 == 0 { b',' } else { b' ' });
+            if r >> 58 == 1 {
+                // a number now and then
+                pool.extend_from_slice((r >> 20 & 0xFFFFF).to_string().as_bytes());
+                pool.push(b' ');
+            }
+        }
+        pool.truncate(total);
+        Payloads {
+            pool: Bytes::from(pool),
+            size,
+            span: Self::SPAN,
+        }
+    }
+
+    fn offset(&self, i: u64) -> usize {
+        // Consecutive records take consecutive slices, as values an application just produced
+        // would be streamed (cache- and prefetcher-friendly); the 4 MiB span is far larger
+        // than LZ4's 64 KiB window, so no record repeats an earlier one within a block.
+        ((i.wrapping_mul(self.size as u64)) % self.span as u64) as usize
+    }
+
+    /// Record `i`'s value as a shared slice (no copy).
+    fn bytes(&self, i: u64) -> Bytes {
+        let o = self.offset(i);
+        self.pool.slice(o..o + self.size)
+    }
+
+    /// Record `i`'s value as a borrowed slice.
+    fn slice(&self, i: u64) -> &[u8] {
+        let o = self.offset(i);
+        &self.pool[o..o + self.size]
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurement
+
+#[derive(Debug, Clone, Copy)]
+struct Usage {
+    user_s: f64,
+    sys_s: f64,
+    max_rss_kb: i64,
+}
+
+fn rusage() -> Usage {
+    // SAFETY: getrusage only writes the struct we pass; all-zero is a valid `rusage`.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer to a live, writable `rusage`.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    assert_eq!(rc, 0, "getrusage failed");
+    let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    Usage {
+        user_s: secs(ru.ru_utime),
+        sys_s: secs(ru.ru_stime),
+        max_rss_kb: ru.ru_maxrss as i64,
+    }
+}
+
+struct Measured {
+    seconds: f64,
+    before: Usage,
+    after: Usage,
+}
+
+fn report(a: &ProduceArgs, m: &Measured) -> String {
+    let msgs = a.count as f64;
+    let bytes = a.count * a.size as u64;
+    let user = m.after.user_s - m.before.user_s;
+    let sys = m.after.sys_s - m.before.sys_s;
+    let client = match a.client {
+        Client::Odradek => "odradek",
+        Client::Rdkafka => "rdkafka",
+    };
+    format!(
+        concat!(
+            "{{\"client\":\"{}\",\"msgs\":{},\"bytes\":{},\"seconds\":{:.4},",
+            "\"msgs_per_s\":{:.1},\"mb_per_s\":{:.3},\"cpu_user_s\":{:.4},\"cpu_sys_s\":{:.4},",
+            "\"cpu_us_per_msg\":{:.4},\"peak_rss_kb\":{},",
+            "\"size\":{},\"acks\":\"{}\",\"compression\":\"{}\",\"partitions\":{},",
+            "\"topic\":\"{}\",\"runtime\":\"{}\"}}"
+        ),
+        client,
+        a.count,
+        bytes,
+        m.seconds,
+        msgs / m.seconds,
+        bytes as f64 / 1e6 / m.seconds,
+        user,
+        sys,
+        (user + sys) * 1e6 / msgs,
+        m.after.max_rss_kb,
+        a.size,
+        a.acks,
+        a.compression,
+        a.partitions.map_or("null".to_string(), |p| p.to_string()),
+        a.topic,
+        match (a.client, a.multi_thread) {
+            (Client::Rdkafka, _) => "librdkafka-threads",
+            (Client::Odradek, true) => "tokio-multi-thread",
+            (Client::Odradek, false) => "tokio-current-thread",
+        },
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// odradek
+
+/// Delivery futures are handed to the waiting task in chunks, so the channel costs nothing per
+/// record; the bounded channel keeps memory bounded (the producer's `buffer.memory` bounds the
+/// records themselves).
+const CHUNK: usize = 1024;
+const CHUNKS_IN_FLIGHT: usize = 512;
+
+fn produce_odradek(a: &ProduceArgs, payloads: &Payloads) -> Result<Measured> {
+    let runtime = if a.multi_thread {
+        tokio::runtime::Builder::new_multi_thread().enable_all().build()?
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    };
+    runtime.block_on(async {
+        let config = odradek::ClientConfig::from_map([
+            ("bootstrap.servers", a.bootstrap.as_str()),
+            ("client.id", "odradek-bench"),
+            ("linger.ms", "5"),
+            ("batch.size", "1000000"),
+            ("enable.idempotence", "false"),
+            ("acks", a.acks.as_str()),
+            ("compression.type", a.compression.as_str()),
+        ])?;
+        let producer = odradek::Producer::new(config)?;
+        // Prime: connection, metadata, first batch.
+        producer
+            .send(odradek::ProducerRecord::new(a.topic.clone(), payloads.bytes(0)))
+            .await?
+            .await?;
+
+        let before = rusage();
+        let started = Instant::now();
+        let (tx, mut rx) =
+            tokio::sync::mpsc::channel::<Vec<odradek::producer::DeliveryFuture>>(CHUNKS_IN_FLIGHT);
+        let waiter = tokio::spawn(async move {
+            let mut ok = 0u64;
+            let mut failed = 0u64;
+            let mut first_error: Option<String> = None;
+            while let Some(chunk) = rx.recv().await {
+                for f in chunk {
+                    match f.await {
+                        Ok(_) => ok += 1,
+                        Err(e) => {
+                            failed += 1;
+                            first_error.get_or_insert_with(|| e.to_string());
+                        }
+                    }
+                }
+            }
+            (ok, failed, first_error)
+        });
+        let mut chunk = Vec::with_capacity(CHUNK);
+        for i in 0..a.count {
+            let record = odradek::ProducerRecord::new(a.topic.clone(), payloads.bytes(i));
+            chunk.push(producer.send(record).await?);
+            if chunk.len() == CHUNK {
+                let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK));
+                tx.send(full).await.map_err(|_| "delivery waiter stopped")?;
+            }
+        }
+        if !chunk.is_empty() {
+            tx.send(chunk).await.map_err(|_| "delivery waiter stopped")?;
+        }
+        drop(tx);
+        let (ok, failed, first_error) = waiter.await?;
+        let seconds = started.elapsed().as_secs_f64();
+        let after = rusage();
+        producer.close().await;
+        if failed > 0 || ok != a.count {
+            return Err(format!(
+                "odradek: {failed} of {} deliveries failed (acknowledged {ok}); first error: {}",
+                a.count,
+                first_error.unwrap_or_default()
+            )
+            .into());
+        }
+        Ok(Measured {
+            seconds,
+            before,
+            after,
+        })
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// librdkafka
+
+use rdkafka::config::ClientConfig as RdConfig;
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
+use rdkafka::ClientContext;
+
+#[derive(Default)]
+struct Deliveries {
+    ok: AtomicU64,
+    failed: AtomicU64,
+    first_error: Mutex<Option<String>>,
+}
+
+impl ClientContext for Deliveries {}
+
+impl ProducerContext for Deliveries {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
+        match result {
+            Ok(_) => {
+                self.ok.fetch_add(1, Ordering::Relaxed);
+            }
+            Err((e, _)) => {
+                self.failed.fetch_add(1, Ordering::Relaxed);
+                if let Ok(mut first) = self.first_error.lock() {
+                    first.get_or_insert_with(|| e.to_string());
+                }
+            }
+        }
+    }
+}
+
+fn rd_config(bootstrap: &str) -> RdConfig {
+    let mut c = RdConfig::new();
+    c.set("bootstrap.servers", bootstrap)
+        .set("client.id", "rdkafka-bench")
+        .set("log_level", "3");
+    c
+}
+
+/// How often the send loop serves delivery reports.
+const POLL_EVERY: u64 = 256;
+
+fn produce_rdkafka(a: &ProduceArgs, payloads: &Payloads) -> Result<Measured> {
+    let mut config = rd_config(&a.bootstrap);
+    config
+        .set("linger.ms", "5")
+        .set("batch.size", "1000000")
+        .set("enable.idempotence", "false")
+        .set("acks", a.acks.as_str())
+        .set("compression.codec", a.compression.as_str())
+        // Large enough that the queue never limits a run (librdkafka's own defaults are 100k
+        // messages / 1 GiB); message.max.bytes matches odradek's max.request.size default.
+        .set("queue.buffering.max.messages", "1000000")
+        .set("queue.buffering.max.kbytes", "1048576")
+        .set("message.max.bytes", "1048576");
+    let producer: BaseProducer<Deliveries> = config.create_with_context(Deliveries::default())?;
+    // Prime: connection, metadata, first batch.
+    send_rd(&producer, &a.topic, payloads.slice(0))?;
+    producer.flush(Duration::from_secs(60))?;
+    let ctx = producer.context();
+    if ctx.failed.load(Ordering::Relaxed) > 0 {
+        return Err(format!(
+            "rdkafka: priming record failed: {}",
+            ctx.first_error.lock().ok().and_then(|e| e.clone()).unwrap_or_default()
+        )
+        .into());
+    }
+    ctx.ok.store(0, Ordering::Relaxed);
+
+    let before = rusage();
+    let started = Instant::now();
+    for i in 0..a.count {
+        send_rd(&producer, &a.topic, payloads.slice(i))?;
+        if i % POLL_EVERY == 0 {
+            producer.poll(Duration::ZERO);
+        }
+    }
+    producer.flush(Duration::from_secs(600))?;
+    let seconds = started.elapsed().as_secs_f64();
+    let after = rusage();
+    let ok = ctx.ok.load(Ordering::Relaxed);
+    let failed = ctx.failed.load(Ordering::Relaxed);
+    if failed > 0 || ok != a.count {
+        return Err(format!(
+            "rdkafka: {failed} of {} deliveries failed (acknowledged {ok}); first error: {}",
+            a.count,
+            ctx.first_error.lock().ok().and_then(|e| e.clone()).unwrap_or_default()
+        )
+        .into());
+    }
+    Ok(Measured {
+        seconds,
+        before,
+        after,
+    })
+}
+
+/// Enqueues one keyless record, serving delivery reports while the local queue is full.
+fn send_rd(producer: &BaseProducer<Deliveries>, topic: &str, value: &[u8]) -> Result<()> {
+    let mut record: BaseRecord<'_, (), [u8]> = BaseRecord::to(topic).payload(value);
+    loop {
+        match producer.send(record) {
+            Ok(()) => return Ok(()),
+            Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
+                record = back;
+                producer.poll(Duration::from_millis(1));
+            }
+            Err((e, _)) => return Err(format!("rdkafka: send failed: {e}").into()),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Admin
+
+fn create_topic(bootstrap: &str, topic: &str, partitions: i32) -> Result<()> {
+    use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+    use rdkafka::client::DefaultClientContext;
+    let admin: AdminClient<DefaultClientContext> = rd_config(bootstrap).create()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let results = runtime.block_on(admin.create_topics(
+        [&NewTopic::new(topic, partitions, TopicReplication::Fixed(1))],
+        &AdminOptions::new().operation_timeout(Some(Duration::from_secs(30))),
+    ))?;
+    for r in results {
+        match r {
+            Ok(_) => {}
+            Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
+            Err((name, code)) => return Err(format!("create topic {name}: {code}").into()),
+        }
+    }
+    // Wait until the topic's metadata shows every partition with a leader.
+    let probe: BaseProducer = rd_config(bootstrap).create()?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let md = probe.client().fetch_metadata(Some(topic), Duration::from_secs(5))?;
+        let ready = md.topics().iter().any(|t| {
+            t.name() == topic
+                && t.error().is_none()
+                && t.partitions().len() == partitions as usize
+                && t.partitions().iter().all(|p| p.leader() >= 0)
+        });
+        if ready {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(format!("topic {topic} not ready with {partitions} partitions").into());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn delete_topic(bootstrap: &str, topic: &str) -> Result<()> {
+    use rdkafka::admin::{AdminClient, AdminOptions};
+    use rdkafka::client::DefaultClientContext;
+    let admin: AdminClient<DefaultClientContext> = rd_config(bootstrap).create()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let results = runtime.block_on(admin.delete_topics(
+        &[topic],
+        &AdminOptions::new().operation_timeout(Some(Duration::from_secs(30))),
+    ))?;
+    for r in results {
+        match r {
+            Ok(_) | Err((_, RDKafkaErrorCode::UnknownTopicOrPartition)) => {}
+            Err((name, code)) => return Err(format!("delete topic {name}: {code}").into()),
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(command) = args.first() else { usage() };
+    let result = match command.as_str() {
+        "produce" => parse_flags(&args[1..])
+            .and_then(|f| parse_produce(&f))
+            .and_then(|a| {
+                if let Some(p) = a.partitions {
+                    create_topic(&a.bootstrap, &a.topic, p)?;
+                }
+                let payloads = Payloads::new(a.size);
+                let measured = match a.client {
+                    Client::Odradek => produce_odradek(&a, &payloads)?,
+                    Client::Rdkafka => produce_rdkafka(&a, &payloads)?,
+                };
+                println!("{}", report(&a, &measured));
+                Ok(())
+            }),
+        "create-topic" => parse_flags(&args[1..]).and_then(|f| {
+            create_topic(
+                required(&f, "bootstrap")?,
+                required(&f, "topic")?,
+                required(&f, "partitions")?.parse()?,
+            )
+        }),
+        "delete-topic" => parse_flags(&args[1..])
+            .and_then(|f| delete_topic(required(&f, "bootstrap")?, required(&f, "topic")?)),
+        "version" => {
+            let (n, s) = rdkafka::util::get_rdkafka_version();
+            println!("{{\"librdkafka\":\"{s}\",\"librdkafka_hex\":\"0x{n:08x}\",\"rdkafka_crate\":\"0.39\"}}");
+            Ok(())
+        }
+        "-h" | "--help" | "help" => usage(),
+        other => Err(format!("unknown command `{other}`").into()),
+    };
+    if let Err(e) = result {
+        eprintln!("odradek-bench: {e}");
+        std::process::exit(1);
+    }
+}
