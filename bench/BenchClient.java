@@ -5,7 +5,9 @@
 //   java -cp 'kafka-libs/*:classes' BenchClient consume BOOTSTRAP TOPIC EXPECTED [KEY=VALUE...]
 //       Reads every partition of TOPIC from offset 0 with assign() (no group, no commits) until
 //       EXPECTED records arrived, as fast as it can, and prints one JSON line on stdout:
-//       {"records":N,"bytes":B,"seconds":S,"first_record_seconds":F}
+//       {"records":N,"bytes":B,"seconds":S,"first_record_seconds":F,"fetch_total":…,
+//        "fetch_latency_avg_ms":…,"fetch_latency_max_ms":…,"fetch_size_avg":…} (the last four are
+//       the client's consumer-fetch-manager-metrics, over the whole run)
 //       The clock starts just before the first poll() (metadata lookup and assignment excluded)
 //       and stops when the last expected record was returned. Extra KEY=VALUE pairs are consumer
 //       properties (defaults are the Java client's own: fetch.min.bytes=1, fetch.max.wait.ms=500,
@@ -27,6 +29,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -67,6 +70,21 @@ public final class BenchClient {
                 }
             }
         }
+    }
+
+    /** A consumer-fetch-manager metric (client-wide, no topic tag) as a JSON number, or null. */
+    private static String metric(KafkaConsumer<?, ?> consumer, String name) {
+        for (var e : consumer.metrics().entrySet()) {
+            MetricName n = e.getKey();
+            if (n.group().equals("consumer-fetch-manager-metrics") && n.name().equals(name)
+                    && !n.tags().containsKey("topic")) {
+                Object v = e.getValue().metricValue();
+                if (v instanceof Double d && !d.isNaN() && !d.isInfinite()) {
+                    return String.format("%.3f", d);
+                }
+            }
+        }
+        return "null";
     }
 
     private static int consume(String[] args) {
@@ -119,8 +137,12 @@ public final class BenchClient {
                 }
             }
             long end = System.nanoTime();
-            System.out.printf("{\"records\":%d,\"bytes\":%d,\"seconds\":%.6f,\"first_record_seconds\":%.6f}%n",
-                    records, bytes, (end - start) / 1e9, (first - start) / 1e9);
+            System.out.printf("{\"records\":%d,\"bytes\":%d,\"seconds\":%.6f,\"first_record_seconds\":%.6f,"
+                    + "\"fetch_total\":%s,\"fetch_latency_avg_ms\":%s,\"fetch_latency_max_ms\":%s,"
+                    + "\"fetch_size_avg\":%s}%n",
+                    records, bytes, (end - start) / 1e9, (first - start) / 1e9,
+                    metric(consumer, "fetch-total"), metric(consumer, "fetch-latency-avg"),
+                    metric(consumer, "fetch-latency-max"), metric(consumer, "fetch-size-avg"));
             return 0;
         }
     }

@@ -66,6 +66,20 @@ def section(meta, runs, storage, results_name, analysis):
             f"| {o_mb:.1f} | {r_mb:.1f} | {o_cpu:.2f} | {r_cpu:.2f} | **{cpu_ratio:.2f}x** "
             f"| {o_rss / 1024:.0f} / {r_rss / 1024:.0f} | {stored} | {'met' if met else 'not met'} |"
         )
+    # How much single runs scattered around their medians (relative deviations, all groups).
+    dev = {"msgs_per_s": [], "cpu_us_per_msg": []}
+    for s in scenarios:
+        for c in ("odradek", "rdkafka"):
+            for key in dev:
+                vals = [r[key] for r in runs if r["scenario"] == s and r["client"] == c]
+                if vals:
+                    m = statistics.median(vals)
+                    dev[key] += [abs(v / m - 1) for v in vals]
+
+    def spread(key):
+        d = dev[key] or [0.0]
+        return f"typically {100 * statistics.median(d):.0f} %, at most {100 * max(d):.0f} %"
+
     repeats = min(
         (sum(1 for r in runs if r["scenario"] == s and r["client"] == c) for s in scenarios for c in ("odradek", "rdkafka")),
         default=0,
@@ -100,9 +114,10 @@ def section(meta, runs, storage, results_name, analysis):
         )
         + ". Runs are "
         f"interleaved odradek, librdkafka, odradek, … with one warm-up pair and {repeats} measured "
-        "runs per client and scenario; the table shows medians (single runs' throughput varied by "
-        "up to 2x on this shared machine, their CPU per message typically by 5-15 %, at most by a "
-        "third). MB/s count value "
+        "runs per client and scenario; the table shows medians (on this shared machine single runs "
+        f"deviated from their median by {spread('msgs_per_s')} in throughput and by "
+        f"{spread('cpu_us_per_msg')} in CPU per message, so CPU per message is the steadier "
+        "measure). MB/s count value "
         "bytes (10^6 B). The broker runs on the same 2 cores as the client; the ratios are the "
         "point. Target: odradek ≥ 1.0x librdkafka's throughput with ≤ 1.0x its CPU per message.",
         "",
