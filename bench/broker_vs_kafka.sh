@@ -14,6 +14,7 @@
 #   ODRADEK_BENCH_WORKDIR  where the brokers keep their data (default: a fresh dir in $TMPDIR; about
 #                          2 GB per broker with the default record counts; removed afterwards
 #                          unless ODRADEK_BENCH_KEEP=1)
+#   ODRADEK_BENCH_OUT_DIR  where the JSON, markdown and SVG go (default bench/results)
 #   ODRADEK_KAFKA_HEAP     Kafka broker heap (default "-Xmx512m -Xms128m", as tests/compat/kafka.sh)
 #   JAVA_HOME              Java 17+ (default: java on PATH)
 set -euo pipefail
@@ -56,20 +57,26 @@ trap cleanup EXIT
 cp "$BIN" "$WORK/odradek-broker"
 
 DATE="$(date +%Y-%m-%d)"
-OUT_DIR="$BENCH/results"
+OUT_DIR="${ODRADEK_BENCH_OUT_DIR:-$BENCH/results}"
 mkdir -p "$OUT_DIR"
 JSON="$OUT_DIR/broker_vs_kafka-$DATE.json"
 
 git_rev="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 git_dirty="$(git -C "$ROOT" status --porcelain --untracked-files=no -- broker-ref client-core 2>/dev/null | wc -l)"
-META="$(python3 - "$git_rev" "$git_dirty" "$WORK/odradek-broker" "$JAVA" <<'PY'
+if [[ -n "${ODRADEK_BROKER_BIN:-}" ]]; then
+  bin_source="ODRADEK_BROKER_BIN=$ODRADEK_BROKER_BIN (not built by this run: the git fields describe the checkout, not necessarily the binary)"
+else
+  bin_source="built by this run: cargo build --release -p odradek-broker"
+fi
+META="$(python3 - "$git_rev" "$git_dirty" "$WORK/odradek-broker" "$JAVA" "$bin_source" <<'PY'
 import hashlib, json, subprocess, sys
-rev, dirty, binary, java = sys.argv[1:5]
+rev, dirty, binary, java, source = sys.argv[1:6]
 jv = subprocess.run([java, "-version"], capture_output=True, text=True).stderr.splitlines()
 rc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
 print(json.dumps({
     "git_rev": rev, "git_modified_files_in_broker_and_core": int(dirty),
     "broker_sha256": hashlib.sha256(open(binary, "rb").read()).hexdigest(),
+    "broker_binary": source,
     "java": jv[1] if len(jv) > 1 else (jv[0] if jv else "?"), "rustc": rc,
     "kafka": "4.4.0 (kafka_2.13, kafka-tools, kafka-clients from Maven)",
     "command": "bench/broker_vs_kafka.sh",

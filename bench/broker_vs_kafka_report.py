@@ -319,7 +319,7 @@ def svg(res):
                              'stroke="#222" stroke-width="1"/>')
             if len(meds) == 2:
                 r = meds["odradek"] / meds["kafka"]
-                col = "#1a7f37" if r >= 1 else "#b42318"
+                col = "#1a7f37" if r >= 1.005 else ("#b42318" if r <= 0.995 else "#555")
                 s.append(f'<text x="{left + plot_w + 8}" y="{y + bar + 4}" fill="{col}">{r:.2f}x</text>')
         elif kind_ == "axis":
             (kind, vmax), y0 = payload, extra
