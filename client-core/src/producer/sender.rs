@@ -125,12 +125,11 @@ async fn drain_and_send(shared: &Arc<Shared>) -> Option<Instant> {
             return None;
         };
         for batch in acc.expire(now, config.delivery_timeout) {
-            let n = batch.record_count();
+            shared.pending.fetch_sub(batch.record_count(), Ordering::AcqRel);
             batch.fail(&Error::Timeout(format!(
                 "record expired after delivery.timeout.ms ({:?}) before it could be sent",
                 config.delivery_timeout
             )));
-            shared.pending.fetch_sub(n, Ordering::AcqRel);
         }
         let max_in_flight = shared.cluster.config().max_in_flight;
         let mut request_bytes: HashMap<i32, usize> = HashMap::new();
@@ -357,17 +356,17 @@ fn finish_in_flight(accumulator: &SharedAccumulator, batch: &ProducerBatch) {
 
 fn settle_ok(shared: &Shared, batch: ProducerBatch, base_offset: i64, log_append_time: i64) {
     finish_in_flight(&shared.accumulator, &batch);
-    let n = batch.record_count();
+    // Count the records settled before their futures complete, so anyone who sees a completed
+    // delivery also sees it gone from `pending` (a binding's outstanding count).
+    shared.pending.fetch_sub(batch.record_count(), Ordering::AcqRel);
     batch.complete(base_offset, log_append_time);
-    shared.pending.fetch_sub(n, Ordering::AcqRel);
     shared.drained.notify_waiters();
 }
 
 fn settle_failed(shared: &Shared, batch: ProducerBatch, error: &Error) {
     finish_in_flight(&shared.accumulator, &batch);
-    let n = batch.record_count();
+    shared.pending.fetch_sub(batch.record_count(), Ordering::AcqRel);
     batch.fail(error);
-    shared.pending.fetch_sub(n, Ordering::AcqRel);
     shared.drained.notify_waiters();
 }
 
