@@ -95,8 +95,14 @@ pub struct ConsumeArgs {
     /// One JSON object per record instead of -f
     #[arg(short = 'J', long = "json", conflicts_with = "format")]
     pub json: bool,
-    /// Consumer group (not supported yet)
-    #[arg(short = 'G', long = "group", value_name = "GROUP")]
+    /// Join consumer group GROUP: partitions come from the group, reading resumes at the
+    /// group's committed offsets (else -o beginning|end) and offsets are auto-committed
+    #[arg(
+        short = 'G',
+        long = "group",
+        value_name = "GROUP",
+        conflicts_with = "partition"
+    )]
     pub group: Option<String>,
 }
 

@@ -26,8 +26,13 @@ pub fn key_value(s: &str, flag: &str) -> Result<(String, String), Failure> {
     }
 }
 
-/// The client configuration: our defaults, then `-b`, then every `-X` in order.
-pub fn config(brokers: Option<&str>, props: &[String]) -> Result<ClientConfig, Failure> {
+/// The client configuration: our defaults, then `-b`, then the command's own settings
+/// (`implied`, e.g. `group.id` from `-G`), then every `-X` in order (so `-X` wins).
+pub fn config(
+    brokers: Option<&str>,
+    implied: &[(String, String)],
+    props: &[String],
+) -> Result<ClientConfig, Failure> {
     let mut entries: Vec<(String, String)> = CLI_DEFAULTS
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -35,6 +40,7 @@ pub fn config(brokers: Option<&str>, props: &[String]) -> Result<ClientConfig, F
     if let Some(b) = brokers {
         entries.push(("bootstrap.servers".into(), b.to_string()));
     }
+    entries.extend(implied.iter().cloned());
     for p in props {
         entries.push(key_value(p, "-X")?);
     }

@@ -1,4 +1,9 @@
-//! `consume`: prints records of assigned partitions (all of a topic's, or `-p`) to stdout.
+//! `consume`: prints records of assigned partitions (all of a topic's, or `-p`) to stdout, or,
+//! with `-G GROUP`, of the partitions the consumer group gives this member.
+//!
+//! In group mode reading resumes at the group's committed offsets; `-o beginning|end` only
+//! chooses `auto.offset.reset` for partitions without one, and offsets are auto-committed
+//! (`enable.auto.commit`, overridable with `-X`) and committed once more on exit.
 //!
 //! `-e` computes each partition's end offset (high watermark) once at start and exits when every
 //! partition's position reached it; `-c` exits after that many records; Ctrl-C exits cleanly.
@@ -129,9 +134,34 @@ async fn seek(
     Ok(())
 }
 
+/// The client settings `-G` implies: `group.id`, and `auto.offset.reset` from `-o` (which must
+/// then be `beginning` or `end`: a group resumes at its committed offsets). Empty without `-G`.
+pub fn group_props(args: &ConsumeArgs) -> Result<Vec<(String, String)>, Failure> {
+    let Some(group) = &args.group else {
+        return Ok(Vec::new());
+    };
+    if group.trim().is_empty() {
+        return Err(Failure::usage("-G expects a non-empty group id"));
+    }
+    let reset = match Start::parse(&args.offset)? {
+        Start::Beginning => "earliest",
+        Start::End => "latest",
+        _ => {
+            return Err(Failure::usage(format!(
+                "with -G, -o must be beginning or end (the group's committed offsets decide \
+                 the rest), got `{}`",
+                args.offset
+            )))
+        }
+    };
+    Ok(vec![
+        ("group.id".to_string(), group.clone()),
+        ("auto.offset.reset".to_string(), reset.to_string()),
+    ])
+}
+
 /// Runs the consume command.
 pub async fn run(config: ClientConfig, admin: &Admin, args: &ConsumeArgs) -> Result<(), Failure> {
-    let start = Start::parse(&args.offset)?;
     let output = if args.json {
         Output::Json
     } else {
@@ -140,37 +170,76 @@ pub async fn run(config: ClientConfig, admin: &Admin, args: &ConsumeArgs) -> Res
     let tps = partitions::of_topic(admin, &args.topic, args.partition).await?;
     let ends = offsets(admin, &tps, OffsetSpec::Latest).await?;
     let consumer = Consumer::new(config)?;
-    consumer.assign(&tps);
-    seek(admin, &consumer, &tps, start, &ends).await?;
-    let result = print_records(&consumer, &tps, &ends, &output, args).await;
+    let result = if args.group.is_some() {
+        consume_in_group(&consumer, &ends, &output, args).await
+    } else {
+        let start = Start::parse(&args.offset)?;
+        consumer.assign(&tps);
+        match seek(admin, &consumer, &tps, start, &ends).await {
+            Ok(()) => print_records(&consumer, Some(&tps), &ends, &output, args).await,
+            Err(e) => Err(e),
+        }
+    };
     consumer.close().await;
     result
 }
 
-async fn print_records(
+/// Group mode: subscribe, print what the group assigns, commit what was printed on the way out.
+async fn consume_in_group(
+    consumer: &Consumer,
+    ends: &HashMap<TopicPartition, Option<i64>>,
+    output: &Output,
+    args: &ConsumeArgs,
+) -> Result<(), Failure> {
+    consumer.subscribe(&[args.topic.as_str()], None)?;
+    let printed = print_records(consumer, None, ends, output, args).await;
+    // Positions are past every printed record: commit them so the next run resumes there.
+    let committed = if consumer.assignment().is_empty() {
+        Ok(())
+    } else {
+        consumer.commit_sync(None).await.map_err(Failure::from)
+    };
+    printed.and(committed)
+}
+
+/// Whether every partition in `tps` reached its end offset as of start.
+async fn all_at_end(
     consumer: &Consumer,
     tps: &[TopicPartition],
+    ends: &HashMap<TopicPartition, Option<i64>>,
+) -> Result<bool, Failure> {
+    for tp in tps {
+        let end = ends.get(tp).copied().flatten().unwrap_or(0);
+        if consumer.position(tp).await? < end {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Prints records until `-c`, `-e` or Ctrl-C. `fixed` is the assignment when it cannot change;
+/// `None` (group mode) checks `-e` against whatever the group assigned at the time, and only
+/// once it assigned something.
+async fn print_records(
+    consumer: &Consumer,
+    fixed: Option<&[TopicPartition]>,
     ends: &HashMap<TopicPartition, Option<i64>>,
     output: &Output,
     args: &ConsumeArgs,
 ) -> Result<(), Failure> {
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout());
-    let mut open: Vec<TopicPartition> = tps.to_vec();
     let limit = args.count.unwrap_or(u64::MAX);
     let mut printed = 0u64;
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
     loop {
         if args.exit_at_end {
-            let mut still_open = Vec::with_capacity(open.len());
-            for tp in open {
-                let end = ends.get(&tp).copied().flatten().unwrap_or(0);
-                if consumer.position(&tp).await? < end {
-                    still_open.push(tp);
-                }
-            }
-            open = still_open;
-            if open.is_empty() {
+            let current = match fixed {
+                Some(tps) => tps.to_vec(),
+                None => consumer.assignment(),
+            };
+            let waiting_for_group = fixed.is_none() && current.is_empty();
+            if !waiting_for_group && all_at_end(consumer, &current, ends).await? {
                 break;
             }
         }

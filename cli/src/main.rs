@@ -100,15 +100,11 @@ fn missing_subcommand(e: &clap::Error) -> String {
 
 async fn run(cli: Cli) -> Result<(), Failure> {
     // Checked before connecting: the answer does not depend on the broker.
-    if let Command::Consume(args) = &cli.command {
-        if let Some(group) = &args.group {
-            return Err(Failure::usage(format!(
-                "consumer groups are not supported yet (-G {group}); consume without -G to read \
-                 assigned partitions"
-            )));
-        }
-    }
-    let config = connect::config(cli.brokers.as_deref(), &cli.props)?;
+    let group_props = match &cli.command {
+        Command::Consume(args) => consume::group_props(args)?,
+        _ => Vec::new(),
+    };
+    let config = connect::config(cli.brokers.as_deref(), &group_props, &cli.props)?;
     let admin = connect::admin(&config).await?;
     let result = match &cli.command {
         Command::Produce(args) => produce::run(config, args).await,

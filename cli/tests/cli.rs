@@ -213,6 +213,49 @@ fn produce_then_consume_with_formats_json_and_counts() {
 }
 
 #[test]
+fn consume_in_a_group_resumes_at_committed_offsets() {
+    let target = Target::start(&[]);
+    let topic = topic_name("cli-group");
+    ok(
+        &target,
+        &["topics", "create", &topic, "--partitions", "3"],
+        "",
+    );
+    let lines: String = (0..30).map(|i| format!("r{i}\n")).collect();
+    ok(&target, &["produce", "-t", &topic], &lines);
+    let group = topic_name("cli-g");
+    let consume = |target: &Target| {
+        let run = ok(
+            target,
+            &[
+                "consume",
+                "-t",
+                &topic,
+                "-G",
+                &group,
+                "-o",
+                "beginning",
+                "-e",
+            ],
+            "",
+        );
+        let mut got: Vec<String> = run.stdout.lines().map(str::to_string).collect();
+        got.sort();
+        got
+    };
+    let mut want: Vec<String> = (0..30).map(|i| format!("r{i}")).collect();
+    want.sort();
+    assert_eq!(consume(&target), want, "first run reads everything");
+    assert!(consume(&target).is_empty(), "second run resumes at the end");
+    ok(&target, &["produce", "-t", &topic], "n1\nn2\n");
+    assert_eq!(
+        consume(&target),
+        vec!["n1", "n2"],
+        "third run reads only new records"
+    );
+}
+
+#[test]
 fn topics_create_list_describe_delete() {
     let target = Target::start(&[]);
     let topic = topic_name("cli-topics");
@@ -362,11 +405,39 @@ fn errors_are_one_line_and_non_zero() {
         2,
     );
     assert!(line.contains("no.such"), "{line}");
-    let line = fails(&["-b", "127.0.0.1:9", "consume", "-t", "x", "-G", "g1"], 2);
+    let line = fails(
+        &[
+            "-b",
+            "127.0.0.1:9",
+            "consume",
+            "-t",
+            "x",
+            "-G",
+            "g1",
+            "-o",
+            "5",
+        ],
+        2,
+    );
     assert!(
-        line.contains("consumer groups are not supported yet"),
+        line.contains("with -G, -o must be beginning or end"),
         "{line}"
     );
+    let line = fails(
+        &[
+            "-b",
+            "127.0.0.1:9",
+            "consume",
+            "-t",
+            "x",
+            "-G",
+            "g1",
+            "-p",
+            "0",
+        ],
+        2,
+    );
+    assert!(line.contains("--partition"), "{line}");
 
     // A closed port: refused connections are retried until the overall timeout (10 s by
     // default), then one line.

@@ -270,3 +270,31 @@ async fn static_member_restart_keeps_partitions_without_rebalance() {
     dynamic.close().await;
     let _: BTreeMap<(), ()> = BTreeMap::new();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_member_leaves_at_once_instead_of_timing_out() {
+    let target = Target::start(&[("group.initial.rebalance.delay.ms", "0")]);
+    let topic = topic_name("leave");
+    let group = topic_name("g");
+    // A session far longer than the deadline below: only a LeaveGroup can free the partitions.
+    let long_session = [("session.timeout.ms", "45000")];
+    let first = Consumer::new(group_config(&target, &group, &long_session)).unwrap();
+    create_topic(first.cluster(), &topic, 2).await;
+    produce(&target, &topic, 10).await;
+    first.subscribe(&[&topic], None).unwrap();
+    assert_eq!(drain(&[&first], 10, 30).await.len(), 10);
+    first.close().await;
+
+    let second = Consumer::new(group_config(&target, &group, &long_session)).unwrap();
+    second.subscribe(&[&topic], None).unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while second.assignment().len() < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the closed member still holds its partitions: {:?}",
+            second.assignment()
+        );
+        let _ = second.poll(Duration::from_millis(50)).await.unwrap();
+    }
+    second.close().await;
+}

@@ -207,13 +207,20 @@ impl GroupClient {
             return Ok(());
         }
         let conn = self.connection().await?;
-        let request = LeaveGroupRequest::default()
-            .with_group_id(GroupId(sb(&self.group_id)))
-            .with_member_id(sb(&self.member_id))
-            .with_members(vec![
+        // v3+ names leaving members in `members`; earlier versions carry one `member_id`
+        // (setting the other field fails to encode).
+        let version = conn
+            .versions()
+            .version(kafka_protocol::messages::ApiKey::LeaveGroup)?;
+        let request = LeaveGroupRequest::default().with_group_id(GroupId(sb(&self.group_id)));
+        let request = if version >= 3 {
+            request.with_members(vec![
                 MemberIdentity::default().with_member_id(sb(&self.member_id))
-            ]);
-        let response = conn.send(&request).await?;
+            ])
+        } else {
+            request.with_member_id(sb(&self.member_id))
+        };
+        let response = conn.send_versioned(&request, version).await?;
         self.member_id.clear();
         self.generation = -1;
         ErrorCode::from_code(response.error_code)

@@ -366,7 +366,9 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
             l.on_revoked(&owned);
         }
     }
-    let _ = group.lock().await.leave().await;
+    if let Err(e) = group.lock().await.leave().await {
+        tracing::debug!(error = %e, "leaving the group failed; the session will expire instead");
+    }
     m.set_assigned(Vec::new());
     m.stopped.notify_waiters();
 }
