@@ -145,9 +145,21 @@ impl Cluster {
     /// The connection to broker `node_id`, reconnecting with exponential backoff and jitter
     /// (`reconnect.backoff.ms` .. `reconnect.backoff.max.ms`) after failures.
     pub async fn connection(&self, node_id: i32) -> Result<Arc<Connection>> {
+        self.connection_in_slot(node_id, node_id).await
+    }
+
+    /// A connection to broker `node_id` of its own, beside the one produce and fetch requests
+    /// use. A broker answers each connection's requests in order, so a group's heartbeats,
+    /// joins and commits must not queue behind a fetch long-polling for `fetch.max.wait.ms`
+    /// (Kafka's clients keep a separate coordinator connection for the same reason).
+    pub async fn coordinator_connection(&self, node_id: i32) -> Result<Arc<Connection>> {
+        self.connection_in_slot(i32::MAX - node_id, node_id).await
+    }
+
+    async fn connection_in_slot(&self, slot_key: i32, node_id: i32) -> Result<Arc<Connection>> {
         let slot = {
             let mut slots = self.slots.lock().map_err(|_| Error::Closed)?;
-            slots.entry(node_id).or_default().clone()
+            slots.entry(slot_key).or_default().clone()
         };
         let mut slot = slot.lock().await;
         if let Some(c) = slot.connection.as_ref().filter(|c| !c.is_closed()) {

@@ -31,9 +31,12 @@ enum Change {
     Gone,
 }
 
+/// When, which member, what, which partitions.
+type Event = (Instant, usize, Change, Vec<i32>);
+
 #[derive(Debug, Default)]
 struct Timeline {
-    events: Mutex<Vec<(Instant, usize, Change, Vec<i32>)>>,
+    events: Mutex<Vec<Event>>,
 }
 
 impl Timeline {
@@ -140,7 +143,7 @@ impl Member {
 /// Checks the ownership timeline up to `until`; returns the longest time any partition had no
 /// live owner.
 fn check_timeline(
-    events: &[(Instant, usize, Change, Vec<i32>)],
+    events: &[Event],
     until: Instant,
     cooperative: bool,
 ) -> Duration {

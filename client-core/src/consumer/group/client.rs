@@ -72,7 +72,7 @@ impl GroupClient {
 
     async fn connection(&mut self) -> Result<Arc<Connection>> {
         if let Some(node) = self.coordinator {
-            match self.cluster.connection(node).await {
+            match self.cluster.coordinator_connection(node).await {
                 Ok(c) => return Ok(c),
                 Err(e) => {
                     self.coordinator = None;
@@ -113,7 +113,7 @@ impl GroupClient {
             self.cluster.refresh().await?;
         }
         self.coordinator = Some(coordinator);
-        self.cluster.connection(coordinator).await
+        self.cluster.coordinator_connection(coordinator).await
     }
 
     /// JoinGroup with our protocols; returns the raw response (errors are the caller's to
