@@ -34,6 +34,8 @@ pub struct Broker {
     pub groups: crate::coordinator::GroupCoordinator,
     /// Producer id allocation (InitProducerId).
     pub producer_ids: crate::coordinator::producer_ids::ProducerIdManager,
+    /// Transactions (transactional ids, markers), persisted in `__transaction_state`.
+    pub txns: crate::coordinator::txn::TransactionCoordinator,
     /// Incremental fetch sessions (KIP-227).
     pub fetch_sessions: FetchSessionCache,
 }
@@ -132,7 +134,8 @@ impl Broker {
         let topics = TopicRegistry::open(&dir, defaults)?;
         let groups = crate::coordinator::GroupCoordinator::open(&config, &topics)?;
         let producer_ids = crate::coordinator::producer_ids::ProducerIdManager::open(&dir)?;
-        Ok(Arc::new(Broker {
+        let txns = crate::coordinator::txn::TransactionCoordinator::open(&config, &topics)?;
+        let broker = Arc::new(Broker {
             config,
             node_id,
             cluster_id,
@@ -142,8 +145,12 @@ impl Broker {
             data_arrived: Notify::new(),
             groups,
             producer_ids,
+            txns,
             fetch_sessions: FetchSessionCache::new(),
-        }))
+        });
+        // Transactions a crash left between their Prepare state and their markers.
+        broker.txns.recover(&broker);
+        Ok(broker)
     }
 
     /// Flushes every log (clean shutdown).

@@ -188,6 +188,9 @@ pub struct Group {
     initial_join: bool,
     /// Committed offsets by (topic, partition).
     pub offsets: HashMap<(String, i32), CommittedOffset>,
+    /// Offsets committed inside open transactions, by producer id: published when the
+    /// transaction commits, dropped when it aborts.
+    pub pending_txn: HashMap<i64, HashMap<(String, i32), CommittedOffset>>,
     /// When the group last became empty (ms), for offset expiry.
     pub empty_since_ms: i64,
     dirty: bool,
@@ -213,6 +216,7 @@ impl Group {
             join_started: Instant::now(),
             initial_join: false,
             offsets: HashMap::new(),
+            pending_txn: HashMap::new(),
             empty_since_ms: now_ms,
             dirty: false,
         }

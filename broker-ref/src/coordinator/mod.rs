@@ -10,6 +10,8 @@
 pub mod group;
 pub mod producer_ids;
 pub mod storage;
+pub mod txn;
+mod txn_offsets;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard};
@@ -23,6 +25,7 @@ use crate::broker::{now_ms, Broker};
 use crate::{Error, Result};
 use group::{Group, GroupState, JoinAnswer, JoinParams, Pending, SyncAnswer};
 use storage::{CommittedOffset, CoordinatorRecord};
+pub use txn_offsets::TxnCommit;
 
 /// Name of the offsets topic.
 pub const OFFSETS_TOPIC: &str = "__consumer_offsets";
@@ -95,6 +98,7 @@ impl GroupCoordinator {
         };
         let mut offsets: HashMap<String, HashMap<(String, i32), CommittedOffset>> = HashMap::new();
         let mut metadata: HashMap<String, Option<storage::StoredGroup>> = HashMap::new();
+        let mut pending = txn_offsets::ReplayPending::default();
         for partition in topic.partitions() {
             let mut offset = partition.log_start_offset();
             let end = partition.high_watermark();
@@ -104,7 +108,11 @@ impl GroupCoordinator {
                 for batch in RecordBatches::new(data) {
                     let batch = batch?;
                     let next = batch.next_offset();
-                    if !batch.is_control() {
+                    if batch.is_control() {
+                        pending.on_marker(partition.index(), &batch, &mut offsets);
+                    } else {
+                        let txn_pid = (batch.is_transactional() && batch.producer_id() >= 0)
+                            .then(|| batch.producer_id());
                         for r in batch.records()? {
                             let r = r?;
                             let Some(key) = r.key.as_ref() else { continue };
@@ -112,15 +120,21 @@ impl GroupCoordinator {
                                 Some(CoordinatorRecord::Offset {
                                     group,
                                     topic,
-                                    partition,
+                                    partition: p,
                                     value,
-                                }) => {
-                                    let g = offsets.entry(group).or_default();
-                                    match value {
-                                        Some(v) => g.insert((topic, partition), v),
-                                        None => g.remove(&(topic, partition)),
-                                    };
-                                }
+                                }) => match (txn_pid, value) {
+                                    (Some(pid), Some(v)) => {
+                                        pending.add(partition.index(), pid, group, (topic, p), v)
+                                    }
+                                    (Some(_), None) => {}
+                                    (None, value) => {
+                                        let g = offsets.entry(group).or_default();
+                                        match value {
+                                            Some(v) => g.insert((topic, p), v),
+                                            None => g.remove(&(topic, p)),
+                                        };
+                                    }
+                                },
                                 Some(CoordinatorRecord::Group { group, value }) => {
                                     metadata.insert(group, value);
                                 }
@@ -136,22 +150,29 @@ impl GroupCoordinator {
                 }
             }
         }
+        let mut open_txns = pending.into_open();
         let now = Instant::now();
         let now_ms = now_ms();
         let mut groups = self.lock();
-        let names: std::collections::HashSet<String> =
-            offsets.keys().chain(metadata.keys()).cloned().collect();
+        let names: std::collections::HashSet<String> = offsets
+            .keys()
+            .chain(metadata.keys())
+            .chain(open_txns.keys())
+            .cloned()
+            .collect();
         for name in names {
             let offs = offsets.remove(&name).unwrap_or_default();
-            let group = match metadata.remove(&name).flatten() {
+            let txn = open_txns.remove(&name).unwrap_or_default();
+            let mut group = match metadata.remove(&name).flatten() {
                 Some(stored) => Group::restore(&name, stored, offs, now, now_ms),
-                None if offs.is_empty() => continue,
+                None if offs.is_empty() && txn.is_empty() => continue,
                 None => {
                     let mut g = Group::new(&name, now_ms);
                     g.offsets = offs;
                     g
                 }
             };
+            group.pending_txn = txn;
             groups.insert(name, group);
         }
         tracing::info!(groups = groups.len(), "group coordinator loaded");

@@ -78,7 +78,7 @@ pub enum CoordinatorRecord {
     },
 }
 
-fn put_str(b: &mut BytesMut, s: &str) {
+pub(crate) fn put_str(b: &mut BytesMut, s: &str) {
     b.put_i16(s.len().min(i16::MAX as usize) as i16);
     b.put_slice(&s.as_bytes()[..s.len().min(i16::MAX as usize)]);
 }
@@ -149,25 +149,29 @@ pub fn group_record(group: &str, value: Option<&StoredGroup>) -> (Bytes, Option<
 }
 
 /// Reads the fields of a record, failing on any shortfall.
-struct Reader(Bytes);
+pub(crate) struct Reader(pub(crate) Bytes);
 
 impl Reader {
-    fn need(&self, n: usize) -> Option<()> {
+    pub(crate) fn need(&self, n: usize) -> Option<()> {
         (self.0.remaining() >= n).then_some(())
     }
-    fn i16(&mut self) -> Option<i16> {
+    pub(crate) fn i16(&mut self) -> Option<i16> {
         self.need(2)?;
         Some(self.0.get_i16())
     }
-    fn i32(&mut self) -> Option<i32> {
+    pub(crate) fn i32(&mut self) -> Option<i32> {
         self.need(4)?;
         Some(self.0.get_i32())
     }
-    fn i64(&mut self) -> Option<i64> {
+    pub(crate) fn i64(&mut self) -> Option<i64> {
         self.need(8)?;
         Some(self.0.get_i64())
     }
-    fn nullable_str(&mut self) -> Option<Option<String>> {
+    pub(crate) fn i8(&mut self) -> Option<i8> {
+        self.need(1)?;
+        Some(self.0.get_i8())
+    }
+    pub(crate) fn nullable_str(&mut self) -> Option<Option<String>> {
         let n = self.i16()?;
         if n < 0 {
             return Some(None);
@@ -176,10 +180,10 @@ impl Reader {
         let b = self.0.split_to(n as usize);
         Some(Some(String::from_utf8_lossy(&b).into_owned()))
     }
-    fn str(&mut self) -> Option<String> {
+    pub(crate) fn str(&mut self) -> Option<String> {
         self.nullable_str()?
     }
-    fn bytes(&mut self) -> Option<Bytes> {
+    pub(crate) fn bytes(&mut self) -> Option<Bytes> {
         let n = self.i32()?;
         if n < 0 {
             return Some(Bytes::new());

@@ -45,6 +45,13 @@ pub const ADVERTISED_APIS: &[ApiKey] = &[
     ApiKey::DeleteGroups,
     ApiKey::OffsetDelete,
     ApiKey::InitProducerId,
+    ApiKey::AddPartitionsToTxn,
+    ApiKey::AddOffsetsToTxn,
+    ApiKey::EndTxn,
+    ApiKey::TxnOffsetCommit,
+    ApiKey::DescribeTransactions,
+    ApiKey::ListTransactions,
+    ApiKey::DescribeProducers,
 ];
 
 /// The advertised range of an API, if served: Kafka 4.4.0's range capped at the codec's maximum.
@@ -129,7 +136,13 @@ mod tests {
                 "{key:?}"
             );
         }
-        assert!(advertised_range(ApiKey::EndTxn as i16).is_none());
+        assert!(advertised_range(ApiKey::WriteTxnMarkers as i16).is_none());
+        let add = advertised_range(ApiKey::AddPartitionsToTxn as i16).unwrap();
+        assert_eq!(
+            (add.min, add.max),
+            (0, 5),
+            "v0-3 client form, v4-5 batched form"
+        );
         assert_eq!(advertised_range(18).unwrap().max, 4);
     }
 

@@ -13,8 +13,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
-use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use kafka_protocol::messages::{FetchRequest, FetchResponse, ResponseKind, TopicName};
+use kafka_protocol::messages::fetch_response::{
+    AbortedTransaction, FetchableTopicResponse, PartitionData,
+};
+use kafka_protocol::messages::{FetchRequest, FetchResponse, ProducerId, ResponseKind, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use odradek::ErrorCode;
 use uuid::Uuid;
@@ -284,9 +286,19 @@ impl ReadPass {
                 }
                 self.budget = self.budget.saturating_sub(n);
                 self.total += n;
+                let aborted = o.aborted.map(|list| {
+                    list.into_iter()
+                        .map(|a| {
+                            AbortedTransaction::default()
+                                .with_producer_id(ProducerId(a.producer_id))
+                                .with_first_offset(a.first_offset)
+                        })
+                        .collect()
+                });
                 pd.with_high_watermark(o.high_watermark)
                     .with_last_stable_offset(o.last_stable_offset)
                     .with_log_start_offset(o.log_start_offset)
+                    .with_aborted_transactions(aborted)
                     .with_records(Some(o.records))
             }
             Err(e) => {

@@ -43,7 +43,7 @@ fn opt(s: &Option<StrBytes>) -> Option<String> {
     s.as_ref().map(|s| s.to_string())
 }
 
-/// Handles FindCoordinator: this broker coordinates every group; transactions are not served yet.
+/// Handles FindCoordinator: this broker coordinates every group and every transactional id.
 pub fn find_coordinator(
     broker: &Arc<Broker>,
     r: FindCoordinatorRequest,
@@ -53,9 +53,10 @@ pub fn find_coordinator(
         match r.key_type {
             0 if !key.is_empty() => (ErrorCode::NoError, None),
             0 => (ErrorCode::InvalidGroupId, Some("empty group id".into())),
+            1 if !key.is_empty() => (ErrorCode::NoError, None),
             1 => (
-                ErrorCode::CoordinatorNotAvailable,
-                Some("transactions are not served by this broker yet".into()),
+                ErrorCode::InvalidRequest,
+                Some("empty transactional id".into()),
             ),
             other => (
                 ErrorCode::InvalidRequest,
@@ -279,6 +280,20 @@ fn group_by_topic(entries: Vec<OffsetEntry>) -> Vec<(String, Vec<PartitionOffset
     out
 }
 
+/// The partitions whose offsets are pending in an open transaction, when the request asks for
+/// stable offsets only (OffsetFetch v7+, KIP-447): they answer UNSTABLE_OFFSET_COMMIT.
+fn unstable_set(
+    broker: &Broker,
+    group_id: &str,
+    require_stable: bool,
+) -> std::collections::HashSet<(String, i32)> {
+    if require_stable {
+        broker.groups.unstable_partitions(group_id)
+    } else {
+        Default::default()
+    }
+}
+
 /// Handles OffsetFetch (one group before v8, several from v8).
 pub fn offset_fetch(broker: &Arc<Broker>, r: OffsetFetchRequest, version: i16) -> HandlerResult {
     if version >= 8 {
@@ -292,22 +307,29 @@ pub fn offset_fetch(broker: &Arc<Broker>, r: OffsetFetchRequest, version: i16) -
                         .collect()
                 });
                 let entries = broker.groups.fetch_offsets(&g.group_id, wanted.as_deref());
+                let unstable = unstable_set(broker, &g.group_id, r.require_stable);
                 let topics = group_by_topic(entries)
                     .into_iter()
                     .map(|(t, ps)| {
+                        let partitions = ps
+                            .into_iter()
+                            .map(|(p, o, e, m)| {
+                                let resp = OffsetFetchResponsePartitions::default()
+                                    .with_partition_index(p);
+                                if unstable.contains(&(t.clone(), p)) {
+                                    return resp
+                                        .with_committed_offset(-1)
+                                        .with_committed_leader_epoch(-1)
+                                        .with_error_code(ErrorCode::UnstableOffsetCommit.code());
+                                }
+                                resp.with_committed_offset(o)
+                                    .with_committed_leader_epoch(e)
+                                    .with_metadata(Some(sb(m)))
+                            })
+                            .collect();
                         OffsetFetchResponseTopics::default()
                             .with_name(TopicName(sb(t)))
-                            .with_partitions(
-                                ps.into_iter()
-                                    .map(|(p, o, e, m)| {
-                                        OffsetFetchResponsePartitions::default()
-                                            .with_partition_index(p)
-                                            .with_committed_offset(o)
-                                            .with_committed_leader_epoch(e)
-                                            .with_metadata(Some(sb(m)))
-                                    })
-                                    .collect(),
-                            )
+                            .with_partitions(partitions)
                     })
                     .collect();
                 OffsetFetchResponseGroup::default()
@@ -325,22 +347,28 @@ pub fn offset_fetch(broker: &Arc<Broker>, r: OffsetFetchRequest, version: i16) -
             .collect()
     });
     let entries = broker.groups.fetch_offsets(&r.group_id, wanted.as_deref());
+    let unstable = unstable_set(broker, &r.group_id, r.require_stable);
     let topics = group_by_topic(entries)
         .into_iter()
         .map(|(t, ps)| {
+            let partitions = ps
+                .into_iter()
+                .map(|(p, o, e, m)| {
+                    let resp = OffsetFetchResponsePartition::default().with_partition_index(p);
+                    if unstable.contains(&(t.clone(), p)) {
+                        return resp
+                            .with_committed_offset(-1)
+                            .with_committed_leader_epoch(-1)
+                            .with_error_code(ErrorCode::UnstableOffsetCommit.code());
+                    }
+                    resp.with_committed_offset(o)
+                        .with_committed_leader_epoch(e)
+                        .with_metadata(Some(sb(m)))
+                })
+                .collect();
             OffsetFetchResponseTopic::default()
                 .with_name(TopicName(sb(t)))
-                .with_partitions(
-                    ps.into_iter()
-                        .map(|(p, o, e, m)| {
-                            OffsetFetchResponsePartition::default()
-                                .with_partition_index(p)
-                                .with_committed_offset(o)
-                                .with_committed_leader_epoch(e)
-                                .with_metadata(Some(sb(m)))
-                        })
-                        .collect(),
-                )
+                .with_partitions(partitions)
         })
         .collect();
     Ok(ResponseKind::OffsetFetch(

@@ -1,6 +1,8 @@
-//! InitProducerId for idempotent producers: a new producer id at epoch 0, or (KIP-360) the same
-//! id with a bumped epoch when the producer presents its current id and epoch. Transactional
-//! producers need the transaction coordinator, which this broker does not serve yet.
+//! InitProducerId. Idempotent producers get a new producer id at epoch 0, or (KIP-360) the same
+//! id with a bumped epoch when they present their current id and epoch. Transactional producers
+//! are served by the transaction coordinator (`coordinator::txn`): a timeout above
+//! `transaction.max.timeout.ms` is INVALID_TRANSACTION_TIMEOUT, and a new session fences the
+//! previous one.
 
 use std::sync::Arc;
 
@@ -13,7 +15,7 @@ use super::HandlerResult;
 use crate::broker::Broker;
 
 /// Handles InitProducerId.
-pub fn handle(broker: &Arc<Broker>, r: InitProducerIdRequest) -> HandlerResult {
+pub fn handle(broker: &Arc<Broker>, r: InitProducerIdRequest, version: i16) -> HandlerResult {
     let error = |code: ErrorCode| {
         Ok(ResponseKind::InitProducerId(
             InitProducerIdResponse::default()
@@ -22,13 +24,22 @@ pub fn handle(broker: &Arc<Broker>, r: InitProducerIdRequest) -> HandlerResult {
                 .with_producer_epoch(-1),
         ))
     };
-    if r.transactional_id.as_ref().is_some_and(|t| !t.is_empty()) {
-        if r.transaction_timeout_ms > broker.config.int("transaction.max.timeout.ms")
-            || r.transaction_timeout_ms <= 0
-        {
-            return error(ErrorCode::InvalidTransactionTimeout);
-        }
-        return error(ErrorCode::CoordinatorNotAvailable);
+    if let Some(txn_id) = r.transactional_id.as_ref().filter(|t| !t.is_empty()) {
+        let expected = (r.producer_id.0 >= 0 && r.producer_epoch >= 0)
+            .then_some((r.producer_id.0, r.producer_epoch));
+        return match broker.txns.init_producer_id(
+            broker,
+            txn_id,
+            r.transaction_timeout_ms,
+            expected,
+        ) {
+            Ok((id, epoch)) => Ok(ResponseKind::InitProducerId(
+                InitProducerIdResponse::default()
+                    .with_producer_id(ProducerId(id))
+                    .with_producer_epoch(epoch),
+            )),
+            Err(code) => error(super::txn::fenced_for(code, version, 4)),
+        };
     }
     let (id, epoch) =
         if r.producer_id.0 >= 0 && r.producer_epoch >= 0 && r.producer_epoch < i16::MAX - 1 {

@@ -14,6 +14,7 @@ mod list_offsets;
 mod metadata;
 mod produce;
 mod records_admin;
+mod txn;
 
 use std::sync::Arc;
 
@@ -81,7 +82,16 @@ pub async fn dispatch(broker: &Arc<Broker>, frame: Bytes) -> Reply {
         RequestKind::IncrementalAlterConfigs(r) => {
             admin_configs::incremental_alter(broker, r).map(Some)
         }
-        RequestKind::InitProducerId(r) => init_producer_id::handle(broker, r).map(Some),
+        RequestKind::InitProducerId(r) => init_producer_id::handle(broker, r, version).map(Some),
+        RequestKind::AddPartitionsToTxn(r) => {
+            txn::add_partitions_to_txn(broker, r, version).map(Some)
+        }
+        RequestKind::AddOffsetsToTxn(r) => txn::add_offsets_to_txn(broker, r, version).map(Some),
+        RequestKind::EndTxn(r) => txn::end_txn(broker, r, version).map(Some),
+        RequestKind::TxnOffsetCommit(r) => txn::txn_offset_commit(broker, r, version).map(Some),
+        RequestKind::DescribeTransactions(r) => txn::describe_transactions(broker, r).map(Some),
+        RequestKind::ListTransactions(r) => txn::list_transactions(broker, r).map(Some),
+        RequestKind::DescribeProducers(r) => txn::describe_producers(broker, r).map(Some),
         RequestKind::FindCoordinator(r) => groups::find_coordinator(broker, r, version).map(Some),
         RequestKind::JoinGroup(r) => {
             let client_id = request

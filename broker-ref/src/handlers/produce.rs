@@ -14,6 +14,11 @@ use crate::Result;
 /// Handles Produce; `Ok(None)` means no response (acks=0).
 pub async fn handle(broker: &Arc<Broker>, request: ProduceRequest) -> Result<Option<ResponseKind>> {
     let acks = request.acks;
+    let txn_id = request
+        .transactional_id
+        .as_ref()
+        .filter(|t| !t.is_empty())
+        .map(|t| t.to_string());
     let acks_valid = (-1..=1).contains(&acks);
     let now = now_ms();
     let mut responses = Vec::with_capacity(request.topic_data.len());
@@ -37,7 +42,10 @@ pub async fn handle(broker: &Arc<Broker>, request: ProduceRequest) -> Result<Opt
                 (false, _, _) => Err(ErrorCode::InvalidRequiredAcks.into()),
                 (_, None, _) => Err(unknown.into()),
                 (_, Some(_), None) => Err(ErrorCode::CorruptMessage.into()),
-                (_, Some(partition), Some(records)) => append(&partition, records, now),
+                (_, Some(partition), Some(records)) => match &txn_id {
+                    Some(txn_id) => append_transactional(broker, txn_id, &partition, records, now),
+                    None => append(&partition, records, now),
+                },
             };
             match result {
                 Ok(outcome) => {
@@ -85,6 +93,41 @@ fn append(
         tracing::debug!(topic = partition.topic(), partition = partition.index(), error = %e, "produce rejected");
     }
     outcome
+}
+
+/// A produce request with a transactional id: a transactional batch is appended only if its
+/// partition is in the producer's open transaction (KIP-890 part 1 verification), checked and
+/// appended under the coordinator's lock so the transaction cannot end in between.
+fn append_transactional(
+    broker: &Broker,
+    txn_id: &str,
+    partition: &Partition,
+    records: bytes::Bytes,
+    now: i64,
+) -> Result<crate::partition::ProduceOutcome> {
+    let first = odradek::records::RecordBatches::new(records.clone()).next();
+    let Some(Ok(batch)) = first.filter(|b| b.as_ref().is_ok_and(|b| b.is_transactional())) else {
+        return append(partition, records, now);
+    };
+    let tp = (partition.topic().to_string(), partition.index());
+    broker
+        .txns
+        .with_verified(
+            txn_id,
+            batch.producer_id(),
+            batch.producer_epoch(),
+            &tp,
+            || append(partition, records, now),
+        )
+        .unwrap_or_else(|code| {
+            let code = if code == ErrorCode::ProducerFenced {
+                ErrorCode::InvalidProducerEpoch
+            } else {
+                code
+            };
+            tracing::debug!(topic = partition.topic(), partition = partition.index(), error = %code, "transactional produce refused");
+            Err(code.into())
+        })
 }
 
 impl From<ErrorCode> for crate::Error {

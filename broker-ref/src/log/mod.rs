@@ -26,6 +26,7 @@ mod retention;
 mod scan;
 mod segment;
 mod time_index;
+mod txn_index;
 mod validate;
 
 #[cfg(test)]
@@ -46,7 +47,8 @@ use odradek::ErrorCode;
 pub use cleaner::{BuiltCleaning, CleanOutcome, CleanableState, CleanerOptions, CleaningPlan};
 pub use config::{CleanupPolicy, LogConfig, TopicCompression, TOPIC_CONFIG_KEYS};
 pub use epoch_cache::EpochEntry;
-pub use validate::{validate_batch, ValidatedBatch};
+pub use txn_index::AbortedTxn;
+pub use validate::{validate_batch, validate_batch_from, AppendOrigin, ValidatedBatch};
 
 use checkpoint::{LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE};
 use epoch_cache::LeaderEpochCache;
@@ -135,6 +137,9 @@ pub struct Log {
     clean_marker: bool,
     /// [`Log::delete`] removed the directory; every later operation fails.
     deleted: bool,
+    /// First offset of the earliest open transaction (set by the partition layer): the cleaner
+    /// never cleans at or past it.
+    first_unstable_offset: Option<i64>,
 }
 
 impl Log {
@@ -249,6 +254,18 @@ impl Log {
         leader_epoch: i32,
         now_ms: i64,
     ) -> Result<AppendInfo> {
+        self.append_from(batch, leader_epoch, now_ms, AppendOrigin::Client)
+    }
+
+    /// [`Log::append`] for a batch from `origin` (coordinators append transaction markers and
+    /// transactional offset commits, which clients may not send).
+    pub fn append_from(
+        &mut self,
+        batch: BytesMut,
+        leader_epoch: i32,
+        now_ms: i64,
+        origin: AppendOrigin,
+    ) -> Result<AppendInfo> {
         if leader_epoch >= 0 && self.latest_epoch().is_some_and(|l| l > leader_epoch) {
             return Err(Error::kafka(
                 ErrorCode::FencedLeaderEpoch,
@@ -259,7 +276,7 @@ impl Log {
             ));
         }
         self.begin_change()?;
-        let prepared = prepare::prepare(batch, &self.config, now_ms)?;
+        let prepared = prepare::prepare(batch, &self.config, now_ms, origin)?;
         let mut bytes = prepared.bytes;
         let base_offset = self.log_end_offset;
         stamp_offsets(&mut bytes, base_offset, leader_epoch)?;
@@ -297,6 +314,71 @@ impl Log {
             is_transactional: v.is_transactional,
             recompressed: prepared.rebuilt,
         })
+    }
+
+    /// Records an aborted transaction in the index of the segment holding its marker
+    /// (`entry.last_offset`, which must be below the log end offset).
+    pub fn add_aborted_txn(&mut self, entry: AbortedTxn) -> Result<()> {
+        self.check_usable()?;
+        if entry.last_offset >= self.log_end_offset {
+            return Err(segment::storage_error(format!(
+                "abort marker {} is past the log end offset {}",
+                entry.last_offset, self.log_end_offset
+            )));
+        }
+        match self.segments.range_mut(..=entry.last_offset).next_back() {
+            Some((_, segment)) => segment.add_aborted_txn(entry),
+            // Below the log start: nothing can fetch it any more.
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the abort marker at `last_offset` has its index entry.
+    pub fn has_aborted_txn(&self, last_offset: i64) -> bool {
+        self.segments
+            .range(..=last_offset)
+            .next_back()
+            .is_some_and(|(_, s)| s.has_aborted_txn(last_offset))
+    }
+
+    /// The aborted transactions a read_committed fetch of `[from, upper)` must report: those
+    /// whose marker is at or after `from` and whose first offset is below `upper`. The search
+    /// stops at the first entry whose last stable offset is ≥ `upper`: every transaction
+    /// starting below `upper` had completed by then.
+    pub fn aborted_txns(&self, from: i64, upper: i64) -> Vec<AbortedTxn> {
+        let first_key = self
+            .segments
+            .range(..=from)
+            .next_back()
+            .map_or(i64::MIN, |(&k, _)| k);
+        let mut out = Vec::new();
+        for segment in self.segments.range(first_key..).map(|(_, s)| s) {
+            for e in segment.aborted_txns() {
+                if e.last_offset < from {
+                    continue;
+                }
+                if e.first_offset < upper {
+                    out.push(*e);
+                }
+                if e.last_stable_offset >= upper {
+                    return out;
+                }
+            }
+        }
+        out
+    }
+
+    /// Every aborted transaction still indexed, in marker order.
+    pub fn all_aborted_txns(&self) -> Vec<AbortedTxn> {
+        self.segments
+            .values()
+            .flat_map(|s| s.aborted_txns().iter().copied())
+            .collect()
+    }
+
+    /// Tells the cleaner where the earliest open transaction starts (`None`: none is open).
+    pub fn set_first_unstable_offset(&mut self, offset: Option<i64>) {
+        self.first_unstable_offset = offset;
     }
 
     /// Flushes if `flush.messages` records were appended since the last flush or `flush.ms`

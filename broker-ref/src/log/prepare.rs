@@ -13,7 +13,7 @@ use odradek::records::{BatchBuilder, Compression, RecordBatch, TimestampType};
 use odradek::ErrorCode;
 
 use super::config::LogConfig;
-use super::validate::{validate_batch, ValidatedBatch};
+use super::validate::{validate_batch_from, AppendOrigin, ValidatedBatch};
 use crate::{Error, Result};
 
 const ATTRIBUTES: usize = 21;
@@ -34,10 +34,15 @@ pub(crate) struct Prepared {
     pub(crate) rebuilt: bool,
 }
 
-/// Validates `batch` and applies the topic's timestamp type and compression.
-pub(crate) fn prepare(batch: BytesMut, config: &LogConfig, now_ms: i64) -> Result<Prepared> {
+/// Validates `batch` (from `origin`) and applies the topic's timestamp type and compression.
+pub(crate) fn prepare(
+    batch: BytesMut,
+    config: &LogConfig,
+    now_ms: i64,
+    origin: AppendOrigin,
+) -> Result<Prepared> {
     let frozen = batch.freeze();
-    let validated = validate_batch(&frozen, config, now_ms)?;
+    let validated = validate_batch_from(&frozen, config, now_ms, origin)?;
     let target = config
         .compression_type
         .target()
@@ -152,7 +157,7 @@ mod tests {
     fn untouched_when_nothing_changes() {
         let input = batch(Compression::Lz4, 3);
         let original = input.clone();
-        let p = prepare(input, &LogConfig::default(), NOW).unwrap();
+        let p = prepare(input, &LogConfig::default(), NOW, AppendOrigin::Client).unwrap();
         assert_eq!(p.bytes, original);
         assert!(!p.rebuilt);
         assert_eq!(p.log_append_time, -1);
@@ -164,7 +169,13 @@ mod tests {
             message_timestamp_type: TimestampType::LogAppendTime,
             ..LogConfig::default()
         };
-        let p = prepare(batch(Compression::None, 3), &config, NOW + 99).unwrap();
+        let p = prepare(
+            batch(Compression::None, 3),
+            &config,
+            NOW + 99,
+            AppendOrigin::Client,
+        )
+        .unwrap();
         let view = RecordBatch::new(p.bytes.freeze()).unwrap();
         view.validate_crc().unwrap();
         assert_eq!(
@@ -184,7 +195,13 @@ mod tests {
             compression_type: TopicCompression::Codec(Compression::Zstd),
             ..LogConfig::default()
         };
-        let p = prepare(batch(Compression::Gzip, 20), &config, NOW).unwrap();
+        let p = prepare(
+            batch(Compression::Gzip, 20),
+            &config,
+            NOW,
+            AppendOrigin::Client,
+        )
+        .unwrap();
         assert!(p.rebuilt);
         let view = RecordBatch::new(p.bytes.freeze()).unwrap();
         view.validate_crc().unwrap();
@@ -201,7 +218,13 @@ mod tests {
             compression_type: TopicCompression::Uncompressed,
             ..LogConfig::default()
         };
-        let p = prepare(batch(Compression::Snappy, 2), &uncompressed, NOW).unwrap();
+        let p = prepare(
+            batch(Compression::Snappy, 2),
+            &uncompressed,
+            NOW,
+            AppendOrigin::Client,
+        )
+        .unwrap();
         assert_eq!(
             RecordBatch::new(p.bytes.freeze()).unwrap().compression(),
             Compression::None
@@ -214,7 +237,7 @@ mod tests {
         b[MAX_TIMESTAMP..MAX_TIMESTAMP + 8].copy_from_slice(&5i64.to_be_bytes());
         let crc = crc32c::crc32c(&b[ATTRIBUTES..]);
         b[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
-        let p = prepare(b, &LogConfig::default(), NOW).unwrap();
+        let p = prepare(b, &LogConfig::default(), NOW, AppendOrigin::Client).unwrap();
         let view = RecordBatch::new(p.bytes.freeze()).unwrap();
         view.validate_crc().unwrap();
         assert_eq!(view.max_timestamp(), NOW - 9);

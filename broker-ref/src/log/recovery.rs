@@ -31,6 +31,7 @@ use super::checkpoint::{
 use super::config::LogConfig;
 use super::epoch_cache::LeaderEpochCache;
 use super::segment::{segment_path, Segment, INDEX_EXT, LOG_EXT, TIME_INDEX_EXT};
+use super::txn_index::TXN_INDEX_EXT;
 use super::Log;
 use crate::{Error, Result};
 
@@ -72,9 +73,9 @@ fn remove_if_exists(path: &Path) -> io::Result<()> {
     }
 }
 
-/// Removes a segment's three files.
+/// Removes a segment's files.
 fn delete_segment_files(dir: &Path, base: i64) -> io::Result<()> {
-    for ext in [LOG_EXT, INDEX_EXT, TIME_INDEX_EXT] {
+    for ext in [LOG_EXT, INDEX_EXT, TIME_INDEX_EXT, TXN_INDEX_EXT] {
         remove_if_exists(&segment_path(dir, base, ext))?;
     }
     Ok(())
@@ -96,7 +97,9 @@ fn list_segments(dir: &Path) -> io::Result<Vec<i64>> {
         }
         match parse_segment_file(&name) {
             Some((base, LOG_EXT)) => logs.push(base),
-            Some((base, INDEX_EXT | TIME_INDEX_EXT)) => indexes.push((base, entry.path())),
+            Some((base, INDEX_EXT | TIME_INDEX_EXT | TXN_INDEX_EXT)) => {
+                indexes.push((base, entry.path()))
+            }
             _ => {}
         }
     }
@@ -211,6 +214,7 @@ impl Log {
             last_flush_ms: None,
             clean_marker: false,
             deleted: false,
+            first_unstable_offset: None,
         };
         if log.log_start_offset > log.log_end_offset {
             tracing::warn!(

@@ -17,6 +17,7 @@ use super::config::LogConfig;
 use super::index::OffsetIndex;
 use super::scan::{BatchHeader, ChunkReader, HeaderWalk, Step, HEADER_SIZE, LOG_OVERHEAD};
 use super::time_index::TimeIndex;
+use super::txn_index::{AbortedTxn, TxnIndex, TXN_INDEX_EXT};
 use crate::{Error, Result};
 
 /// Extension of segment data files.
@@ -52,6 +53,8 @@ pub(crate) struct Segment {
     time_index: TimeIndex,
     bytes_since_index_entry: u64,
     roll_base_ms: Option<i64>,
+    /// Aborted transactions whose ABORT marker is in this segment.
+    txn_index: TxnIndex,
 }
 
 impl Segment {
@@ -74,6 +77,7 @@ impl Segment {
             time_index: TimeIndex::create(&segment_path(dir, base_offset, TIME_INDEX_EXT))?,
             bytes_since_index_entry: 0,
             roll_base_ms: None,
+            txn_index: TxnIndex::empty(segment_path(dir, base_offset, TXN_INDEX_EXT)),
         })
     }
 
@@ -123,10 +127,16 @@ impl Segment {
             time_index,
             bytes_since_index_entry: 0,
             roll_base_ms: None,
+            txn_index: TxnIndex::empty(segment_path(dir, base_offset, TXN_INDEX_EXT)),
         };
         if !segment.rescan_tail(next_base)? {
             return Ok(None);
         }
+        segment.txn_index = TxnIndex::load(
+            segment_path(dir, base_offset, TXN_INDEX_EXT),
+            base_offset,
+            Some(segment.next_offset),
+        )?;
         if next_base.is_some() {
             segment.release_indexes();
         }
@@ -204,6 +214,7 @@ impl Segment {
             time_index: TimeIndex::create(&segment_path(dir, base_offset, TIME_INDEX_EXT))?,
             bytes_since_index_entry: 0,
             roll_base_ms: None,
+            txn_index: TxnIndex::empty(segment_path(dir, base_offset, TXN_INDEX_EXT)),
         };
         let max_rel = max_relative(base_offset, next_base);
         let mut pos = 0u64;
@@ -250,6 +261,13 @@ impl Segment {
             segment.log.set_len(pos)?;
         }
         segment.size = pos;
+        // Entries whose marker did not survive are dropped; the partition layer re-adds the
+        // entries of markers it finds without one.
+        segment.txn_index = TxnIndex::load(
+            segment_path(dir, base_offset, TXN_INDEX_EXT),
+            base_offset,
+            Some(segment.next_offset),
+        )?;
         segment.roll_base_ms = segment.first_batch_timestamp()?;
         segment.offset_index.write_pending()?;
         segment.time_index.write_pending()?;
@@ -378,6 +396,7 @@ impl Segment {
         self.offset_index.write_pending()?;
         self.time_index.write_pending()?;
         self.log.sync_data()?;
+        self.txn_index.sync()?;
         Ok(())
     }
 
@@ -397,10 +416,28 @@ impl Segment {
         self.time_index.release();
     }
 
-    fn sync_all(&self) -> Result<()> {
+    fn sync_all(&mut self) -> Result<()> {
         self.log.sync_data()?;
         self.offset_index.sync()?;
         self.time_index.sync()?;
+        self.txn_index.sync()?;
+        Ok(())
+    }
+
+    /// The aborted transactions whose marker is in this segment, in marker order.
+    pub(crate) fn aborted_txns(&self) -> &[AbortedTxn] {
+        self.txn_index.entries()
+    }
+
+    /// Whether the abort marker at `last_offset` has its entry.
+    pub(crate) fn has_aborted_txn(&self, last_offset: i64) -> bool {
+        self.txn_index.contains(last_offset)
+    }
+
+    /// Records an aborted transaction whose marker is in this segment (kept in marker order;
+    /// an entry for a marker already indexed is ignored).
+    pub(crate) fn add_aborted_txn(&mut self, entry: AbortedTxn) -> Result<()> {
+        self.txn_index.insert(entry)?;
         Ok(())
     }
 
@@ -411,12 +448,14 @@ impl Segment {
             log,
             offset_index,
             time_index,
+            txn_index,
             ..
         } = self;
         drop(log);
         fs::remove_file(&log_path)?;
         offset_index.delete()?;
         time_index.delete()?;
+        txn_index.delete()?;
         Ok(())
     }
 
@@ -572,6 +611,7 @@ impl Segment {
         self.size = pos;
         self.offset_index.truncate_from(rel)?;
         self.time_index.truncate_from(rel)?;
+        self.txn_index.truncate_from(h.base_offset)?;
         if !self.rescan_tail(None)? {
             return Err(storage_error(format!(
                 "{}: inconsistent after truncation to {offset}",

@@ -60,9 +60,29 @@ fn kafka(code: ErrorCode, message: impl Into<String>) -> Error {
     Error::kafka(code, message)
 }
 
+/// Who is appending a batch (Kafka's `AppendOrigin`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppendOrigin {
+    /// A producer: every check of the table above applies.
+    Client,
+    /// This broker's coordinators: transaction markers (control batches) and transactional
+    /// offset commits (a producer id without a sequence) are allowed.
+    Coordinator,
+}
+
 /// Validates `batch`, one RecordBatch as a client sent it, against the topic's `config` at
 /// broker time `now_ms`. Never panics on hostile input.
 pub fn validate_batch(batch: &Bytes, config: &LogConfig, now_ms: i64) -> Result<ValidatedBatch> {
+    validate_batch_from(batch, config, now_ms, AppendOrigin::Client)
+}
+
+/// [`validate_batch`] for a batch from `origin`.
+pub fn validate_batch_from(
+    batch: &Bytes,
+    config: &LogConfig,
+    now_ms: i64,
+    origin: AppendOrigin,
+) -> Result<ValidatedBatch> {
     if batch.len() > 16 {
         let magic = batch[16] as i8;
         if magic != MAGIC_V2 {
@@ -95,11 +115,11 @@ pub fn validate_batch(batch: &Bytes, config: &LogConfig, now_ms: i64) -> Result<
     })?;
     view.validate_crc()
         .map_err(|e| kafka(ErrorCode::CorruptMessage, e.to_string()))?;
-    check_header(&view)?;
+    check_header(&view, origin)?;
     check_records(&view, config, now_ms)
 }
 
-fn check_header(view: &RecordBatch) -> Result<()> {
+fn check_header(view: &RecordBatch, origin: AppendOrigin) -> Result<()> {
     let count = view.record_count();
     if count <= 0 {
         return Err(kafka(
@@ -116,13 +136,13 @@ fn check_header(view: &RecordBatch) -> Result<()> {
             ),
         ));
     }
-    if view.is_control() {
+    if view.is_control() && origin == AppendOrigin::Client {
         return Err(kafka(
             ErrorCode::InvalidRecord,
             "clients are not allowed to write control records",
         ));
     }
-    if view.producer_id() >= 0 && view.base_sequence() < 0 {
+    if view.producer_id() >= 0 && view.base_sequence() < 0 && origin == AppendOrigin::Client {
         return Err(kafka(
             ErrorCode::InvalidRecord,
             format!(

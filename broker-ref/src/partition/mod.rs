@@ -7,6 +7,7 @@
 
 mod producer_state;
 mod registry;
+mod txn;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -15,13 +16,14 @@ use bytes::{Bytes, BytesMut};
 use odradek::records::RecordBatches;
 use odradek::ErrorCode;
 
-use crate::log::{Log, LogConfig, ReadInfo};
+use crate::log::{AbortedTxn, Log, LogConfig, ReadInfo};
 use crate::{Error, Result};
 
-pub use producer_state::{ProducerState, SequenceCheck};
+pub use producer_state::{BatchRecord, ProducerState, ProducerSummary, SequenceCheck};
 pub use registry::{
     validate_topic_name, write_atomically as write_meta, Topic, TopicRegistry, INTERNAL_TOPICS,
 };
+pub use txn::Marker;
 
 /// The leader epoch of every partition on this single-node broker.
 pub const LEADER_EPOCH: i32 = 0;
@@ -35,6 +37,8 @@ pub struct Partition {
     /// Idempotent producers' recent batches; locked after `log` when both are needed.
     producers: Mutex<ProducerState>,
     high_watermark: AtomicI64,
+    /// First offset of the earliest open transaction, or the high watermark.
+    last_stable_offset: AtomicI64,
     log_start_offset: AtomicI64,
 }
 
@@ -60,22 +64,30 @@ pub struct FetchOutcome {
     pub last_stable_offset: i64,
     /// Log start offset at the time of the read.
     pub log_start_offset: i64,
+    /// read_committed: the aborted transactions overlapping the records returned.
+    pub aborted: Option<Vec<AbortedTxn>>,
 }
 
 impl Partition {
-    /// Opens (recovering if needed) the partition's log.
+    /// Opens (recovering if needed) the partition's log and rebuilds its producer state.
     pub fn open(dir: &std::path::Path, topic: &str, index: i32, config: LogConfig) -> Result<Self> {
-        let log = Log::open(&dir.join(format!("{topic}-{index}")), topic, index, config)?;
-        let (hw, start) = (log.log_end_offset(), log.log_start_offset());
-        let producers = rebuild_producer_state(&log)?;
-        Ok(Partition {
+        let mut log = Log::open(&dir.join(format!("{topic}-{index}")), topic, index, config)?;
+        let producers = txn::rebuild_producer_state(&mut log)?;
+        let partition = Partition {
             topic: topic.to_string(),
             index,
+            high_watermark: AtomicI64::new(0),
+            last_stable_offset: AtomicI64::new(0),
+            log_start_offset: AtomicI64::new(0),
             log: Mutex::new(log),
             producers: Mutex::new(producers),
-            high_watermark: AtomicI64::new(hw),
-            log_start_offset: AtomicI64::new(start),
-        })
+        };
+        {
+            let mut log = partition.log()?;
+            let producers = partition.producers()?;
+            partition.publish_offsets(&mut log, &producers);
+        }
+        Ok(partition)
     }
 
     /// Topic name.
@@ -104,9 +116,10 @@ impl Partition {
         self.high_watermark.load(Ordering::Acquire)
     }
 
-    /// Last stable offset (no transactions yet: equal to the high watermark).
+    /// Last stable offset: the first offset of the earliest open transaction, else the high
+    /// watermark. read_committed consumers see only what lies below it.
     pub fn last_stable_offset(&self) -> i64 {
-        self.high_watermark()
+        self.last_stable_offset.load(Ordering::Acquire)
     }
 
     /// First offset still in the log.
@@ -114,11 +127,25 @@ impl Partition {
         self.log_start_offset.load(Ordering::Acquire)
     }
 
-    fn publish_offsets(&self, log: &Log) {
-        self.log_start_offset
-            .store(log.log_start_offset(), Ordering::Release);
-        self.high_watermark
-            .store(log.log_end_offset(), Ordering::Release);
+    /// Locks the producer state (after the log when both are needed).
+    fn producers(&self) -> Result<MutexGuard<'_, ProducerState>> {
+        self.producers
+            .lock()
+            .map_err(|_| Error::kafka(ErrorCode::KafkaStorageError, "producer state unavailable"))
+    }
+
+    /// Publishes the offsets readers see after a change: log start, high watermark and last
+    /// stable offset (never below the log start offset), and tells the log's cleaner where the
+    /// earliest open transaction starts.
+    fn publish_offsets(&self, log: &mut Log, producers: &ProducerState) {
+        let start = log.log_start_offset();
+        let hw = log.log_end_offset();
+        let unstable = producers.first_unstable_offset();
+        let lso = unstable.map_or(hw, |u| u.min(hw)).max(start);
+        log.set_first_unstable_offset(unstable);
+        self.log_start_offset.store(start, Ordering::Release);
+        self.high_watermark.store(hw, Ordering::Release);
+        self.last_stable_offset.store(lso, Ordering::Release);
     }
 
     /// Validates every batch of a produce request's record set, then appends them all. Either
@@ -136,9 +163,7 @@ impl Partition {
             ));
         }
         let mut log = self.log()?;
-        let mut producers = self.producers.lock().map_err(|_| {
-            Error::kafka(ErrorCode::KafkaStorageError, "producer state unavailable")
-        })?;
+        let mut producers = self.producers()?;
         let mut plan = Vec::with_capacity(batches.len());
         for batch in &batches {
             log.validate(batch, now_ms)?;
@@ -156,6 +181,11 @@ impl Partition {
                             format!("producer {}: {}", batch.producer_id(), code.name()),
                         )
                     })?
+            } else if batch.is_transactional() {
+                return Err(Error::kafka(
+                    ErrorCode::InvalidRecord,
+                    "a transactional batch needs a producer id and sequence",
+                ));
             } else {
                 SequenceCheck::Append
             };
@@ -169,11 +199,12 @@ impl Partition {
                 first_offset.get_or_insert(base_offset);
                 continue;
             }
-            let (pid, epoch, first_seq, last_seq) = (
+            let (pid, epoch, first_seq, last_seq, transactional) = (
                 batch.producer_id(),
                 batch.producer_epoch(),
                 batch.base_sequence(),
                 batch.last_sequence(),
+                batch.is_transactional(),
             );
             let info = log.append(
                 BytesMut::from(batch.as_bytes().as_ref()),
@@ -181,13 +212,21 @@ impl Partition {
                 now_ms,
             )?;
             if pid >= 0 && first_seq >= 0 {
-                producers.record(pid, epoch, first_seq, last_seq, info.base_offset);
+                producers.record(BatchRecord {
+                    producer_id: pid,
+                    epoch,
+                    first_seq,
+                    last_seq,
+                    base_offset: info.base_offset,
+                    max_timestamp: info.max_timestamp,
+                    transactional,
+                });
             }
             log_append_time = info.log_append_time;
             first_offset.get_or_insert(info.base_offset);
         }
+        self.publish_offsets(&mut log, &producers);
         drop(producers);
-        self.publish_offsets(&log);
         let base_offset = first_offset.unwrap_or(-1);
         Ok(ProduceOutcome {
             base_offset,
@@ -196,8 +235,8 @@ impl Partition {
         })
     }
 
-    /// Reads from `offset`, bounded by the high watermark (or the last stable offset for
-    /// read_committed).
+    /// Reads from `offset`, bounded by the high watermark, or for read_committed by the last
+    /// stable offset, with the aborted transactions overlapping what was read.
     pub fn read(
         &self,
         offset: i64,
@@ -210,11 +249,16 @@ impl Partition {
         let lso = self.last_stable_offset();
         let bound = if read_committed { lso } else { hw };
         let ReadInfo { records, .. } = log.read(offset, max_bytes, bound, min_one_batch)?;
+        let aborted = read_committed.then(|| match txn::end_offset_of(&records) {
+            Some(end) => log.aborted_txns(offset, end),
+            None => Vec::new(),
+        });
         Ok(FetchOutcome {
             records,
             high_watermark: hw,
             last_stable_offset: lso,
             log_start_offset: log.log_start_offset(),
+            aborted,
         })
     }
 
@@ -233,7 +277,8 @@ impl Partition {
         }
         let mut log = self.log()?;
         let start = log.delete_records_before(target)?;
-        self.publish_offsets(&log);
+        let producers = self.producers()?;
+        self.publish_offsets(&mut log, &producers);
         Ok(start)
     }
 
@@ -241,36 +286,8 @@ impl Partition {
     pub fn enforce_retention(&self, now_ms: i64) -> Result<()> {
         let mut log = self.log()?;
         log.enforce_retention(now_ms)?;
-        self.publish_offsets(&log);
+        let producers = self.producers()?;
+        self.publish_offsets(&mut log, &producers);
         Ok(())
     }
-}
-
-/// Rebuilds the idempotent-producer state from the batch headers of the whole log.
-fn rebuild_producer_state(log: &Log) -> Result<ProducerState> {
-    let mut state = ProducerState::default();
-    let end = log.log_end_offset();
-    let mut offset = log.log_start_offset();
-    while offset < end {
-        let ReadInfo { records, .. } = log.read(offset, 8 << 20, end, true)?;
-        let mut progressed = false;
-        for batch in RecordBatches::new(records) {
-            let batch = batch?;
-            if batch.producer_id() >= 0 && batch.base_sequence() >= 0 && !batch.is_control() {
-                state.record(
-                    batch.producer_id(),
-                    batch.producer_epoch(),
-                    batch.base_sequence(),
-                    batch.last_sequence(),
-                    batch.base_offset(),
-                );
-            }
-            progressed |= batch.next_offset() > offset;
-            offset = offset.max(batch.next_offset());
-        }
-        if !progressed {
-            break;
-        }
-    }
-    Ok(state)
 }

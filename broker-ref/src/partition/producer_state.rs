@@ -1,11 +1,12 @@
-//! Per-partition idempotent-producer state: for each producer id, its epoch and the sequence
-//! ranges and offsets of its last five batches, so a retried batch is acknowledged with its
-//! original offset instead of being written twice, and gaps are refused.
+//! Per-partition producer state: for each producer id, its epoch and the sequence ranges and
+//! offsets of its last five batches, so a retried batch is acknowledged with its original offset
+//! instead of being written twice and gaps are refused; and, for transactional producers, the
+//! first offset of the transaction open on this partition, which bounds the last stable offset.
 //!
-//! The state is rebuilt from the batch headers of the log when a partition opens (the log is the
-//! snapshot), so it survives restarts.
+//! The state is rebuilt from the batch headers and markers of the log when a partition opens
+//! (see `partition::txn`), so it survives restarts.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use odradek::ErrorCode;
 
@@ -20,10 +21,28 @@ struct BatchMeta {
     base_offset: i64,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct ProducerEntry {
     epoch: i16,
     batches: VecDeque<BatchMeta>,
+    /// Epoch of the coordinator that wrote the producer's last marker (-1: none yet).
+    coordinator_epoch: i32,
+    /// Max timestamp of the producer's last batch.
+    last_timestamp: i64,
+    /// First offset of the producer's open transaction on this partition.
+    txn_first_offset: Option<i64>,
+}
+
+impl Default for ProducerEntry {
+    fn default() -> Self {
+        ProducerEntry {
+            epoch: 0,
+            batches: VecDeque::new(),
+            coordinator_epoch: -1,
+            last_timestamp: -1,
+            txn_first_offset: None,
+        }
+    }
 }
 
 /// What to do with an idempotent batch.
@@ -38,10 +57,48 @@ pub enum SequenceCheck {
     },
 }
 
+/// A written batch, as the producer state records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchRecord {
+    /// Producer id.
+    pub producer_id: i64,
+    /// Producer epoch.
+    pub epoch: i16,
+    /// Sequence of the first record, or -1 (a coordinator's transactional offset commit).
+    pub first_seq: i32,
+    /// Sequence of the last record, or -1.
+    pub last_seq: i32,
+    /// Offset of the first record.
+    pub base_offset: i64,
+    /// The batch's max timestamp.
+    pub max_timestamp: i64,
+    /// Part of a transaction.
+    pub transactional: bool,
+}
+
+/// One producer as DescribeProducers reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProducerSummary {
+    /// Producer id.
+    pub producer_id: i64,
+    /// Current epoch.
+    pub epoch: i16,
+    /// Last sequence written, or -1.
+    pub last_sequence: i32,
+    /// Max timestamp of its last batch, or -1.
+    pub last_timestamp: i64,
+    /// Epoch of the coordinator that wrote its last marker, or -1.
+    pub coordinator_epoch: i32,
+    /// First offset of its open transaction, or -1.
+    pub current_txn_start_offset: i64,
+}
+
 /// The producer state of one partition.
 #[derive(Debug, Clone, Default)]
 pub struct ProducerState {
     producers: HashMap<i64, ProducerEntry>,
+    /// (first offset, producer id) of every open transaction.
+    ongoing: BTreeSet<(i64, i64)>,
 }
 
 /// The sequence after `seq`, wrapping at `i32::MAX` as Kafka does.
@@ -93,28 +150,89 @@ impl ProducerState {
         }
     }
 
-    /// Records a written batch.
-    pub fn record(
+    /// Checks a transactional batch without sequence numbers (a coordinator's transactional
+    /// offset commit): only the epoch matters.
+    pub fn check_epoch(&self, producer_id: i64, epoch: i16) -> Result<(), ErrorCode> {
+        match self.producers.get(&producer_id) {
+            Some(entry) if epoch < entry.epoch => Err(ErrorCode::InvalidProducerEpoch),
+            _ => Ok(()),
+        }
+    }
+
+    /// Records a written batch; a transactional one opens the producer's transaction on this
+    /// partition if none is open.
+    pub fn record(&mut self, batch: BatchRecord) {
+        let entry = self.producers.entry(batch.producer_id).or_default();
+        if batch.epoch != entry.epoch {
+            entry.batches.clear();
+            entry.epoch = batch.epoch;
+        }
+        entry.last_timestamp = batch.max_timestamp;
+        if batch.first_seq >= 0 {
+            entry.batches.push_back(BatchMeta {
+                first_seq: batch.first_seq,
+                last_seq: batch.last_seq,
+                base_offset: batch.base_offset,
+            });
+            while entry.batches.len() > BATCHES_PER_PRODUCER {
+                entry.batches.pop_front();
+            }
+        }
+        if batch.transactional && entry.txn_first_offset.is_none() {
+            entry.txn_first_offset = Some(batch.base_offset);
+            self.ongoing.insert((batch.base_offset, batch.producer_id));
+        }
+    }
+
+    /// Checks that a marker from the coordinator at `epoch` may end `producer_id`'s
+    /// transaction: a marker older than the producer's epoch is refused.
+    pub fn check_marker(&self, producer_id: i64, epoch: i16) -> Result<(), ErrorCode> {
+        self.check_epoch(producer_id, epoch)
+    }
+
+    /// Applies a COMMIT or ABORT marker written at `timestamp`: the producer moves to the
+    /// marker's epoch (a bumped epoch resets its sequences) and its open transaction, if any,
+    /// closes. Returns that transaction's first offset.
+    pub fn complete_txn(
         &mut self,
         producer_id: i64,
         epoch: i16,
-        first_seq: i32,
-        last_seq: i32,
-        base_offset: i64,
-    ) {
+        coordinator_epoch: i32,
+        timestamp: i64,
+    ) -> Option<i64> {
         let entry = self.producers.entry(producer_id).or_default();
         if epoch != entry.epoch {
             entry.batches.clear();
             entry.epoch = epoch;
         }
-        entry.batches.push_back(BatchMeta {
-            first_seq,
-            last_seq,
-            base_offset,
-        });
-        while entry.batches.len() > BATCHES_PER_PRODUCER {
-            entry.batches.pop_front();
-        }
+        entry.coordinator_epoch = coordinator_epoch;
+        entry.last_timestamp = timestamp;
+        let first = entry.txn_first_offset.take()?;
+        self.ongoing.remove(&(first, producer_id));
+        Some(first)
+    }
+
+    /// First offset of the earliest open transaction.
+    pub fn first_unstable_offset(&self) -> Option<i64> {
+        self.ongoing.iter().next().map(|&(offset, _)| offset)
+    }
+
+    /// Every producer, ordered by id.
+    pub fn summaries(&self) -> Vec<ProducerSummary> {
+        let mut out: Vec<ProducerSummary> = self
+            .producers
+            .iter()
+            .map(|(&id, e)| ProducerSummary {
+                producer_id: id,
+                epoch: e.epoch,
+                last_sequence: e.batches.back().map_or(-1, |b| b.last_seq),
+                last_timestamp: e.last_timestamp,
+                coordinator_epoch: e.coordinator_epoch,
+                current_txn_start_offset: e.txn_first_offset.unwrap_or(-1),
+            })
+            .collect();
+        out.sort_by_key(|p| p.producer_id);
+        out
     }
 
     /// Producers tracked.
@@ -132,11 +250,23 @@ impl ProducerState {
 mod tests {
     use super::*;
 
+    fn rec(pid: i64, epoch: i16, first: i32, last: i32, offset: i64) -> BatchRecord {
+        BatchRecord {
+            producer_id: pid,
+            epoch,
+            first_seq: first,
+            last_seq: last,
+            base_offset: offset,
+            max_timestamp: 1,
+            transactional: false,
+        }
+    }
+
     #[test]
     fn duplicates_gaps_and_epochs() {
         let mut s = ProducerState::default();
         assert_eq!(s.check(7, 0, 0, 4), Ok(SequenceCheck::Append));
-        s.record(7, 0, 0, 4, 100);
+        s.record(rec(7, 0, 0, 4, 100));
         assert_eq!(
             s.check(7, 0, 0, 4),
             Ok(SequenceCheck::Duplicate { base_offset: 100 })
@@ -147,14 +277,14 @@ mod tests {
             "gap"
         );
         assert_eq!(s.check(7, 0, 5, 9), Ok(SequenceCheck::Append));
-        s.record(7, 0, 5, 9, 105);
+        s.record(rec(7, 0, 5, 9, 105));
         assert_eq!(
             s.check(7, 1, 3, 3),
             Err(ErrorCode::OutOfOrderSequenceNumber),
             "new epoch starts at 0"
         );
         assert_eq!(s.check(7, 1, 0, 0), Ok(SequenceCheck::Append));
-        s.record(7, 1, 0, 0, 110);
+        s.record(rec(7, 1, 0, 0, 110));
         assert_eq!(
             s.check(7, 0, 10, 10),
             Err(ErrorCode::InvalidProducerEpoch),
@@ -171,7 +301,7 @@ mod tests {
     fn only_the_last_five_batches_are_remembered() {
         let mut s = ProducerState::default();
         for i in 0..7 {
-            s.record(1, 0, i, i, i64::from(i) * 10);
+            s.record(rec(1, 0, i, i, i64::from(i) * 10));
         }
         assert_eq!(
             s.check(1, 0, 6, 6),
@@ -189,9 +319,43 @@ mod tests {
     }
 
     #[test]
+    fn transactions_bound_the_first_unstable_offset() {
+        let mut s = ProducerState::default();
+        let txn = |pid, seq, offset| BatchRecord {
+            transactional: true,
+            ..rec(pid, 0, seq, seq, offset)
+        };
+        s.record(txn(1, 0, 10));
+        s.record(txn(1, 1, 11));
+        s.record(txn(2, 0, 12));
+        assert_eq!(s.first_unstable_offset(), Some(10));
+        assert_eq!(s.summaries()[0].current_txn_start_offset, 10);
+        assert_eq!(s.complete_txn(1, 0, 3, 99), Some(10));
+        assert_eq!(s.first_unstable_offset(), Some(12));
+        assert_eq!(s.complete_txn(1, 0, 3, 99), None, "already closed");
+        assert_eq!(
+            s.complete_txn(2, 1, 3, 99),
+            Some(12),
+            "a bumped-epoch abort"
+        );
+        assert_eq!(s.first_unstable_offset(), None);
+        assert_eq!(
+            s.check(2, 0, 1, 1),
+            Err(ErrorCode::InvalidProducerEpoch),
+            "the old epoch is fenced"
+        );
+        assert_eq!(s.check_marker(2, 0), Err(ErrorCode::InvalidProducerEpoch));
+        let p2 = s.summaries()[1];
+        assert_eq!(
+            (p2.epoch, p2.coordinator_epoch, p2.last_sequence),
+            (1, 3, -1)
+        );
+    }
+
+    #[test]
     fn sequences_wrap() {
         let mut s = ProducerState::default();
-        s.record(1, 0, i32::MAX - 1, i32::MAX, 0);
+        s.record(rec(1, 0, i32::MAX - 1, i32::MAX, 0));
         assert_eq!(s.check(1, 0, 0, 3), Ok(SequenceCheck::Append));
     }
 }

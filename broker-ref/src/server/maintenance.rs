@@ -1,5 +1,7 @@
-//! Background upkeep: retention and timed flush every `log.retention.check.interval.ms`, and the
-//! log cleaner (compaction) every `log.cleaner.backoff.ms` when `log.cleaner.enable` is true.
+//! Background upkeep: retention and timed flush every `log.retention.check.interval.ms`, the
+//! log cleaner (compaction) every `log.cleaner.backoff.ms` when `log.cleaner.enable` is true,
+//! group timers, and transaction timeouts every
+//! `transaction.abort.timed.out.transaction.cleanup.interval.ms`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +20,7 @@ pub async fn run(broker: Arc<Broker>, shutdown: watch::Receiver<bool>) {
     tokio::join!(
         retention_loop(broker.clone(), shutdown.clone()),
         group_timers(broker.clone(), shutdown.clone()),
+        txn_timers(broker.clone(), shutdown.clone()),
         cleaner_loop(broker, shutdown)
     );
 }
@@ -125,6 +128,29 @@ async fn group_timers(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) 
         tokio::select! {
             _ = shutdown.changed() => return,
             _ = ticker.tick() => broker.groups.tick(&broker),
+        }
+    }
+}
+
+/// Transaction coordinator timers: aborts transactions past their `transaction.timeout.ms` and
+/// expires idle transactional ids.
+async fn txn_timers(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) {
+    let interval = broker
+        .config
+        .long("transaction.abort.timed.out.transaction.cleanup.interval.ms")
+        .clamp(10, i64::from(u32::MAX)) as u64;
+    let mut ticker = tokio::time::interval(Duration::from_millis(interval));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = ticker.tick() => {
+                let b = broker.clone();
+                // Markers are file writes: keep them off the async workers.
+                if let Err(e) = tokio::task::spawn_blocking(move || b.txns.tick(&b)).await {
+                    tracing::error!(error = %e, "transaction timer panicked");
+                }
+            }
         }
     }
 }

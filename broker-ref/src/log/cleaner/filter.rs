@@ -18,8 +18,10 @@
 //! 6 (KIP-534); a later pass after that time removes the tombstones. A horizon, once set, is
 //! kept.
 //!
-//! Control batches (transaction markers) are kept unchanged, and records of aborted
-//! transactions are treated like any other: transactions are not implemented yet.
+//! Control batches (transaction markers) are kept unchanged. Records of aborted transactions are
+//! removed (the batch then follows the rules for a batch that lost every record); they never
+//! entered the key map. The cleanable range ends before the earliest open transaction, so every
+//! transactional batch the filter sees belongs to a completed transaction.
 
 use bytes::{BufMut, Bytes, BytesMut};
 use odradek::records::{
@@ -29,6 +31,7 @@ use odradek::records::{
 
 use super::super::config::LogConfig;
 use super::super::segment::storage_error;
+use super::aborted::AbortedRanges;
 use super::offset_map::OffsetMap;
 use crate::Result;
 
@@ -46,6 +49,8 @@ pub(super) struct Filter<'a> {
     pub(super) now_ms: i64,
     /// The topic's settings (`delete.retention.ms`, compression levels).
     pub(super) config: &'a LogConfig,
+    /// Batches of aborted transactions, whose records all go.
+    pub(super) aborted: &'a AbortedRanges,
 }
 
 /// What happens to one batch.
@@ -97,6 +102,7 @@ impl Filter<'_> {
             .attributes()
             .has_delete_horizon()
             .then(|| batch.base_timestamp());
+        let aborted = self.aborted.contains(batch);
         let mut kept = Vec::new();
         let mut read = 0u64;
         let mut tombstones = false;
@@ -106,7 +112,7 @@ impl Filter<'_> {
         for record in records {
             let record = record.map_err(|e| storage_error(format!("undecodable record: {e}")))?;
             read += 1;
-            if self.retain(&record, horizon) {
+            if !aborted && self.retain(&record, horizon) {
                 tombstones |= record.value.is_none();
                 kept.push(record);
             }

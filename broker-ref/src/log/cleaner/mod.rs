@@ -17,6 +17,7 @@
 //!
 //! [`Log::clean`] runs all three with the log borrowed throughout.
 
+mod aborted;
 mod filter;
 mod group;
 pub(crate) mod offset_checkpoint;
@@ -37,9 +38,11 @@ use std::path::PathBuf;
 
 use super::config::LogConfig;
 use super::segment::{segment_path, Segment, LOG_EXT};
+use super::txn_index::{AbortedTxn, TxnIndex, TXN_INDEX_EXT};
 use super::Log;
 use crate::Result;
 
+use aborted::AbortedRanges;
 use filter::Filter;
 use group::{clean_group, group_segments, CleanedGroup};
 use select::Cleanable;
@@ -112,6 +115,7 @@ pub struct CleaningPlan {
     range: Cleanable,
     first_dirty_pos: u64,
     segments: Vec<SegmentSnapshot>,
+    aborted: AbortedRanges,
 }
 
 /// Step 2's result: cleaned segments written to `.cleaned` files, waiting for
@@ -142,6 +146,7 @@ impl CleaningPlan {
             self.first_dirty_pos,
             self.range.first_uncleanable,
             self.options.dedupe_buffer_bytes.max(1),
+            &self.aborted,
         )?;
         let filter = Filter {
             map: &dirty.map,
@@ -149,6 +154,7 @@ impl CleaningPlan {
             upper_bound: self.range.first_uncleanable,
             now_ms: self.now_ms,
             config: &self.config,
+            aborted: &self.aborted,
         };
         let mut built = BuiltCleaning {
             dir: self.dir.clone(),
@@ -251,6 +257,7 @@ impl Log {
             range,
             first_dirty_pos,
             segments,
+            aborted: AbortedRanges::new(&self.all_aborted_txns()),
         }))
     }
 
@@ -363,6 +370,18 @@ impl Log {
     /// new segment is open, the map keeps the old segments (whose open handles still read the
     /// old data), so a failure leaves reads working and the next open completes the swap.
     fn swap_in(&mut self, group: &CleanedGroup) -> Result<()> {
+        // Markers are never removed, so every aborted transaction of the replaced segments
+        // still has its marker in the cleaned one.
+        let aborted: Vec<AbortedTxn> = group
+            .members
+            .iter()
+            .filter_map(|m| self.segments.get(&m.base))
+            .flat_map(|s| s.aborted_txns().iter().copied())
+            .collect();
+        TxnIndex::write_to(
+            &aborted,
+            &swap::suffixed_path(&self.dir, group.base, TXN_INDEX_EXT, swap::CLEANED_SUFFIX),
+        )?;
         swap::commit(&self.dir, group.base)?;
         let bases: Vec<i64> = group.members.iter().map(|m| m.base).collect();
         swap::install(&self.dir, group.base, &bases)?;

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use bytes::Bytes;
 
 use super::super::segment::storage_error;
+use super::aborted::AbortedRanges;
 use super::snapshot::SegmentSnapshot;
 use crate::Result;
 
@@ -67,14 +68,16 @@ pub(super) struct DirtyMap {
 
 /// Builds the map from the records in `[first_dirty, uncleanable)` of `segments` (the sealed
 /// segments in offset order; `first_dirty_pos` is where the batch holding `first_dirty` starts
-/// in its segment). Keyless records and control batches contribute nothing. Stops early once
-/// the map has used `budget` bytes, after at least one batch.
+/// in its segment). Keyless records, control batches and batches of aborted transactions
+/// contribute nothing. Stops early once the map has used `budget` bytes, after at least one
+/// batch.
 pub(super) fn build(
     segments: &[SegmentSnapshot],
     first_dirty: i64,
     first_dirty_pos: u64,
     uncleanable: i64,
     budget: u64,
+    aborted: &AbortedRanges,
 ) -> Result<DirtyMap> {
     let mut dirty = DirtyMap {
         map: OffsetMap::default(),
@@ -96,7 +99,7 @@ pub(super) fn build(
             if header.last_offset < first_dirty {
                 continue;
             }
-            if !batch.is_control() {
+            if !batch.is_control() && !aborted.contains(&batch) {
                 let records = batch
                     .records()
                     .map_err(|e| storage_error(format!("undecodable batch: {e}")))?;

@@ -6,7 +6,8 @@
 //!   it lies outside `[log start, log end]`.
 //! - *First uncleanable offset*: the active segment's base, or earlier the base of the first
 //!   sealed dirty segment whose largest timestamp is newer than `now - min.compaction.lag.ms`;
-//!   never below the first dirty offset. (The high watermark equals the log end offset on this
+//!   never below the first dirty offset, and never past the segment holding the first offset of
+//!   the earliest open transaction. (The high watermark equals the log end offset on this
 //!   single-node broker, so it never limits more than the active segment does.)
 //! - *Clean bytes*: the segments below the first dirty offset; *cleanable bytes*: the segments
 //!   from the first dirty offset up to the first uncleanable one. The dirty ratio is cleanable /
@@ -87,7 +88,12 @@ impl Log {
         let active_base = self.active()?.base_offset();
         let dirty_from = self.floor_base(first_dirty);
         let dirty_sealed = || self.segments.range(dirty_from..active_base).map(|(_, s)| s);
-        let mut uncleanable = active_base;
+        // Never past the earliest open transaction: whether its records stay depends on how
+        // it ends.
+        let mut uncleanable = match self.first_unstable_offset {
+            Some(o) => active_base.min(o),
+            None => active_base,
+        };
         let min_lag = self.config.min_compaction_lag_ms.max(0);
         if min_lag > 0 {
             let horizon = now_ms.saturating_sub(min_lag);

@@ -4,7 +4,8 @@
 //! A group of old segments `[b, end)` is replaced by one new segment with base `b`:
 //!
 //! 1. The cleaner writes `<b>.log.cleaned`, `<b>.index.cleaned` and `<b>.timeindex.cleaned` and
-//!    fsyncs them (no lock held).
+//!    fsyncs them (no lock held); the commit step adds `<b>.txnindex.cleaned` (the replaced
+//!    segments' aborted transactions, merged) when there are any.
 //! 2. [`commit`]: the index files are renamed to `.swap`, then `<b>.log.cleaned` →
 //!    `<b>.log.swap`, then the directory is fsynced. **The `.log.swap` rename is the commit
 //!    point.**
@@ -15,7 +16,7 @@
 //! the replacement was committed, so it is completed: every `.log` segment whose base lies in
 //! `[b, max(next, b + 1))`, where `next` is the offset after the swap file's last batch, is
 //! deleted with its indexes, the index files of `b` are deleted (they are rebuilt from the data),
-//! and the swap file becomes `<b>.log`. Old segments of the group with a base ≥ `next` can
+//! the swap file becomes `<b>.log` and a `<b>.txnindex.swap` becomes `<b>.txnindex`. Old segments of the group with a base ≥ `next` can
 //! survive a crash in step 3; every record in them was removed by the cleaning (all offsets of
 //! the kept records are < `next`), so they hold only superseded data, never overlap the new
 //! segment, and are cleaned again by a later pass. Files ending in `.cleaned`, and index `.swap`
@@ -29,13 +30,14 @@ use std::path::{Path, PathBuf};
 use super::super::checkpoint::sync_dir;
 use super::super::scan::{HeaderWalk, Step};
 use super::super::segment::{segment_path, INDEX_EXT, LOG_EXT, TIME_INDEX_EXT};
+use super::super::txn_index::TXN_INDEX_EXT;
 
 /// Suffix of a cleaned segment's files while they are written.
 pub(crate) const CLEANED_SUFFIX: &str = "cleaned";
 /// Suffix of a cleaned segment's files once the replacement is committed.
 pub(crate) const SWAP_SUFFIX: &str = "swap";
 
-const EXTS: [&str; 3] = [LOG_EXT, INDEX_EXT, TIME_INDEX_EXT];
+const EXTS: [&str; 4] = [LOG_EXT, INDEX_EXT, TIME_INDEX_EXT, TXN_INDEX_EXT];
 
 /// `<dir>/<base>.<ext>.<suffix>`.
 pub(crate) fn suffixed_path(dir: &Path, base: i64, ext: &str, suffix: &str) -> PathBuf {
@@ -63,6 +65,10 @@ pub(crate) fn discard_cleaned(dir: &Path, base: i64) {
 /// Step 2: renames the cleaned files of `base` to `.swap`, the log file last (the commit point),
 /// and fsyncs the directory.
 pub(crate) fn commit(dir: &Path, base: i64) -> io::Result<()> {
+    let txn = suffixed_path(dir, base, TXN_INDEX_EXT, CLEANED_SUFFIX);
+    if txn.exists() {
+        fs::rename(&txn, suffixed_path(dir, base, TXN_INDEX_EXT, SWAP_SUFFIX))?;
+    }
     for ext in [INDEX_EXT, TIME_INDEX_EXT, LOG_EXT] {
         fs::rename(
             suffixed_path(dir, base, ext, CLEANED_SUFFIX),
@@ -88,7 +94,19 @@ pub(crate) fn install(dir: &Path, base: i64, replaced: &[i64]) -> io::Result<()>
             segment_path(dir, base, ext),
         )?;
     }
+    // Last: while `<b>.log.swap` exists, a `<b>.txnindex.swap` (if any) is the new index.
+    install_txn_index(dir, base)?;
     sync_dir(dir)
+}
+
+/// Renames `<b>.txnindex.swap` (written only when the cleaned segment has aborted
+/// transactions) to its final name.
+fn install_txn_index(dir: &Path, base: i64) -> io::Result<()> {
+    let swap = suffixed_path(dir, base, TXN_INDEX_EXT, SWAP_SUFFIX);
+    if swap.exists() {
+        fs::rename(&swap, segment_path(dir, base, TXN_INDEX_EXT))?;
+    }
+    Ok(())
 }
 
 /// The offset after the last whole batch of the file at `path` (`base` if it has none).
@@ -144,11 +162,14 @@ pub(crate) fn complete_interrupted_swaps(dir: &Path) -> io::Result<Vec<i64>> {
                 remove_if_exists(&segment_path(dir, old, ext))?;
             }
         }
-        for ext in [INDEX_EXT, TIME_INDEX_EXT] {
+        for ext in [INDEX_EXT, TIME_INDEX_EXT, TXN_INDEX_EXT] {
             remove_if_exists(&segment_path(dir, base, ext))?;
+        }
+        for ext in [INDEX_EXT, TIME_INDEX_EXT] {
             remove_if_exists(&suffixed_path(dir, base, ext, SWAP_SUFFIX))?;
         }
         fs::rename(&swap, segment_path(dir, base, LOG_EXT))?;
+        install_txn_index(dir, base)?;
     }
     if !swaps.is_empty() {
         sync_dir(dir)?;

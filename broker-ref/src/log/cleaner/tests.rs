@@ -585,12 +585,14 @@ fn control_batches_are_kept_unchanged() {
     let batch = RecordBatch::new(b.build().unwrap()).unwrap();
     let map = OffsetMap::default();
     let config = compact_config();
+    let aborted = super::aborted::AbortedRanges::default();
     let filter = Filter {
         map: &map,
         latest_offset: 100,
         upper_bound: 100,
         now_ms: NOW,
         config: &config,
+        aborted: &aborted,
     };
     assert!(matches!(
         filter.batch(&batch).unwrap().filtered,

@@ -1,0 +1,565 @@
+//! The transaction coordinator (transaction protocol V1: clients add partitions with
+//! AddPartitionsToTxn), persisted in the compacted internal topic `__transaction_state`.
+//!
+//! Each transactional id lives in partition `abs(javaHashCode(id)) % transaction.state.log.num.partitions`
+//! (Kafka's placement). Every state change is appended there in Kafka's record layout
+//! ([`storage`]) before it is acknowledged and replayed at startup. Ending a transaction writes
+//! PrepareCommit/PrepareAbort, then a COMMIT/ABORT marker into every partition of the
+//! transaction (for `__consumer_offsets` partitions the group coordinator then publishes or
+//! drops the transaction's offsets), then CompleteCommit/CompleteAbort; all of it happens before
+//! EndTxn is answered. A restart finds a transaction still in a Prepare state and writes its
+//! markers again ([`TransactionCoordinator::recover`]); a marker written twice is harmless.
+//!
+//! One lock guards every transactional id. It is held while markers are written and while a
+//! transactional produce or offset commit is verified and appended ([`TransactionCoordinator::with_verified`]),
+//! so a write can never land after its transaction's marker (a hanging transaction). Lock order:
+//! transactions, then groups, then a partition.
+
+pub mod metadata;
+pub mod storage;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, MutexGuard};
+
+use odradek::records::{BatchBuilder, Compression, RecordBatches};
+use odradek::ErrorCode;
+
+use crate::broker::{now_ms, Broker};
+use crate::config::BrokerConfig;
+use crate::coordinator::storage::partition_for_group;
+use crate::coordinator::OFFSETS_TOPIC;
+use crate::partition::{Marker, TopicRegistry};
+use crate::{Error, Result};
+use metadata::{TxnMetadata, TxnState};
+
+/// Name of the transaction state topic.
+pub const TRANSACTION_TOPIC: &str = "__transaction_state";
+
+/// The coordinator epoch written into markers (one coordinator, never moved).
+const COORDINATOR_EPOCH: i32 = 0;
+
+/// A transaction as DescribeTransactions and ListTransactions report it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxnView {
+    /// Transactional id.
+    pub transactional_id: String,
+    /// State.
+    pub state: TxnState,
+    /// Producer id.
+    pub producer_id: i64,
+    /// Producer epoch.
+    pub epoch: i16,
+    /// Timeout (ms).
+    pub timeout_ms: i32,
+    /// Start of the open transaction (ms), or -1.
+    pub start_ms: i64,
+    /// Partitions of the transaction.
+    pub partitions: Vec<(String, i32)>,
+}
+
+/// The transaction coordinator.
+#[derive(Debug)]
+pub struct TransactionCoordinator {
+    txns: Mutex<HashMap<String, TxnMetadata>>,
+    partitions: i32,
+    max_timeout_ms: i32,
+    id_expiration_ms: i64,
+}
+
+impl TransactionCoordinator {
+    /// Creates the coordinator, ensures `__transaction_state` exists and replays it.
+    pub fn open(config: &BrokerConfig, topics: &TopicRegistry) -> Result<TransactionCoordinator> {
+        let partitions = config.int("transaction.state.log.num.partitions").max(1);
+        if topics.get(TRANSACTION_TOPIC).is_none() {
+            let mut overrides = BTreeMap::new();
+            overrides.insert("cleanup.policy".to_string(), "compact".to_string());
+            overrides.insert(
+                "segment.bytes".to_string(),
+                config
+                    .get("transaction.state.log.segment.bytes")
+                    .to_string(),
+            );
+            overrides.insert("compression.type".to_string(), "producer".to_string());
+            topics.create(TRANSACTION_TOPIC, partitions, overrides, false)?;
+        }
+        let coordinator = TransactionCoordinator {
+            txns: Mutex::new(HashMap::new()),
+            partitions,
+            max_timeout_ms: config.int("transaction.max.timeout.ms"),
+            id_expiration_ms: i64::from(config.int("transactional.id.expiration.ms")),
+        };
+        coordinator.replay(topics)?;
+        Ok(coordinator)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, TxnMetadata>> {
+        self.txns.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn replay(&self, topics: &TopicRegistry) -> Result<()> {
+        let Some(topic) = topics.get(TRANSACTION_TOPIC) else {
+            return Ok(());
+        };
+        let mut txns = self.lock();
+        for partition in topic.partitions() {
+            let mut offset = partition.log_start_offset();
+            let end = partition.high_watermark();
+            while offset < end {
+                let data = partition.read(offset, 8 << 20, true, false)?.records;
+                let mut progressed = false;
+                for batch in RecordBatches::new(data) {
+                    let batch = batch?;
+                    if !batch.is_control() {
+                        for r in batch.records()? {
+                            let r = r?;
+                            let Some(key) = r.key.as_ref() else { continue };
+                            match storage::decode(key, r.value.as_ref()) {
+                                Some((id, Some(meta))) => {
+                                    txns.insert(id, meta);
+                                }
+                                Some((id, None)) => {
+                                    txns.remove(&id);
+                                }
+                                None => {}
+                            }
+                        }
+                    }
+                    progressed |= batch.next_offset() > offset;
+                    offset = offset.max(batch.next_offset());
+                }
+                if !progressed {
+                    break;
+                }
+            }
+        }
+        tracing::info!(
+            transactional_ids = txns.len(),
+            "transaction coordinator loaded"
+        );
+        Ok(())
+    }
+
+    /// The `__transaction_state` partition of `txn_id`.
+    pub fn partition_for(&self, txn_id: &str) -> i32 {
+        partition_for_group(txn_id, self.partitions)
+    }
+
+    /// Appends `txn_id`'s state (or a tombstone) to its partition.
+    fn persist(&self, broker: &Broker, txn_id: &str, meta: Option<&TxnMetadata>) -> Result<()> {
+        let partition = broker
+            .topics
+            .get(TRANSACTION_TOPIC)
+            .and_then(|t| t.partition(self.partition_for(txn_id)))
+            .ok_or_else(|| {
+                Error::kafka(
+                    ErrorCode::CoordinatorNotAvailable,
+                    "transaction state partition missing",
+                )
+            })?;
+        let (key, value) = storage::txn_record(txn_id, meta);
+        let now = now_ms();
+        let mut b = BatchBuilder::new(Compression::None);
+        b.append(now, Some(&key), value.as_deref(), &[])?;
+        partition.append_record_set(b.build()?, now)?;
+        Ok(())
+    }
+
+    /// Persists a change, mapping a failure to COORDINATOR_NOT_AVAILABLE.
+    fn persist_or_unavailable(
+        &self,
+        broker: &Broker,
+        txn_id: &str,
+        meta: &TxnMetadata,
+    ) -> Result<(), ErrorCode> {
+        self.persist(broker, txn_id, Some(meta)).map_err(|e| {
+            tracing::warn!(transactional_id = txn_id, error = %e, "persisting transaction state failed");
+            ErrorCode::CoordinatorNotAvailable
+        })
+    }
+
+    /// Writes the COMMIT/ABORT marker of `meta`'s transaction into each of its partitions.
+    fn write_markers(&self, broker: &Broker, meta: &TxnMetadata, commit: bool) {
+        let now = now_ms();
+        let marker = Marker {
+            producer_id: meta.producer_id,
+            producer_epoch: meta.epoch,
+            commit,
+            coordinator_epoch: COORDINATOR_EPOCH,
+        };
+        for (topic, index) in &meta.partitions {
+            let Some(partition) = broker.topics.get(topic).and_then(|t| t.partition(*index)) else {
+                continue; // deleted meanwhile
+            };
+            if let Err(e) = partition.write_marker(marker, now) {
+                tracing::warn!(topic = %topic, partition = index, producer_id = meta.producer_id, error = %e, "writing a transaction marker failed");
+                continue;
+            }
+            if topic == OFFSETS_TOPIC {
+                broker.groups.complete_txn(*index, meta.producer_id, commit);
+            }
+        }
+        broker.data_arrived.notify_waiters();
+    }
+
+    /// Ends `meta`'s open transaction: Prepare state persisted, markers, Complete state.
+    fn complete(
+        &self,
+        broker: &Broker,
+        txn_id: &str,
+        meta: &mut TxnMetadata,
+        commit: bool,
+    ) -> Result<(), ErrorCode> {
+        let before = meta.clone();
+        meta.state = if commit {
+            TxnState::PrepareCommit
+        } else {
+            TxnState::PrepareAbort
+        };
+        meta.last_update_ms = now_ms();
+        if let Err(code) = self.persist_or_unavailable(broker, txn_id, meta) {
+            *meta = before;
+            return Err(code);
+        }
+        self.finish(broker, txn_id, meta);
+        Ok(())
+    }
+
+    /// Writes the markers of a transaction in a Prepare state and moves it to Complete.
+    fn finish(&self, broker: &Broker, txn_id: &str, meta: &mut TxnMetadata) {
+        let commit = meta.state == TxnState::PrepareCommit;
+        self.write_markers(broker, meta, commit);
+        meta.state = if commit {
+            TxnState::CompleteCommit
+        } else {
+            TxnState::CompleteAbort
+        };
+        meta.partitions.clear();
+        meta.last_update_ms = now_ms();
+        if let Err(e) = self.persist(broker, txn_id, Some(meta)) {
+            // The markers are written; a restart redoes them from the Prepare state.
+            tracing::warn!(transactional_id = txn_id, error = %e, "persisting a completed transaction failed");
+        }
+    }
+
+    /// Completes every transaction a restart found between its Prepare state and its markers.
+    pub fn recover(&self, broker: &Broker) {
+        let mut txns = self.lock();
+        for (id, meta) in txns.iter_mut() {
+            match meta.state {
+                TxnState::PrepareCommit | TxnState::PrepareAbort => {
+                    tracing::info!(transactional_id = %id, state = meta.state.name(), "completing a transaction interrupted by a restart");
+                    self.finish(broker, id, meta);
+                }
+                TxnState::PrepareEpochFence => {
+                    meta.state = TxnState::PrepareAbort;
+                    self.finish(broker, id, meta);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// InitProducerId for a transactional producer: checks the timeout, creates the id or
+    /// starts a new producer session with a bumped epoch. An open transaction of the previous
+    /// session is aborted first with a fenced epoch, so a zombie can neither write nor commit.
+    pub fn init_producer_id(
+        &self,
+        broker: &Broker,
+        txn_id: &str,
+        timeout_ms: i32,
+        expected: Option<(i64, i16)>,
+    ) -> Result<(i64, i16), ErrorCode> {
+        if timeout_ms <= 0 || timeout_ms > self.max_timeout_ms {
+            return Err(ErrorCode::InvalidTransactionTimeout);
+        }
+        let mut txns = self.lock();
+        let now = now_ms();
+        let existing = txns.get(txn_id).cloned();
+        let mut meta = match existing {
+            Some(m) => m,
+            None => {
+                let id = broker
+                    .producer_ids
+                    .next_id()
+                    .map_err(|_| ErrorCode::CoordinatorNotAvailable)?;
+                TxnMetadata::new(id, timeout_ms, now)
+            }
+        };
+        if matches!(
+            meta.state,
+            TxnState::PrepareCommit | TxnState::PrepareAbort | TxnState::PrepareEpochFence
+        ) {
+            return Err(ErrorCode::ConcurrentTransactions);
+        }
+        if meta.check_expected(expected)? {
+            return Ok((meta.producer_id, meta.epoch));
+        }
+        if meta.state == TxnState::Ongoing {
+            meta.fence();
+            self.complete(broker, txn_id, &mut meta, false)?;
+            txns.insert(txn_id.to_string(), meta.clone());
+        }
+        let rotated_id = if meta.epoch_exhausted() {
+            Some(
+                broker
+                    .producer_ids
+                    .next_id()
+                    .map_err(|_| ErrorCode::CoordinatorNotAvailable)?,
+            )
+        } else {
+            None
+        };
+        meta.init_session(timeout_ms, now, rotated_id);
+        self.persist_or_unavailable(broker, txn_id, &meta)?;
+        let answer = (meta.producer_id, meta.epoch);
+        txns.insert(txn_id.to_string(), meta);
+        Ok(answer)
+    }
+
+    /// AddPartitionsToTxn / AddOffsetsToTxn: adds `partitions` to the open transaction,
+    /// opening one if needed.
+    pub fn add_partitions(
+        &self,
+        broker: &Broker,
+        txn_id: &str,
+        producer_id: i64,
+        epoch: i16,
+        partitions: &[(String, i32)],
+    ) -> Result<(), ErrorCode> {
+        let mut txns = self.lock();
+        let meta = txns
+            .get_mut(txn_id)
+            .ok_or(ErrorCode::InvalidProducerIdMapping)?;
+        meta.check_producer(producer_id, epoch)?;
+        meta.can_add_partitions()?;
+        let before = meta.clone();
+        if meta.add_partitions(partitions, now_ms()) {
+            if let Err(code) = self.persist_or_unavailable(broker, txn_id, meta) {
+                *meta = before;
+                return Err(code);
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that `partition` is in the open transaction of `txn_id` for this producer.
+    fn check_in_txn(
+        txns: &HashMap<String, TxnMetadata>,
+        txn_id: &str,
+        producer_id: i64,
+        epoch: i16,
+        partition: &(String, i32),
+    ) -> Result<(), ErrorCode> {
+        let meta = txns
+            .get(txn_id)
+            .ok_or(ErrorCode::InvalidProducerIdMapping)?;
+        meta.check_producer(producer_id, epoch)?;
+        if meta.state == TxnState::Ongoing && meta.partitions.contains(partition) {
+            Ok(())
+        } else {
+            Err(ErrorCode::InvalidTxnState)
+        }
+    }
+
+    /// Whether `partition` is in the open transaction (AddPartitionsToTxn v4+ `verify_only`).
+    pub fn verify(
+        &self,
+        txn_id: &str,
+        producer_id: i64,
+        epoch: i16,
+        partition: &(String, i32),
+    ) -> Result<(), ErrorCode> {
+        Self::check_in_txn(&self.lock(), txn_id, producer_id, epoch, partition)
+    }
+
+    /// Runs `write` (a transactional produce or offset commit to `partition`) only if the
+    /// partition is in the producer's open transaction, holding the lock throughout so the
+    /// transaction cannot end in between.
+    pub fn with_verified<T>(
+        &self,
+        txn_id: &str,
+        producer_id: i64,
+        epoch: i16,
+        partition: &(String, i32),
+        write: impl FnOnce() -> T,
+    ) -> Result<T, ErrorCode> {
+        let txns = self.lock();
+        Self::check_in_txn(&txns, txn_id, producer_id, epoch, partition)?;
+        Ok(write())
+    }
+
+    /// EndTxn: commits or aborts the open transaction (markers written before it returns).
+    /// Returns the producer id and epoch.
+    pub fn end_txn(
+        &self,
+        broker: &Broker,
+        txn_id: &str,
+        producer_id: i64,
+        epoch: i16,
+        commit: bool,
+    ) -> Result<(i64, i16), ErrorCode> {
+        let mut txns = self.lock();
+        let meta = txns
+            .get_mut(txn_id)
+            .ok_or(ErrorCode::InvalidProducerIdMapping)?;
+        meta.check_producer(producer_id, epoch)?;
+        if meta.check_end(commit)? {
+            self.complete(broker, txn_id, meta, commit)?;
+        }
+        Ok((meta.producer_id, meta.epoch))
+    }
+
+    /// DescribeTransactions for one id.
+    pub fn describe(&self, txn_id: &str) -> Option<TxnView> {
+        self.lock().get(txn_id).map(|m| view(txn_id, m))
+    }
+
+    /// Every transactional id, ordered by id.
+    pub fn list(&self) -> Vec<TxnView> {
+        let mut out: Vec<TxnView> = self.lock().iter().map(|(id, m)| view(id, m)).collect();
+        out.sort_by(|a, b| a.transactional_id.cmp(&b.transactional_id));
+        out
+    }
+
+    /// Timers: aborts transactions past their timeout (fencing the producer's epoch, as Kafka
+    /// does) and expires ids idle for `transactional.id.expiration.ms`.
+    pub fn tick(&self, broker: &Broker) {
+        let mut txns = self.lock();
+        let now = now_ms();
+        let mut expired = Vec::new();
+        for (id, meta) in txns.iter_mut() {
+            if meta.timed_out(now) {
+                tracing::info!(transactional_id = %id, producer_id = meta.producer_id, "aborting a transaction past its timeout");
+                meta.fence();
+                if let Err(code) = self.complete(broker, id, meta, false) {
+                    tracing::warn!(transactional_id = %id, error = %code, "aborting a timed-out transaction failed");
+                }
+            } else if matches!(
+                meta.state,
+                TxnState::Empty | TxnState::CompleteCommit | TxnState::CompleteAbort
+            ) && now.saturating_sub(meta.last_update_ms) > self.id_expiration_ms
+            {
+                expired.push(id.clone());
+            }
+        }
+        for id in expired {
+            if self.persist(broker, &id, None).is_ok() {
+                tracing::info!(transactional_id = %id, "transactional id expired");
+                txns.remove(&id);
+            }
+        }
+    }
+}
+
+fn view(txn_id: &str, m: &TxnMetadata) -> TxnView {
+    TxnView {
+        transactional_id: txn_id.to_string(),
+        state: m.state,
+        producer_id: m.producer_id,
+        epoch: m.epoch,
+        timeout_ms: m.timeout_ms,
+        start_ms: if m.state == TxnState::Ongoing {
+            m.start_ms
+        } else {
+            -1
+        },
+        partitions: m.partitions.iter().cloned().collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::BrokerConfig;
+    use bytes::Bytes;
+
+    fn open(dir: &std::path::Path) -> std::sync::Arc<Broker> {
+        let config = BrokerConfig::from_entries([
+            ("log.dirs", dir.to_str().unwrap()),
+            ("offsets.topic.num.partitions", "1"),
+            ("transaction.state.log.num.partitions", "2"),
+        ])
+        .unwrap();
+        Broker::open(config, "127.0.0.1".into(), 0).unwrap()
+    }
+
+    fn txn_batch(pid: i64, epoch: i16) -> Bytes {
+        let mut b = BatchBuilder::new(Compression::None)
+            .producer(pid, epoch, 0)
+            .transactional(true);
+        b.append(1, None, Some(b"v"), &[]).unwrap();
+        b.build().unwrap()
+    }
+
+    #[test]
+    fn a_restart_completes_a_prepared_transaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = open(dir.path());
+        broker
+            .topics
+            .create("t", 1, BTreeMap::new(), false)
+            .unwrap();
+        let (pid, epoch) = broker
+            .txns
+            .init_producer_id(&broker, "x", 60_000, None)
+            .unwrap();
+        let tp = ("t".to_string(), 0);
+        broker
+            .txns
+            .add_partitions(&broker, "x", pid, epoch, std::slice::from_ref(&tp))
+            .unwrap();
+        let partition = broker.topics.get("t").unwrap().partition(0).unwrap();
+        partition
+            .append_record_set(txn_batch(pid, epoch), now_ms())
+            .unwrap();
+        assert_eq!(partition.last_stable_offset(), 0);
+        // Crash after PrepareCommit was persisted, before any marker.
+        {
+            let mut txns = broker.txns.lock();
+            let meta = txns.get_mut("x").unwrap();
+            meta.state = TxnState::PrepareCommit;
+            broker.txns.persist(&broker, "x", Some(meta)).unwrap();
+        }
+        drop(partition);
+        drop(broker);
+
+        let broker = open(dir.path());
+        let view = broker.txns.describe("x").unwrap();
+        assert_eq!(view.state, TxnState::CompleteCommit);
+        let partition = broker.topics.get("t").unwrap().partition(0).unwrap();
+        assert_eq!(
+            (partition.high_watermark(), partition.last_stable_offset()),
+            (2, 2),
+            "the commit marker was written on open"
+        );
+        // The completed state was persisted: another restart changes nothing.
+        drop(partition);
+        drop(broker);
+        let broker = open(dir.path());
+        assert_eq!(
+            broker.txns.describe("x").unwrap().state,
+            TxnState::CompleteCommit
+        );
+        let partition = broker.topics.get("t").unwrap().partition(0).unwrap();
+        assert_eq!(partition.high_watermark(), 2);
+    }
+
+    #[test]
+    fn idle_ids_expire() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = open(dir.path());
+        broker
+            .txns
+            .init_producer_id(&broker, "old", 60_000, None)
+            .unwrap();
+        broker.txns.lock().get_mut("old").unwrap().last_update_ms = 0;
+        broker.txns.tick(&broker);
+        assert!(broker.txns.describe("old").is_none());
+        drop(broker);
+        let broker = open(dir.path());
+        assert!(
+            broker.txns.describe("old").is_none(),
+            "the tombstone was replayed"
+        );
+    }
+}

@@ -1,0 +1,246 @@
+//! Transactional offset commits (TxnOffsetCommit, KIP-98/KIP-447): offsets a transactional
+//! producer commits for a consumer group are written to `__consumer_offsets` as a
+//! transactional batch of ordinary offset records, held as *pending* per producer id, and
+//! published when the transaction's COMMIT marker reaches that `__consumer_offsets` partition
+//! (dropped on ABORT). Until then OffsetFetch with `require_stable` answers
+//! UNSTABLE_OFFSET_COMMIT for those partitions. Replay at startup follows the same rule, so a
+//! transaction still open at a restart keeps its offsets pending.
+
+use std::collections::{HashMap, HashSet};
+
+use odradek::records::{BatchBuilder, Compression, ControlRecordType, EndTxnMarker, RecordBatch};
+use odradek::ErrorCode;
+
+use super::group::Group;
+use super::storage::{self, CommittedOffset};
+use super::{GroupCoordinator, OffsetToCommit, PartitionResult, TopicPartitionKey, OFFSETS_TOPIC};
+use crate::broker::{now_ms, Broker};
+
+/// Pending offsets of one group, by producer id.
+pub(super) type PendingByProducer = HashMap<i64, HashMap<TopicPartitionKey, CommittedOffset>>;
+
+/// A transactional offset record: group, partition, offset.
+type PendingRecord = (String, TopicPartitionKey, CommittedOffset);
+
+/// Transactional offsets seen while replaying `__consumer_offsets`, until their marker.
+#[derive(Debug, Default)]
+pub(super) struct ReplayPending {
+    /// (offsets partition, producer id) → records in log order.
+    open: HashMap<(i32, i64), Vec<PendingRecord>>,
+}
+
+impl ReplayPending {
+    /// A transactional offset record.
+    pub(super) fn add(
+        &mut self,
+        partition: i32,
+        producer_id: i64,
+        group: String,
+        tp: TopicPartitionKey,
+        offset: CommittedOffset,
+    ) {
+        self.open
+            .entry((partition, producer_id))
+            .or_default()
+            .push((group, tp, offset));
+    }
+
+    /// A control batch: a COMMIT publishes the producer's pending offsets, an ABORT drops them.
+    pub(super) fn on_marker(
+        &mut self,
+        partition: i32,
+        batch: &RecordBatch,
+        offsets: &mut HashMap<String, HashMap<TopicPartitionKey, CommittedOffset>>,
+    ) {
+        let Some(commit) = marker_is_commit(batch) else {
+            return;
+        };
+        let Some(list) = self.open.remove(&(partition, batch.producer_id())) else {
+            return;
+        };
+        if commit {
+            for (group, tp, offset) in list {
+                offsets.entry(group).or_default().insert(tp, offset);
+            }
+        }
+    }
+
+    /// What is still open after the replay, by group.
+    pub(super) fn into_open(self) -> HashMap<String, PendingByProducer> {
+        let mut out: HashMap<String, PendingByProducer> = HashMap::new();
+        for ((_, pid), list) in self.open {
+            for (group, tp, offset) in list {
+                out.entry(group)
+                    .or_default()
+                    .entry(pid)
+                    .or_default()
+                    .insert(tp, offset);
+            }
+        }
+        out
+    }
+}
+
+/// `Some(true)` for a COMMIT marker batch, `Some(false)` for ABORT, `None` otherwise.
+fn marker_is_commit(batch: &RecordBatch) -> Option<bool> {
+    let record = batch.records().ok()?.next()?.ok()?;
+    match EndTxnMarker::from_record(&record).ok()?.kind {
+        ControlRecordType::Commit => Some(true),
+        ControlRecordType::Abort => Some(false),
+        ControlRecordType::Unknown(_) => None,
+    }
+}
+
+/// One transactional commit request, decoded.
+#[derive(Debug, Clone)]
+pub struct TxnCommit {
+    /// Group.
+    pub group_id: String,
+    /// The transactional producer.
+    pub producer_id: i64,
+    /// Its epoch.
+    pub producer_epoch: i16,
+    /// Member id ("" when the client sends no group metadata).
+    pub member_id: String,
+    /// Generation (-1 when unknown).
+    pub generation: i32,
+    /// Static membership id.
+    pub instance_id: Option<String>,
+    /// The offsets.
+    pub offsets: Vec<OffsetToCommit>,
+}
+
+impl GroupCoordinator {
+    /// TxnOffsetCommit: validates the member (only when the client names one, as Kafka does),
+    /// appends the offsets as a transactional batch and keeps them pending. The caller has
+    /// verified that the group's `__consumer_offsets` partition is in the transaction.
+    pub fn txn_commit(&self, broker: &Broker, req: TxnCommit) -> Vec<PartitionResult> {
+        let all = |code: ErrorCode, offsets: Vec<OffsetToCommit>| -> Vec<PartitionResult> {
+            offsets.into_iter().map(|(tp, ..)| (tp, code)).collect()
+        };
+        if req.group_id.is_empty() {
+            return all(ErrorCode::InvalidGroupId, req.offsets);
+        }
+        let mut groups = self.lock();
+        let group = groups
+            .entry(req.group_id.clone())
+            .or_insert_with(|| Group::new(&req.group_id, now_ms()));
+        let anonymous = req.generation < 0 && req.member_id.is_empty() && req.instance_id.is_none();
+        if !anonymous {
+            if let Err(code) =
+                group.validate_commit(&req.member_id, req.generation, req.instance_id.as_deref())
+            {
+                return all(code, req.offsets);
+            }
+        }
+        let now = now_ms();
+        let mut results = Vec::with_capacity(req.offsets.len());
+        let mut accepted = Vec::new();
+        let mut builder = BatchBuilder::new(Compression::None)
+            .producer(req.producer_id, req.producer_epoch, -1)
+            .transactional(true);
+        for (tp, offset, leader_epoch, metadata) in req.offsets {
+            let metadata = metadata.unwrap_or_default();
+            let known = broker
+                .topics
+                .get(&tp.0)
+                .is_some_and(|t| t.partition(tp.1).is_some());
+            let code = if metadata.len() > self.max_metadata {
+                ErrorCode::OffsetMetadataTooLarge
+            } else if !known {
+                ErrorCode::UnknownTopicOrPartition
+            } else {
+                ErrorCode::NoError
+            };
+            if code.is_ok() {
+                let c = CommittedOffset {
+                    offset,
+                    leader_epoch,
+                    metadata,
+                    commit_timestamp: now,
+                };
+                let (k, v) = storage::offset_record(&req.group_id, &tp.0, tp.1, Some(&c));
+                if builder.append(now, Some(&k), v.as_deref(), &[]).is_err() {
+                    results.push((tp, ErrorCode::UnknownServerError));
+                    continue;
+                }
+                accepted.push((tp.clone(), c));
+            }
+            results.push((tp, code));
+        }
+        if accepted.is_empty() {
+            return results;
+        }
+        let written = self.append_txn_batch(broker, &req.group_id, builder);
+        match written {
+            Ok(()) => {
+                let pending = group.pending_txn.entry(req.producer_id).or_default();
+                for (tp, c) in accepted {
+                    pending.insert(tp, c);
+                }
+                results
+            }
+            Err(code) => results
+                .into_iter()
+                .map(|(tp, c)| (tp, if c.is_ok() { code } else { c }))
+                .collect(),
+        }
+    }
+
+    fn append_txn_batch(
+        &self,
+        broker: &Broker,
+        group_id: &str,
+        builder: BatchBuilder,
+    ) -> Result<(), ErrorCode> {
+        let partition = broker
+            .topics
+            .get(OFFSETS_TOPIC)
+            .and_then(|t| t.partition(self.offsets_partition(group_id)))
+            .ok_or(ErrorCode::CoordinatorNotAvailable)?;
+        let batch = builder.build().map_err(|_| ErrorCode::UnknownServerError)?;
+        match partition.append_from_coordinator(batch, now_ms()) {
+            Ok(_) => {
+                broker.data_arrived.notify_waiters();
+                Ok(())
+            }
+            Err(e) if e.code() == ErrorCode::InvalidProducerEpoch => {
+                Err(ErrorCode::InvalidProducerEpoch)
+            }
+            Err(e) => {
+                tracing::warn!(group = group_id, error = %e, "persisting transactional offsets failed");
+                Err(ErrorCode::CoordinatorNotAvailable)
+            }
+        }
+    }
+
+    /// A transaction's marker reached `__consumer_offsets` partition `partition`: publishes
+    /// (commit) or drops (abort) the pending offsets of `producer_id` in the groups there.
+    pub fn complete_txn(&self, partition: i32, producer_id: i64, commit: bool) {
+        let mut groups = self.lock();
+        for group in groups.values_mut() {
+            if self.offsets_partition(&group.id) != partition {
+                continue;
+            }
+            let Some(pending) = group.pending_txn.remove(&producer_id) else {
+                continue;
+            };
+            if commit {
+                group.offsets.extend(pending);
+            }
+        }
+    }
+
+    /// The partitions of `group_id` with offsets pending in an open transaction.
+    pub fn unstable_partitions(&self, group_id: &str) -> HashSet<TopicPartitionKey> {
+        self.lock()
+            .get(group_id)
+            .map(|g| {
+                g.pending_txn
+                    .values()
+                    .flat_map(|m| m.keys().cloned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
