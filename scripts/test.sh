@@ -24,6 +24,13 @@ cargo fmt --all -- --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
+if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
+  # Installed before the Rust tests: the client suite's mixed-group and cross-client tests drive
+  # a confluent-kafka (librdkafka) peer from this venv (they say "skipped" without it).
+  step "peers: confluent-kafka and kafka-python venv (tests/compat/python-peers.sh)"
+  py=$(tests/compat/python-peers.sh install)
+fi
+
 step "cargo test (unit, property, integration)"
 cargo test --workspace
 
@@ -32,7 +39,6 @@ ODRADEK_PROFILE=debug ./scripts/demo.sh
 
 if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   step "compat: kafka-python decodes batches Odradek encoded"
-  py=$(tests/compat/python-peers.sh install)
   out=$(mktemp -d)
   trap 'rm -rf "$out"' EXIT
   cargo run -q -p odradek --example write_batches -- "$out"
@@ -41,11 +47,15 @@ if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   step "compat: confluent-kafka (librdkafka) and kafka-python against odradek-broker"
   ODRADEK_BROKER_BIN="$target/debug/odradek-broker" tests/compat/run_broker_peers.sh
 
+  step "compat: matrix, fast subset (tests/compat/run --fast; full matrix: tests/compat/run)"
+  tests/compat/run --fast
+
   step "compat: the client suite against Apache Kafka 4.x (jars from Maven Central)"
   kdir=$(mktemp -d)
   trap 'tests/compat/kafka.sh stop "$kdir" >/dev/null 2>&1 || true; rm -rf "$out" "$kdir"' EXIT
   kafka_addr=$(tests/compat/kafka.sh start "$kdir")
   ODRADEK_TEST_BOOTSTRAP="$kafka_addr" cargo test -p odradek-suite
+  ODRADEK_TEST_BOOTSTRAP="$kafka_addr" cargo test -p odradek-eos
   tests/compat/kafka.sh stop "$kdir"
 fi
 

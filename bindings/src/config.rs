@@ -24,6 +24,9 @@ pub struct BindingSettings {
     pub queue_max_messages: usize,
     /// `delivery.report.only.error` (false): report only failed deliveries.
     pub delivery_report_only_error: bool,
+    /// `enable.auto.offset.store` (true): a consumer stores the offset after each record it
+    /// hands to the application, for the next commit (librdkafka semantics).
+    pub enable_auto_offset_store: bool,
 }
 
 impl Default for BindingSettings {
@@ -33,6 +36,7 @@ impl Default for BindingSettings {
             enable_partition_eof: false,
             queue_max_messages: 100_000,
             delivery_report_only_error: false,
+            enable_auto_offset_store: true,
         }
     }
 }
@@ -89,6 +93,9 @@ pub fn split<K: AsRef<str>, V: AsRef<str>>(
             "delivery.report.only.error" => {
                 settings.delivery_report_only_error = parse_bool(key, value)?
             }
+            "enable.auto.offset.store" => {
+                settings.enable_auto_offset_store = parse_bool(key, value)?
+            }
             _ => {
                 if let Some((_, why)) = NOT_YET.iter().find(|(k, _)| *k == key) {
                     return Err(ClientError::new(
@@ -115,11 +122,13 @@ mod tests {
             ("bootstrap.servers", "h:1"),
             ("enable.partition.eof", "true"),
             ("statistics.interval.ms", "250"),
+            ("enable.auto.offset.store", "false"),
             ("linger.ms", "7"),
         ])
         .unwrap();
         assert!(s.enable_partition_eof);
         assert_eq!(s.statistics_interval, Some(Duration::from_millis(250)));
+        assert!(!s.enable_auto_offset_store);
         assert_eq!(c.producer.linger, Duration::from_millis(7));
     }
 

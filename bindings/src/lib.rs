@@ -6,13 +6,14 @@
 //!   them (Ctrl-C in Python, a [`runtime::CancelToken`] in C), and the [`runtime::Signal`] that
 //!   wakes waiting callers;
 //! - [`config`]: the string-keyed configuration map split into the core's [`odradek::ClientConfig`]
-//!   and the few settings this layer implements (`enable.partition.eof`,
+//!   and the few settings this layer implements (`enable.partition.eof`, `enable.auto.offset.store`,
 //!   `queue.buffering.max.messages`, `statistics.interval.ms`, `delivery.report.only.error`);
 //! - [`producer::ProducerClient`]: non-blocking produce with an ordered backlog, delivery
 //!   reports carrying the shell's opaque, served by `poll` on the caller's thread or pushed to
 //!   a sink on the runtime;
-//! - [`consumer::ConsumerClient`]: an assign-based consumer with a local queue of records,
-//!   errors and partition-EOF events;
+//! - [`consumer::ConsumerClient`]: a consumer with a local queue of records, errors and
+//!   partition-EOF events, and consumer groups with librdkafka's semantics: rebalance and
+//!   commit events served on the caller's thread, the offset store, auto-commit;
 //! - [`codes`] and [`ClientError`]: stable numeric error codes (Kafka's as they are, client-side
 //!   ones negative like librdkafka's) and the single mapping from [`odradek::Error`].
 

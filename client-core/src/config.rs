@@ -159,6 +159,11 @@ pub struct ProducerConfig {
     pub partitioner: PartitionerKind,
     /// `partitioner.ignore.keys` (false).
     pub partitioner_ignore_keys: bool,
+    /// `transactional.id` (none): makes the producer transactional (implies idempotence).
+    pub transactional_id: Option<String>,
+    /// `transaction.timeout.ms` (60000): how long the coordinator lets a transaction stay open
+    /// before aborting it.
+    pub transaction_timeout: Duration,
 }
 
 impl Default for ClientConfig {
@@ -191,6 +196,8 @@ impl Default for ClientConfig {
                 idempotence_explicit: false,
                 partitioner: PartitionerKind::Default,
                 partitioner_ignore_keys: false,
+                transactional_id: None,
+                transaction_timeout: Duration::from_millis(60_000),
             },
             consumer: ConsumerConfig {
                 group_id: None,
@@ -341,6 +348,10 @@ impl ClientConfig {
                 }
             }
             "partitioner.ignore.keys" => p.partitioner_ignore_keys = parse_bool(key, value)?,
+            "transactional.id" => {
+                p.transactional_id = Some(value.to_string()).filter(|t| !t.is_empty())
+            }
+            "transaction.timeout.ms" => p.transaction_timeout = parse_ms(key, value)?,
             _ => return self.set_consumer(key, value),
         }
         Ok(())
@@ -430,6 +441,19 @@ impl ClientConfig {
         } else {
             None
         };
+        if self.producer.transactional_id.is_some() {
+            // A transactional producer is idempotent (Java and librdkafka insist on it too).
+            if self.producer.idempotence_explicit && !self.producer.enable_idempotence {
+                return Err(Error::config(
+                    "enable.idempotence",
+                    "must be true with transactional.id",
+                ));
+            }
+            if let Some((key, why)) = conflict {
+                return Err(Error::config(key, format!("{why} with transactional.id")));
+            }
+            self.producer.enable_idempotence = true;
+        }
         if let (true, Some((key, why))) = (self.producer.enable_idempotence, conflict) {
             if self.producer.idempotence_explicit {
                 return Err(Error::config(
@@ -521,6 +545,28 @@ mod tests {
         ])
         .unwrap_err();
         assert!(err.to_string().contains("acks"), "{err}");
+    }
+
+    #[test]
+    fn transactional_id_implies_idempotence() {
+        let c = ClientConfig::from_map([
+            ("bootstrap.servers", "h:1"),
+            ("transactional.id", "tx-1"),
+            ("transaction.timeout.ms", "15000"),
+        ])
+        .unwrap();
+        assert_eq!(c.producer.transactional_id.as_deref(), Some("tx-1"));
+        assert_eq!(c.producer.transaction_timeout, Duration::from_secs(15));
+        assert!(c.producer.enable_idempotence);
+        for (k, v) in [("enable.idempotence", "false"), ("acks", "1")] {
+            let err = ClientConfig::from_map([
+                ("bootstrap.servers", "h:1"),
+                ("transactional.id", "t"),
+                (k, v),
+            ])
+            .unwrap_err();
+            assert!(err.to_string().contains(k), "{k}: {err}");
+        }
     }
 
     #[test]

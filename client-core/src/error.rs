@@ -126,6 +126,23 @@ pub enum Error {
     /// The client was closed.
     #[error("client closed")]
     Closed,
+    /// A transactional operation failed. `abortable`: the current transaction can no longer
+    /// commit, but `abort_transaction` recovers the producer (e.g. a failed send inside the
+    /// transaction); otherwise the producer is unusable and must be closed (e.g. fenced by a
+    /// newer instance with the same `transactional.id`). `code` is the Kafka error behind it.
+    #[error("transaction {}: {detail} ({code})", if *abortable { "must be aborted" } else { "failed fatally" })]
+    Transaction {
+        /// Whether `abort_transaction` recovers the producer.
+        abortable: bool,
+        /// The Kafka error that caused it.
+        code: ErrorCode,
+        /// What happened.
+        detail: String,
+    },
+    /// The call is not valid in the client's current state (e.g. `send` on a transactional
+    /// producer before `begin_transaction`); nothing was changed.
+    #[error("invalid state: {0}")]
+    State(String),
 }
 
 impl Error {
@@ -167,6 +184,8 @@ impl Error {
             Error::RecordTooLarge { .. } => ErrorCode::MessageTooLarge,
             Error::Config { .. } => ErrorCode::InvalidConfig,
             Error::Closed => ErrorCode::UnknownServerError,
+            Error::Transaction { code, .. } => *code,
+            Error::State(_) => ErrorCode::InvalidTxnState,
         }
     }
 }
@@ -180,19 +199,53 @@ impl Error {
         }
     }
 
-    /// Whether the error is fatal for the client instance (it cannot continue).
+    /// Whether the error is fatal for the client instance (it cannot continue and should be
+    /// closed): a closed client, a bad configuration, a fatal transactional error, or one of
+    /// a Kafka code listed by [`is_fatal_code`].
     pub fn is_fatal(&self) -> bool {
-        matches!(self, Error::Closed | Error::Config { .. })
-            || matches!(
-                self,
-                Error::Kafka(
-                    ErrorCode::ProducerFenced
-                        | ErrorCode::TransactionalIdAuthorizationFailed
-                        | ErrorCode::ClusterAuthorizationFailed
-                        | ErrorCode::UnsupportedVersion
-                )
-            )
+        match self {
+            Error::Closed | Error::Config { .. } => true,
+            Error::Transaction { abortable, .. } => !abortable,
+            Error::Kafka(code) => is_fatal_code(*code),
+            _ => false,
+        }
     }
+
+    /// Whether the error ended the current transaction but `abort_transaction` recovers the
+    /// producer (Java's `TransactionAbortableException` family). Never true together with
+    /// [`Error::is_fatal`].
+    pub fn is_abortable(&self) -> bool {
+        matches!(
+            self,
+            Error::Transaction {
+                abortable: true,
+                ..
+            }
+        )
+    }
+}
+
+/// Kafka error codes after which a producer cannot continue: it was fenced by a newer instance
+/// with the same `transactional.id` (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH,
+/// TRANSACTION_COORDINATOR_FENCED), is not authorized (TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+/// CLUSTER_AUTHORIZATION_FAILED), or the broker cannot serve the protocol it needs
+/// (UNSUPPORTED_VERSION, UNSUPPORTED_FOR_MESSAGE_FORMAT, INVALID_TXN_STATE,
+/// INVALID_PRODUCER_ID_MAPPING, INVALID_TRANSACTION_TIMEOUT). Java and librdkafka treat the same
+/// codes as fatal.
+pub fn is_fatal_code(code: ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::ProducerFenced
+            | ErrorCode::InvalidProducerEpoch
+            | ErrorCode::TransactionCoordinatorFenced
+            | ErrorCode::TransactionalIdAuthorizationFailed
+            | ErrorCode::ClusterAuthorizationFailed
+            | ErrorCode::UnsupportedVersion
+            | ErrorCode::UnsupportedForMessageFormat
+            | ErrorCode::InvalidTxnState
+            | ErrorCode::InvalidProducerIdMapping
+            | ErrorCode::InvalidTransactionTimeout
+    )
 }
 
 impl From<ErrorCode> for Error {

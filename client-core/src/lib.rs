@@ -25,6 +25,6 @@ pub mod records;
 pub use admin::Admin;
 pub use config::ClientConfig;
 pub use consumer::{Consumer, ConsumerRecord};
-pub use error::{Error, Result};
+pub use error::{is_fatal_code, Error, Result};
 pub use producer::{Producer, ProducerRecord, RecordMetadata};
 pub use protocol::ErrorCode;

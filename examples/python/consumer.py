@@ -3,7 +3,7 @@
 
     python examples/python/consumer.py [BOOTSTRAP] [TOPIC]
 
-Uses assign() (consumer groups arrive in a later release) and enable.partition.eof to know
+Uses assign() (see consumer_group.py for subscribe) and enable.partition.eof to know
 when each partition has been read to its end.
 """
 import sys

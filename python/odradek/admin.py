@@ -5,16 +5,113 @@ resolves to ``None`` or raises :class:`~odradek.KafkaException` with the broker'
 item (``TOPIC_ALREADY_EXISTS``, ``UNKNOWN_TOPIC_OR_PART``, ``INVALID_PARTITIONS``, ...).
 
 Supported in this release: ``create_topics``, ``delete_topics``, ``create_partitions``,
-``list_topics``. Other confluent-kafka admin calls (configs, groups, ACLs, offsets) are not
-available yet.
+``list_topics``, and consumer groups: ``list_consumer_groups``, ``describe_consumer_groups``,
+``list_consumer_group_offsets``, ``delete_consumer_groups``. Other confluent-kafka admin calls
+(configs, ACLs, altering offsets) are not available yet.
 """
 
 import concurrent.futures
-from typing import Any, Dict, List, Optional
+from enum import Enum
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from ._odradek import ClusterMetadata, _AdminClient
+from ._odradek import ClusterMetadata, KafkaError, TopicPartition, _AdminClient
 
-__all__ = ["AdminClient", "NewTopic", "NewPartitions"]
+__all__ = [
+    "AdminClient",
+    "NewTopic",
+    "NewPartitions",
+    "ConsumerGroupState",
+    "ConsumerGroupListing",
+    "ListConsumerGroupsResult",
+    "ConsumerGroupDescription",
+    "MemberDescription",
+    "MemberAssignment",
+    "ConsumerGroupTopicPartitions",
+]
+
+
+class ConsumerGroupState(Enum):
+    """A consumer group's state (values as confluent-kafka numbers them)."""
+
+    UNKNOWN = 0
+    PREPARING_REBALANCING = 1
+    COMPLETING_REBALANCING = 2
+    STABLE = 3
+    DEAD = 4
+    EMPTY = 5
+
+    @classmethod
+    def _from_broker(cls, state: str) -> "ConsumerGroupState":
+        return {
+            "PreparingRebalance": cls.PREPARING_REBALANCING,
+            "CompletingRebalance": cls.COMPLETING_REBALANCING,
+            "Stable": cls.STABLE,
+            "Dead": cls.DEAD,
+            "Empty": cls.EMPTY,
+        }.get(state, cls.UNKNOWN)
+
+
+class ConsumerGroupListing:
+    """One group of :meth:`AdminClient.list_consumer_groups`."""
+
+    def __init__(self, group_id: str, is_simple_consumer_group: bool,
+                 state: ConsumerGroupState = ConsumerGroupState.UNKNOWN) -> None:
+        self.group_id = group_id
+        self.is_simple_consumer_group = is_simple_consumer_group
+        self.state = state
+
+
+class ListConsumerGroupsResult:
+    """What :meth:`AdminClient.list_consumer_groups` resolves to."""
+
+    def __init__(self, valid: Optional[List[ConsumerGroupListing]] = None,
+                 errors: Optional[List[KafkaError]] = None) -> None:
+        self.valid = valid or []
+        self.errors = errors or []
+
+
+class MemberAssignment:
+    """The partitions assigned to a group member."""
+
+    def __init__(self, topic_partitions: Optional[List[TopicPartition]] = None) -> None:
+        self.topic_partitions = topic_partitions or []
+
+
+class MemberDescription:
+    """One member of a described group."""
+
+    def __init__(self, member_id: str, client_id: str, host: str, assignment: MemberAssignment,
+                 group_instance_id: Optional[str] = None) -> None:
+        self.member_id = member_id
+        self.client_id = client_id
+        self.host = host
+        self.assignment = assignment
+        self.group_instance_id = group_instance_id
+
+
+class ConsumerGroupDescription:
+    """What each future of :meth:`AdminClient.describe_consumer_groups` resolves to.
+    ``coordinator`` is not reported by this release (None)."""
+
+    def __init__(self, group_id: str, is_simple_consumer_group: bool,
+                 members: List[MemberDescription], partition_assignor: str,
+                 state: ConsumerGroupState, coordinator: Any = None) -> None:
+        self.group_id = group_id
+        self.is_simple_consumer_group = is_simple_consumer_group
+        self.members = members
+        self.partition_assignor = partition_assignor
+        self.state = state
+        self.coordinator = coordinator
+
+
+class ConsumerGroupTopicPartitions:
+    """A group id and (optionally) partitions: the request and the result of
+    :meth:`AdminClient.list_consumer_group_offsets`."""
+
+    def __init__(self, group_id: str,
+                 topic_partitions: Optional[List[TopicPartition]] = None) -> None:
+        self.group_id = group_id
+        self.topic_partitions = topic_partitions
 
 
 class NewTopic:
@@ -112,6 +209,118 @@ class AdminClient:
         self._core.create_partitions(items, validate_only, list(futs.values()))
         return futs
 
+    def list_consumer_groups(
+        self, request_timeout: float = -1, states: Optional[Set[ConsumerGroupState]] = None,
+        **kwargs: Any,
+    ) -> "concurrent.futures.Future[ListConsumerGroupsResult]":
+        """Every consumer group on every broker (optionally only those in ``states``)."""
+        if states is not None and not isinstance(states, set):
+            raise TypeError("'states' must be a set")
+
+        def convert(raw: Tuple[List[Tuple[str, str, str]], List[KafkaError]]) -> Any:
+            listings = [
+                ConsumerGroupListing(gid, ptype == "", ConsumerGroupState._from_broker(state))
+                for gid, ptype, state in raw[0]
+            ]
+            if states:
+                listings = [g for g in listings if g.state in states]
+            return ListConsumerGroupsResult(listings, list(raw[1]))
+
+        out, raw = _chained(convert)
+        self._core.list_groups(raw)
+        return out
+
+    def describe_consumer_groups(
+        self, group_ids: List[str], **kwargs: Any
+    ) -> Dict[str, "concurrent.futures.Future[ConsumerGroupDescription]"]:
+        """Members, assignor and state of each group; one future per group id."""
+        if not isinstance(group_ids, list):
+            raise TypeError("Expected input to be list of group ids to be described")
+        if not group_ids:
+            raise ValueError("Expected at least one group to be described")
+        out: Dict[str, "concurrent.futures.Future[ConsumerGroupDescription]"] = {}
+        raws = []
+        for gid in group_ids:
+            fut, raw = _chained(_describe)
+            out[gid] = fut
+            raws.append(raw)
+        self._core.describe_groups(list(group_ids), raws)
+        return out
+
+    def list_consumer_group_offsets(
+        self, list_consumer_group_offsets_request: List[ConsumerGroupTopicPartitions],
+        **kwargs: Any,
+    ) -> Dict[str, "concurrent.futures.Future[ConsumerGroupTopicPartitions]"]:
+        """A group's committed offsets (of the given partitions, or all); one group per call."""
+        if not isinstance(list_consumer_group_offsets_request, list):
+            raise TypeError("Expected input to be list of ConsumerGroupTopicPartitions")
+        if len(list_consumer_group_offsets_request) != 1:
+            raise ValueError("Currently we support listing offsets for a single consumer group only")
+        request = list_consumer_group_offsets_request[0]
+        parts = None
+        if request.topic_partitions is not None:
+            parts = [(tp.topic, tp.partition) for tp in request.topic_partitions]
+
+        def convert(raw: List[Tuple[str, int, int, str, Optional[KafkaError]]]) -> Any:
+            tps = []
+            for topic, partition, offset, metadata, error in raw:
+                tp = TopicPartition(topic, partition, offset, metadata or None)
+                tp.error = error
+                tps.append(tp)
+            return ConsumerGroupTopicPartitions(request.group_id, tps)
+
+        fut, raw = _chained(convert)
+        self._core.list_group_offsets(request.group_id, parts, raw)
+        return {request.group_id: fut}
+
+    def delete_consumer_groups(
+        self, group_ids: List[str], **kwargs: Any
+    ) -> Dict[str, "concurrent.futures.Future[None]"]:
+        """Deletes groups without members; one future per group id."""
+        if not isinstance(group_ids, list):
+            raise TypeError("Expected input to be list of group ids to be deleted")
+        if not group_ids:
+            raise ValueError("Expected at least one group to be deleted")
+        futs = _futures(list(group_ids))
+        self._core.delete_groups(list(group_ids), list(futs.values()))
+        return futs
+
     def list_topics(self, topic: Optional[str] = None, timeout: float = -1) -> ClusterMetadata:
         """Cluster metadata, as :meth:`odradek.Producer.list_topics` (never creates a topic)."""
         return self._core.list_topics(topic, timeout)
+
+
+def _describe(raw: Tuple[str, str, str, str, List[Any]]) -> ConsumerGroupDescription:
+    gid, state, ptype, protocol, members = raw
+    described = [
+        MemberDescription(member_id, client_id, host,
+                          MemberAssignment([TopicPartition(t, p) for t, p in parts]),
+                          instance_id)
+        for member_id, instance_id, client_id, host, parts in members
+    ]
+    return ConsumerGroupDescription(gid, ptype == "", described, protocol,
+                                    ConsumerGroupState._from_broker(state))
+
+
+def _chained(
+    convert: Callable[[Any], Any]
+) -> Tuple["concurrent.futures.Future[Any]", "concurrent.futures.Future[Any]"]:
+    """A future for the application and a raw one the native client completes; the raw
+    result goes through ``convert`` (exceptions pass unchanged)."""
+    out: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+    out.set_running_or_notify_cancel()
+    raw: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+    raw.set_running_or_notify_cancel()
+
+    def done(f: "concurrent.futures.Future[Any]") -> None:
+        exc = f.exception()
+        if exc is not None:
+            out.set_exception(exc)
+            return
+        try:
+            out.set_result(convert(f.result()))
+        except Exception as e:  # a conversion bug must not leave the future pending
+            out.set_exception(e)
+
+    raw.add_done_callback(done)
+    return out, raw

@@ -8,17 +8,31 @@
 ``AIOConsumer`` is iterated with ``async for msg in consumer``; it yields what
 :meth:`odradek.Consumer.poll` returns (records, and events such as partition EOF with
 ``msg.error()`` set). Fetching happens on the runtime; the loop only picks up the results.
+It joins consumer groups with :meth:`AIOConsumer.subscribe`: the rebalance callbacks
+(``on_assign(consumer, partitions)``, ...) are plain functions that receive the underlying
+:class:`odradek.Consumer` and run on the event loop inside :meth:`AIOConsumer.poll` (during
+``unsubscribe`` / ``close``, on the executor thread that waits for the group); ``on_commit``
+from the configuration likewise.
 """
 
 import asyncio
-from typing import Any, Dict, List, Optional, Union
+import functools
+from typing import Any, Callable, Dict, List, Optional, Union
 
-from ._odradek import Consumer, KafkaException, Message, TopicPartition, _AIOProducer
+from ._odradek import (
+    Consumer,
+    ConsumerGroupMetadata,
+    KafkaException,
+    Message,
+    TopicPartition,
+    _AIOProducer,
+)
 
 __all__ = ["AIOProducer", "AIOConsumer"]
 
 _Payload = Union[str, bytes, None]
 _Headers = Union[Dict[str, _Payload], List[Any], None]
+_Rebalance = Optional[Callable[[Consumer, List[TopicPartition]], Any]]
 
 
 def _running_loop(loop: Optional[asyncio.AbstractEventLoop]) -> asyncio.AbstractEventLoop:
@@ -123,7 +137,8 @@ def _consume_task_exception(task: "asyncio.Future[Any]") -> None:
 
 
 class AIOConsumer:
-    """An asyncio consumer (assign-based). Configuration as for :class:`odradek.Consumer`."""
+    """An asyncio consumer (``assign`` or ``subscribe``). Configuration as for
+    :class:`odradek.Consumer`."""
 
     #: Longest single fetch on the runtime before the loop looks again.
     FETCH_SLICE = 1.0
@@ -161,6 +176,55 @@ class AIOConsumer:
 
     def resume(self, partitions: List[TopicPartition]) -> None:
         self._consumer.resume(partitions)
+
+    def subscribe(
+        self,
+        topics: List[str],
+        on_assign: _Rebalance = None,
+        on_revoke: _Rebalance = None,
+        on_lost: _Rebalance = None,
+    ) -> None:
+        """Joins the group for ``topics`` (see :meth:`odradek.Consumer.subscribe`)."""
+        self._consumer.subscribe(topics, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
+
+    async def unsubscribe(self) -> None:
+        """Leaves the group (the revoke callback runs on the executor thread that waits)."""
+        await self._loop.run_in_executor(None, self._consumer.unsubscribe)
+
+    async def commit(
+        self,
+        message: Optional[Message] = None,
+        offsets: Optional[List[TopicPartition]] = None,
+        asynchronous: bool = True,
+    ) -> Optional[List[TopicPartition]]:
+        """Commits (see :meth:`odradek.Consumer.commit`); a synchronous commit waits without
+        blocking the loop."""
+        if asynchronous:
+            return self._consumer.commit(message=message, offsets=offsets, asynchronous=True)
+        call = functools.partial(
+            self._consumer.commit, message=message, offsets=offsets, asynchronous=False
+        )
+        return await self._loop.run_in_executor(None, call)
+
+    async def committed(
+        self, partitions: List[TopicPartition], timeout: Optional[float] = None
+    ) -> List[TopicPartition]:
+        """The group's committed offsets."""
+        return await self._loop.run_in_executor(
+            None, self._consumer.committed, partitions, timeout
+        )
+
+    def store_offsets(
+        self, message: Optional[Message] = None, offsets: Optional[List[TopicPartition]] = None
+    ) -> None:
+        """Stores offsets for the next commit (``enable.auto.offset.store=false``)."""
+        self._consumer.store_offsets(message=message, offsets=offsets)
+
+    def consumer_group_metadata(self) -> ConsumerGroupMetadata:
+        return self._consumer.consumer_group_metadata()
+
+    def memberid(self) -> Optional[str]:
+        return self._consumer.memberid()
 
     async def position(self, partitions: List[TopicPartition]) -> List[TopicPartition]:
         return await self._loop.run_in_executor(None, self._consumer.position, partitions)

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use odradek::admin::NewTopic;
+use odradek::admin::{GroupMember, NewTopic};
 use odradek::Admin;
 use odradek_bindings::runtime::{self, ForkGuard};
 use odradek_bindings::{ClientError, Stage};
@@ -21,8 +21,18 @@ fn settle(
     futures: Vec<Py<PyAny>>,
     results: Result<Vec<Result<(), odradek::Error>>, odradek::Error>,
 ) {
+    settle_with(futures, results, |py, ()| Ok(py.None()));
+}
+
+/// Completes `futures[i]` with `convert(results[i])` or its `KafkaException`; every future gets
+/// the call's error when the call failed as a whole.
+fn settle_with<T>(
+    futures: Vec<Py<PyAny>>,
+    results: Result<Vec<Result<T, odradek::Error>>, odradek::Error>,
+    convert: impl Fn(Python<'_>, T) -> PyResult<Py<PyAny>>,
+) {
     Python::try_attach(|py| {
-        let outcome: Vec<Result<(), ClientError>> = match results {
+        let outcome: Vec<Result<T, ClientError>> = match results {
             Ok(r) => r
                 .into_iter()
                 .map(|x| x.map_err(|e| ClientError::from_core(&e, Stage::Request)))
@@ -42,8 +52,9 @@ fn settle(
             {
                 continue;
             }
-            let r = match result {
-                Ok(()) => fut.call_method1("set_result", (py.None(),)),
+            let r = match result.map(|v| convert(py, v)) {
+                Ok(Ok(v)) => fut.call_method1("set_result", (v,)),
+                Ok(Err(err)) => fut.call_method1("set_exception", (err.into_value(py),)),
                 Err(e) => match kafka_error(py, e) {
                     Ok(k) => fut.call_method1(
                         "set_exception",
@@ -57,6 +68,25 @@ fn settle(
             }
         }
     });
+}
+
+/// A member as `describe_groups` returns it: `(member_id, group_instance_id, client_id,
+/// host, [(topic, partition)])`.
+type MemberTuple = (String, Option<String>, String, String, Vec<(String, i32)>);
+
+fn member_tuple(m: GroupMember) -> MemberTuple {
+    let parts = m
+        .assignment
+        .into_iter()
+        .map(|tp| (tp.topic.to_string(), tp.partition))
+        .collect();
+    (
+        m.member_id,
+        m.group_instance_id,
+        m.client_id,
+        m.client_host,
+        parts,
+    )
 }
 
 /// `(name, partitions or -1, replication factor or -1, [(config, value)])`.
@@ -175,6 +205,150 @@ impl AdminCore {
                     .map(|r| r.into_iter().map(|(_, x)| x).collect())
             },
             move |results| settle(futures, results),
+        );
+        Ok(())
+    }
+
+    /// Every group on every broker: completes `future` with `([(group_id, protocol_type,
+    /// state)], [KafkaError per broker that failed])`.
+    fn list_groups(&self, py: Python<'_>, future: Py<PyAny>) -> PyResult<()> {
+        self.check(py)?;
+        let admin = self.admin.clone();
+        runtime::spawn_then(
+            &self.handle,
+            async move { admin.list_groups().await.map(|r| vec![Ok(r)]) },
+            move |results| {
+                settle_with(vec![future], results, |py, per_broker| {
+                    let mut valid = Vec::new();
+                    let mut errors = Vec::new();
+                    for (_, r) in per_broker {
+                        match r {
+                            Ok(groups) => valid.extend(
+                                groups
+                                    .into_iter()
+                                    .map(|g| (g.group_id, g.protocol_type, g.state)),
+                            ),
+                            Err(e) => errors
+                                .push(kafka_error(py, ClientError::from_core(&e, Stage::Request))?),
+                        }
+                    }
+                    Ok((valid, errors).into_pyobject(py)?.into_any().unbind())
+                })
+            },
+        );
+        Ok(())
+    }
+
+    /// Describes groups: each future gets `(group_id, state, protocol_type, protocol,
+    /// [member])` (see `MemberTuple`).
+    fn describe_groups(
+        &self,
+        py: Python<'_>,
+        groups: Vec<String>,
+        futures: Vec<Py<PyAny>>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        let admin = self.admin.clone();
+        runtime::spawn_then(
+            &self.handle,
+            async move {
+                let names: Vec<&str> = groups.iter().map(String::as_str).collect();
+                admin
+                    .describe_groups(&names)
+                    .await
+                    .map(|r| r.into_iter().map(|(_, x)| x).collect())
+            },
+            move |results| {
+                settle_with(futures, results, |py, d| {
+                    let members: Vec<MemberTuple> =
+                        d.members.into_iter().map(member_tuple).collect();
+                    let t = (d.group_id, d.state, d.protocol_type, d.protocol, members);
+                    Ok(t.into_pyobject(py)?.into_any().unbind())
+                })
+            },
+        );
+        Ok(())
+    }
+
+    /// Deletes groups (each future gets None or the group's error).
+    fn delete_groups(
+        &self,
+        py: Python<'_>,
+        groups: Vec<String>,
+        futures: Vec<Py<PyAny>>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        let admin = self.admin.clone();
+        runtime::spawn_then(
+            &self.handle,
+            async move {
+                let names: Vec<&str> = groups.iter().map(String::as_str).collect();
+                admin
+                    .delete_groups(&names)
+                    .await
+                    .map(|r| r.into_iter().map(|(_, x)| x).collect())
+            },
+            move |results| settle(futures, results),
+        );
+        Ok(())
+    }
+
+    /// A group's committed offsets (of `partitions`, or all): `future` gets `[(topic,
+    /// partition, offset or OFFSET_INVALID, metadata, KafkaError or None)]`.
+    #[pyo3(signature = (group, partitions, future))]
+    fn list_group_offsets(
+        &self,
+        py: Python<'_>,
+        group: String,
+        partitions: Option<Vec<(String, i32)>>,
+        future: Py<PyAny>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        let admin = self.admin.clone();
+        let partitions: Option<Vec<odradek::producer::TopicPartition>> = partitions.map(|ps| {
+            ps.into_iter()
+                .map(|(t, p)| odradek::producer::TopicPartition {
+                    topic: t.into(),
+                    partition: p,
+                })
+                .collect()
+        });
+        runtime::spawn_then(
+            &self.handle,
+            async move {
+                admin
+                    .list_group_offsets(&group, partitions.as_deref())
+                    .await
+                    .map(|r| vec![Ok(r)])
+            },
+            move |results| {
+                settle_with(vec![future], results, |py, offsets| {
+                    let mut out = Vec::with_capacity(offsets.len());
+                    for o in offsets {
+                        let error = o
+                            .error
+                            .map(|c| {
+                                kafka_error(
+                                    py,
+                                    ClientError::from_core(
+                                        &odradek::Error::Kafka(c),
+                                        Stage::Request,
+                                    ),
+                                )
+                            })
+                            .transpose()?;
+                        out.push((
+                            o.partition.topic.to_string(),
+                            o.partition.partition,
+                            o.offset
+                                .unwrap_or(odradek_bindings::consumer::OFFSET_INVALID),
+                            o.metadata,
+                            error,
+                        ));
+                    }
+                    Ok(out.into_pyobject(py)?.into_any().unbind())
+                })
+            },
         );
         Ok(())
     }

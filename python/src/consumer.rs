@@ -1,5 +1,7 @@
-//! `Consumer`: confluent-kafka's consumer API, assign-based (groups arrive in a later release).
+//! `Consumer`: confluent-kafka's consumer API: `assign` or consumer groups (`subscribe`, with
+//! rebalance and commit callbacks served on the thread that calls `poll`).
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use odradek_bindings::consumer::{ConsumerClient, Item};
@@ -10,18 +12,19 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::conf::{self, Callbacks};
-use crate::errors::{kafka_error, not_implemented, to_py_err, IntoPy, NO_GROUPS};
+use crate::errors::{kafka_error, not_implemented, to_py_err, IntoPy};
+use crate::group::{self, ConsumerGroupMetadata, RebalanceCallbacks};
 use crate::message::Message;
 use crate::metadata::ClusterMetadata;
 use crate::types::{extract_tps, TopicPartition};
 use crate::wait;
 
-/// A Kafka consumer (confluent-kafka's `Consumer` API, assign-based). Safe to share between
-/// threads.
+/// A Kafka consumer (confluent-kafka's `Consumer` API). Safe to share between threads.
 #[pyclass(module = "odradek", name = "Consumer", subclass, frozen)]
 pub struct Consumer {
     pub(crate) client: ConsumerClient,
     cbs: Callbacks,
+    rebalance: Mutex<RebalanceCallbacks>,
 }
 
 fn closed_error() -> PyErr {
@@ -72,6 +75,32 @@ impl Consumer {
         Ok(())
     }
 
+    /// Serves statistics, rebalance and commit callbacks on this thread.
+    fn serve(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let this = slf.get();
+        this.serve_stats(slf.py())?;
+        if !this.client.has_group_events() {
+            return Ok(());
+        }
+        group::serve_events(
+            slf.py(),
+            slf.as_any(),
+            &this.client,
+            &this.rebalance,
+            this.cbs.on_commit.as_ref(),
+        )
+    }
+
+    /// Waits for a group operation (`unsubscribe`, `close`) while serving its callbacks.
+    fn wait_serving<F>(slf: &Bound<'_, Self>, fut: F) -> PyResult<F::Output>
+    where
+        F: std::future::Future + Send,
+        F::Output: Send,
+    {
+        let client = &slf.get().client;
+        group::wait_serving(slf.py(), client, fut, |_| Consumer::serve(slf))
+    }
+
     fn wait<F>(
         &self,
         py: Python<'_>,
@@ -95,26 +124,27 @@ impl Consumer {
     /// Fills `out` with up to `max` messages, waiting until `deadline` for at least `min`. Asks
     /// the core at least once, so `poll(0)` returns what was already fetched.
     fn collect(
-        &self,
-        py: Python<'_>,
+        slf: &Bound<'_, Self>,
         max: usize,
         min: usize,
         deadline: Deadline,
     ) -> PyResult<Vec<Item>> {
+        let (py, this) = (slf.py(), slf.get());
         let mut out = Vec::new();
         loop {
-            self.serve_stats(py)?;
-            self.client.take(max - out.len(), &mut out);
+            Consumer::serve(slf)?;
+            this.client.take(max - out.len(), &mut out);
             if out.len() >= min {
                 return Ok(out);
             }
-            if self.client.is_closed() {
+            if this.client.is_closed() {
                 return Err(closed_error());
             }
             let slice = deadline.slice(SLICE);
-            let client = &self.client;
+            let client = &this.client;
             py.detach(|| client.fetch(slice));
-            self.client.take(max - out.len(), &mut out);
+            Consumer::serve(slf)?;
+            this.client.take(max - out.len(), &mut out);
             if out.len() >= min || deadline.passed() {
                 return Ok(out);
             }
@@ -134,7 +164,12 @@ impl Consumer {
     ) -> PyResult<Self> {
         let (props, cbs) = conf::parse(py, conf, kwargs)?;
         let client = py.detach(|| ConsumerClient::new(props)).py(py)?;
-        Ok(Consumer { client, cbs })
+        client.report_commits(cbs.on_commit.is_some());
+        Ok(Consumer {
+            client,
+            cbs,
+            rebalance: Mutex::new(RebalanceCallbacks::default()),
+        })
     }
 
     /// Sets the assignment: these partitions, starting at their offsets (`OFFSET_BEGINNING`,
@@ -276,12 +311,15 @@ impl Consumer {
     /// Returns the next message or event, waiting up to `timeout` seconds (`None`/-1: forever);
     /// `None` on timeout.
     #[pyo3(signature = (timeout=None))]
-    fn poll(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<Py<Message>>> {
-        if let Some(item) = self.client.take_one() {
-            return item_to_message(py, item).map(Some);
+    fn poll(slf: &Bound<'_, Self>, timeout: Option<f64>) -> PyResult<Option<Py<Message>>> {
+        let (py, this) = (slf.py(), slf.get());
+        if !this.client.has_group_events() {
+            if let Some(item) = this.client.take_one() {
+                return item_to_message(py, item).map(Some);
+            }
         }
-        self.usable(py)?;
-        let mut items = self.collect(py, 1, 1, wait::deadline(timeout))?;
+        this.usable(py)?;
+        let mut items = Consumer::collect(slf, 1, 1, wait::deadline(timeout))?;
         match items.pop() {
             Some(item) => item_to_message(py, item).map(Some),
             None => Ok(None),
@@ -292,19 +330,19 @@ impl Consumer {
     /// that many.
     #[pyo3(signature = (num_messages=1, timeout=-1.0))]
     fn consume(
-        &self,
-        py: Python<'_>,
+        slf: &Bound<'_, Self>,
         num_messages: usize,
         timeout: Option<f64>,
     ) -> PyResult<Py<PyList>> {
+        let py = slf.py();
         if num_messages > 1_000_000 {
             return Err(PyValueError::new_err(
                 "num_messages must be at most 1000000",
             ));
         }
-        self.usable(py)?;
+        slf.get().usable(py)?;
         let n = num_messages.max(1);
-        let items = self.collect(py, n, n, wait::deadline(timeout))?;
+        let items = Consumer::collect(slf, n, n, wait::deadline(timeout))?;
         let list = PyList::empty(py);
         for item in items {
             list.append(item_to_message(py, item)?)?;
@@ -331,19 +369,16 @@ impl Consumer {
         Ok(self.list_topics(py, None, timeout)?.cluster_id)
     }
 
-    /// Stops consuming and closes connections. Later calls raise RuntimeError.
-    fn close(&self, py: Python<'_>) -> PyResult<()> {
-        if self.client.is_closed() {
+    /// Leaves the group (the final revoke callback runs here; with `enable.auto.commit` the
+    /// stored offsets are committed), stops consuming and closes connections. Later calls
+    /// raise RuntimeError.
+    fn close(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let this = slf.get();
+        if this.client.is_closed() {
             return Ok(());
         }
-        let fut = self.client.close();
-        wait::wait_future(
-            py,
-            self.client.handle(),
-            fut,
-            Deadline::after(Some(Duration::from_secs(30))),
-        )?;
-        Ok(())
+        let fut = this.client.close();
+        Consumer::wait_serving(slf, fut)
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -351,12 +386,15 @@ impl Consumer {
     }
 
     #[pyo3(signature = (*_args))]
-    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
-        self.close(py)?;
+    fn __exit__(slf: &Bound<'_, Self>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        Consumer::close(slf)?;
         Ok(false)
     }
 
-    /// Not supported in this release (consumer groups): raises KafkaException(_NOT_IMPLEMENTED).
+    /// Joins the group (`group.id`) for `topics` (names, or regular expressions starting with
+    /// `^`). `on_assign(consumer, partitions)`, `on_revoke` and `on_lost` run inside `poll` on
+    /// the calling thread; unless they call `assign` / `incremental_assign` (or the unassign
+    /// counterparts) themselves, the change is applied after they return.
     #[pyo3(signature = (topics, on_assign=None, on_revoke=None, on_lost=None))]
     fn subscribe(
         &self,
@@ -366,18 +404,30 @@ impl Consumer {
         on_revoke: Option<&Bound<'_, PyAny>>,
         on_lost: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let _ = (topics, on_assign, on_revoke, on_lost);
         self.usable(py)?;
-        Err(not_implemented(py, NO_GROUPS))
+        let topics = group::topics(topics)?;
+        let cbs = RebalanceCallbacks {
+            on_assign: group::callback("on_assign", on_assign)?,
+            on_revoke: group::callback("on_revoke", on_revoke)?,
+            on_lost: group::callback("on_lost", on_lost)?,
+        };
+        if let Ok(mut slot) = self.rebalance.lock() {
+            *slot = cbs;
+        }
+        self.client.subscribe(&topics).py(py)
     }
 
-    /// Not supported in this release (consumer groups): raises KafkaException(_NOT_IMPLEMENTED).
-    fn unsubscribe(&self, py: Python<'_>) -> PyResult<()> {
-        self.usable(py)?;
-        Err(not_implemented(py, NO_GROUPS))
+    /// Leaves the group; the revoke callback runs here, on the calling thread.
+    fn unsubscribe(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let this = slf.get();
+        this.usable(slf.py())?;
+        let fut = this.client.unsubscribe();
+        Consumer::wait_serving(slf, fut)
     }
 
-    /// Not supported in this release (consumer groups): raises KafkaException(_NOT_IMPLEMENTED).
+    /// Commits the offset after `message`, the given `offsets`, or (neither) the stored offsets
+    /// of the assignment. Asynchronous by default: the result goes to the `on_commit`
+    /// callback; with `asynchronous=False` returns the committed `TopicPartition`s or raises.
     #[pyo3(signature = (message=None, offsets=None, asynchronous=true))]
     fn commit(
         &self,
@@ -385,26 +435,41 @@ impl Consumer {
         message: Option<&Bound<'_, PyAny>>,
         offsets: Option<&Bound<'_, PyAny>>,
         asynchronous: bool,
-    ) -> PyResult<()> {
-        let _ = (message, offsets, asynchronous);
+    ) -> PyResult<Option<Vec<TopicPartition>>> {
         self.usable(py)?;
-        Err(not_implemented(py, NO_GROUPS))
+        let source = group::commit_source(group::offsets_arg(message, offsets, "commit")?);
+        if asynchronous {
+            self.client.commit_async(source).py(py)?;
+            return Ok(None);
+        }
+        let fut = self.client.commit(source).py(py)?;
+        let report = self.wait(py, fut, None, "commit")?;
+        let committed = report.into_result().py(py)?;
+        group::committed_list(py, committed).map(Some)
     }
 
-    /// Not supported in this release (consumer groups): raises KafkaException(_NOT_IMPLEMENTED).
+    /// The group's committed offsets (`OFFSET_INVALID` where none).
     #[pyo3(signature = (partitions, timeout=None))]
     fn committed(
         &self,
         py: Python<'_>,
         partitions: &Bound<'_, PyAny>,
         timeout: Option<f64>,
-    ) -> PyResult<()> {
-        let _ = (partitions, timeout);
+    ) -> PyResult<Vec<TopicPartition>> {
         self.usable(py)?;
-        Err(not_implemented(py, NO_GROUPS))
+        let tps = extract_tps(partitions)?;
+        let fut = self
+            .client
+            .committed(tps.iter().map(TopicPartition::core).collect());
+        let found = self.wait(py, fut, timeout, "committed")?.py(py)?;
+        Ok(found
+            .into_iter()
+            .map(|(tp, offset)| TopicPartition::new(&tp.topic, tp.partition, offset))
+            .collect())
     }
 
-    /// Not supported in this release (consumer groups): raises KafkaException(_NOT_IMPLEMENTED).
+    /// Stores the offset after `message`, or the given `offsets`, for the next commit (needs
+    /// `enable.auto.offset.store=false`).
     #[pyo3(signature = (message=None, offsets=None))]
     fn store_offsets(
         &self,
@@ -412,21 +477,29 @@ impl Consumer {
         message: Option<&Bound<'_, PyAny>>,
         offsets: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let _ = (message, offsets);
         self.usable(py)?;
-        Err(not_implemented(py, NO_GROUPS))
+        let Some(list) = group::offsets_arg(message, offsets, "store_offsets")? else {
+            return Err(PyValueError::new_err("expected either message or offsets"));
+        };
+        self.client.store_offsets(&list).py(py)
     }
 
-    /// Not supported in this release (consumer groups): raises KafkaException(_NOT_IMPLEMENTED).
-    fn consumer_group_metadata(&self, py: Python<'_>) -> PyResult<()> {
+    /// Group id, member id and generation, for `Producer.send_offsets_to_transaction`.
+    fn consumer_group_metadata(&self, py: Python<'_>) -> PyResult<ConsumerGroupMetadata> {
         self.usable(py)?;
-        Err(not_implemented(py, NO_GROUPS))
+        match self.client.group_metadata() {
+            Some(m) => Ok(ConsumerGroupMetadata::from_metadata(m)),
+            None => Err(to_py_err(
+                py,
+                ClientError::invalid_arg("consumer_group_metadata needs group.id"),
+            )),
+        }
     }
 
-    /// Not supported in this release (consumer groups): raises KafkaException(_NOT_IMPLEMENTED).
-    fn memberid(&self, py: Python<'_>) -> PyResult<()> {
+    /// The member id in the group, or None before joining.
+    fn memberid(&self, py: Python<'_>) -> PyResult<Option<String>> {
         self.usable(py)?;
-        Err(not_implemented(py, NO_GROUPS))
+        Ok(self.client.member_id())
     }
 
     /// Not supported in this release: raises KafkaException(_NOT_IMPLEMENTED).
@@ -440,13 +513,15 @@ impl Consumer {
 
     // ---- asyncio support (used by odradek.aio) ----
 
-    /// Takes one queued message or event without waiting (serving stats callbacks first).
-    fn _take(&self, py: Python<'_>) -> PyResult<Option<Py<Message>>> {
-        self.serve_stats(py)?;
-        match self.client.take_one() {
+    /// Takes one queued message or event without waiting (serving statistics, rebalance and
+    /// commit callbacks first).
+    fn _take(slf: &Bound<'_, Self>) -> PyResult<Option<Py<Message>>> {
+        let (py, this) = (slf.py(), slf.get());
+        Consumer::serve(slf)?;
+        match this.client.take_one() {
             Some(item) => item_to_message(py, item).map(Some),
             None => {
-                self.usable(py)?;
+                this.usable(py)?;
                 Ok(None)
             }
         }

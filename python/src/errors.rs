@@ -164,9 +164,6 @@ pub fn not_implemented(py: Python<'_>, what: &str) -> PyErr {
     to_py_err(py, ClientError::not_implemented(what))
 }
 
-/// The message for features that arrive with consumer groups.
-pub const NO_GROUPS: &str = "consumer groups (subscribe, commit, committed, store_offsets) are not supported in this release of odradek; assign partitions with assign() and track offsets in the application";
-
 /// The message for transactions.
 pub const NO_TRANSACTIONS: &str =
     "transactions are not supported in this release of odradek (the idempotent and transactional producer is planned)";

@@ -3,7 +3,7 @@
 //! Layout: one file per concept: `errors` (the exception tree and the one mapping from
 //! `ClientError`), `types` (`TopicPartition`, payload conversions), `message`, `conf`
 //! (confluent-kafka style configuration), `wait` (blocking with the GIL released and Ctrl-C
-//! checks), `producer`, `consumer`, `metadata`, `aio` (asyncio futures), `admin` (the admin client's futures).
+//! checks), `producer`, `consumer`, `group` (consumer-group callbacks and conversions), `metadata`, `aio` (asyncio futures), `admin` (the admin client's futures).
 
 use pyo3::prelude::*;
 
@@ -12,6 +12,7 @@ mod aio;
 mod conf;
 mod consumer;
 mod errors;
+mod group;
 mod message;
 mod metadata;
 mod producer;
@@ -58,6 +59,7 @@ fn _odradek(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<message::Message>()?;
     m.add_class::<producer::Producer>()?;
     m.add_class::<consumer::Consumer>()?;
+    m.add_class::<group::ConsumerGroupMetadata>()?;
     m.add_class::<metadata::ClusterMetadata>()?;
     m.add_class::<metadata::BrokerMetadata>()?;
     m.add_class::<metadata::TopicMetadata>()?;

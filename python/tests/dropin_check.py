@@ -4,10 +4,11 @@
     python dropin_check.py confluent|odradek BOOTSTRAP TOPIC_PREFIX
 
 Only the import below depends on the first argument; everything after it is ordinary
-confluent-kafka code (producer, and an assign-based consumer). Prints one line per check and
+confluent-kafka code (producer, an assign-based consumer, and a consumer group). Prints one line per check and
 exits non-zero on the first failure.
 """
 import sys
+import threading
 import time
 
 CLIENT, BOOTSTRAP, PREFIX = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -154,5 +155,87 @@ try:
 except RuntimeError:
     closed_raises = True
 check(closed_raises, "a closed consumer raises RuntimeError")
+
+# ---- consumer group (subscribe, rebalance callbacks, commits) -----------------------------
+
+GTOPIC = TOPIC + "-g"
+for i in range(9):
+    p.produce(GTOPIC, value=b"g-%d" % i, partition=i % 3)
+check(p.flush(30) == 0, "group topic produced")
+rebalances, commits = [], []
+
+
+def on_assign(consumer, partitions):
+    rebalances.append(("assign", sorted(tp.partition for tp in partitions),
+                       threading.current_thread() is threading.main_thread()))
+
+
+def on_revoke(consumer, partitions):
+    rebalances.append(("revoke", sorted(tp.partition for tp in partitions),
+                       threading.current_thread() is threading.main_thread()))
+
+
+def on_commit(err, partitions):
+    commits.append((err, sorted((tp.partition, tp.offset) for tp in partitions)))
+
+
+gconf = {"bootstrap.servers": BOOTSTRAP, "group.id": "dropin-group-" + GTOPIC,
+         "auto.offset.reset": "earliest", "enable.auto.commit": False, "on_commit": on_commit}
+g = Consumer(gconf)
+check(g.memberid() is None, "memberid() is None before joining")
+code = None
+try:
+    g.commit(asynchronous=False)
+except KafkaException as e:
+    code = e.args[0].code()
+check(code == KafkaError._NO_OFFSET, "a sync commit with nothing consumed raises _NO_OFFSET")
+g.subscribe([GTOPIC], on_assign=on_assign, on_revoke=on_revoke)
+got = []
+deadline = time.time() + 60
+while len(got) < 9 and time.time() < deadline:
+    msg = g.poll(0.5)
+    if msg is not None and not msg.error():
+        got.append(msg)
+check(len(got) == 9, "subscribe() then poll() consumes every partition")
+check(rebalances == [("assign", [0, 1, 2], True)], "on_assign ran once, on the polling thread")
+check(isinstance(g.memberid(), str) and len(g.memberid()) > 0, "memberid() after joining")
+check(g.consumer_group_metadata() is not None, "consumer_group_metadata()")
+check([tp.offset for tp in g.position([TopicPartition(GTOPIC, i) for i in range(3)])] == [3, 3, 3],
+      "position() after consuming everything")
+done = g.commit(asynchronous=False)
+check(sorted((tp.partition, tp.offset) for tp in done) == [(0, 3), (1, 3), (2, 3)],
+      "commit(asynchronous=False) returns the committed offsets")
+check([tp.offset for tp in g.committed([TopicPartition(GTOPIC, i) for i in range(3)], timeout=10)]
+      == [3, 3, 3], "committed() reads them back")
+first = [m for m in got if m.partition() == 1][0]
+check(g.commit(message=first) is None, "commit(message=...) is asynchronous by default")
+deadline = time.time() + 30
+while not commits and time.time() < deadline:
+    g.poll(0.2)
+check(commits == [(None, [(1, first.offset() + 1)])], "on_commit reports the async commit")
+code = None
+try:
+    g.store_offsets(message=first)
+except KafkaException as e:
+    code = e.args[0].code()
+check(code == KafkaError._INVALID_ARG, "store_offsets() needs enable.auto.offset.store=false")
+g.close()
+check(rebalances[-1] == ("revoke", [0, 1, 2], True), "close() runs on_revoke on the calling thread")
+
+g2 = Consumer(dict(gconf, **{"enable.auto.offset.store": False}))
+g2.subscribe([GTOPIC])
+resumed = []
+deadline = time.time() + 60
+while not resumed and time.time() < deadline:
+    msg = g2.poll(0.5)
+    if msg is not None and not msg.error():
+        resumed.append(msg)
+check([(m.partition(), m.offset()) for m in resumed] == [(1, first.offset() + 1)],
+      "a new member resumes from the committed offsets")
+g2.store_offsets(offsets=[TopicPartition(GTOPIC, 1, 2)])
+res2 = g2.commit(asynchronous=False)
+check(sorted((tp.partition, tp.offset) for tp in res2) == [(0, -1001), (1, 2), (2, -1001)],
+      "commit() sends the stored offsets (OFFSET_INVALID for the rest of the assignment)")
+g2.close()
 
 print("%s: %d checks passed" % (CLIENT, checks))

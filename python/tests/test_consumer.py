@@ -186,25 +186,6 @@ def test_offset_reset_none_reports_no_offset(bootstrap, consumer_conf, topic):
     c.close()
 
 
-@pytest.mark.parametrize("call", [
-    lambda c, t: c.subscribe([t]),
-    lambda c, t: c.unsubscribe(),
-    lambda c, t: c.commit(),
-    lambda c, t: c.commit(offsets=[TopicPartition(t, 0, 1)], asynchronous=False),
-    lambda c, t: c.committed([TopicPartition(t, 0)]),
-    lambda c, t: c.store_offsets(offsets=[TopicPartition(t, 0, 1)]),
-    lambda c, t: c.consumer_group_metadata(),
-])
-def test_group_apis_are_a_typed_not_implemented_error(consumer_conf, topic, call):
-    c = Consumer(consumer_conf)
-    with pytest.raises(KafkaException) as ei:
-        call(c, topic)
-    err = ei.value.args[0]
-    assert err.code() == KafkaError._NOT_IMPLEMENTED and err.name() == "_NOT_IMPLEMENTED"
-    assert "consumer groups" in err.str() and "assign()" in err.str()
-    c.close()
-
-
 def test_closed_consumer_raises_runtime_error(consumer_conf, topic):
     c = Consumer(consumer_conf)
     c.close()

@@ -57,3 +57,15 @@ def test_examples(bootstrap, topic):
     out = run(sys.executable, EXAMPLES / "consumer.py", bootstrap, topic)
     assert "read 25 messages from 3 partitions" in out
     assert "value=b'message 0'" in out and "('source', b'example')" in out
+    group = topic + "-group"
+    first = run(sys.executable, EXAMPLES / "consumer_group.py", bootstrap, topic, group, 15)
+    assert "assigned: [0, 1, 2]" in first and "revoked: [0, 1, 2]" in first, first
+    assert "group %s read 15 messages" % group in first
+    # A second run resumes where the first committed: the other 10 messages, none again.
+    second = run(sys.executable, EXAMPLES / "consumer_group.py", bootstrap, topic, group, 10)
+    assert "group %s read 10 messages" % group in second
+
+    def records(out):
+        return {line.split(":")[0] for line in out.splitlines() if " @ " in line}
+
+    assert len(records(first) | records(second)) == 25 and not records(first) & records(second)

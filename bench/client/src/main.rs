@@ -5,6 +5,7 @@
 //! odradek-bench produce --client odradek|rdkafka --bootstrap HOST:PORT --topic T --count N
 //!                       --size BYTES --acks 1|all --compression none|lz4 [--partitions P]
 //!                       [--runtime multi|current]
+//!                       [--mode plain|idempotent|transactional] [--commit-every N]
 //! odradek-bench create-topic --bootstrap HOST:PORT --topic T --partitions P
 //! odradek-bench delete-topic --bootstrap HOST:PORT --topic T
 //! odradek-bench version
@@ -16,6 +17,12 @@
 //! acks and compression. One record is produced and awaited before the clock starts, so
 //! connection setup and metadata are not measured. CPU is `getrusage(RUSAGE_SELF)` (every thread
 //! of the process, librdkafka's included) over the measured interval.
+//!
+//! `--mode idempotent` sets `enable.idempotence=true` (needs `--acks all`); `--mode
+//! transactional` also sets a `transactional.id`, calls `init_transactions` before the clock
+//! starts and wraps every `--commit-every` records (default 1000) in `begin_transaction` …
+//! `commit_transaction` (which waits for the transaction's deliveries), as an application doing
+//! exactly-once output would.
 
 use std::error::Error as StdError;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,6 +43,42 @@ enum Client {
     Rdkafka,
 }
 
+/// Delivery guarantees of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `enable.idempotence=false`.
+    Plain,
+    /// `enable.idempotence=true`.
+    Idempotent,
+    /// A transaction per `commit_every` records.
+    Transactional { commit_every: u64 },
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Plain => "plain",
+            Mode::Idempotent => "idempotent",
+            Mode::Transactional { .. } => "transactional",
+        }
+    }
+
+    fn idempotence(self) -> &'static str {
+        if self == Mode::Plain {
+            "false"
+        } else {
+            "true"
+        }
+    }
+
+    fn commit_every(self) -> Option<u64> {
+        match self {
+            Mode::Transactional { commit_every } => Some(commit_every),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 struct ProduceArgs {
     client: Client,
@@ -47,6 +90,7 @@ struct ProduceArgs {
     compression: String,
     partitions: Option<i32>,
     multi_thread: bool,
+    mode: Mode,
 }
 
 fn usage() -> ! {
@@ -98,6 +142,8 @@ fn parse_produce(flags: &[(String, String)]) -> Result<ProduceArgs> {
             "compression",
             "partitions",
             "runtime",
+            "mode",
+            "commit-every",
         ]
         .contains(&name.as_str())
         {
@@ -123,7 +169,24 @@ fn parse_produce(flags: &[(String, String)]) -> Result<ProduceArgs> {
         "current" => false,
         other => return Err(format!("--runtime must be multi or current, not `{other}`").into()),
     };
+    let commit_every: u64 = flag(flags, "commit-every").unwrap_or("1000").parse()?;
+    let mode = match flag(flags, "mode").unwrap_or("plain") {
+        "plain" => Mode::Plain,
+        "idempotent" => Mode::Idempotent,
+        "transactional" if commit_every > 0 => Mode::Transactional { commit_every },
+        other => {
+            return Err(format!(
+                "--mode must be plain, idempotent or transactional (with --commit-every > 0), \
+                 not `{other}`"
+            )
+            .into())
+        }
+    };
+    if mode != Mode::Plain && acks != "all" {
+        return Err("--mode idempotent and transactional need --acks all".into());
+    }
     Ok(ProduceArgs {
+        mode,
         client,
         bootstrap: required(flags, "bootstrap")?.to_string(),
         topic: required(flags, "topic")?.to_string(),
@@ -256,7 +319,7 @@ fn report(a: &ProduceArgs, m: &Measured) -> String {
             "\"msgs_per_s\":{:.1},\"mb_per_s\":{:.3},\"cpu_user_s\":{:.4},\"cpu_sys_s\":{:.4},",
             "\"cpu_us_per_msg\":{:.4},\"peak_rss_kb\":{},",
             "\"size\":{},\"acks\":\"{}\",\"compression\":\"{}\",\"partitions\":{},",
-            "\"topic\":\"{}\",\"runtime\":\"{}\"}}"
+            "\"topic\":\"{}\",\"runtime\":\"{}\",\"mode\":\"{}\",\"commit_every\":{}}}"
         ),
         client,
         a.count,
@@ -278,6 +341,10 @@ fn report(a: &ProduceArgs, m: &Measured) -> String {
             (Client::Odradek, true) => "tokio-multi-thread",
             (Client::Odradek, false) => "tokio-current-thread",
         },
+        a.mode.name(),
+        a.mode
+            .commit_every()
+            .map_or("null".to_string(), |n| n.to_string()),
     )
 }
 
@@ -292,28 +359,47 @@ const CHUNKS_IN_FLIGHT: usize = 512;
 
 fn produce_odradek(a: &ProduceArgs, payloads: &Payloads) -> Result<Measured> {
     let runtime = if a.multi_thread {
-        tokio::runtime::Builder::new_multi_thread().enable_all().build()?
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
     } else {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?
     };
     runtime.block_on(async {
-        let config = odradek::ClientConfig::from_map([
+        let txn_id = transactional_id(a);
+        let mut entries = vec![
             ("bootstrap.servers", a.bootstrap.as_str()),
             ("client.id", "odradek-bench"),
             ("linger.ms", "5"),
             ("batch.size", "1000000"),
-            ("enable.idempotence", "false"),
+            ("enable.idempotence", a.mode.idempotence()),
             ("acks", a.acks.as_str()),
             ("compression.type", a.compression.as_str()),
-        ])?;
+        ];
+        if let Some(id) = &txn_id {
+            entries.push(("transactional.id", id.as_str()));
+        }
+        let config = odradek::ClientConfig::from_map(entries)?;
         let producer = odradek::Producer::new(config)?;
-        // Prime: connection, metadata, first batch.
-        producer
-            .send(odradek::ProducerRecord::new(a.topic.clone(), payloads.bytes(0)))
-            .await?
+        let commit_every = a.mode.commit_every();
+        let txn_timeout = Duration::from_secs(60);
+        // Prime: connection, metadata, producer id, first batch (in a transaction of its own).
+        if commit_every.is_some() {
+            producer.init_transactions(txn_timeout).await?;
+            producer.begin_transaction()?;
+        }
+        let prime = producer
+            .send(odradek::ProducerRecord::new(
+                a.topic.clone(),
+                payloads.bytes(0),
+            ))
             .await?;
+        if commit_every.is_some() {
+            producer.commit_transaction(txn_timeout).await?;
+        }
+        prime.await?;
 
         let before = rusage();
         let started = Instant::now();
@@ -338,15 +424,23 @@ fn produce_odradek(a: &ProduceArgs, payloads: &Payloads) -> Result<Measured> {
         });
         let mut chunk = Vec::with_capacity(CHUNK);
         for i in 0..a.count {
+            if commit_every.is_some_and(|n| i % n == 0) {
+                producer.begin_transaction()?;
+            }
             let record = odradek::ProducerRecord::new(a.topic.clone(), payloads.bytes(i));
             chunk.push(producer.send(record).await?);
+            if commit_every.is_some_and(|n| (i + 1) % n == 0 || i + 1 == a.count) {
+                producer.commit_transaction(txn_timeout).await?;
+            }
             if chunk.len() == CHUNK {
                 let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK));
                 tx.send(full).await.map_err(|_| "delivery waiter stopped")?;
             }
         }
         if !chunk.is_empty() {
-            tx.send(chunk).await.map_err(|_| "delivery waiter stopped")?;
+            tx.send(chunk)
+                .await
+                .map_err(|_| "delivery waiter stopped")?;
         }
         drop(tx);
         let (ok, failed, first_error) = waiter.await?;
@@ -420,7 +514,7 @@ fn produce_rdkafka(a: &ProduceArgs, payloads: &Payloads) -> Result<Measured> {
     config
         .set("linger.ms", "5")
         .set("batch.size", "1000000")
-        .set("enable.idempotence", "false")
+        .set("enable.idempotence", a.mode.idempotence())
         .set("acks", a.acks.as_str())
         .set("compression.codec", a.compression.as_str())
         // Large enough that the queue never limits a run (librdkafka's own defaults are 100k
@@ -428,15 +522,31 @@ fn produce_rdkafka(a: &ProduceArgs, payloads: &Payloads) -> Result<Measured> {
         .set("queue.buffering.max.messages", "1000000")
         .set("queue.buffering.max.kbytes", "1048576")
         .set("message.max.bytes", "1048576");
+    if let Some(id) = transactional_id(a) {
+        config.set("transactional.id", id);
+    }
     let producer: BaseProducer<Deliveries> = config.create_with_context(Deliveries::default())?;
-    // Prime: connection, metadata, first batch.
+    let commit_every = a.mode.commit_every();
+    let txn_timeout = Duration::from_secs(60);
+    // Prime: connection, metadata, producer id, first batch (in a transaction of its own).
+    if commit_every.is_some() {
+        producer.init_transactions(txn_timeout)?;
+        producer.begin_transaction()?;
+    }
     send_rd(&producer, &a.topic, payloads.slice(0))?;
+    if commit_every.is_some() {
+        producer.commit_transaction(txn_timeout)?;
+    }
     producer.flush(Duration::from_secs(60))?;
     let ctx = producer.context();
     if ctx.failed.load(Ordering::Relaxed) > 0 {
         return Err(format!(
             "rdkafka: priming record failed: {}",
-            ctx.first_error.lock().ok().and_then(|e| e.clone()).unwrap_or_default()
+            ctx.first_error
+                .lock()
+                .ok()
+                .and_then(|e| e.clone())
+                .unwrap_or_default()
         )
         .into());
     }
@@ -445,9 +555,16 @@ fn produce_rdkafka(a: &ProduceArgs, payloads: &Payloads) -> Result<Measured> {
     let before = rusage();
     let started = Instant::now();
     for i in 0..a.count {
+        if commit_every.is_some_and(|n| i % n == 0) {
+            producer.begin_transaction()?;
+        }
         send_rd(&producer, &a.topic, payloads.slice(i))?;
         if i % POLL_EVERY == 0 {
             producer.poll(Duration::ZERO);
+        }
+        if commit_every.is_some_and(|n| (i + 1) % n == 0 || i + 1 == a.count) {
+            // Flushes the transaction's records (serving their delivery reports) first.
+            producer.commit_transaction(txn_timeout)?;
         }
     }
     producer.flush(Duration::from_secs(600))?;
@@ -459,7 +576,11 @@ fn produce_rdkafka(a: &ProduceArgs, payloads: &Payloads) -> Result<Measured> {
         return Err(format!(
             "rdkafka: {failed} of {} deliveries failed (acknowledged {ok}); first error: {}",
             a.count,
-            ctx.first_error.lock().ok().and_then(|e| e.clone()).unwrap_or_default()
+            ctx.first_error
+                .lock()
+                .ok()
+                .and_then(|e| e.clone())
+                .unwrap_or_default()
         )
         .into());
     }
@@ -468,6 +589,13 @@ fn produce_rdkafka(a: &ProduceArgs, payloads: &Payloads) -> Result<Measured> {
         before,
         after,
     })
+}
+
+/// A `transactional.id` unique to this run (transactional mode only).
+fn transactional_id(a: &ProduceArgs) -> Option<String> {
+    a.mode
+        .commit_every()
+        .map(|_| format!("bench-{}-{}", a.topic, std::process::id()))
 }
 
 /// Enqueues one keyless record, serving delivery reports while the local queue is full.
@@ -496,7 +624,11 @@ fn create_topic(bootstrap: &str, topic: &str, partitions: i32) -> Result<()> {
         .enable_all()
         .build()?;
     let results = runtime.block_on(admin.create_topics(
-        [&NewTopic::new(topic, partitions, TopicReplication::Fixed(1))],
+        [&NewTopic::new(
+            topic,
+            partitions,
+            TopicReplication::Fixed(1),
+        )],
         &AdminOptions::new().operation_timeout(Some(Duration::from_secs(30))),
     ))?;
     for r in results {
@@ -510,7 +642,9 @@ fn create_topic(bootstrap: &str, topic: &str, partitions: i32) -> Result<()> {
     let probe: BaseProducer = rd_config(bootstrap).create()?;
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let md = probe.client().fetch_metadata(Some(topic), Duration::from_secs(5))?;
+        let md = probe
+            .client()
+            .fetch_metadata(Some(topic), Duration::from_secs(5))?;
         let ready = md.topics().iter().any(|t| {
             t.name() == topic
                 && t.error().is_none()

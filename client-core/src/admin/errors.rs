@@ -72,6 +72,16 @@ pub(crate) fn duplicate(e: &Error) -> Error {
             limit: *limit,
         },
         Error::Closed => Error::Closed,
+        Error::Transaction {
+            abortable,
+            code,
+            detail,
+        } => Error::Transaction {
+            abortable: *abortable,
+            code: *code,
+            detail: detail.clone(),
+        },
+        Error::State(s) => Error::State(s.clone()),
     }
 }
 

@@ -17,14 +17,19 @@ mod configs;
 mod describe;
 mod driver;
 mod errors;
+mod groups;
 mod offsets;
 mod route;
 mod topics;
 mod types;
 
+/// A full copy of an [`Error`](crate::Error) (it is not `Clone`); the producer uses it too.
+pub(crate) use errors::duplicate as duplicate_error;
+
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::Arc;
 
+pub use groups::{GroupDescription, GroupListing, GroupMember, GroupOffset};
 pub use types::{
     AlterConfigOp, BrokerDescription, ClusterDescription, ConfigEntry, ConfigOp, ConfigResource,
     ConfigSource, CreatedTopic, ListedOffset, LogDirDescription, NewTopic, OffsetSpec,
@@ -205,6 +210,48 @@ impl Admin {
     ) -> Result<Vec<(String, Result<TopicDescription>)>> {
         let results = driver::run(self, &describe::DescribeTopics { topics }, topics.len()).await?;
         Ok(topics.iter().map(|t| t.to_string()).zip(results).collect())
+    }
+
+    /// Every group each broker coordinates, per broker id (a broker's failure does not hide
+    /// the others' groups).
+    pub async fn list_groups(&self) -> Result<Vec<(i32, Result<Vec<GroupListing>>)>> {
+        let brokers: Vec<i32> = self
+            .cluster_metadata()
+            .await?
+            .brokers
+            .keys()
+            .copied()
+            .collect();
+        let call = groups::ListGroups { brokers: &brokers };
+        let results = driver::run(self, &call, brokers.len()).await?;
+        Ok(brokers.into_iter().zip(results).collect())
+    }
+
+    /// State, protocol and members (with their assignments) of each group, from its
+    /// coordinator. A group that does not exist is described with state `Dead`.
+    pub async fn describe_groups(
+        &self,
+        groups: &[&str],
+    ) -> Result<Vec<(String, Result<GroupDescription>)>> {
+        let results = driver::run(self, &groups::DescribeGroups { groups }, groups.len()).await?;
+        Ok(groups.iter().map(|g| g.to_string()).zip(results).collect())
+    }
+
+    /// Deletes groups that have no members (NON_EMPTY_GROUP otherwise, GROUP_ID_NOT_FOUND for
+    /// an unknown group).
+    pub async fn delete_groups(&self, groups: &[&str]) -> Result<Vec<(String, Result<()>)>> {
+        let results = driver::run(self, &groups::DeleteGroups { groups }, groups.len()).await?;
+        Ok(groups.iter().map(|g| g.to_string()).zip(results).collect())
+    }
+
+    /// A group's committed offsets: of `partitions`, or of every partition it committed.
+    pub async fn list_group_offsets(
+        &self,
+        group: &str,
+        partitions: Option<&[TopicPartition]>,
+    ) -> Result<Vec<GroupOffset>> {
+        let call = groups::ListGroupOffsets { group, partitions };
+        one(driver::run(self, &call, 1).await?)
     }
 
     /// Closes every connection.

@@ -8,6 +8,7 @@
 //! epoch never moves backwards (KIP-320): an answer from a broker with staler metadata keeps the
 //! newer entry.
 
+mod coordinator;
 mod metadata;
 
 use std::collections::{HashMap, HashSet};
@@ -19,6 +20,7 @@ use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::{MetadataRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
+pub use coordinator::CoordinatorType;
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
 
 use crate::config::ClientConfig;

@@ -294,9 +294,16 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
                             p.fetch_offset = Some(next);
                             let size = records.len();
                             state.buffered_bytes += size;
+                            let aborted = pd
+                                .aborted_transactions
+                                .as_deref()
+                                .unwrap_or_default()
+                                .iter()
+                                .map(|a| (a.producer_id.0, a.first_offset))
+                                .collect();
                             state
                                 .buffer
-                                .push_back(Buffered::new(tp, generation, records));
+                                .push_back(Buffered::new(tp, generation, records, aborted));
                             got_data = true;
                         }
                         _ if walk.truncated_tail() > 0 || !records.is_empty() => {

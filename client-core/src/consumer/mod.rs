@@ -7,8 +7,10 @@
 //! position (a batch may start before it) are dropped. Seeking bumps a partition's generation so
 //! data fetched for the old position is discarded.
 //!
-//! Groups (`subscribe`) and read_committed filtering of aborted transactions arrive with their
-//! own issues; this consumer is driven by `assign`.
+//! With `isolation.level=read_committed` the broker returns data only up to the last stable
+//! offset and lists the aborted transactions in range; their batches are skipped (per producer,
+//! from the transaction's first offset to its ABORT marker), so the application sees committed
+//! records only. Partitions come from `assign` or from a group (`subscribe`).
 
 mod fetcher;
 pub mod group;
@@ -23,7 +25,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::Notify;
 
-pub use group::{Assignor, RebalanceListener, Topics};
+pub use group::{Assignor, Handled, RebalanceListener, Topics};
 pub use offsets::{list_offsets, EARLIEST, LATEST};
 
 use crate::cluster::Cluster;
@@ -501,7 +503,10 @@ impl Consumer {
                                 }
                             }
                             let next = batch.next_offset();
-                            if batch.is_control() || next <= position {
+                            // Control batches and aborted transactions (read_committed) are
+                            // skipped; the position still moves past them.
+                            let skip = buffered.skip(&batch);
+                            if skip || next <= position {
                                 position = position.max(next);
                                 continue;
                             }
@@ -668,6 +673,33 @@ impl Consumer {
         }
     }
 
+    /// Commits `(partition, offset, metadata)` and returns each partition's result code (the
+    /// call fails only when the request got no answer). In a group generation the member id and
+    /// generation fence stale members; otherwise it is a standalone commit.
+    pub async fn commit_offsets(
+        &self,
+        offsets: &[(TopicPartition, i64, Option<String>)],
+    ) -> Result<Vec<(TopicPartition, ErrorCode)>> {
+        let Some(group) = &self.shared.group else {
+            return Err(Error::config(
+                "group.id",
+                "committing offsets needs group.id",
+            ));
+        };
+        group.lock().await.commit(offsets).await
+    }
+
+    /// The rebalance protocol of the current group generation, as librdkafka names it:
+    /// `"COOPERATIVE"`, `"EAGER"`, or `"NONE"` when not subscribed.
+    pub fn rebalance_protocol(&self) -> &'static str {
+        let membership = self.membership.lock().ok();
+        match membership.as_ref().and_then(|m| m.as_ref()) {
+            None => "NONE",
+            Some((m, _)) if m.cooperative.load(Ordering::Acquire) => "COOPERATIVE",
+            Some(_) => "EAGER",
+        }
+    }
+
     /// Committed offsets of the group for `partitions` (`None` where nothing is committed).
     pub async fn committed(
         &self,
@@ -687,6 +719,20 @@ impl Consumer {
     pub async fn group_metadata(&self) -> Option<(String, String, i32)> {
         let g = self.shared.group.as_ref()?.lock().await;
         Some((g.group_id.clone(), g.member_id.clone(), g.generation))
+    }
+
+    /// The group identity for [`crate::Producer::send_offsets_to_transaction`]: group id,
+    /// member id, generation and `group.instance.id`, so the coordinator fences this consumer's
+    /// transactional commits once it has lost its partitions (KIP-447). `None` without
+    /// `group.id`.
+    pub async fn consumer_group_metadata(&self) -> Option<crate::producer::GroupMetadata> {
+        let g = self.shared.group.as_ref()?.lock().await;
+        Some(crate::producer::GroupMetadata {
+            group_id: g.group_id.clone(),
+            member_id: g.member_id.clone(),
+            generation_id: g.generation,
+            group_instance_id: g.instance_id.clone(),
+        })
     }
 
     /// Stops the fetcher and closes connections.

@@ -1,11 +1,11 @@
 //! Assignment and position state shared by the consumer handle and its fetcher.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use bytes::Bytes;
 
 use crate::producer::TopicPartition;
-use crate::records::{RecordBatches, Records};
+use crate::records::{ControlRecordType, RecordBatch, RecordBatches, Records};
 use crate::Error;
 
 /// Why a partition needs its position looked up.
@@ -90,6 +90,12 @@ pub(crate) struct Buffered {
     pub batches: RecordBatches,
     /// The batch being consumed.
     pub current: Option<CurrentBatch>,
+    /// Aborted transactions of this fetch (read_committed): `(producer id, first offset)`,
+    /// by first offset.
+    aborted: VecDeque<(i64, i64)>,
+    /// Producers whose aborted transaction is under way at the current batch: their
+    /// transactional batches are skipped until their ABORT marker.
+    aborting: HashSet<i64>,
 }
 
 /// The batch `poll` is in the middle of.
@@ -103,14 +109,57 @@ pub(crate) struct CurrentBatch {
 }
 
 impl Buffered {
-    pub fn new(tp: TopicPartition, generation: u64, records: Bytes) -> Self {
+    pub fn new(
+        tp: TopicPartition,
+        generation: u64,
+        records: Bytes,
+        mut aborted: Vec<(i64, i64)>,
+    ) -> Self {
+        aborted.sort_by_key(|&(_, first_offset)| first_offset);
         Buffered {
             tp,
             generation,
             bytes: records.len(),
             batches: RecordBatches::new(records),
             current: None,
+            aborted: aborted.into(),
+            aborting: HashSet::new(),
         }
+    }
+
+    /// Whether `batch` must not reach the application: a control batch (transaction marker),
+    /// or a transactional batch of a transaction the fetch response lists as aborted (from
+    /// its first offset until the producer's ABORT marker). Call for every batch in order.
+    pub fn skip(&mut self, batch: &RecordBatch) -> bool {
+        while let Some(&(producer_id, first_offset)) = self.aborted.front() {
+            if first_offset > batch.last_offset() {
+                break;
+            }
+            self.aborting.insert(producer_id);
+            self.aborted.pop_front();
+        }
+        if batch.is_control() {
+            if self.aborting.contains(&batch.producer_id()) && is_abort_marker(batch) {
+                self.aborting.remove(&batch.producer_id());
+            }
+            return true;
+        }
+        batch.is_transactional() && self.aborting.contains(&batch.producer_id())
+    }
+}
+
+/// Whether a control batch holds an ABORT marker.
+fn is_abort_marker(batch: &RecordBatch) -> bool {
+    let Ok(mut records) = batch.records() else {
+        return false;
+    };
+    match records.next() {
+        Some(Ok(r)) => r
+            .key
+            .as_deref()
+            .and_then(|k| ControlRecordType::parse_key(k).ok())
+            .is_some_and(|t| t == ControlRecordType::Abort),
+        _ => false,
     }
 }
 

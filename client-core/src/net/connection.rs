@@ -304,8 +304,22 @@ impl Connection {
     where
         R::Response: Send + 'static,
     {
+        self.submit_request_capped(body, i16::MAX).await
+    }
+
+    /// [`Connection::submit_request`] at no more than `max_version` (a transactional producer
+    /// of transaction protocol V1 keeps Produce at v11: v12 asks the broker to add partitions
+    /// to the transaction implicitly, which is protocol V2).
+    pub async fn submit_request_capped<R: Request>(
+        self: &Arc<Self>,
+        body: &R,
+        max_version: i16,
+    ) -> Result<impl std::future::Future<Output = Result<R::Response>> + Send + 'static>
+    where
+        R::Response: Send + 'static,
+    {
         let key = ApiKey::try_from(R::KEY).map_err(|_| Error::UnknownApiKey(R::KEY))?;
-        let version = self.versions.version(key)?;
+        let version = self.versions.version(key)?.min(max_version);
         let submitted = self.submit(body, version, true).await?;
         let this = self.clone();
         Ok(async move {

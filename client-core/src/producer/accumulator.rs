@@ -40,11 +40,14 @@ impl ProducerBatch {
         compression: Compression,
         level: Option<i32>,
         capacity: usize,
+        transactional: bool,
     ) -> Self {
         ProducerBatch {
             tp,
             builder: Some(
-                BatchBuilder::with_capacity(compression, capacity).compression_level(level),
+                BatchBuilder::with_capacity(compression, capacity)
+                    .compression_level(level)
+                    .transactional(transactional),
             ),
             encoded: None,
             deliveries: Vec::new(),
@@ -128,27 +131,10 @@ impl ProducerBatch {
     }
 }
 
-/// Errors are not `Clone` (they may hold an `io::Error`); this keeps what callers inspect.
+/// Errors are not `Clone` (they may hold an `io::Error`); this copies every variant (an I/O
+/// error by kind and message).
 pub(crate) fn clone_error(e: &Error) -> Error {
-    match e {
-        Error::Kafka(code) => Error::Kafka(*code),
-        Error::Timeout(m) => Error::Timeout(m.clone()),
-        Error::Connection { broker, detail } => Error::Connection {
-            broker: broker.clone(),
-            detail: detail.clone(),
-        },
-        Error::RecordTooLarge {
-            size,
-            limit_name,
-            limit,
-        } => Error::RecordTooLarge {
-            size: *size,
-            limit_name,
-            limit: *limit,
-        },
-        Error::Closed => Error::Closed,
-        other => Error::malformed("delivery", other.to_string()),
-    }
+    crate::admin::duplicate_error(e)
 }
 
 /// A partition's queue.
@@ -181,16 +167,24 @@ pub(crate) struct Accumulator {
     batch_size: usize,
     compression: Compression,
     level: Option<i32>,
+    /// Batches carry the transactional attribute (a producer with `transactional.id`).
+    transactional: bool,
 }
 
 impl Accumulator {
-    pub fn new(batch_size: usize, compression: Compression, level: Option<i32>) -> Self {
+    pub fn new(
+        batch_size: usize,
+        compression: Compression,
+        level: Option<i32>,
+        transactional: bool,
+    ) -> Self {
         Accumulator {
             queues: HashMap::new(),
             last_topic: None,
             batch_size,
             compression,
             level,
+            transactional,
         }
     }
 
@@ -234,6 +228,7 @@ impl Accumulator {
                 self.compression,
                 self.level,
                 self.batch_size.max(size),
+                self.transactional,
             ));
         }
         let batch = queue
@@ -288,6 +283,14 @@ impl Accumulator {
                 b.clear_sequence();
             }
         }
+    }
+
+    /// Removes every batch not yet sent (a transaction being aborted or failed).
+    pub fn take_unsent(&mut self) -> Vec<ProducerBatch> {
+        self.queues
+            .values_mut()
+            .flat_map(|q| q.batches.drain(..))
+            .collect()
     }
 
     /// Puts a batch back at the front of its partition's queue for a retry.

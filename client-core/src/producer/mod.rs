@@ -11,6 +11,7 @@
 mod accumulator;
 mod partitioner;
 mod sender;
+mod txn;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -23,6 +24,7 @@ use bytes::Bytes;
 use tokio::sync::{oneshot, Notify, Semaphore};
 
 pub use partitioner::{murmur2, partition_for_key, Partitioner, StickyPartitioner};
+pub use txn::{GroupMetadata, TransactionState};
 
 use crate::cluster::Cluster;
 use crate::config::{ClientConfig, PartitionerKind};
@@ -181,7 +183,46 @@ pub(crate) struct Shared {
     producer_id: Mutex<Option<(i64, i16)>>,
     /// A sequenced batch failed for good: its sequence numbers are lost, so the producer bumps
     /// its epoch and restarts every partition's sequence at 0 before sending more (KIP-360).
+    /// (A transactional producer bumps in `abort_transaction` instead.)
     needs_epoch_bump: AtomicBool,
+    /// The transaction manager, with `transactional.id`.
+    txn: Option<txn::TransactionManager>,
+}
+
+impl Shared {
+    /// Adopts a new producer id / epoch: every partition's sequence starts again at 0.
+    fn set_producer_id(&self, id: (i64, i16)) {
+        if let Ok(mut slot) = self.producer_id.lock() {
+            *slot = Some(id);
+        }
+        if let Ok(mut acc) = self.accumulator.lock() {
+            acc.reset_sequences();
+        }
+        tracing::debug!(producer_id = id.0, epoch = id.1, "producer id assigned");
+        self.wake.notify_one();
+    }
+
+    /// Waits until every record sent so far has resolved; with `flush`, queued batches are
+    /// sent at once instead of after `linger.ms`.
+    async fn wait_resolved(&self, flush: bool) {
+        if flush {
+            self.flushing.fetch_add(1, Ordering::AcqRel);
+        }
+        loop {
+            let drained = self.drained.notified();
+            tokio::pin!(drained);
+            drained.as_mut().enable();
+            if self.pending.load(Ordering::Acquire) == 0 {
+                break;
+            }
+            self.wake.notify_one();
+            // Re-check periodically in case a wake-up raced with the count.
+            let _ = tokio::time::timeout(Duration::from_millis(100), drained).await;
+        }
+        if flush {
+            self.flushing.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
 }
 
 /// An asynchronous Kafka producer. Cheap to share behind an `Arc`; every method takes `&self`.
@@ -206,7 +247,16 @@ impl Producer {
     /// Creates a producer; must be called inside a tokio runtime (the sender task runs on it).
     pub fn new(config: ClientConfig) -> Result<Producer> {
         let p = &config.producer;
-        let accumulator = Accumulator::new(p.batch_size, p.compression, p.compression_level);
+        let txn = p
+            .transactional_id
+            .clone()
+            .map(|id| txn::TransactionManager::new(id, p.transaction_timeout));
+        let accumulator = Accumulator::new(
+            p.batch_size,
+            p.compression,
+            p.compression_level,
+            txn.is_some(),
+        );
         let memory = Arc::new(Semaphore::new(p.buffer_memory.min(Semaphore::MAX_PERMITS)));
         let sticky = StickyPartitioner::new(p.batch_size);
         let size_probe = BatchBuilder::with_capacity(p.compression, 0);
@@ -221,6 +271,7 @@ impl Producer {
             closing: AtomicBool::new(false),
             producer_id: Mutex::new(None),
             needs_epoch_bump: AtomicBool::new(false),
+            txn,
         });
         let handle = tokio::runtime::Handle::try_current().map_err(|_| {
             Error::config("runtime", "Producer::new must run inside a tokio runtime")
@@ -283,6 +334,9 @@ impl Producer {
                 limit: config.buffer_memory,
             });
         }
+        if let Some(txn) = &self.shared.txn {
+            txn.check_send()?;
+        }
         let topic = self.shared.cluster.topic(&record.topic, deadline).await?;
         let partitions = topic.partitions.len() as i32;
         let partition = match record.partition {
@@ -317,6 +371,15 @@ impl Producer {
                 }
             }
         };
+        let mut new_txn_partition = false;
+        if let Some(txn) = &self.shared.txn {
+            // Checked again: the transaction may have failed while this call waited.
+            txn.check_send()?;
+            new_txn_partition = txn.record_partition(&TopicPartition {
+                topic: Arc::from(record.topic.as_str()),
+                partition,
+            });
+        }
         let appended = {
             let mut acc = self.shared.accumulator.lock().map_err(|_| Error::Closed)?;
             acc.append(
@@ -333,7 +396,11 @@ impl Producer {
         self.shared.pending.fetch_add(1, Ordering::AcqRel);
         // The sender only needs waking when there is something new to schedule: a full batch,
         // or a new batch whose linger deadline it does not know yet.
-        if appended.batch_full || appended.new_batch || config.linger == Duration::ZERO {
+        if appended.batch_full
+            || appended.new_batch
+            || new_txn_partition
+            || config.linger == Duration::ZERO
+        {
             self.shared.wake.notify_one();
         }
         Ok(DeliveryFuture { rx: appended.rx })
@@ -358,19 +425,7 @@ impl Producer {
     /// Sends everything queued now, without waiting for `linger.ms`, and waits until every
     /// record sent so far has resolved.
     pub async fn flush(&self) {
-        self.shared.flushing.fetch_add(1, Ordering::AcqRel);
-        loop {
-            let drained = self.shared.drained.notified();
-            tokio::pin!(drained);
-            drained.as_mut().enable();
-            if self.shared.pending.load(Ordering::Acquire) == 0 {
-                break;
-            }
-            self.shared.wake.notify_one();
-            // Re-check periodically in case a wake-up raced with the count.
-            let _ = tokio::time::timeout(Duration::from_millis(100), drained).await;
-        }
-        self.shared.flushing.fetch_sub(1, Ordering::AcqRel);
+        self.shared.wait_resolved(true).await;
     }
 
     /// Records sent whose futures have not resolved yet.
@@ -379,7 +434,14 @@ impl Producer {
     }
 
     /// Flushes, stops the sender and closes connections. Later sends fail with `Closed`.
+    /// A transaction still open is aborted first (as the Java client does).
     pub async fn close(&self) {
+        if self.transaction_state() == Some(TransactionState::InTransaction) {
+            let timeout = self.shared.cluster.config().request_timeout;
+            if let Err(e) = self.abort_transaction(timeout).await {
+                tracing::debug!(error = %e, "aborting the open transaction on close failed");
+            }
+        }
         self.shared.closing.store(true, Ordering::Release);
         self.flush().await;
         self.shared.wake.notify_one();

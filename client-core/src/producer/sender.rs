@@ -7,23 +7,26 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
-use kafka_protocol::messages::{ProduceRequest, TopicName};
+use kafka_protocol::messages::{ProduceRequest, TopicName, TransactionalId};
 use kafka_protocol::protocol::StrBytes;
 
 use super::accumulator::{ProducerBatch, SharedAccumulator};
+use super::txn::{DrainPolicy, PRODUCE_MAX_VERSION_V1};
 use super::Shared;
 use crate::config::Acks;
 use crate::{Error, ErrorCode};
 
 /// Runs until the producer closes and every queued record is resolved.
 pub(crate) async fn run(shared: Arc<Shared>) {
-    if shared.cluster.config().producer.enable_idempotence {
+    // A transactional producer gets its id from `init_transactions`.
+    if shared.cluster.config().producer.enable_idempotence && shared.txn.is_none() {
         init_producer_id(&shared).await;
     }
     loop {
         let notified = shared.wake.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
+        add_partitions_to_txn(&shared).await;
         if shared.needs_epoch_bump.load(Ordering::Acquire) && in_flight(&shared) == 0 {
             // Every in-flight batch has settled: bump the epoch, restart sequences at 0.
             init_producer_id(&shared).await;
@@ -47,6 +50,22 @@ pub(crate) async fn run(shared: Arc<Shared>) {
             }
             None => notified.await,
         }
+    }
+}
+
+/// AddPartitionsToTxn for partitions the open transaction writes to for the first time; their
+/// batches wait in the accumulator until it succeeds. A failure makes the transaction
+/// abortable (or the producer fatal), which fails those batches.
+async fn add_partitions_to_txn(shared: &Shared) {
+    let Some(txn) = &shared.txn else { return };
+    let partitions = txn.partitions_to_add();
+    if partitions.is_empty() {
+        return;
+    }
+    let deadline = Instant::now() + shared.cluster.config().producer.delivery_timeout;
+    if let Err(e) = txn.add_partitions(shared, &partitions, deadline).await {
+        tracing::debug!(error = %e, "AddPartitionsToTxn failed");
+        txn.batch_failed(&e, false);
     }
 }
 
@@ -117,6 +136,7 @@ async fn drain_and_send(shared: &Arc<Shared>) -> Option<Instant> {
         shared.flushing.load(Ordering::Acquire) > 0 || shared.closing.load(Ordering::Acquire);
     let metadata = shared.cluster.metadata();
     let idempotence = shared.producer_id.lock().ok().and_then(|p| *p);
+    let policy = shared.txn.as_ref().map(|t| t.drain_policy());
     let mut by_leader: HashMap<i32, Vec<ProducerBatch>> = HashMap::new();
     let mut next_wake: Option<Instant> = None;
     let mut unknown_leader = false;
@@ -124,12 +144,18 @@ async fn drain_and_send(shared: &Arc<Shared>) -> Option<Instant> {
         let Ok(mut acc) = shared.accumulator.lock() else {
             return None;
         };
+        let expired = Error::Timeout(format!(
+            "record expired after delivery.timeout.ms ({:?}) before it could be sent",
+            config.delivery_timeout
+        ));
         for batch in acc.expire(now, config.delivery_timeout) {
-            shared.pending.fetch_sub(batch.record_count(), Ordering::AcqRel);
-            batch.fail(&Error::Timeout(format!(
-                "record expired after delivery.timeout.ms ({:?}) before it could be sent",
-                config.delivery_timeout
-            )));
+            fail_unsent(shared, batch, &expired);
+        }
+        if let Some(DrainPolicy::FailUnsent(error)) = &policy {
+            for batch in acc.take_unsent() {
+                fail_unsent(shared, batch, error);
+            }
+            return None;
         }
         let max_in_flight = shared.cluster.config().max_in_flight;
         let mut request_bytes: HashMap<i32, usize> = HashMap::new();
@@ -154,6 +180,13 @@ async fn drain_and_send(shared: &Arc<Shared>) -> Option<Instant> {
             if !ready {
                 next_wake = Some(next_wake.map_or(wake_at, |w| w.min(wake_at)));
                 continue;
+            }
+            match &policy {
+                None => {}
+                Some(DrainPolicy::Added(added)) if added.contains(tp) => {}
+                // Not in the transaction yet (AddPartitionsToTxn wakes the sender), or no
+                // transaction open.
+                Some(_) => continue,
             }
             let Some(leader) = metadata.leader(&tp.topic, tp.partition) else {
                 unknown_leader = true;
@@ -241,7 +274,17 @@ async fn send_to(shared: Arc<Shared>, leader: i32, mut batches: Vec<ProducerBatc
     if batches.is_empty() {
         return;
     }
+    let transactional_id = shared
+        .txn
+        .as_ref()
+        .map(|t| TransactionalId(StrBytes::from_string(t.transactional_id.clone())));
+    // Transaction protocol V1 keeps Produce at v11 (v12 would add partitions implicitly).
+    let max_version = match transactional_id {
+        Some(_) => PRODUCE_MAX_VERSION_V1,
+        None => i16::MAX,
+    };
     let request = ProduceRequest::default()
+        .with_transactional_id(transactional_id)
         .with_acks(producer_config.acks.wire())
         .with_timeout_ms(
             shared
@@ -274,7 +317,10 @@ async fn send_to(shared: Arc<Shared>, leader: i32, mut batches: Vec<ProducerBatc
         shared.wake.notify_one();
         return;
     }
-    let pending = match connection.submit_request(&request).await {
+    let pending = match connection
+        .submit_request_capped(&request, max_version)
+        .await
+    {
         Ok(p) => p,
         Err(e) => {
             shared.cluster.on_error(&e);
@@ -358,14 +404,21 @@ fn settle_ok(shared: &Shared, batch: ProducerBatch, base_offset: i64, log_append
     finish_in_flight(&shared.accumulator, &batch);
     // Count the records settled before their futures complete, so anyone who sees a completed
     // delivery also sees it gone from `pending` (a binding's outstanding count).
-    shared.pending.fetch_sub(batch.record_count(), Ordering::AcqRel);
+    shared
+        .pending
+        .fetch_sub(batch.record_count(), Ordering::AcqRel);
     batch.complete(base_offset, log_append_time);
     shared.drained.notify_waiters();
 }
 
 fn settle_failed(shared: &Shared, batch: ProducerBatch, error: &Error) {
     finish_in_flight(&shared.accumulator, &batch);
-    shared.pending.fetch_sub(batch.record_count(), Ordering::AcqRel);
+    if let Some(txn) = &shared.txn {
+        txn.batch_failed(error, batch.sequence.is_some());
+    }
+    shared
+        .pending
+        .fetch_sub(batch.record_count(), Ordering::AcqRel);
     batch.fail(error);
     shared.drained.notify_waiters();
 }
@@ -390,8 +443,21 @@ fn retry_or_fail(shared: &Shared, mut batch: ProducerBatch, retriable: bool, err
     } else {
         super::accumulator::clone_error(error)
     };
-    if config.enable_idempotence && batch.sequence.is_some() {
+    if config.enable_idempotence && batch.sequence.is_some() && shared.txn.is_none() {
         shared.needs_epoch_bump.store(true, Ordering::Release);
     }
     settle_failed(shared, batch, &error);
+}
+
+/// Fails a batch that was never sent (expired, or its transaction is being aborted); a
+/// transaction learns of it (its sequence numbers, if any, are lost).
+fn fail_unsent(shared: &Shared, batch: ProducerBatch, error: &Error) {
+    if let Some(txn) = &shared.txn {
+        txn.batch_failed(error, batch.sequence.is_some());
+    }
+    shared
+        .pending
+        .fetch_sub(batch.record_count(), Ordering::AcqRel);
+    batch.fail(error);
+    shared.drained.notify_waiters();
 }

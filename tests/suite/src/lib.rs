@@ -5,6 +5,10 @@
 //! port with a temporary data directory (the binary from `ODRADEK_BROKER_BIN`, or the workspace's
 //! `target/debug/odradek-broker`, which `cargo test --workspace` builds).
 
+pub mod broker_proxy;
+pub mod peer;
+pub mod txn;
+
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::PathBuf;

@@ -142,11 +142,7 @@ impl Member {
 
 /// Checks the ownership timeline up to `until`; returns the longest time any partition had no
 /// live owner.
-fn check_timeline(
-    events: &[Event],
-    until: Instant,
-    cooperative: bool,
-) -> Duration {
+fn check_timeline(events: &[Event], until: Instant, cooperative: bool) -> Duration {
     let start = events.first().map(|e| e.0).unwrap_or_else(Instant::now);
     let mut owner: HashMap<i32, usize> = HashMap::new();
     let mut owned_by: HashMap<usize, BTreeSet<i32>> = HashMap::new();

@@ -271,6 +271,130 @@ async fn static_member_restart_keeps_partitions_without_rebalance() {
     let _: BTreeMap<(), ()> = BTreeMap::new();
 }
 
+/// A listener that applies assignments itself (librdkafka's rebalance-callback model): the
+/// membership task waits until the test says the last event was handled.
+#[derive(Debug, Default)]
+struct Manual {
+    log: Mutex<Vec<(String, Vec<TopicPartition>)>>,
+    issued: std::sync::atomic::AtomicU64,
+    handled: tokio::sync::watch::Sender<u64>,
+}
+
+impl Manual {
+    fn record(&self, kind: &str, p: &[TopicPartition]) {
+        self.log.lock().unwrap().push((kind.into(), p.to_vec()));
+        self.issued
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn handle_all(&self) {
+        let n = self.issued.load(std::sync::atomic::Ordering::SeqCst);
+        self.handled.send_replace(n);
+    }
+
+    fn find(&self, kind: &str) -> Option<Vec<TopicPartition>> {
+        let log = self.log.lock().unwrap();
+        log.iter().find(|(k, _)| k == kind).map(|(_, p)| p.clone())
+    }
+}
+
+impl RebalanceListener for Manual {
+    fn on_assigned(&self, p: &[TopicPartition]) {
+        self.record("assigned", p);
+    }
+    fn on_revoked(&self, p: &[TopicPartition]) {
+        self.record("revoked", p);
+    }
+    fn applies_assignment(&self) -> bool {
+        true
+    }
+    fn handled(&self) -> odradek::consumer::Handled {
+        let target = self.issued.load(std::sync::atomic::Ordering::SeqCst);
+        let mut rx = self.handled.subscribe();
+        Box::pin(async move {
+            let _ = rx.wait_for(|h| *h >= target).await;
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listener_that_applies_assignments_gates_the_rebalance() {
+    let target = Target::start(&[("group.initial.rebalance.delay.ms", "0")]);
+    let topic = topic_name("manual");
+    let group = topic_name("g");
+    let consumer = Arc::new(
+        Consumer::new(group_config(
+            &target,
+            &group,
+            &[("enable.auto.commit", "false")],
+        ))
+        .unwrap(),
+    );
+    create_topic(consumer.cluster(), &topic, 2).await;
+    produce(&target, &topic, 50).await;
+    let listener = Arc::new(Manual::default());
+    consumer
+        .subscribe(&[&topic], Some(listener.clone()))
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let assigned = loop {
+        if let Some(p) = listener.find("assigned") {
+            break p;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no assignment");
+        assert!(consumer
+            .poll(Duration::from_millis(50))
+            .await
+            .unwrap()
+            .is_empty());
+    };
+    assert_eq!(assigned.len(), 2);
+    // The consumer has not applied the assignment: nothing is fetched until the application does.
+    assert!(consumer.assignment().is_empty());
+    assert!(consumer
+        .poll(Duration::from_millis(200))
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(consumer.rebalance_protocol(), "EAGER");
+    consumer.assign(&assigned);
+    listener.handle_all();
+    let got = drain(&[&consumer], 50, 30).await;
+    assert_eq!(got.len(), 50);
+    let tp = assigned[0].clone();
+    let results = consumer
+        .commit_offsets(&[(tp.clone(), 3, Some("meta".into()))])
+        .await
+        .unwrap();
+    assert_eq!(results, vec![(tp.clone(), odradek::ErrorCode::NoError)]);
+    assert_eq!(
+        consumer.committed(std::slice::from_ref(&tp)).await.unwrap()[&tp],
+        Some(3)
+    );
+    // Leaving waits for the application to handle the final revoke.
+    let closing = {
+        let c = consumer.clone();
+        tokio::spawn(async move { c.close().await })
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while listener.find("revoked").is_none() {
+        assert!(tokio::time::Instant::now() < deadline, "no revoke");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!closing.is_finished());
+    assert_eq!(
+        consumer.assignment().len(),
+        2,
+        "revoked partitions stay until applied"
+    );
+    consumer.assign(&[]);
+    listener.handle_all();
+    tokio::time::timeout(Duration::from_secs(30), closing)
+        .await
+        .unwrap()
+        .unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_member_leaves_at_once_instead_of_timing_out() {
     let target = Target::start(&[("group.initial.rebalance.delay.ms", "0")]);
@@ -297,4 +421,81 @@ async fn a_closed_member_leaves_at_once_instead_of_timing_out() {
         let _ = second.poll(Duration::from_millis(50)).await.unwrap();
     }
     second.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_lists_describes_reads_offsets_of_and_deletes_groups() {
+    let target = Target::start(&[("group.initial.rebalance.delay.ms", "0")]);
+    let topic = topic_name("gadmin");
+    let group = topic_name("g");
+    let consumer = Consumer::new(group_config(
+        &target,
+        &group,
+        &[("enable.auto.commit", "false")],
+    ))
+    .unwrap();
+    create_topic(consumer.cluster(), &topic, 2).await;
+    consumer.subscribe(&[&topic], None).unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while consumer.assignment().len() != 2 {
+        assert!(tokio::time::Instant::now() < deadline, "no assignment");
+        let _ = consumer.poll(Duration::from_millis(50)).await.unwrap();
+    }
+    let tp0 = TopicPartition {
+        topic: topic.as_str().into(),
+        partition: 0,
+    };
+    consumer
+        .commit_sync(Some(&[(tp0.clone(), 7)]))
+        .await
+        .unwrap();
+
+    let admin = odradek::Admin::new(target.config(&[]));
+    let listed: Vec<_> = admin
+        .list_groups()
+        .await
+        .unwrap()
+        .into_iter()
+        .flat_map(|(_, r)| r.unwrap())
+        .collect();
+    let mine = listed.iter().find(|g| g.group_id == group).unwrap();
+    assert_eq!(mine.protocol_type, "consumer");
+
+    let described = admin.describe_groups(&[&group]).await.unwrap();
+    let d = described[0].1.as_ref().unwrap();
+    assert_eq!(d.state, "Stable");
+    assert_eq!(d.members.len(), 1);
+    let mut assigned = d.members[0].assignment.clone();
+    assigned.sort_by_key(|tp| tp.partition);
+    assert_eq!(assigned.len(), 2);
+    assert_eq!(assigned[0], tp0);
+
+    let offsets = admin.list_group_offsets(&group, None).await.unwrap();
+    assert_eq!(offsets.len(), 1);
+    assert_eq!(
+        (offsets[0].partition.clone(), offsets[0].offset),
+        (tp0.clone(), Some(7))
+    );
+
+    let busy = admin.delete_groups(&[&group]).await.unwrap();
+    assert!(
+        matches!(
+            busy[0].1,
+            Err(odradek::Error::Kafka(odradek::ErrorCode::NonEmptyGroup))
+        ),
+        "{busy:?}"
+    );
+    consumer.close().await;
+    let deleted = admin.delete_groups(&[&group]).await.unwrap();
+    assert!(deleted[0].1.is_ok(), "{deleted:?}");
+    let missing = admin.delete_groups(&[&group]).await.unwrap();
+    assert!(
+        matches!(
+            missing[0].1,
+            Err(odradek::Error::Kafka(odradek::ErrorCode::GroupIdNotFound))
+        ),
+        "{missing:?}"
+    );
+    let gone = admin.describe_groups(&[&group]).await.unwrap();
+    assert_eq!(gone[0].1.as_ref().unwrap().state, "Dead");
 }

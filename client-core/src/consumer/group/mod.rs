@@ -28,7 +28,18 @@ use super::Shared;
 use crate::producer::TopicPartition;
 use crate::{Error, ErrorCode, Result};
 
+/// A future a [`RebalanceListener`] hands the membership task to wait on.
+pub type Handled = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>>;
+
 /// Callbacks around rebalances. They run on the consumer's membership task; keep them short.
+///
+/// By default the consumer applies every assignment change itself and the callbacks only
+/// observe. A listener whose [`RebalanceListener::applies_assignment`] is true takes over, as
+/// librdkafka's rebalance callback does: the membership task leaves the fetch assignment alone,
+/// and after each callback awaits [`RebalanceListener::handled`] (at most
+/// `max.poll.interval.ms`) before the rebalance goes on. The application then calls
+/// [`crate::Consumer::assign`] itself, on its own thread, and offsets it commits for revoked
+/// partitions are committed before the member rejoins.
 pub trait RebalanceListener: Send + Sync + std::fmt::Debug {
     /// Partitions newly assigned to this member (positions are set before the call).
     fn on_assigned(&self, partitions: &[TopicPartition]) {
@@ -42,6 +53,15 @@ pub trait RebalanceListener: Send + Sync + std::fmt::Debug {
     /// Partitions lost without a chance to commit (session expired, fenced).
     fn on_lost(&self, partitions: &[TopicPartition]) {
         let _ = partitions;
+    }
+    /// Whether the application applies assignment changes itself (see the trait's docs).
+    fn applies_assignment(&self) -> bool {
+        false
+    }
+    /// Completes once the application has handled the event of the last callback; awaited
+    /// only when [`RebalanceListener::applies_assignment`] is true.
+    fn handled(&self) -> Handled {
+        Box::pin(std::future::ready(()))
     }
 }
 
@@ -64,6 +84,8 @@ pub(crate) struct Membership {
     pub stop: AtomicBool,
     pub wake: Notify,
     pub stopped: Notify,
+    /// Whether the group's current protocol is cooperative (KIP-429).
+    pub cooperative: AtomicBool,
 }
 
 impl Membership {
@@ -76,6 +98,7 @@ impl Membership {
             stop: AtomicBool::new(false),
             wake: Notify::new(),
             stopped: Notify::new(),
+            cooperative: AtomicBool::new(false),
         }
     }
 
@@ -242,6 +265,7 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
             .unwrap_or_default();
         let assignor = Assignor::from_name(&protocol).unwrap_or(Assignor::Range);
         cooperative = assignor.is_cooperative();
+        m.cooperative.store(cooperative, Ordering::Release);
         {
             let mut g = group.lock().await;
             g.member_id = resp.member_id.to_string();
@@ -285,10 +309,20 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
             revoke(&shared, &m, &revoked, cfg.enable_auto_commit).await;
         }
         let added = minus(&new, &owned);
-        shared.set_group_assignment(&new, &added);
         m.set_assigned(new.clone());
-        if let Some(l) = &m.listener {
-            l.on_assigned(&added);
+        match &m.listener {
+            Some(l) if l.applies_assignment() => {
+                l.on_assigned(&added);
+                if !settled(l.as_ref(), cfg.max_poll_interval).await {
+                    shared.set_group_assignment(&new, &added);
+                }
+            }
+            listener => {
+                shared.set_group_assignment(&new, &added);
+                if let Some(l) = listener {
+                    l.on_assigned(&added);
+                }
+            }
         }
         tracing::info!(generation = resp.generation_id, partitions = new.len(), protocol = %protocol, "joined group");
         if cooperative && !revoked.is_empty() {
@@ -317,7 +351,7 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
                 );
                 let lost = m.assigned();
                 let _ = group.lock().await.leave().await;
-                lose(&shared, &m, &lost);
+                lose(&shared, &m, &lost, cfg.max_poll_interval).await;
                 // Wait for the application to poll again before rejoining.
                 while m
                     .last_poll
@@ -342,7 +376,7 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
                     | ErrorCode::FencedInstanceId),
                 )) => {
                     let lost = m.assigned();
-                    lose(&shared, &m, &lost);
+                    lose(&shared, &m, &lost, cfg.max_poll_interval).await;
                     if code == ErrorCode::UnknownMemberId {
                         group.lock().await.member_id.clear();
                     }
@@ -364,6 +398,9 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
     if let Some(l) = &m.listener {
         if !owned.is_empty() {
             l.on_revoked(&owned);
+            if l.applies_assignment() {
+                settled(l.as_ref(), cfg.max_poll_interval).await;
+            }
         }
     }
     if let Err(e) = group.lock().await.leave().await {
@@ -379,22 +416,42 @@ async fn revoke(shared: &Shared, m: &Membership, partitions: &[TopicPartition], 
             tracing::debug!(error = %e, "commit on revoke failed");
         }
     }
+    let max_wait = shared.cluster.config().consumer.max_poll_interval;
+    // Removed by the application when it applies assignments and handled the event in time.
+    let mut removed = false;
     if let Some(l) = &m.listener {
         l.on_revoked(partitions);
+        removed = l.applies_assignment() && settled(l.as_ref(), max_wait).await;
     }
-    shared.remove_partitions(partitions);
+    if !removed {
+        shared.remove_partitions(partitions);
+    }
     let kept = minus(&m.assigned(), partitions);
     m.set_assigned(kept);
 }
 
-fn lose(shared: &Shared, m: &Membership, partitions: &[TopicPartition]) {
+async fn lose(shared: &Shared, m: &Membership, partitions: &[TopicPartition], max_wait: Duration) {
+    let mut handled = false;
     if let Some(l) = &m.listener {
         if !partitions.is_empty() {
             l.on_lost(partitions);
+            handled = l.applies_assignment() && settled(l.as_ref(), max_wait).await;
         }
     }
-    shared.remove_partitions(partitions);
+    if !handled {
+        shared.remove_partitions(partitions);
+    }
     m.set_assigned(Vec::new());
+}
+
+/// Waits (at most `max_wait`) for the application to handle the last callback's event; `false`
+/// when it did not in time, and the membership task applies the change itself.
+async fn settled(l: &dyn RebalanceListener, max_wait: Duration) -> bool {
+    let done = tokio::time::timeout(max_wait, l.handled()).await.is_ok();
+    if !done {
+        tracing::warn!("rebalance event not handled within max.poll.interval.ms; applying it");
+    }
+    done
 }
 
 /// Marks `partitions` to start from the group's committed offsets.

@@ -1,6 +1,8 @@
-//! The consumer every shell wraps: an assign-based consumer whose records, errors and
-//! partition-EOF events wait in one local queue, handed out one at a time (`poll`) or in batches
-//! (`consume`) without touching the runtime while the queue has items.
+//! The consumer every shell wraps: records, errors and partition-EOF events wait in one local
+//! queue, handed out one at a time (`poll`) or in batches (`consume`) without touching the
+//! runtime while the queue has items. Partitions come from `assign`, or from a consumer group
+//! (`subscribe`, in [`group`]): rebalance and commit events ([`GroupEvent`]) wait in a second
+//! queue that shells serve first, on the application's thread.
 //!
 //! The core's `poll` returns up to `max.poll.records` records at once; the queue holds them so
 //! the shells' per-message calls cost a lock and a pop. Partition EOF (`enable.partition.eof`)
@@ -8,6 +10,10 @@
 //! and when a core poll comes back empty the armed, unpaused partitions whose position has
 //! reached the high watermark (one ListOffsets round trip for all of them) each yield one EOF
 //! event and are disarmed.
+
+mod group;
+mod offsets;
+mod rebalance;
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -24,13 +30,18 @@ use crate::config::BindingSettings;
 use crate::runtime::{self, ForkGuard};
 use crate::{codes, ClientError, Stage};
 
+pub use group::{EventHook, GroupMetadata};
+pub use offsets::{CommitOffset, CommitReport, CommitSource, CommittedOffset};
+pub use rebalance::{GroupEvent, Rebalance, RebalanceKind};
+
 /// `OFFSET_BEGINNING`: the log start offset.
 pub const OFFSET_BEGINNING: i64 = -2;
 /// `OFFSET_END`: the high watermark.
 pub const OFFSET_END: i64 = -1;
-/// `OFFSET_STORED`: the committed offset (no groups yet: `auto.offset.reset` decides).
+/// `OFFSET_STORED`: the group's committed offset (`auto.offset.reset` when none).
 pub const OFFSET_STORED: i64 = -1000;
-/// `OFFSET_INVALID`: no offset; `auto.offset.reset` decides.
+/// `OFFSET_INVALID`: no offset given: the committed offset with `group.id`, else
+/// `auto.offset.reset`.
 pub const OFFSET_INVALID: i64 = -1001;
 
 /// What the consumer hands out.
@@ -64,6 +75,13 @@ struct Inner {
     last_eof_check: Mutex<Option<Instant>>,
     stats: Mutex<VecDeque<String>>,
     closed: AtomicBool,
+    group: group::GroupState,
+}
+
+impl Inner {
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
 }
 
 /// A consumer for a language shell.
@@ -101,7 +119,12 @@ impl ConsumerClient {
     pub fn new<K: AsRef<str>, V: AsRef<str>>(
         config: impl IntoIterator<Item = (K, V)>,
     ) -> Result<Self, ClientError> {
-        let (config, settings) = crate::config::split(config)?;
+        let (mut config, settings) = crate::config::split(config)?;
+        // Auto-commit commits what was handed to the application (the offset store), so this
+        // layer does it; the core's would commit fetch positions.
+        let auto_commit = config.consumer.enable_auto_commit && config.consumer.group_id.is_some();
+        let auto_commit_interval = config.consumer.auto_commit_interval;
+        config.consumer.enable_auto_commit = false;
         let handle = runtime::runtime()?;
         let core = {
             let _enter = handle.enter();
@@ -118,9 +141,16 @@ impl ConsumerClient {
             last_eof_check: Mutex::new(None),
             stats: Mutex::new(VecDeque::new()),
             closed: AtomicBool::new(false),
+            group: group::GroupState::new(auto_commit),
         });
         if let Some(every) = inner.settings.statistics_interval {
             handle.spawn(stats_ticker(Arc::downgrade(&inner), every));
+        }
+        if auto_commit {
+            handle.spawn(offsets::auto_commit(
+                Arc::downgrade(&inner),
+                auto_commit_interval,
+            ));
         }
         Ok(ConsumerClient { inner })
     }
@@ -149,9 +179,23 @@ impl ConsumerClient {
         Ok(())
     }
 
-    /// Whether `close` was called.
+    /// Whether `close` completed.
     pub fn is_closed(&self) -> bool {
-        self.inner.closed.load(Ordering::Acquire)
+        self.inner.is_closed()
+    }
+
+    /// Forgets local state of partitions outside `keep` (queued items, EOF, pauses, stored
+    /// offsets) without touching the core's assignment.
+    fn reset_local(&self, keep: &[TopicPartition]) {
+        self.forget(|t, p| keep.iter().any(|tp| &*tp.topic == t && tp.partition == p));
+        lock(&self.inner.paused).retain(|tp| keep.contains(tp));
+        lock(&self.inner.eof).retain(|tp, _| keep.contains(tp));
+    }
+
+    /// Newly assigned partitions start without a stored offset (as in librdkafka). Offsets
+    /// stored for unassigned partitions are dropped when a revoke is finished.
+    fn forget_stored(&self, added: &[TopicPartition]) {
+        lock(&self.inner.group.store).retain(|tp| !added.contains(tp));
     }
 
     fn forget(&self, keep: impl Fn(&str, i32) -> bool) {
@@ -186,10 +230,21 @@ impl ConsumerClient {
     /// `auto.offset.reset`).
     pub fn assign(&self, partitions: &[(TopicPartition, i64)]) -> Result<(), ClientError> {
         self.check_usable()?;
+        self.inner.group.app_assigned.store(true, Ordering::Release);
+        self.assign_unchecked(partitions)
+    }
+
+    fn assign_unchecked(&self, partitions: &[(TopicPartition, i64)]) -> Result<(), ClientError> {
         let tps: Vec<TopicPartition> = partitions.iter().map(|(tp, _)| tp.clone()).collect();
+        let before = self.inner.core.assignment();
         self.inner.core.assign(&tps);
-        self.forget(|t, p| tps.iter().any(|tp| &*tp.topic == t && tp.partition == p));
-        lock(&self.inner.paused).retain(|tp| tps.contains(tp));
+        self.reset_local(&tps);
+        let added: Vec<TopicPartition> = tps
+            .iter()
+            .filter(|tp| !before.contains(tp))
+            .cloned()
+            .collect();
+        self.forget_stored(&added);
         {
             let mut eof = lock(&self.inner.eof);
             eof.clear();
@@ -207,6 +262,14 @@ impl ConsumerClient {
         partitions: &[(TopicPartition, i64)],
     ) -> Result<(), ClientError> {
         self.check_usable()?;
+        self.inner.group.app_assigned.store(true, Ordering::Release);
+        self.incremental_assign_unchecked(partitions)
+    }
+
+    fn incremental_assign_unchecked(
+        &self,
+        partitions: &[(TopicPartition, i64)],
+    ) -> Result<(), ClientError> {
         let mut all = self.inner.core.assignment();
         for (tp, _) in partitions {
             if all.contains(tp) {
@@ -218,6 +281,8 @@ impl ConsumerClient {
             all.push(tp.clone());
         }
         self.inner.core.assign(&all);
+        let added: Vec<TopicPartition> = partitions.iter().map(|(tp, _)| tp.clone()).collect();
+        self.forget_stored(&added);
         lock(&self.inner.eof).extend(partitions.iter().map(|(tp, _)| (tp.clone(), true)));
         for (tp, offset) in partitions {
             self.start_at(tp, *offset)?;
@@ -228,6 +293,12 @@ impl ConsumerClient {
     /// Removes partitions from the assignment.
     pub fn incremental_unassign(&self, partitions: &[TopicPartition]) -> Result<(), ClientError> {
         self.check_usable()?;
+        self.inner.group.app_assigned.store(true, Ordering::Release);
+        self.incremental_unassign_unchecked(partitions);
+        Ok(())
+    }
+
+    fn incremental_unassign_unchecked(&self, partitions: &[TopicPartition]) {
         let all: Vec<TopicPartition> = self
             .inner
             .core
@@ -236,10 +307,7 @@ impl ConsumerClient {
             .filter(|tp| !partitions.contains(tp))
             .collect();
         self.inner.core.assign(&all);
-        self.forget(|t, p| all.iter().any(|tp| &*tp.topic == t && tp.partition == p));
-        lock(&self.inner.eof).retain(|tp, _| all.contains(tp));
-        lock(&self.inner.paused).retain(|tp| all.contains(tp));
-        Ok(())
+        self.reset_local(&all);
     }
 
     /// The current assignment.
@@ -346,8 +414,34 @@ impl ConsumerClient {
         lock(&self.inner.queue).len()
     }
 
-    /// Takes up to `max` queued items without waiting (skipping paused partitions').
+    /// Stores the offsets of records handed to the application (`enable.auto.offset.store`).
+    fn auto_store<'a>(&self, items: impl Iterator<Item = &'a Item>) {
+        if !self.inner.settings.enable_auto_offset_store {
+            return;
+        }
+        let mut store = None;
+        for item in items {
+            if let Item::Record(r) = item {
+                let store = store.get_or_insert_with(|| lock(&self.inner.group.store));
+                let tp = TopicPartition {
+                    topic: r.topic.clone(),
+                    partition: r.partition,
+                };
+                store.store(&tp, r.offset + 1, None);
+            }
+        }
+    }
+
+    /// Takes up to `max` queued items without waiting (skipping paused partitions'). With
+    /// `enable.auto.offset.store` the records' offsets are stored for the next commit.
     pub fn take(&self, max: usize, out: &mut Vec<Item>) -> usize {
+        let before = out.len();
+        let n = self.take_inner(max, out);
+        self.auto_store(out[before..].iter());
+        n
+    }
+
+    fn take_inner(&self, max: usize, out: &mut Vec<Item>) -> usize {
         let paused = lock(&self.inner.paused);
         let mut q = lock(&self.inner.queue);
         if paused.is_empty() {
@@ -371,8 +465,14 @@ impl ConsumerClient {
         out.len() - before
     }
 
-    /// Takes one queued item without waiting.
+    /// Takes one queued item without waiting (storing its offset like [`ConsumerClient::take`]).
     pub fn take_one(&self) -> Option<Item> {
+        let item = self.take_one_inner()?;
+        self.auto_store(std::iter::once(&item));
+        Some(item)
+    }
+
+    fn take_one_inner(&self) -> Option<Item> {
         let paused = lock(&self.inner.paused);
         let mut q = lock(&self.inner.queue);
         if paused.is_empty() {
@@ -388,8 +488,8 @@ impl ConsumerClient {
     }
 
     /// Waits up to `wait` for the core to return records and queues them (with errors and EOF
-    /// events). Returns how many items were queued. Blocks the calling thread: the Python shell
-    /// calls it with the GIL released.
+    /// events). Returns how many items were queued; returns early when a group event is
+    /// queued. Blocks the calling thread: the Python shell calls it with the GIL released.
     pub fn fetch(&self, wait: Duration) -> usize {
         let inner = self.inner.clone();
         runtime::block_on(&self.inner.handle, fetch_into(inner, wait))
@@ -401,12 +501,26 @@ impl ConsumerClient {
         runtime::spawn_then(&self.inner.handle, fetch_into(inner, wait), done);
     }
 
-    /// Stops fetching and closes connections. Queued items are dropped.
+    /// Leaves the group (serve group events while this runs: the final revoke is one), commits
+    /// the stored offsets with `enable.auto.commit`, stops fetching and closes connections.
+    /// Queued items are dropped. The client counts as closed once this completes.
     pub fn close(&self) -> impl Future<Output = ()> + Send + 'static {
-        self.inner.closed.store(true, Ordering::Release);
-        lock(&self.inner.queue).clear();
         let inner = self.inner.clone();
-        async move { inner.core.close().await }
+        async move {
+            group::leave(&inner).await;
+            if inner.group.auto_commit {
+                if let Ok(list) = offsets::resolve(&inner, CommitSource::Stored) {
+                    let report = offsets::send(inner.clone(), list).await;
+                    if let Some(e) = report.error {
+                        tracing::debug!(error = %e, "commit on close failed");
+                    }
+                }
+            }
+            inner.closed.store(true, Ordering::Release);
+            lock(&inner.queue).clear();
+            lock(&inner.group.events).clear();
+            inner.core.close().await
+        }
     }
 }
 
@@ -424,7 +538,11 @@ fn is_paused(paused: &[TopicPartition], item: &Item) -> bool {
 }
 
 async fn fetch_into(inner: Arc<Inner>, wait: Duration) -> usize {
-    match inner.core.poll(wait).await {
+    let polled = tokio::select! {
+        r = inner.core.poll(wait) => r,
+        _ = inner.group.wake.notified() => return 0,
+    };
+    match polled {
         Ok(records) if !records.is_empty() => {
             let n = records.len();
             if inner.settings.enable_partition_eof {

@@ -1,0 +1,213 @@
+//! A Kafka-aware TCP proxy for fault tests against any broker, Apache Kafka included.
+//!
+//! The plain [`crate::Proxy`] only sees the connections made to its own address, and a client
+//! that bootstraps through it then connects straight to the addresses the broker advertises.
+//! This proxy rewrites those addresses in Metadata, FindCoordinator and DescribeCluster
+//! responses to listeners of its own (one per upstream broker), so every connection of the
+//! client passes through it and [`BrokerProxy::cut_all`] drops them all. Every other frame is
+//! forwarded byte for byte.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use odradek::protocol::messages::{
+    DescribeClusterResponse, FindCoordinatorResponse, MetadataResponse,
+};
+use odradek::protocol::types::StrBytes;
+use odradek::protocol::{decode_response, encode_response};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+
+const METADATA: i16 = 3;
+const FIND_COORDINATOR: i16 = 10;
+const DESCRIBE_CLUSTER: i16 = 60;
+
+/// Requests awaiting a response on one connection: correlation id → (API key, version).
+type InFlight = Arc<Mutex<HashMap<i32, (i16, i16)>>>;
+
+#[derive(Debug)]
+struct Inner {
+    /// Upstream `host:port` → the proxy listener's `127.0.0.1:port`.
+    listeners: Mutex<HashMap<String, String>>,
+    cut: watch::Sender<u64>,
+    /// Client connections accepted so far.
+    accepted: std::sync::atomic::AtomicUsize,
+}
+
+/// The proxy; dropping it stops accepting (open connections end when cut or closed).
+#[derive(Debug, Clone)]
+pub struct BrokerProxy {
+    /// The bootstrap address to give clients (the proxy in front of the upstream bootstrap).
+    pub bootstrap: String,
+    inner: Arc<Inner>,
+}
+
+impl BrokerProxy {
+    /// A proxy in front of `upstream` (`host:port` of one broker of the cluster). Must run
+    /// inside a tokio runtime.
+    pub fn start(upstream: &str) -> BrokerProxy {
+        let (cut, _) = watch::channel(0u64);
+        let inner = Arc::new(Inner {
+            listeners: Mutex::new(HashMap::new()),
+            cut,
+            accepted: std::sync::atomic::AtomicUsize::new(0),
+        });
+        let bootstrap = listen(&inner, upstream);
+        BrokerProxy { bootstrap, inner }
+    }
+
+    /// Drops every connection currently open through the proxy.
+    pub fn cut_all(&self) {
+        self.inner.cut.send_modify(|n| *n += 1);
+    }
+
+    /// Client connections accepted so far (evidence that clients really go through it).
+    pub fn connections_accepted(&self) -> usize {
+        self.inner
+            .accepted
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// The proxy address for `upstream`, starting a listener the first time.
+fn listen(inner: &Arc<Inner>, upstream: &str) -> String {
+    let mut listeners = inner.listeners.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(addr) = listeners.get(upstream) {
+        return addr.clone();
+    }
+    let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind proxy");
+    std_listener.set_nonblocking(true).expect("nonblocking");
+    let addr = std_listener.local_addr().expect("addr").to_string();
+    let listener = tokio::net::TcpListener::from_std(std_listener).expect("tokio listener");
+    listeners.insert(upstream.to_string(), addr.clone());
+    let weak = Arc::downgrade(inner);
+    let upstream = upstream.to_string();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let Some(inner) = weak.upgrade() else { return };
+            inner
+                .accepted
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let upstream = upstream.clone();
+            tokio::spawn(async move {
+                let Ok(server) = TcpStream::connect(&upstream).await else {
+                    return;
+                };
+                let mut cut = inner.cut.subscribe();
+                cut.borrow_and_update();
+                let (client_read, client_write) = client.into_split();
+                let (server_read, server_write) = server.into_split();
+                let in_flight: InFlight = Arc::default();
+                tokio::select! {
+                    _ = requests(client_read, server_write, in_flight.clone()) => {}
+                    _ = responses(server_read, client_write, in_flight, &inner) => {}
+                    _ = cut.changed() => {}
+                }
+            });
+        }
+    });
+    addr
+}
+
+async fn read_frame(r: &mut OwnedReadHalf) -> Option<Bytes> {
+    let len = r.read_i32().await.ok()?;
+    let mut buf = vec![0u8; usize::try_from(len).ok()?];
+    r.read_exact(&mut buf).await.ok()?;
+    Some(Bytes::from(buf))
+}
+
+/// Client → broker: notes each request's API key and version, forwards it unchanged.
+async fn requests(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, in_flight: InFlight) {
+    while let Some(frame) = read_frame(&mut from).await {
+        if frame.len() >= 8 {
+            let key = i16::from_be_bytes([frame[0], frame[1]]);
+            let version = i16::from_be_bytes([frame[2], frame[3]]);
+            let correlation = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
+            if let Ok(mut m) = in_flight.lock() {
+                m.insert(correlation, (key, version));
+            }
+        }
+        let len = (frame.len() as i32).to_be_bytes();
+        if to.write_all(&len).await.is_err() || to.write_all(&frame).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Broker → client: rewrites broker addresses in the responses that carry them.
+async fn responses(
+    mut from: OwnedReadHalf,
+    mut to: OwnedWriteHalf,
+    in_flight: InFlight,
+    inner: &Arc<Inner>,
+) {
+    while let Some(frame) = read_frame(&mut from).await {
+        let correlation = frame
+            .get(..4)
+            .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+        let request = correlation.and_then(|c| in_flight.lock().ok()?.remove(&c));
+        let out = match request {
+            Some((key, version)) => rewrite(inner, key, version, frame),
+            None => with_length(&frame),
+        };
+        if to.write_all(&out).await.is_err() {
+            return;
+        }
+    }
+}
+
+fn with_length(frame: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(frame.len() + 4);
+    out.extend_from_slice(&(frame.len() as i32).to_be_bytes());
+    out.extend_from_slice(frame);
+    out
+}
+
+/// The proxy's host and port for a broker the upstream advertised.
+fn proxied(inner: &Arc<Inner>, host: &StrBytes, port: i32) -> (StrBytes, i32) {
+    let addr = listen(inner, &format!("{host}:{port}"));
+    let (h, p) = addr.rsplit_once(':').unwrap_or(("127.0.0.1", "0"));
+    (StrBytes::from_string(h.to_string()), p.parse().unwrap_or(0))
+}
+
+fn rewrite(inner: &Arc<Inner>, key: i16, version: i16, frame: Bytes) -> Vec<u8> {
+    let rewritten = match key {
+        METADATA => decode_response::<MetadataResponse>(frame.clone(), version)
+            .ok()
+            .and_then(|(h, mut body)| {
+                for b in &mut body.brokers {
+                    (b.host, b.port) = proxied(inner, &b.host, b.port);
+                }
+                encode_response(version, h.correlation_id, &body).ok()
+            }),
+        FIND_COORDINATOR => decode_response::<FindCoordinatorResponse>(frame.clone(), version)
+            .ok()
+            .and_then(|(h, mut body)| {
+                if version < 4 && body.port >= 0 && !body.host.is_empty() {
+                    (body.host, body.port) = proxied(inner, &body.host, body.port);
+                }
+                for c in &mut body.coordinators {
+                    if c.port >= 0 && !c.host.is_empty() {
+                        (c.host, c.port) = proxied(inner, &c.host, c.port);
+                    }
+                }
+                encode_response(version, h.correlation_id, &body).ok()
+            }),
+        DESCRIBE_CLUSTER => decode_response::<DescribeClusterResponse>(frame.clone(), version)
+            .ok()
+            .and_then(|(h, mut body)| {
+                for b in &mut body.brokers {
+                    (b.host, b.port) = proxied(inner, &b.host, b.port);
+                }
+                encode_response(version, h.correlation_id, &body).ok()
+            }),
+        _ => None,
+    };
+    match rewritten {
+        Some(encoded) => encoded.to_vec(),
+        None => with_length(&frame),
+    }
+}
