@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use odradek::ClientConfig;
 
-use crate::{codes, ClientError};
+use crate::ClientError;
 
 /// Settings the binding layer implements.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,19 +40,6 @@ impl Default for BindingSettings {
         }
     }
 }
-
-/// Keys librdkafka users pass that name features Odradek does not have yet; they fail with a
-/// `_NOT_IMPLEMENTED` error saying so instead of the generic unknown-key error.
-const NOT_YET: &[(&str, &str)] = &[
-    (
-        "transactional.id",
-        "transactions are not supported in this release",
-    ),
-    (
-        "transaction.timeout.ms",
-        "transactions are not supported in this release",
-    ),
-];
 
 fn parse_bool(key: &str, v: &str) -> Result<bool, ClientError> {
     match v.trim().to_ascii_lowercase().as_str() {
@@ -96,15 +83,7 @@ pub fn split<K: AsRef<str>, V: AsRef<str>>(
             "enable.auto.offset.store" => {
                 settings.enable_auto_offset_store = parse_bool(key, value)?
             }
-            _ => {
-                if let Some((_, why)) = NOT_YET.iter().find(|(k, _)| *k == key) {
-                    return Err(ClientError::new(
-                        codes::NOT_IMPLEMENTED,
-                        Some(format!("configuration `{key}`: {why}")),
-                    ));
-                }
-                core.push((key.to_string(), value.to_string()));
-            }
+            _ => core.push((key.to_string(), value.to_string())),
         }
     }
     let config = ClientConfig::from_map(core)
@@ -143,8 +122,7 @@ mod tests {
         ])
         .unwrap_err();
         assert!(e.message().contains("enable.partition.eof"));
-        let e = split([("bootstrap.servers", "h:1"), ("transactional.id", "t")]).unwrap_err();
-        assert_eq!(e.name(), "_NOT_IMPLEMENTED");
-        assert!(e.message().contains("transactional.id"));
+        let (core, _) = split([("bootstrap.servers", "h:1"), ("transactional.id", "t")]).unwrap();
+        assert_eq!(core.producer.transactional_id.as_deref(), Some("t"));
     }
 }

@@ -107,7 +107,8 @@ impl ClientError {
         self.fatal
     }
 
-    /// Whether the current transaction must be aborted (always false until transactions land).
+    /// Whether the current transaction must be aborted (`abort_transaction` recovers the
+    /// producer).
     pub fn txn_requires_abort(&self) -> bool {
         self.txn_requires_abort
     }
@@ -140,6 +141,10 @@ impl ClientError {
             Error::UnknownApiKey(_)
             | Error::UnsupportedVersion { .. }
             | Error::NoCommonVersion { .. } => codes::UNSUPPORTED_FEATURE,
+            // The Kafka code behind a failed transaction (PRODUCER_FENCED, ...); its class is
+            // carried by the fatal / txn_requires_abort flags below.
+            Error::Transaction { code, .. } => i32::from(code.code()),
+            Error::State(_) => codes::STATE,
             _ => codes::FAIL,
         };
         let retriable = match error {
@@ -151,7 +156,7 @@ impl ClientError {
             message,
             retriable,
             fatal: error.is_fatal() && !matches!(error, Error::Config { .. } | Error::Closed),
-            txn_requires_abort: false,
+            txn_requires_abort: error.is_abortable(),
         }
     }
 

@@ -34,7 +34,11 @@ use tokio::runtime::Handle;
 
 use crate::config::BindingSettings;
 use crate::runtime::{self, ForkGuard, Signal};
+
+mod transactions;
+
 use crate::{codes, ClientError, Stage};
+pub use transactions::TxnGroupMetadata;
 
 /// A record's outcome with the opaque it was produced with.
 #[derive(Debug)]

@@ -163,7 +163,3 @@ impl<T> IntoPy<T> for Result<T, ClientError> {
 pub fn not_implemented(py: Python<'_>, what: &str) -> PyErr {
     to_py_err(py, ClientError::not_implemented(what))
 }
-
-/// The message for transactions.
-pub const NO_TRANSACTIONS: &str =
-    "transactions are not supported in this release of odradek (the idempotent and transactional producer is planned)";

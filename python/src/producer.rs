@@ -1,6 +1,6 @@
 //! `Producer`: confluent-kafka's producer API on the bindings' non-blocking producer.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use odradek::records::Header;
@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::conf::{self, Callbacks};
-use crate::errors::{kafka_error, not_implemented, IntoPy, NO_TRANSACTIONS};
+use crate::errors::{kafka_error, not_implemented, IntoPy};
 use crate::message::Message;
 use crate::metadata::ClusterMetadata;
 use crate::types::{extract_headers, payload, OFFSET_INVALID};
@@ -444,33 +444,40 @@ impl Producer {
         Ok(false)
     }
 
-    /// Not supported in this release: raises KafkaException(_NOT_IMPLEMENTED).
+    /// Registers `transactional.id` with its coordinator, fencing older instances (call once,
+    /// before the first transaction). Raises KafkaException (`_TIMED_OUT` is retriable: call
+    /// again to keep waiting).
     #[pyo3(signature = (timeout=None))]
     fn init_transactions(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<()> {
-        let _ = timeout;
-        Err(not_implemented(py, NO_TRANSACTIONS))
+        let fut = self.client.init_transactions(core_timeout(timeout));
+        self.wait_txn(py, fut, timeout, "init_transactions")
     }
 
-    /// Not supported in this release: raises KafkaException(_NOT_IMPLEMENTED).
+    /// Starts a transaction: records produced from now on belong to it.
     fn begin_transaction(&self, py: Python<'_>) -> PyResult<()> {
-        Err(not_implemented(py, NO_TRANSACTIONS))
+        self.client
+            .begin_transaction()
+            .map_err(|e| crate::errors::to_py_err(py, e))
     }
 
-    /// Not supported in this release: raises KafkaException(_NOT_IMPLEMENTED).
+    /// Delivers every record of the transaction, then commits it. On an error with
+    /// `txn_requires_abort()`, call `abort_transaction`; a `fatal()` one ends the producer.
     #[pyo3(signature = (timeout=None))]
     fn commit_transaction(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<()> {
-        let _ = timeout;
-        Err(not_implemented(py, NO_TRANSACTIONS))
+        let fut = self.client.commit_transaction(core_timeout(timeout));
+        self.wait_txn(py, fut, timeout, "commit_transaction")
     }
 
-    /// Not supported in this release: raises KafkaException(_NOT_IMPLEMENTED).
+    /// Aborts the transaction: its records are never visible to read_committed consumers.
     #[pyo3(signature = (timeout=None))]
     fn abort_transaction(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<()> {
-        let _ = timeout;
-        Err(not_implemented(py, NO_TRANSACTIONS))
+        let fut = self.client.abort_transaction(core_timeout(timeout));
+        self.wait_txn(py, fut, timeout, "abort_transaction")
     }
 
-    /// Not supported in this release: raises KafkaException(_NOT_IMPLEMENTED).
+    /// Commits a consumer's positions (`positions`: TopicPartitions whose offsets are the next
+    /// records to read) with the transaction; `group_metadata` comes from
+    /// `Consumer.consumer_group_metadata()`.
     #[pyo3(signature = (positions, group_metadata, timeout=None))]
     fn send_offsets_to_transaction(
         &self,
@@ -479,8 +486,37 @@ impl Producer {
         group_metadata: &Bound<'_, PyAny>,
         timeout: Option<f64>,
     ) -> PyResult<()> {
-        let _ = (positions, group_metadata, timeout);
-        Err(not_implemented(py, NO_TRANSACTIONS))
+        let meta = group_metadata
+            .cast::<crate::group::ConsumerGroupMetadata>()
+            .map_err(|_| {
+                PyTypeError::new_err(
+                    "group_metadata must come from Consumer.consumer_group_metadata()",
+                )
+            })?
+            .get()
+            .to_metadata();
+        let meta = odradek_bindings::producer::TxnGroupMetadata {
+            group_id: meta.group_id,
+            member_id: meta.member_id,
+            generation_id: meta.generation,
+            group_instance_id: meta.group_instance_id,
+        };
+        let mut offsets = Vec::new();
+        for tp in crate::types::extract_tps(positions)? {
+            if tp.offset < 0 {
+                return Err(PyValueError::new_err(format!(
+                    "send_offsets_to_transaction: {} [{}] has no valid offset ({})",
+                    tp.topic, tp.partition, tp.offset
+                )));
+            }
+            let core_tp = odradek::producer::TopicPartition {
+                topic: tp.topic.as_str().into(),
+                partition: tp.partition,
+            };
+            offsets.push((core_tp, tp.offset));
+        }
+        let fut = self.client.send_offsets_to_transaction(&offsets, &meta);
+        self.wait_txn(py, fut, timeout, "send_offsets_to_transaction")
     }
 
     /// Not supported in this release: raises KafkaException(_NOT_IMPLEMENTED).
@@ -493,7 +529,37 @@ impl Producer {
     }
 }
 
+/// The core's timeout for a transactional call (`None` or negative: a day, i.e. as long as the
+/// caller waits; the caller's own deadline is enforced separately and can be interrupted).
+fn core_timeout(timeout: Option<f64>) -> Duration {
+    match timeout {
+        Some(t) if t >= 0.0 && t.is_finite() => Duration::from_secs_f64(t.min(86_400.0)),
+        _ => Duration::from_secs(86_400),
+    }
+}
+
 impl Producer {
+    /// Waits for a transactional call with the GIL released; `_TIMED_OUT` (retriable) when the
+    /// caller's timeout passes first.
+    fn wait_txn<F>(&self, py: Python<'_>, fut: F, timeout: Option<f64>, what: &str) -> PyResult<()>
+    where
+        F: std::future::Future<Output = Result<(), ClientError>> + Send,
+    {
+        match wait::wait_future(py, self.client.handle(), fut, wait::deadline(timeout))? {
+            Some(Ok(())) => Ok(()),
+            Some(Err(e)) => Err(crate::errors::to_py_err(py, e)),
+            None => Err(crate::errors::to_py_err(
+                py,
+                ClientError::new(
+                    codes::TIMED_OUT,
+                    Some(format!(
+                        "{what} did not finish in time; call it again to keep waiting"
+                    )),
+                ),
+            )),
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn dict_record(
         &self,

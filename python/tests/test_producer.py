@@ -197,26 +197,18 @@ def test_list_topics(producer_conf, topic):
 
 
 @pytest.mark.parametrize("method,args", [
-    ("init_transactions", ()),
+    ("init_transactions", (5,)),
     ("begin_transaction", ()),
-    ("commit_transaction", ()),
-    ("abort_transaction", ()),
-    ("send_offsets_to_transaction", ([], None)),
+    ("commit_transaction", (5,)),
+    ("abort_transaction", (5,)),
 ])
-def test_transactions_are_a_typed_not_implemented_error(producer_conf, method, args):
+def test_transaction_calls_need_a_transactional_id(producer_conf, method, args):
     p = Producer(producer_conf)
     with pytest.raises(KafkaException) as ei:
         getattr(p, method)(*args)
     err = ei.value.args[0]
-    assert err.code() == KafkaError._NOT_IMPLEMENTED
-    assert "transactions are not supported" in err.str()
-
-
-def test_transactional_id_is_refused_clearly(bootstrap):
-    with pytest.raises(KafkaException) as ei:
-        Producer({"bootstrap.servers": bootstrap, "transactional.id": "t1"})
-    assert ei.value.args[0].code() == KafkaError._NOT_IMPLEMENTED
-    assert "transactional.id" in ei.value.args[0].str()
+    assert "transactional.id" in err.str(), err
+    assert not err.retriable()
 
 
 def test_configuration_errors(bootstrap):
