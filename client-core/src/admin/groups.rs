@@ -73,11 +73,11 @@ pub struct GroupOffset {
     pub error: Option<ErrorCode>,
 }
 
-fn sb(s: &str) -> StrBytes {
+pub(super) fn sb(s: &str) -> StrBytes {
     StrBytes::from_string(s.to_string())
 }
 
-fn coordinator_error(code: ErrorCode) -> bool {
+pub(super) fn coordinator_error(code: ErrorCode) -> bool {
     matches!(
         code,
         ErrorCode::NotCoordinator
@@ -87,7 +87,7 @@ fn coordinator_error(code: ErrorCode) -> bool {
 }
 
 /// Routes each pending group to its coordinator.
-async fn coordinator_routes(
+pub(super) async fn coordinator_routes(
     admin: &Admin,
     groups: &[&str],
     pending: &[usize],

@@ -17,6 +17,7 @@ mod configs;
 mod describe;
 mod driver;
 mod errors;
+mod group_offsets;
 mod groups;
 mod offsets;
 mod route;
@@ -39,7 +40,7 @@ pub use types::{
 use crate::cluster::Cluster;
 use crate::config::ClientConfig;
 use crate::producer::TopicPartition;
-use crate::{Error, Result};
+use crate::{Error, ErrorCode, Result};
 
 /// An asynchronous Kafka admin client. Every method takes `&self`; share it behind an `Arc`.
 #[derive(Debug)]
@@ -254,10 +255,41 @@ impl Admin {
         one(driver::run(self, &call, 1).await?)
     }
 
+    /// Sets a group's committed offsets (the group must have no active members: Kafka answers
+    /// UNKNOWN_MEMBER_ID otherwise). One result per partition.
+    pub async fn alter_group_offsets(
+        &self,
+        group: &str,
+        offsets: &[(TopicPartition, i64)],
+    ) -> Result<Vec<(TopicPartition, Result<()>)>> {
+        let call = group_offsets::AlterGroupOffsets { group, offsets };
+        Ok(per_partition(one(driver::run(self, &call, 1).await?)?))
+    }
+
+    /// Deletes a group's committed offsets (GROUP_SUBSCRIBED_TO_TOPIC for a partition whose
+    /// topic a member still consumes; GROUP_ID_NOT_FOUND for an unknown group). One result per
+    /// partition.
+    pub async fn delete_group_offsets(
+        &self,
+        group: &str,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<(TopicPartition, Result<()>)>> {
+        let call = group_offsets::DeleteGroupOffsets { group, partitions };
+        Ok(per_partition(one(driver::run(self, &call, 1).await?)?))
+    }
+
     /// Closes every connection.
     pub fn close(&self) {
         self.cluster.close();
     }
+}
+
+/// Per-partition codes as results.
+fn per_partition(codes: Vec<(TopicPartition, ErrorCode)>) -> Vec<(TopicPartition, Result<()>)> {
+    codes
+        .into_iter()
+        .map(|(tp, c)| (tp, c.into_result().map_err(Error::Kafka)))
+        .collect()
 }
 
 /// The single result of a one-item call.

@@ -496,6 +496,83 @@ async fn admin_lists_describes_reads_offsets_of_and_deletes_groups() {
         ),
         "{missing:?}"
     );
+    // A deleted group is `Dead` (our broker, older Kafka) or GROUP_ID_NOT_FOUND (Kafka 4.x,
+    // DescribeGroups v6).
     let gone = admin.describe_groups(&[&group]).await.unwrap();
-    assert_eq!(gone[0].1.as_ref().unwrap().state, "Dead");
+    match &gone[0].1 {
+        Ok(d) => assert_eq!(d.state, "Dead"),
+        Err(e) => assert!(
+            matches!(
+                e,
+                odradek::Error::Kafka(odradek::ErrorCode::GroupIdNotFound)
+            ),
+            "{e:?}"
+        ),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_alters_and_deletes_group_offsets() {
+    let target = Target::start(&[("group.initial.rebalance.delay.ms", "0")]);
+    let topic = topic_name("goffsets");
+    let group = topic_name("g");
+    let consumer = Consumer::new(group_config(
+        &target,
+        &group,
+        &[("enable.auto.commit", "false")],
+    ))
+    .unwrap();
+    create_topic(consumer.cluster(), &topic, 2).await;
+    let tp = |partition| TopicPartition {
+        topic: topic.as_str().into(),
+        partition,
+    };
+    consumer.subscribe(&[&topic], None).unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while consumer.assignment().len() != 2 {
+        assert!(tokio::time::Instant::now() < deadline, "no assignment");
+        let _ = consumer.poll(Duration::from_millis(50)).await.unwrap();
+    }
+    consumer
+        .commit_sync(Some(&[(tp(0), 3), (tp(1), 4)]))
+        .await
+        .unwrap();
+    let admin = odradek::Admin::new(target.config(&[]));
+
+    // While a member consumes the topic, its offsets cannot be changed or deleted.
+    let busy = admin.alter_group_offsets(&group, &[(tp(0), 1)]).await;
+    assert!(
+        busy.as_ref()
+            .map_or(true, |r| r.iter().any(|(_, x)| x.is_err())),
+        "altered under an active member: {busy:?}"
+    );
+    let busy = admin.delete_group_offsets(&group, &[tp(0)]).await.unwrap();
+    assert!(
+        matches!(
+            busy[0].1,
+            Err(odradek::Error::Kafka(
+                odradek::ErrorCode::GroupSubscribedToTopic
+            ))
+        ),
+        "{busy:?}"
+    );
+
+    consumer.close().await;
+    let altered = admin
+        .alter_group_offsets(&group, &[(tp(0), 10), (tp(1), 20)])
+        .await
+        .unwrap();
+    assert!(altered.iter().all(|(_, r)| r.is_ok()), "{altered:?}");
+    let deleted = admin.delete_group_offsets(&group, &[tp(1)]).await.unwrap();
+    assert_eq!(deleted.len(), 1);
+    assert!(deleted[0].1.is_ok(), "{deleted:?}");
+    let offsets = admin
+        .list_group_offsets(&group, Some(&[tp(0), tp(1)]))
+        .await
+        .unwrap();
+    let found: Vec<(i32, Option<i64>)> = offsets
+        .iter()
+        .map(|o| (o.partition.partition, o.offset))
+        .collect();
+    assert_eq!(found, vec![(0, Some(10)), (1, None)]);
 }
