@@ -210,7 +210,8 @@ def consume(client, bootstrap, topic, ends, start=0, reset="earliest", **extra):
 
 def _odradek_dump_binary():
     import os
-    default = os.path.join(os.path.dirname(__file__), "..", "..", "target", "debug", "examples", "consume_dump")
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(os.path.dirname(__file__), "..", "..", "target")
+    default = os.path.join(target, "debug", "examples", "consume_dump")
     return os.environ.get("ODRADEK_CONSUME_DUMP", default)
 
 
