@@ -64,5 +64,10 @@ step "python: odradek package (maturin develop, debug) and pytest python/tests"
 ODRADEK_BROKER_BIN="$target/debug/odradek-broker" python/test.sh
 # ---- end of the Python package step ---------------------------------------------------------
 
+# ---- C library libodradek (c/): header check, C tests plain / valgrind / ASan, examples ------
+step "c: libodradek (odradek.h check, C tests plain + valgrind + AddressSanitizer, examples, install)"
+ODRADEK_BROKER_BIN="$target/debug/odradek-broker" c/test.sh
+# ---- end of the C library step --------------------------------------------------------------
+
 # Every step above exits the script on failure, so reaching here means all of them passed.
 printf '\ntiers: %d passed, 0 failed\n' "$steps"

@@ -1,0 +1,426 @@
+//! `odk_producer_t`: non-blocking `odk_produce`, delivery reports served on the caller's
+//! thread by `odk_poll` / `odk_flush` (the librdkafka poll model), on the bindings' producer.
+
+#![allow(non_camel_case_types)]
+
+use std::ffi::{c_char, c_void};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use odk_core::records::Header;
+use odk_core::ProducerRecord;
+use odradek_bindings::producer::{Event, Mode, ProducerClient};
+use odradek_bindings::runtime::{Deadline, SLICE};
+use odradek_bindings::ClientError;
+
+use crate::conf::{odk_conf_t, odk_dr_msg_cb_t, odk_error_cb_t, odk_stats_cb_t};
+use crate::error::odk_err_t;
+use crate::ffi::{self, guard, guard_err, str_arg, Opaque};
+use crate::message::odk_message_t;
+use crate::topic_partition::c_string;
+
+/// `odk_produce` partition: let the partitioner choose (murmur2 of the key, or sticky for
+/// null keys, as the Java client and librdkafka's `consistent_random` do).
+pub const ODK_PARTITION_ANY: i32 = -1;
+
+/// `odk_produce` flag: the library takes ownership of `value`, which must come from
+/// `malloc()`, and calls `free()` on it when it no longer needs it. Ownership passes whatever
+/// `odk_produce` returns: never touch or free `value` after the call.
+pub const ODK_MSG_F_FREE: i32 = 0x1;
+/// `odk_produce` flag (the default when no flag is given): key, value and headers are copied
+/// before `odk_produce` returns; the caller's buffers may be reused at once.
+pub const ODK_MSG_F_COPY: i32 = 0x2;
+
+/// A header to produce: `name` NUL-terminated; `value` NULL for a null header value, else
+/// `value_len` bytes. Copied by `odk_produce`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct odk_header_t {
+    /// Header name (NUL-terminated).
+    pub name: *const c_char,
+    /// Header value, or NULL for a null value.
+    pub value: *const c_void,
+    /// Length of `value` in bytes.
+    pub value_len: usize,
+}
+
+/// What a record carries to its delivery report.
+pub(crate) struct Dr {
+    opaque: Opaque,
+    topic: Arc<str>,
+    partition: i32,
+    key: Option<Bytes>,
+    value: Option<Bytes>,
+}
+
+/// A producer.
+pub struct odk_producer_t {
+    pub(crate) client: ProducerClient<Dr>,
+    dr_cb: odk_dr_msg_cb_t,
+    error_cb: odk_error_cb_t,
+    stats_cb: odk_stats_cb_t,
+    opaque: Opaque,
+    /// Topic names shared by delivery reports (one allocation per topic, not per record).
+    topics: Mutex<Vec<Arc<str>>>,
+}
+
+impl odk_producer_t {
+    fn topic_arc(&self, topic: &str) -> Arc<str> {
+        let mut topics = self.topics.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = topics.iter().find(|t| &***t == topic) {
+            return t.clone();
+        }
+        let t: Arc<str> = Arc::from(topic);
+        if topics.len() < 1024 {
+            topics.push(t.clone());
+        }
+        t
+    }
+
+    /// Runs the application's callbacks for `events` on this thread; returns how many ran.
+    fn serve(&self, events: Vec<Event<Dr>>) -> usize {
+        let me = (self as *const odk_producer_t).cast_mut();
+        let mut n = 0;
+        for ev in events {
+            match ev {
+                Event::Delivery(d) => {
+                    let Some(cb) = self.dr_cb else { continue };
+                    let o = d.opaque;
+                    let mut msg = match &d.result {
+                        Ok(md) => odk_message_t::delivery(
+                            o.topic,
+                            md.partition,
+                            md.offset,
+                            md.timestamp,
+                            o.key,
+                            o.value,
+                            o.opaque,
+                        ),
+                        Err(_) => odk_message_t::delivery(
+                            o.topic,
+                            o.partition,
+                            -1,
+                            -1,
+                            o.key,
+                            o.value,
+                            o.opaque,
+                        ),
+                    };
+                    if let Err(e) = &d.result {
+                        msg.set_error(e);
+                    }
+                    // SAFETY: the application's callback, called with a message borrowed for
+                    // the call and the producer handle it gave us.
+                    unsafe { cb(me, &msg, self.opaque.0) };
+                    n += 1;
+                }
+                Event::Error(e) => {
+                    if let Some(cb) = self.error_cb {
+                        let reason = c_string(e.message());
+                        // SAFETY: the application's callback; `reason` outlives the call.
+                        unsafe {
+                            cb(
+                                odk_err_t::from_code(e.code()),
+                                reason.as_ptr(),
+                                self.opaque.0,
+                            )
+                        };
+                        n += 1;
+                    }
+                }
+                Event::Stats(json) => {
+                    if let Some(cb) = self.stats_cb {
+                        let len = json.len();
+                        let json = c_string(&json);
+                        // SAFETY: as above.
+                        unsafe { cb(json.as_ptr(), len, self.opaque.0) };
+                        n += 1;
+                    }
+                }
+                Event::Flushed(_) => {}
+            }
+        }
+        n
+    }
+
+    /// Serves events until one was served or `deadline` passes.
+    pub(crate) fn poll(&self, deadline: Deadline) -> usize {
+        loop {
+            let events = self.client.take_events(usize::MAX);
+            if !events.is_empty() {
+                return self.serve(events);
+            }
+            if deadline.passed() {
+                return 0;
+            }
+            self.client.wait_events(deadline.slice(SLICE));
+        }
+    }
+
+    /// Sends everything and serves every report, until nothing is outstanding or `deadline`.
+    pub(crate) fn flush(&self, deadline: Deadline) -> bool {
+        self.client.start_flush();
+        loop {
+            let events = self.client.take_events(usize::MAX);
+            if !events.is_empty() {
+                self.serve(events);
+                continue;
+            }
+            if self.client.flushed() {
+                return true;
+            }
+            if deadline.passed() {
+                return false;
+            }
+            self.client.wait_events(deadline.slice(SLICE));
+            self.client.start_flush();
+        }
+    }
+}
+
+/// Creates a producer from `conf` (Kafka property names: `bootstrap.servers`, `linger.ms`,
+/// `acks`, `compression.type`, `enable.idempotence`, `transactional.id`, ...; callbacks set with
+/// `odk_conf_set_dr_msg_cb` / `odk_conf_set_error_cb` / `odk_conf_set_stats_cb`). Nothing is
+/// connected until the first record. Returns NULL on error with the reason in `errstr`.
+///
+/// Ownership: `conf` is copied, not consumed (destroy it whenever you like). The caller owns
+/// the producer and frees it with `odk_producer_destroy`.
+/// Thread safety: every producer function except `odk_producer_destroy` may be called from
+/// any thread, concurrently; callbacks run on the thread that calls `odk_poll` / `odk_flush`.
+///
+/// # Safety
+/// `conf` NULL or live; `errstr` NULL or `errstr_size` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn odk_producer_new(
+    conf: *const odk_conf_t,
+    errstr: *mut c_char,
+    errstr_size: usize,
+) -> *mut odk_producer_t {
+    let mut out = std::ptr::null_mut();
+    guard_err(errstr, errstr_size, || {
+        // SAFETY: per the contract.
+        let conf = unsafe { conf.as_ref() }.ok_or_else(|| ffi::null_handle("conf"))?;
+        let client = ProducerClient::new(conf.entries.iter().cloned(), Mode::Poll)?;
+        out = Box::into_raw(Box::new(odk_producer_t {
+            client,
+            dr_cb: conf.dr_msg_cb,
+            error_cb: conf.error_cb,
+            stats_cb: conf.stats_cb,
+            opaque: Opaque(conf.opaque()),
+            topics: Mutex::new(Vec::new()),
+        }));
+        Ok(())
+    });
+    out
+}
+
+/// Stops the producer and frees it. NULL is a no-op. Records already produced are still sent:
+/// this waits until each is delivered or has failed (at most `delivery.timeout.ms`), but their
+/// delivery callbacks are not called; call `odk_flush` first to serve them.
+///
+/// Thread safety: call once, after every other call on `p` has returned, and never from one of
+/// `p`'s callbacks.
+///
+/// # Safety
+/// `p` is NULL or a producer from `odk_producer_new` not yet destroyed.
+#[no_mangle]
+pub unsafe extern "C" fn odk_producer_destroy(p: *mut odk_producer_t) {
+    guard((), || {
+        if p.is_null() {
+            return;
+        }
+        // SAFETY: per the contract, p came from Box::into_raw and is destroyed once.
+        let p = unsafe { Box::from_raw(p) };
+        let close = p.client.close();
+        odradek_bindings::runtime::block_on(p.client.handle(), close);
+        drop(p);
+    })
+}
+
+/// Produces one record to `topic`, partition `partition` or `ODK_PARTITION_ANY`. Never blocks:
+/// the record is queued and sent in the background; its outcome arrives as a delivery report
+/// (when a delivery callback is configured) served by `odk_poll` / `odk_flush`, with
+/// `msg_opaque` attached.
+///
+/// `key` / `value`: NULL is Kafka's null (a null value is a tombstone); otherwise `key_len` /
+/// `value_len` bytes (0 is an empty, non-null key or value). `headers`: `header_cnt` items
+/// (NULL when 0). `msgflags`: `ODK_MSG_F_COPY` (or 0) copies key, value and headers now;
+/// `ODK_MSG_F_FREE` hands `value` (from `malloc`) to the library, which frees it, whatever this
+/// function returns; key and headers are always copied.
+///
+/// Returns `ODK_ERR_NO_ERROR` when queued, else (and no delivery report follows):
+/// `ODK_ERR__QUEUE_FULL` (`queue.buffering.max.messages` outstanding: call `odk_poll`),
+/// `ODK_ERR_MSG_SIZE_TOO_LARGE`, `ODK_ERR__UNKNOWN_PARTITION`, `ODK_ERR__INVALID_ARG`
+/// (NULL producer or topic, bad partition or flags), `ODK_ERR__DESTROY` (producer closing),
+/// `ODK_ERR__STATE` (a transactional producer outside a transaction).
+///
+/// Ownership: `topic`, `key` and `headers` are copied; `value` is copied or taken per
+/// `msgflags`. Thread safety: any thread, concurrently.
+///
+/// # Safety
+/// `p` NULL or live; `topic` NULL or NUL-terminated; `key`/`value` NULL or of the given
+/// lengths; `headers` NULL or `header_cnt` items with valid names and values.
+#[no_mangle]
+pub unsafe extern "C" fn odk_produce(
+    p: *mut odk_producer_t,
+    topic: *const c_char,
+    partition: i32,
+    key: *const c_void,
+    key_len: usize,
+    value: *mut c_void,
+    value_len: usize,
+    headers: *const odk_header_t,
+    header_cnt: usize,
+    msgflags: i32,
+    msg_opaque: *mut c_void,
+) -> odk_err_t {
+    // Take ownership first, so a failure below can never leak or double-free it.
+    let owned_value = if msgflags & ODK_MSG_F_FREE != 0 && !value.is_null() {
+        Some(crate::malloc::take(value, value_len))
+    } else {
+        None
+    };
+    guard_err(std::ptr::null_mut(), 0, || {
+        // SAFETY: per the contract.
+        let p = unsafe { p.as_ref() }.ok_or_else(|| ffi::null_handle("producer"))?;
+        if msgflags & !(ODK_MSG_F_FREE | ODK_MSG_F_COPY) != 0
+            || msgflags & (ODK_MSG_F_FREE | ODK_MSG_F_COPY) == (ODK_MSG_F_FREE | ODK_MSG_F_COPY)
+        {
+            return Err(ClientError::invalid_arg(format!(
+                "invalid msgflags {msgflags:#x}"
+            )));
+        }
+        // SAFETY: per the contract.
+        let topic = unsafe { str_arg(topic, "topic") }?;
+        if topic.is_empty() {
+            return Err(ClientError::invalid_arg("topic must not be empty"));
+        }
+        if partition < ODK_PARTITION_ANY {
+            return Err(ClientError::invalid_arg(format!(
+                "partition must be ODK_PARTITION_ANY or a partition index, not {partition}"
+            )));
+        }
+        // SAFETY: per the contract.
+        let key = unsafe { ffi::bytes_arg(key, key_len) }.map(Bytes::copy_from_slice);
+        let value = match owned_value {
+            Some(v) => Some(v),
+            // SAFETY: per the contract.
+            None => unsafe { ffi::bytes_arg(value, value_len) }.map(Bytes::copy_from_slice),
+        };
+        // SAFETY: per the contract.
+        let headers = unsafe { read_headers(headers, header_cnt) }?;
+        let dr = p.dr_cb.is_some().then(|| Dr {
+            opaque: Opaque(msg_opaque),
+            topic: p.topic_arc(topic),
+            partition,
+            key: key.clone(),
+            value: value.clone(),
+        });
+        p.client.produce(
+            || ProducerRecord {
+                topic: topic.to_string(),
+                partition: (partition >= 0).then_some(partition),
+                key: key.clone(),
+                value: value.clone(),
+                headers: headers.clone(),
+                timestamp: None,
+            },
+            dr,
+        )
+    })
+}
+
+/// # Safety
+/// `headers` NULL or `n` items with NUL-terminated names and values of their lengths.
+unsafe fn read_headers(headers: *const odk_header_t, n: usize) -> Result<Vec<Header>, ClientError> {
+    // SAFETY: per the contract.
+    let items = unsafe { ffi::slice_arg(headers, n, "headers") }?;
+    items
+        .iter()
+        .map(|h| {
+            // SAFETY: per the contract.
+            let name = unsafe { str_arg(h.name, "header name") }?;
+            // SAFETY: per the contract.
+            let value = unsafe { ffi::bytes_arg(h.value, h.value_len) }.map(Bytes::copy_from_slice);
+            Ok(Header {
+                key: Bytes::copy_from_slice(name.as_bytes()),
+                value,
+            })
+        })
+        .collect()
+}
+
+/// Serves queued events (delivery reports, errors, statistics) by calling their callbacks on
+/// this thread, waiting up to `timeout_ms` (0: do not wait, negative: forever) for the first.
+/// Returns how many callbacks ran (0 for NULL). Call it regularly: reports are kept until
+/// served, and they count against `queue.buffering.max.messages`.
+///
+/// Thread safety: any thread; callbacks run on the calling thread.
+///
+/// # Safety
+/// `p` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn odk_poll(p: *mut odk_producer_t, timeout_ms: i32) -> i32 {
+    guard(0, || {
+        // SAFETY: per the contract.
+        let Some(p) = (unsafe { p.as_ref() }) else {
+            return 0;
+        };
+        let n = p.poll(Deadline::after(ffi::timeout(timeout_ms)));
+        i32::try_from(n).unwrap_or(i32::MAX)
+    })
+}
+
+/// Sends every queued record without waiting for `linger.ms` and serves every delivery report,
+/// waiting up to `timeout_ms` (negative: forever). Returns `ODK_ERR_NO_ERROR` when nothing is
+/// outstanding, `ODK_ERR__TIMED_OUT` otherwise (see `odk_producer_outq_len`),
+/// `ODK_ERR__INVALID_ARG` for NULL.
+///
+/// Thread safety: any thread; callbacks run on the calling thread.
+///
+/// # Safety
+/// `p` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn odk_flush(p: *mut odk_producer_t, timeout_ms: i32) -> odk_err_t {
+    guard(odk_err_t::ODK_ERR__FAIL, || {
+        // SAFETY: per the contract.
+        let Some(p) = (unsafe { p.as_ref() }) else {
+            return odk_err_t::ODK_ERR__INVALID_ARG;
+        };
+        if p.flush(Deadline::after(ffi::timeout(timeout_ms))) {
+            odk_err_t::ODK_ERR_NO_ERROR
+        } else {
+            odk_err_t::ODK_ERR__TIMED_OUT
+        }
+    })
+}
+
+/// Records outstanding: queued, in flight, or delivered with a report not yet served
+/// (librdkafka's `rd_kafka_outq_len`). 0 for NULL.
+///
+/// Thread safety: any thread.
+///
+/// # Safety
+/// `p` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn odk_producer_outq_len(p: *mut odk_producer_t) -> i32 {
+    guard(0, || {
+        // SAFETY: per the contract.
+        unsafe { p.as_ref() }.map_or(0, |p| i32::try_from(p.client.len()).unwrap_or(i32::MAX))
+    })
+}
+
+/// Waits for `fut` on the runtime for at most `timeout` (None: forever).
+pub(crate) fn wait<F: std::future::Future>(
+    handle: &tokio::runtime::Handle,
+    timeout: Option<Duration>,
+    fut: F,
+) -> Option<F::Output> {
+    match timeout {
+        None => Some(odradek_bindings::runtime::block_on(handle, fut)),
+        Some(t) => odradek_bindings::runtime::block_on(handle, async move {
+            tokio::time::timeout(t, fut).await.ok()
+        }),
+    }
+}

@@ -1,0 +1,219 @@
+/*
+ * Produce and consume against a real broker: delivery reports (copied and ODK_MSG_F_FREE
+ * values, keys, headers, null values, msg_opaque), assign / poll / seek / position /
+ * watermarks, partition EOF events, and produce-time errors.
+ */
+#include "harness.h"
+
+#define PARTITIONS 3
+#define COUNT 60
+
+struct reports {
+    int ok;
+    int failed;
+    int seen[COUNT];
+    int64_t offsets[COUNT];
+    int32_t partitions[COUNT];
+};
+
+static void on_delivery(odk_producer_t *p, const odk_message_t *m, void *opaque) {
+    (void)p;
+    struct reports *r = opaque;
+    int *index = odk_message_opaque(m);
+    CHECK(index != NULL && *index >= 0 && *index < COUNT);
+    if (odk_message_err(m) != ODK_ERR_NO_ERROR) {
+        fprintf(stderr, "delivery %d failed: %s\n", *index, odk_message_errstr(m));
+        r->failed++;
+        return;
+    }
+    r->ok++;
+    if (r->seen[*index]++ > 0) return; /* the re-produced record 0 ("again") */
+    r->offsets[*index] = odk_message_offset(m);
+    r->partitions[*index] = odk_message_partition(m);
+    /* The report carries the record's key and value. */
+    size_t len = 0;
+    const char *value = odk_message_value(m, &len);
+    char want[32];
+    int n = snprintf(want, sizeof want, "value-%d", *index);
+    if (*index % 10 == 9) {
+        CHECK(value == NULL && len == 0, "record %d has a null value", *index);
+    } else {
+        CHECK(value && len == (size_t)n && memcmp(value, want, len) == 0, "record %d value", *index);
+    }
+    CHECK(odk_message_topic(m) != NULL && strncmp(odk_message_topic(m), "c-pc-", 5) == 0);
+    CHECK(odk_message_timestamp(m, NULL) > 0);
+}
+
+static int record_index(const odk_message_t *m) {
+    size_t len = 0;
+    const char *key = odk_message_key(m, &len);
+    CHECK(key != NULL && len > 4 && len < 16 && memcmp(key, "key-", 4) == 0);
+    char buf[16];
+    memcpy(buf, key, len);
+    buf[len] = '\0';
+    return atoi(buf + 4);
+}
+
+static void check_record(const odk_message_t *m, int i) {
+    size_t len = 0;
+    const char *value = odk_message_value(m, &len);
+    char want[32];
+    int n = snprintf(want, sizeof want, "value-%d", i);
+    if (i % 10 == 9) {
+        CHECK(value == NULL, "record %d should have a null value", i);
+    } else {
+        CHECK(value && len == (size_t)n && memcmp(value, want, len) == 0, "record %d value", i);
+    }
+    if (i % 3 == 0 && i % 10 != 9) {
+        CHECK(odk_message_header_count(m) == 2, "record %d headers", i);
+        const void *name, *hv;
+        size_t name_len, hv_len;
+        CHECK_OK(odk_message_header_get(m, 0, &name, &name_len, &hv, &hv_len), "header 0");
+        CHECK(name_len == 5 && memcmp(name, "trace", 5) == 0 && hv_len == 3 && memcmp(hv, "abc", 3) == 0);
+        CHECK_OK(odk_message_header_get_last(m, "empty", &hv, &hv_len), "header empty");
+        CHECK(hv == NULL && hv_len == 0, "null header value");
+        CHECK(odk_message_header_get_last(m, "missing", &hv, &hv_len) == ODK_ERR__NOENT);
+    } else {
+        CHECK(odk_message_header_count(m) == 0);
+    }
+}
+
+static void produce_then_consume(void) {
+    char topic[128], errstr[512];
+    unique_name(topic, sizeof topic, "c-pc");
+    create_topic(topic, PARTITIONS);
+
+    static struct reports reports;
+    static int indexes[COUNT];
+    odk_conf_t *conf = test_conf("linger.ms", "5", NULL);
+    odk_conf_set_dr_msg_cb(conf, on_delivery);
+    odk_conf_set_opaque(conf, &reports);
+    odk_producer_t *p = odk_producer_new(conf, errstr, sizeof errstr);
+    odk_conf_destroy(conf);
+    CHECK(p != NULL, "%s", errstr);
+
+    odk_header_t headers[2] = {{"trace", "abc", 3}, {"empty", NULL, 0}};
+    for (int i = 0; i < COUNT; i++) {
+        indexes[i] = i;
+        char key[16];
+        int key_len = snprintf(key, sizeof key, "key-%d", i);
+        char value[32];
+        int value_len = snprintf(value, sizeof value, "value-%d", i);
+        odk_err_t err;
+        if (i % 10 == 9) {
+            err = odk_produce(p, topic, ODK_PARTITION_ANY, key, (size_t)key_len, NULL, 0, NULL, 0,
+                              ODK_MSG_F_COPY, &indexes[i]);
+        } else if (i % 2 == 1) {
+            /* The library takes the malloc'ed value and frees it. */
+            char *owned = malloc((size_t)value_len);
+            memcpy(owned, value, (size_t)value_len);
+            err = odk_produce(p, topic, ODK_PARTITION_ANY, key, (size_t)key_len, owned,
+                              (size_t)value_len, i % 3 == 0 ? headers : NULL, i % 3 == 0 ? 2 : 0,
+                              ODK_MSG_F_FREE, &indexes[i]);
+        } else {
+            err = odk_produce(p, topic, ODK_PARTITION_ANY, key, (size_t)key_len, value,
+                              (size_t)value_len, i % 3 == 0 ? headers : NULL, i % 3 == 0 ? 2 : 0, 0,
+                              &indexes[i]);
+            memset(value, 'X', sizeof value); /* copied: reusing the buffer is fine */
+        }
+        CHECK(err == ODK_ERR_NO_ERROR, "produce %d: %s", i, odk_err_name(err));
+        odk_poll(p, 0);
+    }
+    CHECK_OK(odk_flush(p, DEADLINE_MS), "flush");
+    CHECK(reports.ok == COUNT && reports.failed == 0, "%d ok, %d failed", reports.ok, reports.failed);
+    for (int i = 0; i < COUNT; i++) CHECK(reports.seen[i] == 1, "record %d reported %d times", i, reports.seen[i]);
+    CHECK(odk_producer_outq_len(p) == 0);
+    /* The same key always goes to the same partition. */
+    CHECK_OK(odk_produce(p, topic, ODK_PARTITION_ANY, "key-0", 5, "again", 5, NULL, 0, 0, &indexes[0]), "");
+    CHECK_OK(odk_flush(p, DEADLINE_MS), "flush");
+    CHECK(reports.seen[0] == 2);
+
+    /* A partition the topic does not have (its metadata is cached now). */
+    odk_err_t bad = odk_produce(p, topic, PARTITIONS + 5, NULL, 0, "v", 1, NULL, 0, 0, &indexes[1]);
+    CHECK(bad == ODK_ERR__UNKNOWN_PARTITION, "%s", odk_err_name(bad));
+    odk_producer_destroy(p);
+
+    /* Consume everything from the beginning of every partition. */
+    conf = test_conf("enable.partition.eof", "true", NULL);
+    odk_consumer_t *c = odk_consumer_new(conf, errstr, sizeof errstr);
+    odk_conf_destroy(conf);
+    CHECK(c != NULL, "%s", errstr);
+    odk_topic_partition_t assignment[PARTITIONS];
+    for (int i = 0; i < PARTITIONS; i++) {
+        assignment[i] = (odk_topic_partition_t){topic, i, ODK_OFFSET_BEGINNING, 0};
+    }
+    CHECK_OK(odk_consumer_assign(c, assignment, PARTITIONS, errstr, sizeof errstr), errstr);
+    odk_topic_partition_t *current = NULL;
+    size_t current_cnt = 0;
+    CHECK_OK(odk_consumer_assignment(c, &current, &current_cnt), "assignment");
+    CHECK(current_cnt == PARTITIONS && strcmp(current[0].topic, topic) == 0);
+    odk_topic_partitions_destroy(current, current_cnt);
+
+    int got[COUNT] = {0};
+    int records = 0, eofs = 0;
+    int64_t last_offset[PARTITIONS] = {-1, -1, -1};
+    int64_t deadline = now_ms() + DEADLINE_MS;
+    while ((records < COUNT + 1 || eofs < PARTITIONS) && now_ms() < deadline) {
+        odk_message_t *m = odk_consumer_poll(c, 200);
+        if (!m) continue;
+        odk_err_t err = odk_message_err(m);
+        if (err == ODK_ERR__PARTITION_EOF) {
+            eofs++;
+        } else {
+            CHECK(err == ODK_ERR_NO_ERROR, "consume: %s", odk_message_errstr(m));
+            int part = odk_message_partition(m);
+            CHECK(part >= 0 && part < PARTITIONS);
+            CHECK(odk_message_offset(m) == last_offset[part] + 1, "offsets in order");
+            last_offset[part] = odk_message_offset(m);
+            int i = record_index(m);
+            CHECK(part == reports.partitions[i], "record %d partition", i);
+            if (got[i]++ == 0) {
+                CHECK(odk_message_offset(m) == reports.offsets[i], "record %d offset", i);
+                check_record(m, i);
+            }
+            int tstype = -1;
+            CHECK(odk_message_timestamp(m, &tstype) > 0 && tstype == ODK_TIMESTAMP_CREATE_TIME);
+            records++;
+        }
+        odk_message_destroy(m);
+    }
+    CHECK(records == COUNT + 1 && eofs == PARTITIONS, "%d records, %d EOF events", records, eofs);
+
+    /* Watermarks and positions agree with what was produced. */
+    int64_t total = 0;
+    for (int i = 0; i < PARTITIONS; i++) {
+        int64_t low = -5, high = -5;
+        CHECK_OK(odk_consumer_query_watermarks(c, topic, i, &low, &high, DEADLINE_MS), "watermarks");
+        CHECK(low == 0 && high == last_offset[i] + 1, "partition %d: %lld..%lld", i, (long long)low, (long long)high);
+        total += high;
+    }
+    CHECK(total == COUNT + 1);
+    odk_topic_partition_t pos[PARTITIONS];
+    for (int i = 0; i < PARTITIONS; i++) pos[i] = (odk_topic_partition_t){topic, i, -77, -77};
+    CHECK_OK(odk_consumer_position(c, pos, PARTITIONS), "position");
+    for (int i = 0; i < PARTITIONS; i++) {
+        CHECK(pos[i].err == 0 && pos[i].offset == last_offset[i] + 1, "position %d = %lld", i, (long long)pos[i].offset);
+    }
+
+    /* Seek back to the start of partition 0 and read it again. */
+    int p0 = reports.partitions[0];
+    CHECK_OK(odk_consumer_seek(c, topic, p0, 0, errstr, sizeof errstr), errstr);
+    odk_message_t *again = NULL;
+    deadline = now_ms() + DEADLINE_MS;
+    while (!again && now_ms() < deadline) {
+        odk_message_t *m = odk_consumer_poll(c, 200);
+        if (m && odk_message_err(m) == ODK_ERR_NO_ERROR) again = m;
+        else odk_message_destroy(m);
+    }
+    CHECK(again != NULL && odk_message_partition(again) == p0 && odk_message_offset(again) == 0);
+    odk_message_destroy(again);
+    CHECK(odk_consumer_seek(c, topic, PARTITIONS + 1, 0, errstr, sizeof errstr) == ODK_ERR__STATE);
+
+    CHECK_OK(odk_consumer_close(c), "close");
+    odk_consumer_destroy(c);
+}
+
+int main(void) {
+    RUN(produce_then_consume);
+    return 0;
+}
