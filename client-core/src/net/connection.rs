@@ -28,6 +28,18 @@ use crate::{Error, ErrorCode, Result};
 
 type Waiters = Arc<Mutex<HashMap<i32, oneshot::Sender<Result<Bytes>>>>>;
 
+
+/// A request written to the connection: what waiting for its response needs.
+struct Submitted {
+    /// Frame size in bytes.
+    bytes: usize,
+    /// The request's correlation id.
+    correlation_id: i32,
+    /// Where the response arrives (`None` for requests without one, e.g. acks=0 produce).
+    response: Option<oneshot::Receiver<Result<Bytes>>>,
+    /// The in-flight slot, released when the response has been read.
+    permit: OwnedSemaphorePermit,
+}
 /// Counters a statistics snapshot reads.
 #[derive(Debug, Default)]
 pub struct ConnectionStats {
@@ -339,17 +351,44 @@ impl Connection {
             .await
     }
 
+    /// Waits for a submitted request's response inside a `request` span (API, version,
+    /// correlation id, broker, request size), which ends with a `trace` event carrying the
+    /// latency and response size, or a `debug` event with the error.
     async fn await_response<R: Request>(
         &self,
-        submitted: (
-            usize,
-            Option<oneshot::Receiver<Result<Bytes>>>,
-            OwnedSemaphorePermit,
-        ),
+        submitted: Submitted,
         version: i16,
         request_timeout: Duration,
     ) -> Result<R::Response> {
-        let (_, rx, _permit) = submitted;
+        let span = tracing::debug_span!(
+            "request",
+            api = api_name(R::KEY),
+            version,
+            correlation_id = submitted.correlation_id,
+            broker = %self.addr,
+            bytes = submitted.bytes,
+        );
+        let result = self
+            .await_response_inner::<R>(submitted, version, request_timeout)
+            .instrument(span.clone())
+            .await;
+        if let Err(e) = &result {
+            span.in_scope(|| tracing::debug!(error = %e, "request failed"));
+        }
+        result
+    }
+
+    async fn await_response_inner<R: Request>(
+        &self,
+        submitted: Submitted,
+        version: i16,
+        request_timeout: Duration,
+    ) -> Result<R::Response> {
+        let Submitted {
+            response: rx,
+            permit: _permit,
+            ..
+        } = submitted;
         let started = Instant::now();
         let Some(rx) = rx else {
             return Err(Error::malformed("request", "expected a response channel"));
@@ -368,9 +407,11 @@ impl Connection {
                 )));
             }
         };
+        let latency_us = started.elapsed().as_micros() as u64;
         self.stats
             .latency_us_total
-            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+            .fetch_add(latency_us, Ordering::Relaxed);
+        tracing::trace!(latency_us, response_bytes = response.len(), "response");
         let (_, body) = decode_response::<R::Response>(response, version)?;
         Ok(body)
     }
@@ -387,11 +428,7 @@ impl Connection {
         body: &R,
         version: i16,
         expect_response: bool,
-    ) -> Result<(
-        usize,
-        Option<oneshot::Receiver<Result<Bytes>>>,
-        OwnedSemaphorePermit,
-    )> {
+    ) -> Result<Submitted> {
         if self.is_closed() {
             return Err(conn_err(&self.addr, "connection is closed"));
         }
@@ -431,7 +468,12 @@ impl Connection {
         self.stats
             .bytes_sent
             .fetch_add(len as u64, Ordering::Relaxed);
-        Ok((len, rx, permit))
+        Ok(Submitted {
+            bytes: len,
+            correlation_id: id,
+            response: rx,
+            permit,
+        })
     }
 
     /// Closes the connection; waiting requests fail with a retriable connection error.
