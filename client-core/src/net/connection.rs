@@ -28,7 +28,6 @@ use crate::{Error, ErrorCode, Result};
 
 type Waiters = Arc<Mutex<HashMap<i32, oneshot::Sender<Result<Bytes>>>>>;
 
-
 /// A request written to the connection: what waiting for its response needs.
 struct Submitted {
     /// Frame size in bytes.

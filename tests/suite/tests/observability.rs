@@ -54,9 +54,18 @@ fn requests_are_traced_with_api_broker_and_latency() {
         .lines()
         .filter(|l| l.contains("request{") && l.contains("Produce"))
         .collect();
-    assert!(!produce_lines.is_empty(), "no Produce request span in:\n{out}");
+    assert!(
+        !produce_lines.is_empty(),
+        "no Produce request span in:\n{out}"
+    );
     let line = produce_lines[0];
-    for field in ["version=", "correlation_id=", "broker=", "bytes=", "latency_us="] {
+    for field in [
+        "version=",
+        "correlation_id=",
+        "broker=",
+        "bytes=",
+        "latency_us=",
+    ] {
         assert!(line.contains(field), "{field} missing in {line}");
     }
     assert!(
