@@ -576,3 +576,54 @@ async fn admin_alters_and_deletes_group_offsets() {
         .collect();
     assert_eq!(found, vec![(0, Some(10)), (1, None)]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn committed_offsets_survive_a_broker_restart() {
+    let mut target = Target::start(&[("group.initial.rebalance.delay.ms", "0")]);
+    if !target.is_own_broker() {
+        return; // Restarting needs our own broker process.
+    }
+    let topic = topic_name("durable");
+    let group = topic_name("g");
+    let first = Consumer::new(group_config(
+        &target,
+        &group,
+        &[("enable.auto.commit", "false")],
+    ))
+    .unwrap();
+    create_topic(first.cluster(), &topic, 1).await;
+    produce(&target, &topic, 50).await;
+    first.subscribe(&[&topic], None).unwrap();
+    assert!(drain(&[&first], 30, 30).await.len() >= 30);
+    let tp = TopicPartition {
+        topic: topic.as_str().into(),
+        partition: 0,
+    };
+    first.commit_sync(Some(&[(tp.clone(), 30)])).await.unwrap();
+    first.close().await;
+
+    // SIGKILL and restart on the same data: the group's offsets are reloaded from
+    // __consumer_offsets.
+    target.restart();
+    let second = Consumer::new(group_config(&target, &group, &[])).unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        match second.committed(std::slice::from_ref(&tp)).await {
+            Ok(c) if c[&tp] == Some(30) => break,
+            other => assert!(
+                tokio::time::Instant::now() < deadline,
+                "committed after restart: {other:?}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    second.subscribe(&[&topic], None).unwrap();
+    let got = drain(&[&second], 20, 30).await;
+    assert_eq!(
+        got.first().map(|r| r.offset),
+        Some(30),
+        "resumes after restart"
+    );
+    assert_eq!(got.len(), 20);
+    second.close().await;
+}
