@@ -151,6 +151,57 @@ impl ClusterMetadata {
             fetched_at: Instant::now(),
         }
     }
+
+    /// This snapshot with a partition's new leader from an error response's hint (KIP-951:
+    /// Produce and Fetch answer NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH with the current
+    /// leader and its endpoint), or `None` when the hint is unusable: the partition is unknown,
+    /// the hint's epoch is not newer than ours (KIP-320: epochs never go back), or the leader's
+    /// address is neither known nor in `endpoints`. The snapshot keeps its age, so the regular
+    /// refresh still happens on time.
+    pub fn with_leader_hint(
+        &self,
+        topic: &str,
+        partition: i32,
+        leader: i32,
+        leader_epoch: i32,
+        endpoints: &[BrokerInfo],
+    ) -> Option<ClusterMetadata> {
+        if leader < 0 || leader_epoch < 0 {
+            return None;
+        }
+        let current = self
+            .topics
+            .get(topic)?
+            .partitions
+            .iter()
+            .find(|p| p.partition == partition)?;
+        if leader_epoch <= current.leader_epoch {
+            return None;
+        }
+        let mut brokers = self.brokers.clone();
+        for b in endpoints {
+            brokers.entry(b.node_id).or_insert_with(|| b.clone());
+        }
+        if !brokers.contains_key(&leader) {
+            return None;
+        }
+        let mut topics = self.topics.clone();
+        let info = topics.get_mut(topic)?;
+        let p = info
+            .partitions
+            .iter_mut()
+            .find(|p| p.partition == partition)?;
+        p.leader = leader;
+        p.leader_epoch = leader_epoch;
+        p.error = ErrorCode::NoError;
+        Some(ClusterMetadata {
+            cluster_id: self.cluster_id.clone(),
+            controller: self.controller,
+            brokers,
+            topics,
+            fetched_at: self.fetched_at,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -190,5 +241,31 @@ mod tests {
         );
         assert_eq!(stale.topics["t"].partitions[0].leader_epoch, 6);
         assert_eq!(stale.leader("t", 7), None);
+    }
+
+    #[test]
+    fn leader_hints_move_a_partition_only_forward_and_to_a_known_address() {
+        let m = ClusterMetadata::default().merge(&response(1, 5));
+        let b2 = BrokerInfo {
+            node_id: 2,
+            host: "h2".into(),
+            port: 9093,
+            rack: None,
+        };
+        // Newer epoch with the new leader's endpoint: applied, endpoint learned.
+        let moved = m.with_leader_hint("t", 0, 2, 6, std::slice::from_ref(&b2)).unwrap();
+        assert_eq!(moved.leader("t", 0), Some(2));
+        assert_eq!(moved.topics["t"].partitions[0].leader_epoch, 6);
+        assert_eq!(moved.brokers[&2].host, "h2");
+        // Not newer, unknown leader address, unknown partition or topic, no hint: ignored.
+        assert!(moved.with_leader_hint("t", 0, 1, 6, &[]).is_none());
+        assert!(moved.with_leader_hint("t", 0, 1, 5, &[]).is_none());
+        assert!(m.with_leader_hint("t", 0, 3, 7, &[]).is_none());
+        assert!(m.with_leader_hint("t", 9, 2, 7, std::slice::from_ref(&b2)).is_none());
+        assert!(m.with_leader_hint("nope", 0, 2, 7, &[b2]).is_none());
+        assert!(m.with_leader_hint("t", 0, -1, -1, &[]).is_none());
+        // A known broker needs no endpoint.
+        let back = moved.with_leader_hint("t", 0, 1, 7, &[]).unwrap();
+        assert_eq!(back.leader("t", 0), Some(1));
     }
 }

@@ -91,6 +91,38 @@ impl Cluster {
         self.stale.store(true, Ordering::Release);
     }
 
+    /// Moves a partition to the leader an error response named (KIP-951) without a metadata
+    /// round trip. Returns whether the hint was applied; when it was not (older epoch, unknown
+    /// leader address), the caller falls back to [`Cluster::on_error`].
+    pub fn apply_leader_hint(
+        &self,
+        topic: &str,
+        partition: i32,
+        leader: i32,
+        leader_epoch: i32,
+        endpoints: &[BrokerInfo],
+    ) -> bool {
+        let Ok(mut guard) = self.metadata.write() else {
+            return false;
+        };
+        match guard.with_leader_hint(topic, partition, leader, leader_epoch, endpoints) {
+            Some(updated) => {
+                *guard = Arc::new(updated);
+                drop(guard);
+                self.generation.fetch_add(1, Ordering::AcqRel);
+                tracing::debug!(
+                    topic,
+                    partition,
+                    leader,
+                    leader_epoch,
+                    "leader hint applied"
+                );
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Reacts to an error from a broker: stale-metadata errors and lost connections trigger a
     /// refresh on next use.
     pub fn on_error(&self, error: &Error) {

@@ -1,7 +1,7 @@
 //! The background task that turns ready batches into Produce requests, one per broker, and
 //! completes, retries or fails their records from the responses.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,6 +13,7 @@ use kafka_protocol::protocol::StrBytes;
 use super::accumulator::{ProducerBatch, SharedAccumulator};
 use super::txn::{DrainPolicy, PRODUCE_MAX_VERSION_V1};
 use super::Shared;
+use crate::cluster::BrokerInfo;
 use crate::config::Acks;
 use crate::{Error, ErrorCode};
 
@@ -354,12 +355,25 @@ fn settle_response(
         }
         Ok(resp) => {
             let mut results: HashMap<(String, i32), (i16, i64, i64)> = HashMap::new();
+            let mut hinted: HashSet<(String, i32)> = HashSet::new();
+            let endpoints = hint_endpoints(&resp);
             for t in &resp.responses {
                 for p in &t.partition_responses {
-                    results.insert(
-                        (t.name.to_string(), p.index),
-                        (p.error_code, p.base_offset, p.log_append_time_ms),
-                    );
+                    let key = (t.name.to_string(), p.index);
+                    let code = ErrorCode::from_code(p.error_code);
+                    if matches!(
+                        code,
+                        ErrorCode::NotLeaderOrFollower | ErrorCode::FencedLeaderEpoch
+                    ) && shared.cluster.apply_leader_hint(
+                        &key.0,
+                        key.1,
+                        p.current_leader.leader_id.0,
+                        p.current_leader.leader_epoch,
+                        &endpoints,
+                    ) {
+                        hinted.insert(key.clone());
+                    }
+                    results.insert(key, (p.error_code, p.base_offset, p.log_append_time_ms));
                 }
             }
             for b in batches {
@@ -378,7 +392,10 @@ fn settle_response(
                     Some(&(code, _, _)) => {
                         let code = ErrorCode::from_code(code);
                         let e = Error::Kafka(code);
-                        shared.cluster.on_error(&e);
+                        // A leader hint already moved the partition: retry there directly.
+                        if !hinted.contains(&key) {
+                            shared.cluster.on_error(&e);
+                        }
                         // With idempotence, a later batch overtaking a failed earlier one is
                         // refused as out of order; it is retried after the earlier one.
                         let retriable = code.is_retriable()
@@ -390,6 +407,19 @@ fn settle_response(
             }
         }
     }
+}
+
+/// The broker endpoints a Produce response carries for its leader hints (KIP-951, v10+).
+fn hint_endpoints(resp: &kafka_protocol::messages::ProduceResponse) -> Vec<BrokerInfo> {
+    resp.node_endpoints
+        .iter()
+        .map(|n| BrokerInfo {
+            node_id: n.node_id.0,
+            host: n.host.to_string(),
+            port: n.port,
+            rack: n.rack.as_ref().map(|r| r.to_string()),
+        })
+        .collect()
 }
 
 fn finish_in_flight(accumulator: &SharedAccumulator, batch: &ProducerBatch) {
