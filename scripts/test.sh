@@ -47,6 +47,9 @@ if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   step "compat: confluent-kafka (librdkafka) and kafka-python against odradek-broker"
   ODRADEK_BROKER_BIN="$target/debug/odradek-broker" tests/compat/run_broker_peers.sh
 
+  step "compat: matrix, fast subset (tests/compat/run --fast; full matrix: tests/compat/run)"
+  tests/compat/run --fast
+
   step "compat: the client suite against Apache Kafka 4.x (jars from Maven Central)"
   kdir=$(mktemp -d)
   trap 'tests/compat/kafka.sh stop "$kdir" >/dev/null 2>&1 || true; rm -rf "$out" "$kdir"' EXIT

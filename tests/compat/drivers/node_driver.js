@@ -1,0 +1,363 @@
+#!/usr/bin/env node
+'use strict'
+// Compatibility-matrix driver for the KafkaJS-API clients: kafkajs itself and Odradek's Node
+// package (which mirrors KafkaJS's API). One code path; `--lib` picks the module.
+//
+//   node node_driver.js --lib kafkajs|odradek ACTION --bootstrap HOST:PORT [...]
+//
+// kafkajs and its codec plugins come from NODE_PATH (tests/compat/.cache/node/node_modules);
+// odradek from ODRADEK_NODE_PACKAGE (the repository's node/ folder). Driver protocol: see
+// tests/compat/README.md ("Drivers"): the last stdout line is one JSON object.
+const fs = require('fs')
+
+const CODECS = 'none,gzip,snappy,lz4,zstd'
+let step = 'start'
+
+function parseArgs (argv) {
+  const out = { _: [] }
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i].startsWith('--')) out[argv[i].slice(2)] = argv[++i]
+    else out._.push(argv[i])
+  }
+  return out
+}
+
+const args = parseArgs(process.argv.slice(2))
+const timeout = Number(args.timeout || 60)
+const deadline = Date.now() + timeout * 1000
+const left = () => deadline - Date.now()
+
+function emit (obj) {
+  process.stdout.write(JSON.stringify(obj) + '\n')
+}
+
+class Failure extends Error {}
+
+// ---- the shared data set (README "Data set") ----
+const recKey = i => (i % 5 === 4 ? null : Buffer.from(`k${i}`))
+function recValue (i) {
+  if (i % 11 === 10 && i % 5 !== 4) return null
+  const n = i % 64
+  const v = Buffer.alloc(n)
+  for (let j = 0; j < n; j++) v[j] = (i * 31 + j) % 256
+  return Buffer.concat([v, Buffer.from(`#${i}`)])
+}
+const recHeaders = i => (i % 3 === 2 ? [] : [['h', Buffer.from(`x${i}`)], ['h', Buffer.from('dup')], ['empty', Buffer.alloc(0)]])
+
+// KafkaJS headers are an object; repeated keys are arrays (in order).
+function headersObject (pairs) {
+  const o = {}
+  for (const [k, v] of pairs) {
+    if (k in o) o[k] = [].concat(o[k], v)
+    else o[k] = v
+  }
+  return o
+}
+function headerPairs (o) {
+  const out = []
+  for (const [k, v] of Object.entries(o || {})) {
+    for (const x of [].concat(v)) out.push([k, x === undefined || x === null ? null : Buffer.from(x)])
+  }
+  return out
+}
+const hex = b => (b === null || b === undefined ? 'null' : Buffer.from(b).toString('hex').slice(0, 40))
+const sameBuf = (a, b) => (a === null || a === undefined ? b === null : b !== null && Buffer.compare(Buffer.from(a), b) === 0)
+
+function compare (i, m) {
+  const got = headerPairs(m.headers)
+  const want = recHeaders(i)
+  const same = sameBuf(m.key, recKey(i)) && sameBuf(m.value, recValue(i)) && got.length === want.length &&
+    got.every(([k, v], j) => k === want[j][0] && sameBuf(v, want[j][1]))
+  if (same) return null
+  const show = h => JSON.stringify(h.map(([k, v]) => [k, hex(v)]))
+  return `record ${i}: got key=${hex(m.key)} value=${hex(m.value)} headers=${show(got)}, want key=${hex(recKey(i))} value=${hex(recValue(i))} headers=${show(want)}`
+}
+
+// ---- the library ----
+let lib, libName, version
+if (args.lib === 'odradek') {
+  lib = require(process.env.ODRADEK_NODE_PACKAGE || '../../../node')
+  libName = 'odradek-node'
+  version = `odradek (Node) ${require((process.env.ODRADEK_NODE_PACKAGE || '../../../node') + '/package.json').version}`
+} else {
+  process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1'
+  lib = require('kafkajs')
+  libName = 'kafkajs'
+  version = `kafkajs ${require('kafkajs/package.json').version}`
+  // kafkajs ships gzip only; snappy and lz4 are plugins. No zstd plugin installs on Node 20
+  // (@kafkajs/zstd needs cppzst, which does not compile there): zstd stays unavailable.
+  lib.CompressionCodecs[lib.CompressionTypes.Snappy] = require('kafkajs-snappy')
+  const LZ4 = require('kafkajs-lz4')
+  lib.CompressionCodecs[lib.CompressionTypes.LZ4] = new LZ4().codec
+}
+const { Kafka, CompressionTypes, logLevel, Partitioners } = lib
+const CODEC = { none: CompressionTypes.None, gzip: CompressionTypes.GZIP, snappy: CompressionTypes.Snappy, lz4: CompressionTypes.LZ4, zstd: CompressionTypes.ZSTD }
+
+// Logs to stderr (stdout carries only the protocol).
+let lastClientError = null
+const logCreator = () => ({ namespace, level, label, log }) => {
+  if (level <= logLevel.ERROR) lastClientError = `${namespace}: ${log.message} ${log.error || ''}`.trim()
+  process.stderr.write(`[${label}] ${namespace}: ${log.message} ${log.error || ''}\n`)
+}
+const kafka = new Kafka({ clientId: `compat-${libName}`, brokers: [args.bootstrap || ''], logLevel: process.env.COMPAT_DEBUG ? logLevel.DEBUG : logLevel.ERROR, logCreator, retry: { retries: 8 } })
+
+// kafkajs's own round-robin assigner is named "RoundRobinAssigner", a name no other client
+// offers; this wraps it under the standard protocol name "roundrobin" (Java's RoundRobinAssignor,
+// librdkafka's "roundrobin") so a mixed group agrees on a protocol. The leader's assignor decides.
+function javaNamedRoundRobin (config) {
+  const rr = lib.PartitionAssigners.roundRobin(config)
+  return {
+    name: 'roundrobin',
+    version: rr.version,
+    assign: (x) => rr.assign(x),
+    protocol: (x) => ({ ...rr.protocol(x), name: 'roundrobin' })
+  }
+}
+
+// ---- helpers ----
+async function withProducer (opts, fn) {
+  const p = kafka.producer({ allowAutoTopicCreation: true, ...opts })
+  await p.connect()
+  try {
+    return await fn(p)
+  } finally {
+    await p.disconnect().catch(() => {})
+  }
+}
+
+async function readPartition (topic, count, readUncommitted) {
+  step = `reading ${topic}-0 (${readUncommitted ? 'read_uncommitted' : 'read_committed'})`
+  const c = kafka.consumer({ groupId: `compat-reader-${process.pid}-${Date.now()}`, readUncommitted, sessionTimeout: 10000, heartbeatInterval: 500 })
+  await c.connect()
+  const out = []
+  try {
+    await c.subscribe({ topics: [topic], fromBeginning: true })
+    let done
+    const finished = new Promise(resolve => { done = resolve })
+    // The records are already written: once the reader has joined, STALL_MS without a record
+    // means it is stuck (reported with the client's last error) rather than slow.
+    const STALL_MS = 10000
+    let lastProgress = null
+    c.on(c.events.GROUP_JOIN, () => { lastProgress = Date.now() })
+    await c.run({
+      eachMessage: async ({ partition, message }) => {
+        lastProgress = Date.now()
+        if (partition === 0 && out.length < count) out.push(message)
+        if (out.length >= count) done()
+      }
+    })
+    let stalled = false
+    while (out.length < count && left() > 0) {
+      await Promise.race([finished, new Promise(resolve => setTimeout(resolve, 200))])
+      if (lastProgress !== null && Date.now() - lastProgress > STALL_MS) { stalled = true; break }
+    }
+    if (out.length < count) {
+      const why = stalled ? `no record for ${STALL_MS / 1000} s after joining` : 'before the deadline'
+      throw new Failure(`read ${topic}-0: ${out.length} of ${count} records, ${why}` +
+        (lastClientError ? ` (last client error: ${lastClientError})` : ''))
+    }
+  } finally {
+    await c.disconnect().catch(() => {})
+  }
+  return out
+}
+
+async function perCodec (fn) {
+  const detail = {}
+  const errors = []
+  for (const codec of (args.codecs || CODECS).split(',')) {
+    try {
+      await fn(codec)
+      detail[codec] = 'ok'
+    } catch (e) {
+      detail[codec] = String(e && e.message ? `${e.name}: ${e.message}` : e)
+      errors.push(`${codec}: ${detail[codec]}`)
+    }
+  }
+  return { ok: errors.length === 0, error: errors.length ? errors.join('; ') : null, detail }
+}
+
+const OK = { ok: true, error: null, detail: {} }
+
+// ---- actions ----
+const actions = {
+  async write () {
+    const n = Number(args.count || 100)
+    return perCodec(async codec => {
+      step = `write ${codec}`
+      if (CODEC[codec] === undefined) throw new Failure(`no ${codec} codec`)
+      await withProducer({}, async p => {
+        const messages = []
+        for (let i = 0; i < n; i++) messages.push({ key: recKey(i), value: recValue(i), headers: headersObject(recHeaders(i)), partition: 0 })
+        await p.send({ topic: `${args.topic}-${codec}`, compression: CODEC[codec], acks: -1, messages })
+      })
+    })
+  },
+  async verify () {
+    const n = Number(args.count || 100)
+    return perCodec(async codec => {
+      const got = await readPartition(`${args.topic}-${codec}`, n, true)
+      got.forEach((m, i) => {
+        const why = compare(i, m)
+        if (why) throw new Failure(why)
+      })
+    })
+  },
+  async keyed () {
+    const createPartitioner = args.partitioner === 'murmur2' ? Partitioners.JavaCompatiblePartitioner : Partitioners.DefaultPartitioner
+    const parts = []
+    await withProducer({ createPartitioner }, async p => {
+      for (let i = 0; i < Number(args.count || 64); i++) {
+        step = `keyed send ${i}`
+        const md = await p.send({ topic: args.topic, acks: -1, messages: [{ key: Buffer.from(`k${i}`), value: Buffer.from('v') }] })
+        parts.push(md[0].partition)
+      }
+    })
+    return { ok: true, error: null, detail: { partitions: parts } }
+  },
+  async fill () {
+    const parts = Number(args.partitions || 4)
+    await withProducer({}, async p => {
+      const messages = []
+      for (let i = 0; i < Number(args.count || 100); i++) messages.push({ key: Buffer.from(`k${i}`), value: Buffer.from(`g${i}`), partition: i % parts })
+      step = 'fill'
+      await p.send({ topic: args.topic, acks: -1, messages })
+    })
+    return OK
+  },
+  async member () {
+    const c = kafka.consumer({
+      groupId: args.group,
+      sessionTimeout: 10000,
+      heartbeatInterval: 500,
+      partitionAssigners: [javaNamedRoundRobin],
+      'partition.assignment.strategy': 'roundrobin' // odradek-node: passed through to the core
+    })
+    c.on(c.events.GROUP_JOIN, e => {
+      const a = e.payload.memberAssignment || {}
+      emit({ event: 'assignment', partitions: (a[args.topic] || []).slice().sort((x, y) => x - y) })
+    })
+    await c.connect()
+    try {
+      await c.subscribe({ topics: [args.topic], fromBeginning: true })
+      await c.run({
+        eachMessage: async ({ partition, message }) => {
+          emit({ event: 'record', partition, offset: Number(message.offset) })
+        }
+      })
+      step = 'member: waiting for the stop signal'
+      while (!fs.existsSync(args.stop)) {
+        if (left() <= 0) throw new Failure('member: no stop signal before the deadline')
+        await new Promise(resolve => setTimeout(resolve, 100))
+      }
+    } finally {
+      await c.disconnect().catch(() => {})
+    }
+    return OK
+  },
+  async idempotence () {
+    const n = Number(args.count || 1000)
+    await withProducer({ idempotent: true, maxInFlightRequests: 1 }, async p => {
+      let expect = null
+      for (let start = 0; start < n; start += 100) {
+        step = `idempotent send ${start}`
+        const messages = []
+        for (let i = start; i < Math.min(n, start + 100); i++) messages.push({ value: Buffer.from(`i${i}`), partition: 0 })
+        const md = await p.send({ topic: args.topic, acks: -1, messages })
+        const base = Number(md[0].baseOffset)
+        if (expect !== null && base !== expect) throw new Failure(`delivery offsets not contiguous: batch at ${start} got base ${base}, want ${expect}`)
+        expect = base + messages.length
+      }
+    })
+    const got = await readPartition(args.topic, n, true)
+    got.forEach((m, i) => {
+      if (String(m.value) !== `i${i}`) throw new Failure(`read back: record ${i} is ${m.value}, want i${i}`)
+    })
+    return OK
+  },
+  async transactions () {
+    const n = 10
+    const p = kafka.producer({ transactionalId: `compat-${args.topic}`, idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: true })
+    try {
+      step = 'connect'
+      await p.connect()
+      for (const [tag, commit] of [['c1', true], ['ab', false], ['c2', true]]) {
+        step = `begin_transaction (${tag})${tag === 'c1' ? ' / init_transactions' : ''}`
+        const t = await p.transaction()
+        const messages = []
+        for (let i = 0; i < n; i++) messages.push({ value: Buffer.from(`${tag}-${i}`), partition: 0 })
+        step = `send (${tag})`
+        await t.send({ topic: args.topic, acks: -1, messages })
+        step = `${commit ? 'commit' : 'abort'}_transaction (${tag})`
+        if (commit) await t.commit()
+        else await t.abort()
+      }
+    } catch (e) {
+      throw new Failure(`${step}: ${e.name}: ${e.message}`)
+    } finally {
+      await p.disconnect().catch(() => {})
+    }
+    const want = [...Array(n).keys()].map(i => `c1-${i}`).concat([...Array(n).keys()].map(i => `c2-${i}`))
+    const got = (await readPartition(args.topic, 2 * n, false)).map(m => String(m.value))
+    if (JSON.stringify(got) !== JSON.stringify(want)) throw new Failure(`read_committed read ${JSON.stringify(got)}, want c1-0..9 then c2-0..9`)
+    const wantRaw = want.slice(0, n).concat([...Array(n).keys()].map(i => `ab-${i}`), want.slice(n))
+    const raw = (await readPartition(args.topic, 3 * n, true)).map(m => String(m.value))
+    if (JSON.stringify(raw) !== JSON.stringify(wantRaw)) throw new Failure(`read_uncommitted read ${JSON.stringify(raw)}, want c1, ab (aborted), c2`)
+    return OK
+  },
+  async admin () {
+    const a = kafka.admin()
+    await a.connect()
+    try {
+      step = 'createTopics'
+      const created = await a.createTopics({ topics: [{ topic: args.topic, numPartitions: 3, replicationFactor: 1 }], waitForLeaders: true })
+      if (created !== true) throw new Failure(`createTopics returned ${created}, want true`)
+      step = 'listTopics'
+      while (!(await a.listTopics()).includes(args.topic)) {
+        if (left() <= 0) throw new Failure('created topic not listed before the deadline')
+        await new Promise(resolve => setTimeout(resolve, 100))
+      }
+      step = 'fetchTopicMetadata'
+      const md = await a.fetchTopicMetadata({ topics: [args.topic] })
+      const n = md.topics[0].partitions.length
+      if (n !== 3) throw new Failure(`fetchTopicMetadata: ${n} partitions, want 3`)
+      // KafkaJS reports TOPIC_ALREADY_EXISTS as `false` from createTopics, not as an error.
+      step = 'createTopics again'
+      const again = await a.createTopics({ topics: [{ topic: args.topic, numPartitions: 3, replicationFactor: 1 }] })
+      if (again !== false) throw new Failure(`second createTopics returned ${again}, want false (TOPIC_ALREADY_EXISTS)`)
+      step = 'deleteTopics'
+      await a.deleteTopics({ topics: [args.topic] })
+      while ((await a.listTopics()).includes(args.topic)) {
+        if (left() <= 0) throw new Failure('deleted topic still listed at the deadline')
+        await new Promise(resolve => setTimeout(resolve, 100))
+      }
+    } finally {
+      await a.disconnect().catch(() => {})
+    }
+    return OK
+  },
+  async info () {
+    return { ok: true, error: null, detail: { version } }
+  }
+}
+
+async function main () {
+  const watchdog = setTimeout(() => {
+    emit({ ok: false, error: `timeout (driver deadline ${timeout} s) during: ${step}`, detail: {} })
+    process.exit(3)
+  }, timeout * 1000 + 5000)
+  watchdog.unref()
+  const action = actions[args._[0]]
+  let out
+  try {
+    if (!action) throw new Failure(`unknown action ${args._[0]}`)
+    out = await action()
+  } catch (e) {
+    if (!(e instanceof Failure)) process.stderr.write(`${e && e.stack}\n`)
+    out = { ok: false, error: e instanceof Failure ? e.message : `${step}: ${e && e.name}: ${e && e.message}`, detail: {} }
+  }
+  emit(out)
+  process.exit(0)
+}
+
+main()
