@@ -253,7 +253,9 @@ mod tests {
             rack: None,
         };
         // Newer epoch with the new leader's endpoint: applied, endpoint learned.
-        let moved = m.with_leader_hint("t", 0, 2, 6, std::slice::from_ref(&b2)).unwrap();
+        let moved = m
+            .with_leader_hint("t", 0, 2, 6, std::slice::from_ref(&b2))
+            .unwrap();
         assert_eq!(moved.leader("t", 0), Some(2));
         assert_eq!(moved.topics["t"].partitions[0].leader_epoch, 6);
         assert_eq!(moved.brokers[&2].host, "h2");
@@ -261,7 +263,9 @@ mod tests {
         assert!(moved.with_leader_hint("t", 0, 1, 6, &[]).is_none());
         assert!(moved.with_leader_hint("t", 0, 1, 5, &[]).is_none());
         assert!(m.with_leader_hint("t", 0, 3, 7, &[]).is_none());
-        assert!(m.with_leader_hint("t", 9, 2, 7, std::slice::from_ref(&b2)).is_none());
+        assert!(m
+            .with_leader_hint("t", 9, 2, 7, std::slice::from_ref(&b2))
+            .is_none());
         assert!(m.with_leader_hint("nope", 0, 2, 7, &[b2]).is_none());
         assert!(m.with_leader_hint("t", 0, -1, -1, &[]).is_none());
         // A known broker needs no endpoint.
