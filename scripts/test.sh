@@ -37,6 +37,12 @@ cargo test --workspace
 step "examples: broker + round trip (the README's main command, debug build)"
 ODRADEK_PROFILE=debug ./scripts/demo.sh
 
+# ---- Python package `odradek` (python/, bindings/): build into python/.venv, run python/tests ----
+# (before the compat tier, which runs the same suite against Apache Kafka with this venv)
+step "python: odradek package (maturin develop, debug) and pytest python/tests"
+ODRADEK_BROKER_BIN="$target/debug/odradek-broker" python/test.sh
+# ---- end of the Python package step ---------------------------------------------------------
+
 if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   step "compat: kafka-python decodes batches Odradek encoded"
   out=$(mktemp -d)
@@ -56,13 +62,9 @@ if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   kafka_addr=$(tests/compat/kafka.sh start "$kdir")
   ODRADEK_TEST_BOOTSTRAP="$kafka_addr" cargo test -p odradek-suite
   ODRADEK_TEST_BOOTSTRAP="$kafka_addr" cargo test -p odradek-eos
+  ODRADEK_TEST_BOOTSTRAP="$kafka_addr" python/test.sh
   tests/compat/kafka.sh stop "$kdir"
 fi
-
-# ---- Python package `odradek` (python/, bindings/): build into python/.venv, run python/tests ----
-step "python: odradek package (maturin develop, debug) and pytest python/tests"
-ODRADEK_BROKER_BIN="$target/debug/odradek-broker" python/test.sh
-# ---- end of the Python package step ---------------------------------------------------------
 
 # ---- C library libodradek (c/): header check, C tests plain / valgrind / ASan, examples ------
 step "c: libodradek (odradek.h check, C tests plain + valgrind + AddressSanitizer, examples, install)"

@@ -300,10 +300,15 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
                 Poll::Pending => {}
             }
         }
-        st.backlog.push_back(Queued {
-            record: make(),
-            opaque,
-        });
+        let record = make();
+        // Behind a backlog the core sees the record later: refuse what it would refuse at once
+        // (too large) now, as the fast path does.
+        if st.backlog_running {
+            if let Err(e) = self.inner.core.check_size(&record) {
+                return Err(ClientError::from_core(&e, Stage::Enqueue));
+            }
+        }
+        st.backlog.push_back(Queued { record, opaque });
         self.inner.backlog_count.fetch_add(1, Ordering::AcqRel);
         if !st.backlog_running {
             st.backlog_running = true;

@@ -3,6 +3,13 @@
 The broker binary is ODRADEK_BROKER_BIN, else the workspace's target/debug/odradek-broker
 (`cargo build -p odradek-broker`). Every broker gets a fresh data directory; its stderr is
 attached to the report of a failing test.
+
+With ODRADEK_TEST_BOOTSTRAP=host:port the suite runs against that broker instead (the
+compatibility tier points it at Apache Kafka 4.x, started by tests/compat/kafka.sh, which has
+`group.initial.rebalance.delay.ms=0` and auto-creation on). No broker is started then:
+`module_broker()` and `broker` return the external one, the `topic` fixture creates its topic
+with 3 partitions (an external broker's `num.partitions` is its own), and `start_broker`
+skips the tests whose broker setting cannot be had from an external broker.
 """
 import itertools
 import os
@@ -21,6 +28,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(rb"^odradek-broker listening on (\S+):(\d+)\s*$")
 _RUNNING = []
 _names = itertools.count()
+EXTERNAL_BOOTSTRAP = os.environ.get("ODRADEK_TEST_BOOTSTRAP") or None
+# Partitions of a test topic: our broker auto-creates topics with this many (num.partitions);
+# on an external broker the `topic` fixture creates the topic with this many.
+TOPIC_PARTITIONS = 3
 
 
 def broker_binary():
@@ -35,7 +46,7 @@ class Broker:
         self.data = self.workdir / "data"
         self.data.mkdir(parents=True, exist_ok=True)
         self.stderr_path = self.workdir / "broker.stderr.log"
-        self.overrides = {"num.partitions": "3"}
+        self.overrides = {"num.partitions": str(TOPIC_PARTITIONS)}
         self.overrides.update(overrides or {})
         self.proc = None
         self.bootstrap = None
@@ -104,20 +115,52 @@ class Broker:
             _RUNNING.remove(self)
 
 
+class ExternalBroker:
+    """The broker named by ODRADEK_TEST_BOOTSTRAP: started and stopped by someone else."""
+
+    stderr_path = "external broker"
+
+    def __init__(self, bootstrap):
+        self.bootstrap = bootstrap
+
+    def stop(self):
+        pass
+
+    def stderr_tail(self, lines=80):
+        return ""
+
+
+def module_broker(workdir, overrides=None):
+    """A started broker for a test module: ours with `overrides`, or the external one.
+
+    Only overrides the external broker (tests/compat/kafka.sh) already has may be passed."""
+    if EXTERNAL_BOOTSTRAP:
+        unlike = {k: v for k, v in (overrides or {}).items()
+                  if (k, v) not in {("group.initial.rebalance.delay.ms", "0")}}
+        assert not unlike, "external broker cannot provide %r" % unlike
+        return ExternalBroker(EXTERNAL_BOOTSTRAP)
+    return Broker(workdir, overrides).start()
+
+
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory):
     """The session's shared broker (auto-create on, 3 partitions per new topic)."""
-    b = Broker(tmp_path_factory.mktemp("broker")).start()
+    b = module_broker(tmp_path_factory.mktemp("broker"))
     yield b
     b.stop()
 
 
 @pytest.fixture
 def start_broker(tmp_path_factory):
-    """Starts an extra broker with overrides: start_broker({'auto.create.topics.enable': 'false'})."""
+    """Starts an extra broker with overrides: start_broker({'message.max.bytes': '2000'}).
+
+    Against an external broker the test is skipped: it needs a broker setting of its own."""
     started = []
 
     def start(overrides=None):
+        if EXTERNAL_BOOTSTRAP:
+            pytest.skip("needs an odradek-broker of its own with %r; ODRADEK_TEST_BOOTSTRAP is "
+                        "set" % (overrides,))
         b = Broker(tmp_path_factory.mktemp("broker-fn"), overrides).start()
         started.append(b)
         return b
@@ -128,15 +171,43 @@ def start_broker(tmp_path_factory):
 
 
 @pytest.fixture
+def no_autocreate(start_broker):
+    """(bootstrap, client conf) under which a missing topic stays missing: our broker with
+    `auto.create.topics.enable=false`, or the external broker with the clients'
+    `allow.auto.create.topics=false` (the Metadata request then does not create it)."""
+    if EXTERNAL_BOOTSTRAP:
+        return EXTERNAL_BOOTSTRAP, {"allow.auto.create.topics": False}
+    return start_broker({"auto.create.topics.enable": "false"}).bootstrap, {}
+
+
+@pytest.fixture
 def bootstrap(broker):
     return broker.bootstrap
 
 
+def create_topic(bootstrap, name, partitions=TOPIC_PARTITIONS, config=None):
+    """Creates `name` with AdminClient and waits until it is created."""
+    from odradek.admin import AdminClient, NewTopic
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    fut = admin.create_topics([NewTopic(name, num_partitions=partitions,
+                                        config=dict(config or {}))])[name]
+    assert fut.result(timeout=30) is None
+
+
 @pytest.fixture
-def topic(request):
-    """A fresh topic name per test (auto-created with 3 partitions on first use)."""
+def topic_name(request):
+    """A fresh topic name per test; nothing creates the topic."""
     base = re.sub(r"[^A-Za-z0-9_.-]", "_", request.node.name)[:150]
     return "t-%s-%d-%d" % (base, os.getpid(), next(_names))
+
+
+@pytest.fixture
+def topic(topic_name):
+    """A fresh topic per test: auto-created with 3 partitions on first use by our broker;
+    created with 3 partitions up front on an external broker."""
+    if EXTERNAL_BOOTSTRAP:
+        create_topic(EXTERNAL_BOOTSTRAP, topic_name)
+    return topic_name
 
 
 @pytest.fixture

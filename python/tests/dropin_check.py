@@ -4,8 +4,8 @@
     python dropin_check.py confluent|odradek BOOTSTRAP TOPIC_PREFIX
 
 Only the import below depends on the first argument; everything after it is ordinary
-confluent-kafka code (producer, an assign-based consumer, and a consumer group). Prints one line per check and
-exits non-zero on the first failure.
+confluent-kafka code (admin, producer, an assign-based consumer, a consumer group, and
+transactions). Prints one line per check and exits non-zero on the first failure.
 """
 import sys
 import threading
@@ -16,13 +16,17 @@ CLIENT, BOOTSTRAP, PREFIX = sys.argv[1], sys.argv[2], sys.argv[3]
 if CLIENT == "confluent":
     from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, TIMESTAMP_CREATE_TIME, Consumer,
                                  KafkaError, KafkaException, Producer, TopicPartition)
+    from confluent_kafka.admin import AdminClient, NewTopic
 elif CLIENT == "odradek":
     from odradek import (OFFSET_BEGINNING, OFFSET_END, TIMESTAMP_CREATE_TIME, Consumer,
                          KafkaError, KafkaException, Producer, TopicPartition)
+    from odradek.admin import AdminClient, NewTopic
 else:
     sys.exit("usage: dropin_check.py confluent|odradek BOOTSTRAP TOPIC_PREFIX")
 
 TOPIC = PREFIX + "-" + CLIENT
+GTOPIC = TOPIC + "-g"
+TTOPIC = TOPIC + "-t"
 checks = 0
 
 
@@ -33,6 +37,16 @@ def check(cond, what):
     checks += 1
     print("ok - %s" % what)
 
+
+# ---- topics (created explicitly: the broker's num.partitions is not ours to assume) -------
+
+admin = AdminClient({"bootstrap.servers": BOOTSTRAP})
+futures = admin.create_topics([NewTopic(TOPIC, num_partitions=3, replication_factor=1),
+                               NewTopic(GTOPIC, num_partitions=3, replication_factor=1),
+                               NewTopic(TTOPIC, num_partitions=1, replication_factor=1)])
+check(sorted(futures) == sorted([TOPIC, GTOPIC, TTOPIC]), "create_topics() returns a future per topic")
+check(all(f.result(timeout=30) is None for f in futures.values()),
+      "the topics are created (result() is None)")
 
 # ---- producer ----------------------------------------------------------------------------
 
@@ -158,7 +172,6 @@ check(closed_raises, "a closed consumer raises RuntimeError")
 
 # ---- consumer group (subscribe, rebalance callbacks, commits) -----------------------------
 
-GTOPIC = TOPIC + "-g"
 for i in range(9):
     p.produce(GTOPIC, value=b"g-%d" % i, partition=i % 3)
 check(p.flush(30) == 0, "group topic produced")
@@ -237,5 +250,105 @@ res2 = g2.commit(asynchronous=False)
 check(sorted((tp.partition, tp.offset) for tp in res2) == [(0, -1001), (1, 2), (2, -1001)],
       "commit() sends the stored offsets (OFFSET_INVALID for the rest of the assignment)")
 g2.close()
+
+# ---- transactions (init, abort, consume-transform-produce with offsets, fencing) ----------
+
+def read_txn_topic(isolation, expect):
+    """TTOPIC's values from the beginning: until `expect` arrived and the end was reached."""
+    r = Consumer({"bootstrap.servers": BOOTSTRAP, "group.id": "dropin-reader-" + TTOPIC,
+                  "enable.auto.commit": False, "isolation.level": isolation,
+                  "enable.partition.eof": True})
+    r.assign([TopicPartition(TTOPIC, 0, OFFSET_BEGINNING)])
+    out = []
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        msg = r.poll(0.5)
+        if msg is None:
+            continue
+        if msg.error():
+            if msg.error().code() == KafkaError._PARTITION_EOF and len(out) >= expect:
+                break
+            continue
+        out.append(msg.value())
+    r.close()
+    return out
+
+
+txn_conf = {"bootstrap.servers": BOOTSTRAP, "transactional.id": "dropin-txn-" + TTOPIC,
+            "linger.ms": 5}
+tp = Producer(txn_conf)
+check(tp.init_transactions(30) is None, "init_transactions() registers the transactional.id")
+state = None
+try:
+    tp.produce(TTOPIC, b"outside", partition=0)
+except KafkaException as e:
+    state = e.args[0]
+check(state is not None and state.code() == KafkaError._STATE,
+      "produce() outside a transaction raises KafkaException(_STATE)")
+
+aborted_reports = []
+tp.begin_transaction()
+for i in range(3):
+    tp.produce(TTOPIC, b"aborted-%d" % i, partition=0,
+               on_delivery=lambda err, msg: aborted_reports.append(err))
+check(tp.flush(30) == 0 and aborted_reports == [None] * 3,
+      "records of an open transaction are delivered")
+check(tp.abort_transaction(30) is None, "abort_transaction()")
+
+src = Consumer({"bootstrap.servers": BOOTSTRAP, "group.id": "dropin-txn-" + GTOPIC,
+                "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                "isolation.level": "read_committed"})
+src.subscribe([GTOPIC])
+inputs = []
+deadline = time.time() + 60
+while len(inputs) < 9 and time.time() < deadline:
+    msg = src.poll(0.5)
+    if msg is not None and not msg.error():
+        inputs.append(msg)
+check(len(inputs) == 9, "the transaction's input is consumed")
+tp.begin_transaction()
+for msg in inputs:
+    tp.produce(TTOPIC, b"t-" + msg.value(), partition=0)
+positions = src.position(src.assignment())
+check(tp.send_offsets_to_transaction(positions, src.consumer_group_metadata(), 30) is None,
+      "send_offsets_to_transaction() with the consumer's group metadata")
+check(tp.commit_transaction(30) is None, "commit_transaction()")
+# Apache Kafka writes the commit markers after EndTxn returns; librdkafka asks for stable
+# offsets with read_committed, other clients may briefly see the previous commit: poll.
+deadline = time.time() + 30
+committed = src.committed([TopicPartition(GTOPIC, i) for i in range(3)], timeout=10)
+while [t.offset for t in committed] != [3, 3, 3] and time.time() < deadline:
+    time.sleep(0.1)
+    committed = src.committed([TopicPartition(GTOPIC, i) for i in range(3)], timeout=10)
+check([t.offset for t in committed] == [3, 3, 3], "the offsets commit with the transaction")
+src.close()
+
+outputs = sorted(b"t-" + m.value() for m in inputs)
+got = read_txn_topic("read_committed", 9)
+check(sorted(got) == outputs, "read_committed sees the committed records only")
+got = read_txn_topic("read_uncommitted", 12)
+check(sorted(got) == sorted(outputs + [b"aborted-%d" % i for i in range(3)]),
+      "read_uncommitted sees the aborted records too")
+
+tp.begin_transaction()
+tp.produce(TTOPIC, b"zombie", partition=0)
+check(tp.flush(30) == 0, "the older instance's records are delivered")
+newer = Producer(txn_conf)
+newer.init_transactions(30)
+fenced = None
+try:
+    tp.commit_transaction(30)
+except KafkaException as e:
+    fenced = e.args[0]
+check(fenced is not None and fenced.fatal(),
+      "a newer instance fences the older one: its commit fails with a fatal KafkaError")
+check(not fenced.retriable() and not fenced.txn_requires_abort(),
+      "the fatal error is neither retriable nor abortable")
+newer.begin_transaction()
+newer.produce(TTOPIC, b"fresh", partition=0)
+newer.commit_transaction(30)
+got = read_txn_topic("read_committed", 10)
+check(sorted(got) == sorted(outputs + [b"fresh"]),
+      "read_committed sees the newer instance's commit, not the fenced one's records")
 
 print("%s: %d checks passed" % (CLIENT, checks))

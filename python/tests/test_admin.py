@@ -1,10 +1,30 @@
 """odradek.admin.AdminClient: create / delete topics, create partitions, list_topics."""
 import concurrent.futures
+import time
 
 import pytest
 
 from odradek import KafkaError, KafkaException, Producer
 from odradek.admin import AdminClient, NewPartitions, NewTopic
+
+
+def eventually(admin, cond, timeout=20.0):
+    """list_topics() until `cond(metadata)` holds or the timeout passes; returns the last one.
+
+    Apache Kafka answers CreateTopics/CreatePartitions/DeleteTopics before every broker's
+    metadata shows the change; odradek-broker shows it at once."""
+    deadline = time.monotonic() + timeout
+    md = admin.list_topics(timeout=10)
+    while not cond(md) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        md = admin.list_topics(timeout=10)
+    return md
+
+
+@pytest.fixture
+def topic(topic_name):
+    """These tests create their topics themselves: a fresh name only."""
+    return topic_name
 
 
 def test_create_and_delete_topics(bootstrap, topic):
@@ -15,7 +35,7 @@ def test_create_and_delete_topics(bootstrap, topic):
     for f in futs.values():
         assert isinstance(f, concurrent.futures.Future)
         assert f.result(timeout=20) is None
-    md = admin.list_topics(timeout=10)
+    md = eventually(admin, lambda md: topic + "-b" in md.topics)
     assert sorted(md.topics[topic].partitions) == [0, 1, 2, 3]
     assert len(md.topics[topic + "-b"].partitions) == 2
 
@@ -26,7 +46,8 @@ def test_create_and_delete_topics(bootstrap, topic):
 
     more = admin.create_partitions([NewPartitions(topic, 6)])[topic]
     assert more.result(timeout=20) is None
-    assert len(admin.list_topics(topic, timeout=10).topics[topic].partitions) == 6
+    md = eventually(admin, lambda md: len(md.topics[topic].partitions) != 4)
+    assert len(md.topics[topic].partitions) == 6
 
     fewer = admin.create_partitions([NewPartitions(topic, 2)])[topic]
     with pytest.raises(KafkaException) as ei:
@@ -39,7 +60,7 @@ def test_create_and_delete_topics(bootstrap, topic):
     with pytest.raises(KafkaException) as ei:
         deleted[topic + "-missing"].result(timeout=20)
     assert ei.value.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
-    assert topic not in admin.list_topics(timeout=10).topics
+    assert topic not in eventually(admin, lambda md: topic not in md.topics).topics
 
 
 def test_validate_only_creates_nothing(bootstrap, topic):

@@ -38,13 +38,13 @@ def test_aio_send_errors_raise_kafka_exception(producer_conf, topic):
     asyncio.run(main())
 
 
-def test_aio_send_reports_delivery_failures(start_broker):
-    b = start_broker({"auto.create.topics.enable": "false"})
+def test_aio_send_reports_delivery_failures(no_autocreate, topic):
+    bootstrap, conf = no_autocreate
 
     async def main():
-        p = AIOProducer({"bootstrap.servers": b.bootstrap, "max.block.ms": 1000})
+        p = AIOProducer(dict(conf, **{"bootstrap.servers": bootstrap, "max.block.ms": 1000}))
         with pytest.raises(KafkaException) as ei:
-            await p.send("missing", b"x")
+            await p.send(topic + "-missing", b"x")
         assert ei.value.args[0].code() == KafkaError._UNKNOWN_TOPIC
         await p.close()
 

@@ -8,7 +8,7 @@ import pytest
 import odradek
 from odradek import KafkaError, KafkaException, Producer, TopicPartition
 
-from conftest import consume_all, produce_n
+from conftest import consume_all, create_topic, produce_n
 
 
 def test_produce_flush_reports_each_message_exactly_once(producer_conf, topic):
@@ -114,9 +114,10 @@ def test_message_too_large_raises_from_produce(producer_conf, topic):
     assert "max.request.size" in err.str()
 
 
-def test_message_too_large_for_the_broker_is_reported(start_broker, topic):
-    b = start_broker({"message.max.bytes": "2000"})
-    p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 0})
+def test_message_too_large_for_the_broker_is_reported(bootstrap, topic):
+    topic += "-limited"
+    create_topic(bootstrap, topic, 2, {"max.message.bytes": "2000"})
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
     got = []
     # A rejected batch fails all its records (as with librdkafka): use two partitions.
     p.produce(topic, b"x" * 10_000, partition=0, on_delivery=lambda e, m: got.append((e, m)))
@@ -128,18 +129,19 @@ def test_message_too_large_for_the_broker_is_reported(start_broker, topic):
     assert err is not None and err.code() == KafkaError.MSG_SIZE_TOO_LARGE
 
 
-def test_unknown_topic_with_auto_create_off_is_reported(start_broker):
-    b = start_broker({"auto.create.topics.enable": "false"})
-    p = Producer({"bootstrap.servers": b.bootstrap, "max.block.ms": 1500})
+def test_unknown_topic_with_auto_create_off_is_reported(no_autocreate, topic):
+    bootstrap, conf = no_autocreate
+    missing = topic + "-missing"
+    p = Producer(dict(conf, **{"bootstrap.servers": bootstrap, "max.block.ms": 1500}))
     got = []
-    p.produce("no-such-topic", b"x", on_delivery=lambda e, m: got.append((e, m)))
+    p.produce(missing, b"x", on_delivery=lambda e, m: got.append((e, m)))
     # produce() did not block; the report arrives once max.block.ms passed.
     assert p.flush(20) == 0
     (err, msg), = got
     assert err.code() == KafkaError._UNKNOWN_TOPIC, err
-    assert msg.topic() == "no-such-topic" and msg.error() == err
-    md = p.list_topics("no-such-topic", timeout=10)
-    assert md.topics["no-such-topic"].error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+    assert msg.topic() == missing and msg.error() == err
+    md = p.list_topics(missing, timeout=10)
+    assert md.topics[missing].error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
 
 
 def test_unknown_partition_raises(producer_conf, topic):
@@ -164,12 +166,12 @@ def test_queue_full_raises_buffer_error(bootstrap, topic):
     assert p.flush(10) == 0
 
 
-def test_purge_and_backlog(start_broker):
-    b = start_broker({"auto.create.topics.enable": "false"})
-    p = Producer({"bootstrap.servers": b.bootstrap, "max.block.ms": 3000})
+def test_purge_and_backlog(no_autocreate, topic):
+    bootstrap, conf = no_autocreate
+    p = Producer(dict(conf, **{"bootstrap.servers": bootstrap, "max.block.ms": 3000}))
     got = []
     for i in range(5):
-        p.produce("missing", b"%d" % i, on_delivery=lambda e, m: got.append(e))
+        p.produce(topic + "-missing", b"%d" % i, on_delivery=lambda e, m: got.append(e))
     assert len(p) == 5
     p.purge()
     assert p.flush(20) == 0

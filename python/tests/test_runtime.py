@@ -147,7 +147,7 @@ def test_consumer_shared_between_threads(bootstrap, consumer_conf, topic):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_ctrl_c_interrupts_blocking_poll_and_flush(consumer_conf, start_broker, topic):
+def test_ctrl_c_interrupts_blocking_poll_and_flush(consumer_conf, no_autocreate, topic):
     c = Consumer(consumer_conf)
     c.assign([TopicPartition(topic, 0, odradek.OFFSET_END)])
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
@@ -159,9 +159,9 @@ def test_ctrl_c_interrupts_blocking_poll_and_flush(consumer_conf, start_broker, 
     c.close()
 
     # flush() waiting on a record stuck in the backlog (topic does not exist).
-    b = start_broker({"auto.create.topics.enable": "false"})
-    p = Producer({"bootstrap.servers": b.bootstrap, "max.block.ms": 3000})
-    p.produce("missing", b"x", on_delivery=lambda e, m: None)
+    bootstrap, conf = no_autocreate
+    p = Producer(dict(conf, **{"bootstrap.servers": bootstrap, "max.block.ms": 3000}))
+    p.produce(topic + "-missing", b"x", on_delivery=lambda e, m: None)
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     start = time.monotonic()

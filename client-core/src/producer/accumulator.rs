@@ -143,6 +143,11 @@ pub(crate) struct PartitionQueue {
     pub batches: VecDeque<ProducerBatch>,
     /// Next base sequence to assign (idempotent producers).
     pub next_sequence: i32,
+    /// The broker acknowledged a sequenced batch of this partition since sequences last
+    /// started at 0. Until it has, only one batch is in flight: a broker with no state for a
+    /// producer accepts any first sequence (Apache Kafka does), so a later batch overtaking a
+    /// retried first one would leave a gap the first can never fill.
+    pub sequence_acked: bool,
     pub in_flight: usize,
     pub retries: u64,
     pub batches_sent: u64,
@@ -279,6 +284,7 @@ impl Accumulator {
     pub fn reset_sequences(&mut self) {
         for q in self.queues.values_mut() {
             q.next_sequence = 0;
+            q.sequence_acked = false;
             for b in q.batches.iter_mut() {
                 b.clear_sequence();
             }

@@ -314,31 +314,17 @@ impl Producer {
         let config = &self.shared.cluster.config().producer;
         let deadline = Instant::now() + config.max_block;
         let timestamp = record.timestamp.unwrap_or_else(now_ms);
-        let size = self.size_probe.record_size(
-            0,
-            record.key.as_deref(),
-            record.value.as_deref(),
-            &record.headers,
-        ) + crate::records::RECORD_BATCH_OVERHEAD;
-        if size > config.max_request_size {
-            return Err(Error::RecordTooLarge {
-                size,
-                limit_name: "max.request.size",
-                limit: config.max_request_size,
-            });
-        }
-        if size > config.buffer_memory {
-            return Err(Error::RecordTooLarge {
-                size,
-                limit_name: "buffer.memory",
-                limit: config.buffer_memory,
-            });
-        }
+        let size = self.check_size(&record)?;
         if let Some(txn) = &self.shared.txn {
             txn.check_send()?;
         }
-        let topic = self.shared.cluster.topic(&record.topic, deadline).await?;
-        let partitions = topic.partitions.len() as i32;
+        let partitions = match self.cached_partitions(&record.topic) {
+            Some(n) => n,
+            None => {
+                let topic = self.shared.cluster.topic(&record.topic, deadline).await?;
+                topic.partitions.len() as i32
+            }
+        };
         let partition = match record.partition {
             Some(p) if p < 0 || p >= partitions => {
                 return Err(Error::Kafka(crate::ErrorCode::UnknownTopicOrPartition));
@@ -404,6 +390,48 @@ impl Producer {
             self.shared.wake.notify_one();
         }
         Ok(DeliveryFuture { rx: appended.rx })
+    }
+
+    /// The record's size in a batch of its own, checked against `max.request.size` and
+    /// `buffer.memory` (`RecordTooLarge`): what `send` refuses before it waits for anything, for
+    /// callers that queue records before sending them.
+    pub fn check_size(&self, record: &ProducerRecord) -> Result<usize> {
+        let config = &self.shared.cluster.config().producer;
+        let size = self.size_probe.record_size(
+            0,
+            record.key.as_deref(),
+            record.value.as_deref(),
+            &record.headers,
+        ) + crate::records::RECORD_BATCH_OVERHEAD;
+        if size > config.max_request_size {
+            return Err(Error::RecordTooLarge {
+                size,
+                limit_name: "max.request.size",
+                limit: config.max_request_size,
+            });
+        }
+        if size > config.buffer_memory {
+            return Err(Error::RecordTooLarge {
+                size,
+                limit_name: "buffer.memory",
+                limit: config.buffer_memory,
+            });
+        }
+        Ok(size)
+    }
+
+    /// The topic's partition count from the metadata cache when it knows the topic and is
+    /// younger than `metadata.max.age.ms`. A cache marked stale by an error is still used, as
+    /// the Java client and librdkafka do: the sender refreshes it, and `send` need not wait.
+    fn cached_partitions(&self, topic: &str) -> Option<i32> {
+        let meta = self.shared.cluster.metadata();
+        if meta.age() >= self.shared.cluster.config().metadata_max_age {
+            return None;
+        }
+        meta.topics
+            .get(topic)
+            .filter(|t| t.error.is_ok() && !t.partitions.is_empty())
+            .map(|t| t.partitions.len() as i32)
     }
 
     fn choose_partition(&self, record: &ProducerRecord, partitions: i32, size: usize) -> i32 {

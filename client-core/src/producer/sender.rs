@@ -169,6 +169,11 @@ async fn drain_and_send(shared: &Arc<Shared>) -> Option<Instant> {
             if max_in_flight == 1 && queue.in_flight > 0 {
                 continue;
             }
+            // Idempotence: the first sequenced batch of a partition is confirmed before more
+            // follow (see `PartitionQueue::sequence_acked`).
+            if config.enable_idempotence && !queue.sequence_acked && queue.in_flight > 0 {
+                continue;
+            }
             let wake_at = match front.retry_at {
                 Some(at) => at,
                 None => front.created + config.linger,
@@ -224,10 +229,7 @@ async fn drain_and_send(shared: &Arc<Shared>) -> Option<Instant> {
     }
     if unknown_leader {
         shared.cluster.invalidate();
-        let cluster = shared.cluster.clone();
-        tokio::spawn(async move {
-            let _ = cluster.refresh().await;
-        });
+        refresh_metadata(shared);
         let retry = now + shared.cluster.config().retry_backoff;
         next_wake = Some(next_wake.map_or(retry, |w| w.min(retry)));
     }
@@ -299,7 +301,7 @@ async fn send_to(shared: Arc<Shared>, leader: i32, mut batches: Vec<ProducerBatc
     let connection = match shared.cluster.connection(leader).await {
         Ok(c) => c,
         Err(e) => {
-            shared.cluster.on_error(&e);
+            on_error(&shared, &e);
             for b in batches {
                 retry_or_fail(&shared, b, e.is_retriable(), &e);
             }
@@ -324,7 +326,7 @@ async fn send_to(shared: Arc<Shared>, leader: i32, mut batches: Vec<ProducerBatc
     {
         Ok(p) => p,
         Err(e) => {
-            shared.cluster.on_error(&e);
+            on_error(&shared, &e);
             for b in batches {
                 retry_or_fail(&shared, b, e.is_retriable(), &e);
             }
@@ -341,14 +343,14 @@ async fn send_to(shared: Arc<Shared>, leader: i32, mut batches: Vec<ProducerBatc
 
 /// Completes, retries or fails each batch of a Produce request from its response.
 fn settle_response(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     batches: Vec<ProducerBatch>,
     response: crate::Result<kafka_protocol::messages::ProduceResponse>,
 ) {
     let producer_config = &shared.cluster.config().producer;
     match response {
         Err(e) => {
-            shared.cluster.on_error(&e);
+            on_error(shared, &e);
             for b in batches {
                 retry_or_fail(shared, b, e.is_retriable(), &e);
             }
@@ -394,7 +396,7 @@ fn settle_response(
                         let e = Error::Kafka(code);
                         // A leader hint already moved the partition: retry there directly.
                         if !hinted.contains(&key) {
-                            shared.cluster.on_error(&e);
+                            on_error(shared, &e);
                         }
                         // With idempotence, a later batch overtaking a failed earlier one is
                         // refused as out of order; it is retried after the earlier one.
@@ -407,6 +409,28 @@ fn settle_response(
             }
         }
     }
+}
+
+/// Marks the metadata stale when `error` says it is, and refreshes it in the background: `send`
+/// keeps using the cached topics meanwhile, so nothing else would refresh it before the retry.
+fn on_error(shared: &Arc<Shared>, error: &Error) {
+    let invalidates = match error {
+        Error::Kafka(code) => code.invalidates_metadata(),
+        Error::Connection { .. } | Error::Io(_) | Error::Timeout(_) => true,
+        _ => false,
+    };
+    shared.cluster.on_error(error);
+    if invalidates {
+        refresh_metadata(shared);
+    }
+}
+
+/// Refreshes the metadata from a task of its own (concurrent refreshes share one request).
+fn refresh_metadata(shared: &Arc<Shared>) {
+    let cluster = shared.cluster.clone();
+    tokio::spawn(async move {
+        let _ = cluster.refresh().await;
+    });
 }
 
 /// The broker endpoints a Produce response carries for its leader hints (KIP-951, v10+).
@@ -431,7 +455,16 @@ fn finish_in_flight(accumulator: &SharedAccumulator, batch: &ProducerBatch) {
 }
 
 fn settle_ok(shared: &Shared, batch: ProducerBatch, base_offset: i64, log_append_time: i64) {
-    finish_in_flight(&shared.accumulator, &batch);
+    if let Ok(mut acc) = shared.accumulator.lock() {
+        if let Some(q) = acc.queues.get_mut(&batch.tp) {
+            q.in_flight = q.in_flight.saturating_sub(1);
+            // Sequences restart (an epoch bump) only once nothing is in flight, so this batch
+            // belongs to the current run.
+            if batch.sequence.is_some() {
+                q.sequence_acked = true;
+            }
+        }
+    }
     // Count the records settled before their futures complete, so anyone who sees a completed
     // delivery also sees it gone from `pending` (a binding's outstanding count).
     shared
