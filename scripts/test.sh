@@ -63,8 +63,16 @@ if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   ODRADEK_TEST_BOOTSTRAP="$kafka_addr" cargo test -p odradek-suite
   ODRADEK_TEST_BOOTSTRAP="$kafka_addr" cargo test -p odradek-eos
   ODRADEK_TEST_BOOTSTRAP="$kafka_addr" python/test.sh
+
+  step "compat: the Node.js package's tests against Apache Kafka 4.x"
+  ODRADEK_TEST_BOOTSTRAP="$kafka_addr" node/test.sh
   tests/compat/kafka.sh stop "$kdir"
 fi
+
+# ---- Node.js package `odradek` (node/, napi-rs): npm ci builds the addon, node --test node/test ---
+step "node: odradek package (npm ci, cargo build) and node --test node/test"
+ODRADEK_BROKER_BIN="$target/debug/odradek-broker" node/test.sh
+# ---- end of the Node.js package step ------------------------------------------------------------
 
 # ---- C library libodradek (c/): header check, C tests plain / valgrind / ASan, examples ------
 step "c: libodradek (odradek.h check, C tests plain + valgrind + AddressSanitizer, examples, install)"

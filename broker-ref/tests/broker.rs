@@ -348,6 +348,20 @@ fn list_offsets_and_delete_records() {
     };
     assert_eq!(query(&mut c, -2).0, 0);
     assert_eq!(query(&mut c, -1).0, 10);
+    // Every version answers (v1-v3 have no leader epoch: setting it made the response
+    // unencodable and the broker closed the connection, which kafkajs and older librdkafka hit).
+    for version in 1..=8 {
+        let req = ListOffsetsRequest::default()
+            .with_replica_id(BrokerId(-1))
+            .with_topics(vec![ListOffsetsTopic::default()
+                .with_name(name("o"))
+                .with_partitions(vec![ListOffsetsPartition::default()
+                    .with_partition_index(0)
+                    .with_timestamp(-1)])]);
+        let resp = c.call(&req, version);
+        let p = &resp.topics[0].partitions[0];
+        assert_eq!((p.error_code, p.offset), (0, 10), "ListOffsets v{version}");
+    }
     assert_eq!(query(&mut c, 1_700_000_000_004), (4, 1_700_000_000_004));
     assert_eq!(query(&mut c, 1_700_000_000_009 + 1).0, -1);
     assert_eq!(query(&mut c, -3), (9, 1_700_000_000_009));

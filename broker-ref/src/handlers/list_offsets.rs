@@ -19,8 +19,9 @@ const MAX_TIMESTAMP: i64 = -3;
 const EARLIEST_LOCAL: i64 = -4;
 const LATEST_TIERED: i64 = -5;
 
-/// Handles ListOffsets.
-pub fn handle(broker: &Arc<Broker>, request: ListOffsetsRequest) -> HandlerResult {
+/// Handles ListOffsets. The leader epoch exists from v4 on; earlier versions cannot encode it.
+pub fn handle(broker: &Arc<Broker>, request: ListOffsetsRequest, version: i16) -> HandlerResult {
+    let leader_epoch = if version >= 4 { LEADER_EPOCH } else { -1 };
     let read_committed = request.isolation_level == 1;
     let topics = request
         .topics
@@ -44,7 +45,7 @@ pub fn handle(broker: &Arc<Broker>, request: ListOffsetsRequest) -> HandlerResul
                         Ok((offset, timestamp)) => resp
                             .with_offset(offset)
                             .with_timestamp(timestamp)
-                            .with_leader_epoch(LEADER_EPOCH),
+                            .with_leader_epoch(leader_epoch),
                         Err(e) => resp.with_error_code(e.code().code()),
                     }
                 })

@@ -73,7 +73,7 @@ pub async fn dispatch(broker: &Arc<Broker>, frame: Bytes) -> Reply {
         RequestKind::Metadata(r) => metadata::handle(broker, r, version).map(Some),
         RequestKind::Produce(r) => produce::handle(broker, r).await,
         RequestKind::Fetch(r) => fetch::handle(broker, r, version).await.map(Some),
-        RequestKind::ListOffsets(r) => list_offsets::handle(broker, r).map(Some),
+        RequestKind::ListOffsets(r) => list_offsets::handle(broker, r, version).map(Some),
         RequestKind::CreateTopics(r) => admin_topics::create_topics(broker, r, version).map(Some),
         RequestKind::DeleteTopics(r) => admin_topics::delete_topics(broker, r).map(Some),
         RequestKind::CreatePartitions(r) => admin_topics::create_partitions(broker, r).map(Some),

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the release addon and broker, installs the peers (kafkajs, @platformatic/kafka, pinned
+# in node/package-lock.json) and runs bench.mjs. Arguments go to bench.mjs.
+#
+#   bench/node/run.sh [--messages N] [--rounds R] ...
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
+target="${CARGO_TARGET_DIR:-$root/target}"
+(cd "$root" && cargo build -q --release -p odradek-broker -p odradek-node)
+(cd "$root/node" && ODRADEK_NODE_SKIP_BUILD=1 npm ci --no-audit --no-fund --loglevel=error </dev/null >&2)
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cp "$target/release/libodradek_node.so" "$work/odradek.node"
+ODRADEK_NODE_ADDON="$work/odradek.node" ODRADEK_BROKER_BIN="$target/release/odradek-broker" \
+  KAFKAJS_NO_PARTITIONER_WARNING=1 node "$root/bench/node/bench.mjs" "$@"

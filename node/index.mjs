@@ -1,0 +1,27 @@
+// ESM entry: the same objects as the CommonJS entry.
+import odradek from './index.js'
+
+export const {
+  Kafka,
+  CompressionTypes,
+  CompressionCodecs,
+  logLevel,
+  Partitioners,
+  PartitionAssigners,
+  ResourceTypes,
+  ConfigResourceTypes,
+  AclResourceTypes,
+  KafkaJSError,
+  KafkaJSNonRetriableError,
+  KafkaJSProtocolError,
+  KafkaJSOffsetOutOfRange,
+  KafkaJSCreateTopicError,
+  KafkaJSDeleteTopicError,
+  KafkaJSConnectionError,
+  KafkaJSRequestTimeoutError,
+  KafkaJSTimeout,
+  KafkaJSNotImplemented,
+  KafkaJSAggregateError
+} = odradek
+
+export default odradek

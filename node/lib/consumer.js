@@ -1,0 +1,563 @@
+'use strict'
+// KafkaJS's consumer: connect, subscribe, run({ eachMessage | eachBatch }), commitOffsets,
+// seek, pause, resume, stop, disconnect, events.
+//
+// The run loop polls the native consumer for a batch (at most `max.poll.records` records,
+// packed; see src/pack.rs and lib/messages.js), hands it to the handler partition by partition
+// and, with autoCommit, commits the offsets of messages whose handler finished. Group
+// membership, heartbeats and fetching run in the core on the shared runtime, so a slow handler
+// delays only this loop. A failing handler rewinds its partition to the failed message, which
+// is then delivered again after a backoff (KafkaJS retries the same way, then restarts).
+const native = require('./native')
+const { consumerProps, resolveBrokers } = require('./config')
+const { Instrumentation } = require('./events')
+const { decode } = require('./messages')
+const { KafkaJSError, KafkaJSNonRetriableError, fromNative } = require('./errors')
+
+const EVENTS = {
+  HEARTBEAT: 'consumer.heartbeat',
+  COMMIT_OFFSETS: 'consumer.commit_offsets',
+  GROUP_JOIN: 'consumer.group_join',
+  FETCH_START: 'consumer.fetch_start',
+  FETCH: 'consumer.fetch',
+  START_BATCH_PROCESS: 'consumer.start_batch_process',
+  END_BATCH_PROCESS: 'consumer.end_batch_process',
+  CONNECT: 'consumer.connect',
+  DISCONNECT: 'consumer.disconnect',
+  STOP: 'consumer.stop',
+  CRASH: 'consumer.crash',
+  REBALANCING: 'consumer.rebalancing',
+  RECEIVED_UNSUBSCRIBED_TOPICS: 'consumer.received_unsubscribed_topics',
+  REQUEST: 'consumer.network.request',
+  REQUEST_TIMEOUT: 'consumer.network.request_timeout',
+  REQUEST_QUEUE_SIZE: 'consumer.network.request_queue_size'
+}
+
+const key = (topic, partition) => `${partition}:${topic}`
+const escapeRegex = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+class Consumer {
+  constructor (kafka, options) {
+    if (!options || typeof options.groupId !== 'string' || options.groupId === '') {
+      throw new KafkaJSNonRetriableError('Consumer groupId must be a non-empty string.')
+    }
+    this._kafka = kafka
+    this._options = options
+    this._groupId = options.groupId
+    this._names = new Set()
+    this._patterns = []
+    this._fromBeginning = false
+    this._servers = null
+    this._native = null
+    this._running = false
+    this._loop = null
+    this._paused = new Map()
+    this._pendingSeeks = new Map()
+    this._abandon = new Set()
+    this._resolved = new Map()
+    this._commitInFlight = null
+    this._seq = 0
+    this._rewoundAt = new Map()
+    this._instrumentation = new Instrumentation(EVENTS)
+    this.events = EVENTS
+  }
+
+  on (type, listener) {
+    return this._instrumentation.on(type, listener)
+  }
+
+  logger () {
+    return this._kafka.logger()
+  }
+
+  _props () {
+    return { ...this._kafka._props, 'bootstrap.servers': this._servers, ...consumerProps(this._options, this._fromBeginning) }
+  }
+
+  async connect () {
+    this._servers = await resolveBrokers(this._kafka._brokers)
+    const probe = new native.NativeAdmin({ ...this._kafka._props, 'bootstrap.servers': this._servers })
+    try {
+      await probe.connect()
+    } catch (e) {
+      throw fromNative(e)
+    } finally {
+      probe.close()
+    }
+    this._instrumentation.emit(EVENTS.CONNECT, null)
+  }
+
+  async subscribe ({ topic, topics, fromBeginning = false } = {}) {
+    if (this._running) throw new KafkaJSNonRetriableError('Cannot subscribe to topic while consumer is running')
+    const list = topics || (topic !== undefined ? [topic] : [])
+    if (list.length === 0) throw new KafkaJSNonRetriableError('Missing required argument "topics"')
+    for (const t of list) {
+      if (t instanceof RegExp) this._patterns.push(t)
+      else if (typeof t === 'string' && t) this._names.add(t)
+      else throw new KafkaJSNonRetriableError(`Invalid topic ${t} (${typeof t}), the topic name has to be a String or a RegExp`)
+    }
+    // A Kafka consumer has one auto.offset.reset; KafkaJS's is per topic. Any subscription
+    // from the beginning makes new partitions start at the beginning.
+    if (fromBeginning) this._fromBeginning = true
+  }
+
+  async run ({
+    eachMessage,
+    eachBatch,
+    autoCommit = true,
+    autoCommitInterval = null,
+    autoCommitThreshold = null,
+    eachBatchAutoResolve = true,
+    partitionsConsumedConcurrently = 1
+  } = {}) {
+    if (this._running) {
+      this.logger().warn('consumer#run was called, but the consumer is already running', { groupId: this._groupId })
+      return
+    }
+    if (!eachMessage && !eachBatch) throw new KafkaJSNonRetriableError('Consumer.run requires eachMessage or eachBatch')
+    if (this._servers === null) throw new KafkaJSNonRetriableError('The consumer is not connected: call connect() first')
+    if (this._names.size === 0 && this._patterns.length === 0) {
+      throw new KafkaJSNonRetriableError('The consumer is not subscribed to any topic: call subscribe() first')
+    }
+    if (!this._native) {
+      try {
+        this._native = new native.NativeConsumer(this._props())
+        if (this._patterns.length > 0) {
+          const parts = [...this._names].map(n => `^${escapeRegex(n)}$`)
+            .concat(this._patterns.map(r => (r.flags.includes('i') ? `(?i:${r.source})` : `(?:${r.source})`)))
+          this._native.subscribe([], parts.join('|'))
+        } else {
+          this._native.subscribe([...this._names], null)
+        }
+      } catch (e) {
+        this._native = null
+        throw fromNative(e)
+      }
+    }
+    this._running = true
+    this._run = { eachMessage, eachBatch, autoCommit, autoCommitInterval, autoCommitThreshold, eachBatchAutoResolve, partitionsConsumedConcurrently }
+    this._lastCommit = Date.now()
+    this._uncommitted = 0
+    this._loop = this._runLoop().catch((e) => {
+      this.logger().error('consumer loop failed', { groupId: this._groupId, error: e.message })
+    })
+  }
+
+  async _runLoop () {
+    const maxWait = this._options.maxWaitTimeInMs === undefined ? 5000 : this._options.maxWaitTimeInMs
+    const pollMs = Math.max(1, Math.min(maxWait, 500))
+    let failures = 0
+    // The next poll is issued before the current batch is handed to the application, so the
+    // core fetches and decodes while JavaScript processes. Records of a partition rewound
+    // (seek, pause, failed handler) after a poll was issued are dropped from its result.
+    let pending = null
+    const issue = () => {
+      const issuedAt = ++this._seq
+      return this._native.poll(pollMs).then((polled) => ({ polled, issuedAt }), (error) => ({ error, issuedAt }))
+    }
+    while (this._running) {
+      await this._takeEvents()
+      this._applySeeks()
+      const { polled, error, issuedAt } = await (pending || issue())
+      pending = null
+      if (error) {
+        const e = fromNative(error)
+        this._instrumentation.emit(EVENTS.CRASH, { error: e, groupId: this._groupId, restart: true })
+        this.logger().error('Error polling the consumer', { groupId: this._groupId, error: e.message })
+        await this._backoff(++failures)
+        continue
+      }
+      if (!this._running) break
+      if (polled.records.length === 0) {
+        await this._maybeCommit(true)
+        continue
+      }
+      const batches = decode(polled)
+      // A poll issued before a rewind may have returned records from either side of it, and
+      // moved the core's position past them: drop them and rewind again, before the next poll.
+      const stale = new Set()
+      for (const { topic, partition } of batches) {
+        const k = key(topic, partition)
+        const r = this._rewoundAt.get(k)
+        if (r && r.seq > issuedAt) {
+          stale.add(k)
+          this._rewind(topic, partition, r.offset)
+        }
+      }
+      pending = issue()
+      this._abandon.clear()
+      const assigned = new Set(this._native.assignment().map(tp => key(tp.topic, tp.partition)))
+      try {
+        for (const batch of batches) {
+          if (!this._running) break
+          const k = key(batch.topic, batch.partition)
+          if (!assigned.has(k) || stale.has(k)) continue
+          await this._process(batch)
+        }
+        failures = 0
+      } catch (e) {
+        const error = e instanceof KafkaJSError ? e : new KafkaJSError(e, { retriable: true, cause: e })
+        this._instrumentation.emit(EVENTS.CRASH, { error, groupId: this._groupId, restart: true })
+        this.logger().error(`Error when calling ${this._run.eachBatch ? 'eachBatch' : 'eachMessage'}`, { groupId: this._groupId, error: e && e.message })
+        await this._maybeCommit(true)
+        await this._backoff(++failures)
+        continue
+      }
+      await this._maybeCommit(false)
+    }
+    // A poll still in flight only moved the core's positions; nothing of it was delivered.
+    if (pending) await pending
+  }
+
+  _backoff (attempt) {
+    const retry = this._options.retry || {}
+    const initial = retry.initialRetryTime === undefined ? 300 : retry.initialRetryTime
+    const max = retry.maxRetryTime === undefined ? 30000 : retry.maxRetryTime
+    const ms = Math.min(max, initial * 2 ** Math.min(attempt - 1, 16))
+    return new Promise(resolve => {
+      const t = setTimeout(resolve, ms)
+      this._wake = () => { clearTimeout(t); resolve() }
+    })
+  }
+
+  /** Rebalances: GROUP_JOIN events, pauses re-applied to newly assigned partitions. */
+  async _takeEvents () {
+    const events = this._native.takeEvents()
+    if (events.length === 0) return
+    for (const ev of events) {
+      if (ev.kind === 'assigned') {
+        this._applyPauses()
+        if (this._instrumentation.has(EVENTS.GROUP_JOIN)) {
+          const member = await this._native.groupMember().catch(() => null)
+          const memberAssignment = {}
+          for (const { topic, partition } of this._native.assignment()) {
+            (memberAssignment[topic] = memberAssignment[topic] || []).push(partition)
+          }
+          this._instrumentation.emit(EVENTS.GROUP_JOIN, {
+            groupId: this._groupId,
+            memberId: member ? member.memberId : '',
+            leaderId: '',
+            isLeader: false,
+            memberAssignment,
+            groupProtocol: '',
+            duration: 0
+          })
+        }
+      } else {
+        this._instrumentation.emit(EVENTS.REBALANCING, { groupId: this._groupId, memberId: '' })
+      }
+    }
+  }
+
+  _isPaused (topic, partition) {
+    const p = this._paused.get(topic)
+    return p !== undefined && (p === null || p.has(partition))
+  }
+
+  _applyPauses () {
+    if (!this._native) return
+    const toPause = this._native.assignment().filter(tp => this._isPaused(tp.topic, tp.partition))
+    if (toPause.length) this._native.pause(toPause)
+  }
+
+  _applySeeks () {
+    if (this._pendingSeeks.size === 0) return
+    const assigned = new Set(this._native.assignment().map(tp => key(tp.topic, tp.partition)))
+    for (const [k, { topic, partition, offset }] of this._pendingSeeks) {
+      if (!assigned.has(k)) continue
+      try {
+        this._rewoundAt.set(k, { seq: ++this._seq, offset })
+        this._native.seek(topic, partition, offset)
+        this._pendingSeeks.delete(k)
+        this._resolved.delete(k)
+      } catch (e) {
+        this.logger().error('seek failed', { topic, partition, offset, error: e.message })
+        this._pendingSeeks.delete(k)
+      }
+    }
+  }
+
+  /** Stops processing a partition's batch here: its records from `offset` on are fetched again. */
+  _rewind (topic, partition, offset) {
+    this._rewoundAt.set(key(topic, partition), { seq: ++this._seq, offset: String(offset) })
+    try {
+      this._native.seek(topic, partition, String(offset))
+    } catch (e) {
+      // The partition was revoked meanwhile: its new owner starts from the committed offset.
+    }
+  }
+
+  _resolve (topic, partition, offset) {
+    const k = key(topic, partition)
+    const next = String(BigInt(offset) + 1n)
+    this._resolved.set(k, { topic, partition, offset: next })
+    this._uncommitted++
+  }
+
+  async _process ({ topic, partition, messages }) {
+    const k = key(topic, partition)
+    const run = this._run
+    if (this._isPaused(topic, partition)) {
+      this._rewind(topic, partition, messages[0].offset)
+      return
+    }
+    const firstOffset = messages[0].offset
+    const lastOffset = messages[messages.length - 1].offset
+    const emitBatch = this._instrumentation.has(EVENTS.START_BATCH_PROCESS) || this._instrumentation.has(EVENTS.END_BATCH_PROCESS)
+    const started = Date.now()
+    if (emitBatch) {
+      this._instrumentation.emit(EVENTS.START_BATCH_PROCESS, { topic, partition, highWatermark: '-1', offsetLag: '0', offsetLagLow: '0', batchSize: messages.length, firstOffset, lastOffset })
+    }
+    const pause = () => {
+      this.pause([{ topic, partitions: [partition] }])
+      return () => this.resume([{ topic, partitions: [partition] }])
+    }
+    const heartbeat = async () => {}
+    if (run.eachMessage) {
+      for (const message of messages) {
+        if (!this._running || this._abandon.has(k)) return
+        if (this._isPaused(topic, partition)) {
+          this._rewind(topic, partition, message.offset)
+          return
+        }
+        try {
+          await run.eachMessage({ topic, partition, message, heartbeat, pause })
+        } catch (e) {
+          this._rewind(topic, partition, message.offset)
+          throw e
+        }
+        if (this._abandon.has(k)) return
+        this._resolve(topic, partition, message.offset)
+      }
+    } else {
+      let resolvedUpTo = null
+      const consumer = this
+      const batch = {
+        topic,
+        partition,
+        highWatermark: '-1',
+        messages,
+        isEmpty: () => messages.length === 0,
+        firstOffset: () => firstOffset,
+        lastOffset: () => lastOffset,
+        offsetLag: () => '0',
+        offsetLagLow: () => '0'
+      }
+      const resolveOffset = (offset) => {
+        resolvedUpTo = offset
+        consumer._resolve(topic, partition, offset)
+      }
+      try {
+        await run.eachBatch({
+          batch,
+          resolveOffset,
+          heartbeat,
+          pause,
+          commitOffsetsIfNecessary: async (offsets) => (offsets ? this.commitOffsets(offsets) : this._flushCommits()),
+          uncommittedOffsets: () => ({ topics: this._uncommittedTopics() }),
+          isRunning: () => this._running,
+          isStale: () => this._abandon.has(k)
+        })
+      } catch (e) {
+        const from = resolvedUpTo === null ? firstOffset : String(BigInt(resolvedUpTo) + 1n)
+        this._rewind(topic, partition, from)
+        throw e
+      }
+      if (!this._abandon.has(k)) {
+        if (run.eachBatchAutoResolve) {
+          this._resolve(topic, partition, lastOffset)
+        } else if (resolvedUpTo === null || BigInt(resolvedUpTo) < BigInt(lastOffset)) {
+          // What the handler did not resolve is delivered again.
+          this._rewind(topic, partition, resolvedUpTo === null ? firstOffset : String(BigInt(resolvedUpTo) + 1n))
+        }
+      }
+    }
+    if (emitBatch) {
+      this._instrumentation.emit(EVENTS.END_BATCH_PROCESS, { topic, partition, highWatermark: '-1', offsetLag: '0', offsetLagLow: '0', batchSize: messages.length, firstOffset, lastOffset, duration: Date.now() - started })
+    }
+  }
+
+  _uncommittedTopics () {
+    const topics = new Map()
+    for (const { topic, partition, offset } of this._resolved.values()) {
+      if (!topics.has(topic)) topics.set(topic, [])
+      topics.get(topic).push({ partition, offset })
+    }
+    return [...topics].map(([topic, partitions]) => ({ topic, partitions }))
+  }
+
+  /**
+   * Commits resolved offsets when autoCommit says so (`force`: whatever is pending). The commit
+   * runs while the loop goes on with the next batch; offsets resolved meanwhile wait for the
+   * next round, so at most one commit is in flight and its round trip is not added to every
+   * batch. `stop` and `disconnect` commit what is left and wait for it.
+   */
+  async _maybeCommit (force) {
+    const run = this._run
+    if (!run || !run.autoCommit || this._resolved.size === 0 || this._commitInFlight) return
+    if (!force) {
+      const byInterval = run.autoCommitInterval !== null && Date.now() - this._lastCommit >= run.autoCommitInterval
+      const byThreshold = run.autoCommitThreshold !== null && this._uncommitted >= run.autoCommitThreshold
+      const eachRound = run.autoCommitInterval === null && run.autoCommitThreshold === null
+      if (!(eachRound || byInterval || byThreshold)) return
+    }
+    this._startCommit()
+  }
+
+  _startCommit () {
+    // Offsets of partitions revoked meanwhile belong to their new owner now.
+    const assigned = new Set(this._native.assignment().map(tp => key(tp.topic, tp.partition)))
+    const offsets = []
+    for (const [k, o] of this._resolved) if (assigned.has(k)) offsets.push(o)
+    this._resolved.clear()
+    this._uncommitted = 0
+    this._lastCommit = Date.now()
+    if (offsets.length === 0) return
+    const n = this._native
+    this._commitInFlight = (async () => {
+      try {
+        await n.commit(offsets)
+        this._emitCommit(offsets)
+      } catch (e) {
+        const error = fromNative(e)
+        this.logger().warn('Failed to commit offsets', { groupId: this._groupId, error: error.message })
+      } finally {
+        this._commitInFlight = null
+      }
+    })()
+  }
+
+  /** Waits for the commit in flight, then (with autoCommit) commits what is still pending. */
+  async _flushCommits () {
+    if (this._commitInFlight) await this._commitInFlight
+    if (this._run && this._run.autoCommit && this._resolved.size > 0) {
+      this._startCommit()
+      if (this._commitInFlight) await this._commitInFlight
+    }
+  }
+
+  _emitCommit (offsets) {
+    if (!this._instrumentation.has(EVENTS.COMMIT_OFFSETS)) return
+    const topics = new Map()
+    for (const { topic, partition, offset } of offsets) {
+      if (!topics.has(topic)) topics.set(topic, [])
+      topics.get(topic).push({ partition: String(partition), offset })
+    }
+    this._instrumentation.emit(EVENTS.COMMIT_OFFSETS, {
+      groupId: this._groupId,
+      memberId: '',
+      groupGenerationId: -1,
+      topics: [...topics].map(([topic, partitions]) => ({ topic, partitions }))
+    })
+  }
+
+  /** Commits the given offsets (the next offset to consume, as KafkaJS expects). */
+  async commitOffsets (offsets = []) {
+    if (!this._native) throw new KafkaJSNonRetriableError('Consumer group was not initialized, consumer#run must be called first')
+    const list = offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset: String(offset) }))
+    for (const o of list) this._resolved.delete(key(o.topic, o.partition))
+    if (this._commitInFlight) await this._commitInFlight
+    try {
+      await this._native.commit(list)
+    } catch (e) {
+      throw fromNative(e)
+    }
+    this._emitCommit(list)
+  }
+
+  seek ({ topic, partition, offset } = {}) {
+    if (!topic) throw new KafkaJSNonRetriableError(`Invalid topic ${topic}`)
+    if (Number.isNaN(Number(partition))) throw new KafkaJSNonRetriableError(`Invalid partition, expected a number received ${partition}`)
+    let o
+    try {
+      o = BigInt(offset)
+    } catch (e) {
+      throw new KafkaJSNonRetriableError(`Invalid offset, expected a long received ${offset}`)
+    }
+    if (o < -2n) throw new KafkaJSNonRetriableError(`Invalid offset, expected a long received ${offset}`)
+    if (!this._native) throw new KafkaJSNonRetriableError('Consumer group was not initialized, consumer#run must be called first')
+    const k = key(topic, partition)
+    this._pendingSeeks.set(k, { topic, partition: Number(partition), offset: String(o) })
+    this._abandon.add(k)
+    this._applySeeks()
+  }
+
+  pause (topicPartitions = []) {
+    for (const { topic, partitions } of topicPartitions) {
+      if (!topic || typeof topic !== 'string') throw new KafkaJSNonRetriableError(`Invalid topic ${topic}`)
+      if (partitions === undefined) {
+        this._paused.set(topic, null)
+      } else {
+        const cur = this._paused.get(topic)
+        if (cur === null) continue
+        const set = cur || new Set()
+        for (const p of partitions) set.add(p)
+        this._paused.set(topic, set)
+      }
+    }
+    this._applyPauses()
+  }
+
+  resume (topicPartitions = []) {
+    const toResume = []
+    for (const { topic, partitions } of topicPartitions) {
+      const cur = this._paused.get(topic)
+      if (partitions === undefined || cur === null) {
+        this._paused.delete(topic)
+      } else if (cur) {
+        for (const p of partitions) cur.delete(p)
+        if (cur.size === 0) this._paused.delete(topic)
+      }
+      if (this._native) {
+        for (const tp of this._native.assignment()) {
+          if (tp.topic === topic && !this._isPaused(tp.topic, tp.partition)) toResume.push(tp)
+        }
+      }
+    }
+    if (this._native && toResume.length) this._native.resume(toResume)
+  }
+
+  paused () {
+    const out = []
+    for (const [topic, parts] of this._paused) {
+      if (parts === null) {
+        const assigned = this._native ? this._native.assignment().filter(tp => tp.topic === topic).map(tp => tp.partition) : []
+        out.push({ topic, partitions: assigned })
+      } else {
+        out.push({ topic, partitions: [...parts] })
+      }
+    }
+    return out
+  }
+
+  async describeGroup () {
+    const admin = new native.NativeAdmin({ ...this._kafka._props, 'bootstrap.servers': this._servers })
+    try {
+      const [g] = await admin.describeGroups([this._groupId])
+      return g
+    } catch (e) {
+      throw fromNative(e)
+    } finally {
+      admin.close()
+    }
+  }
+
+  async stop () {
+    if (!this._running) return
+    this._running = false
+    if (this._wake) this._wake()
+    await this._loop
+    await this._flushCommits()
+    this._instrumentation.emit(EVENTS.STOP, null)
+  }
+
+  async disconnect () {
+    await this.stop()
+    const n = this._native
+    this._native = null
+    if (n) await n.close().catch(() => {})
+    this._instrumentation.emit(EVENTS.DISCONNECT, null)
+  }
+}
+
+module.exports = { Consumer, EVENTS }

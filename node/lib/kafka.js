@@ -1,0 +1,37 @@
+'use strict'
+// `new Kafka(config)`: the entry point KafkaJS code starts from.
+const { clientProps } = require('./config')
+const { createLogger } = require('./logger')
+const { KafkaJSNonRetriableError } = require('./errors')
+const { Producer } = require('./producer')
+const { Consumer } = require('./consumer')
+const { Admin } = require('./admin')
+
+class Kafka {
+  constructor (config = {}) {
+    if (!config || (config.brokers === undefined)) {
+      throw new KafkaJSNonRetriableError('Failed to connect: expected brokers array and got nothing')
+    }
+    this._brokers = config.brokers
+    this._props = clientProps(config)
+    this._logger = createLogger({ level: config.logLevel, logCreator: config.logCreator })
+  }
+
+  producer (options = {}) {
+    return new Producer(this, options)
+  }
+
+  consumer (options = {}) {
+    return new Consumer(this, options)
+  }
+
+  admin (options = {}) {
+    return new Admin(this, options)
+  }
+
+  logger () {
+    return this._logger
+  }
+}
+
+module.exports = { Kafka }

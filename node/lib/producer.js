@@ -1,0 +1,172 @@
+'use strict'
+// KafkaJS's producer: connect, send, sendBatch, transaction, disconnect, events.
+//
+// KafkaJS takes `acks` and `compression` per send call; a Kafka producer fixes both at
+// creation. So each combination used gets its own native producer, created on first use and
+// sharing nothing but the process's runtime. Most applications use one combination.
+const native = require('./native')
+const { producerProps, resolveBrokers } = require('./config')
+const { compressionName, builtInPartitioner } = require('./constants')
+const { Instrumentation } = require('./events')
+const errors = require('./errors')
+const { Transaction } = require('./transaction')
+
+const { KafkaJSError, KafkaJSNonRetriableError, fromNative } = errors
+
+const EVENTS = {
+  CONNECT: 'producer.connect',
+  DISCONNECT: 'producer.disconnect',
+  REQUEST: 'producer.network.request',
+  REQUEST_TIMEOUT: 'producer.network.request_timeout',
+  REQUEST_QUEUE_SIZE: 'producer.network.request_queue_size'
+}
+
+function acksName (acks) {
+  if (acks === undefined || acks === null || acks === -1 || acks === 'all') return 'all'
+  if (acks === 1 || acks === 0) return String(acks)
+  throw new KafkaJSNonRetriableError(`Invalid acks value ${acks}: expected -1, 0 or 1`)
+}
+
+class Producer {
+  constructor (kafka, options) {
+    this._kafka = kafka
+    this._options = options
+    this._props = producerProps(options)
+    this._idempotent = Boolean(options.idempotent)
+    this._transactionalId = options.transactionalId || null
+    const partitioner = options.createPartitioner
+    this._partition = partitioner && partitioner !== builtInPartitioner && !Object.values(require('./constants').Partitioners).includes(partitioner)
+      ? partitioner()
+      : null
+    this._natives = new Map()
+    this._base = null
+    this._connected = false
+    this._transaction = null
+    this._instrumentation = new Instrumentation(EVENTS)
+    this.events = EVENTS
+  }
+
+  async connect () {
+    if (this._connected) return
+    const servers = await resolveBrokers(this._kafka._brokers)
+    this._base = { ...this._kafka._props, 'bootstrap.servers': servers, ...this._props }
+    const main = this._native('all', undefined)
+    try {
+      await main.connect()
+    } catch (e) {
+      throw fromNative(e)
+    }
+    this._connected = true
+    this._instrumentation.emit(EVENTS.CONNECT, null)
+  }
+
+  async disconnect () {
+    const natives = [...this._natives.values()]
+    this._natives.clear()
+    this._connected = false
+    await Promise.all(natives.map(n => n.close().catch(() => {})))
+    this._instrumentation.emit(EVENTS.DISCONNECT, null)
+  }
+
+  isIdempotent () {
+    return this._idempotent
+  }
+
+  on (type, listener) {
+    return this._instrumentation.on(type, listener)
+  }
+
+  logger () {
+    return this._kafka.logger()
+  }
+
+  /** The native producer for an acks / compression combination, created on first use. */
+  _native (acks, compression) {
+    const codec = compression === undefined ? undefined : compressionName(compression)
+    if (codec === null) throw new KafkaJSNonRetriableError(`Compression codec ${compression} is not implemented`)
+    const key = `${acks}|${codec || ''}`
+    let n = this._natives.get(key)
+    if (!n) {
+      const props = { ...this._base }
+      if (acks !== 'all' || props.acks === undefined) props.acks = acks
+      if (codec !== undefined) props['compression.type'] = codec
+      try {
+        n = new native.NativeProducer(props)
+      } catch (e) {
+        throw fromNative(e)
+      }
+      this._natives.set(key, n)
+    }
+    return n
+  }
+
+  _check (topicMessages) {
+    if (!this._connected) throw new KafkaJSError('The producer is disconnected', { retriable: false })
+    if (!Array.isArray(topicMessages)) throw new KafkaJSNonRetriableError('Invalid topicMessages: expected an array')
+    for (const { topic, messages } of topicMessages) {
+      if (!topic || typeof topic !== 'string') throw new KafkaJSNonRetriableError(`Invalid topic ${topic}`)
+      if (!Array.isArray(messages)) throw new KafkaJSNonRetriableError(`Invalid messages array [${messages}] for topic "${topic}"`)
+      for (const m of messages) {
+        if (m === null || typeof m !== 'object') throw new KafkaJSNonRetriableError(`Invalid message without value for topic "${topic}": ${JSON.stringify(m)}`)
+      }
+    }
+  }
+
+  /** Runs a custom KafkaJS partitioner for messages without a partition. */
+  async _applyPartitioner (n, topicMessages) {
+    if (!this._partition) return topicMessages
+    const topics = topicMessages.map(t => t.topic)
+    const counts = await n.partitionsFor(topics)
+    return topicMessages.map(({ topic, messages }, i) => {
+      const partitionMetadata = Array.from({ length: counts[i] }, (_, p) => ({ partitionId: p, leader: 0, replicas: [0], isr: [0], partitionErrorCode: 0 }))
+      return {
+        topic,
+        messages: messages.map(message => message.partition !== undefined && message.partition !== null
+          ? message
+          : { ...message, partition: this._partition({ topic, partitionMetadata, message }) })
+      }
+    })
+  }
+
+  async send ({ topic, messages, acks, timeout, compression } = {}) {
+    return this.sendBatch({ topicMessages: [{ topic, messages }], acks, timeout, compression })
+  }
+
+  async sendBatch ({ topicMessages, acks, timeout, compression } = {}) {
+    if (this._transactionalId && !(this._transaction && this._transaction._active)) {
+      throw new KafkaJSNonRetriableError('Cannot send messages outside of a transaction with a transactional producer: use producer.transaction()')
+    }
+    return this._sendBatch({ topicMessages, acks, timeout, compression })
+  }
+
+  async _sendBatch ({ topicMessages, acks, compression }) {
+    this._check(topicMessages)
+    const a = acksName(acks)
+    if (this._idempotent && a !== 'all') {
+      throw new KafkaJSNonRetriableError("Not requiring ack for all messages invalidates the idempotent producer's EoS guarantees")
+    }
+    const n = this._native(a, compression)
+    try {
+      const list = await this._applyPartitioner(n, topicMessages)
+      return await n.send(list)
+    } catch (e) {
+      throw fromNative(e)
+    }
+  }
+
+  /** Starts a transaction (needs `transactionalId`). */
+  async transaction () {
+    if (!this._transactionalId) {
+      throw new KafkaJSNonRetriableError('Must provide transactional id for transactional producer')
+    }
+    if (!this._connected) throw new KafkaJSError('The producer is disconnected', { retriable: false })
+    if (this._transaction && this._transaction._active) {
+      throw new KafkaJSNonRetriableError('There is already an ongoing transaction for this producer. Please end the transaction before beginning another.')
+    }
+    const n = this._native('all', undefined)
+    this._transaction = await Transaction.begin(this, n)
+    return this._transaction
+  }
+}
+
+module.exports = { Producer, EVENTS }

@@ -1,0 +1,520 @@
+//! `NativeAdmin`: the core admin client and the group requests behind KafkaJS's `admin()`.
+//!
+//! Calls that take several items answer per item (`error` is an encoded error, see `error`,
+//! or null), so the JavaScript layer can reproduce KafkaJS's aggregate errors and its
+//! "already exists is not a failure" rule for `createTopics`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{Buffer, PromiseRaw};
+use napi::Env;
+use napi_derive::napi;
+use odradek::admin::{NewTopic, OffsetSpec, TopicDescription};
+use odradek::producer::TopicPartition;
+use odradek::{Admin, ErrorCode};
+
+use crate::{error, groups, rt};
+
+/// A config entry.
+#[napi(object)]
+pub struct ConfigEntry {
+    /// Property name.
+    pub name: String,
+    /// Value.
+    pub value: String,
+}
+
+/// A topic to create.
+#[napi(object)]
+pub struct TopicSpec {
+    /// Name.
+    pub topic: String,
+    /// Partitions (-1 or absent: the broker's `num.partitions`).
+    pub num_partitions: Option<i32>,
+    /// Replication factor (-1 or absent: the broker's default).
+    pub replication_factor: Option<i32>,
+    /// Topic configs.
+    pub config_entries: Option<Vec<ConfigEntry>>,
+}
+
+/// One item's outcome.
+#[napi(object)]
+pub struct ItemResult {
+    /// Item name (topic or group).
+    pub name: String,
+    /// Encoded error, null on success.
+    pub error: Option<String>,
+}
+
+/// A partition in topic metadata (KafkaJS's `PartitionMetadata`).
+#[napi(object)]
+pub struct PartitionInfo {
+    /// Error code (0: none).
+    pub partition_error_code: i32,
+    /// Partition.
+    pub partition_id: i32,
+    /// Leader broker (-1: none).
+    pub leader: i32,
+    /// Replica brokers.
+    pub replicas: Vec<i32>,
+    /// In-sync replicas.
+    pub isr: Vec<i32>,
+    /// Offline replicas.
+    pub offline_replicas: Vec<i32>,
+}
+
+/// A topic's metadata.
+#[napi(object)]
+pub struct TopicInfo {
+    /// Name.
+    pub name: String,
+    /// Encoded error, null on success.
+    pub error: Option<String>,
+    /// Partitions in order.
+    pub partitions: Vec<PartitionInfo>,
+}
+
+/// A partition's watermarks.
+#[napi(object)]
+pub struct Watermarks {
+    /// Partition.
+    pub partition: i32,
+    /// Log start offset.
+    pub low: String,
+    /// High watermark.
+    pub high: String,
+}
+
+/// An offset of a partition.
+#[napi(object)]
+pub struct PartitionOffset {
+    /// Partition.
+    pub partition: i32,
+    /// Offset (`-1`: none).
+    pub offset: String,
+    /// Commit metadata, where there is one.
+    pub metadata: Option<String>,
+}
+
+/// A topic's committed offsets.
+#[napi(object)]
+pub struct TopicOffsets {
+    /// Topic.
+    pub topic: String,
+    /// Partitions.
+    pub partitions: Vec<PartitionOffset>,
+}
+
+/// A listed group.
+#[napi(object)]
+pub struct GroupOverview {
+    /// Group id.
+    pub group_id: String,
+    /// Protocol type (`consumer`).
+    pub protocol_type: String,
+}
+
+/// A member of a described group.
+#[napi(object)]
+pub struct MemberDescription {
+    /// Member id.
+    pub member_id: String,
+    /// Client id.
+    pub client_id: String,
+    /// Client host.
+    pub client_host: String,
+    /// Subscription bytes.
+    pub member_metadata: Buffer,
+    /// Assignment bytes.
+    pub member_assignment: Buffer,
+}
+
+/// A described group.
+#[napi(object)]
+pub struct GroupDescription {
+    /// Error code (0: none).
+    pub error_code: i32,
+    /// Group id.
+    pub group_id: String,
+    /// State.
+    pub state: String,
+    /// Protocol type.
+    pub protocol_type: String,
+    /// Protocol (assignor).
+    pub protocol: String,
+    /// Members.
+    pub members: Vec<MemberDescription>,
+}
+
+fn reason(e: odradek::Error) -> String {
+    error::request(e).reason
+}
+
+fn topic_info(name: String, result: odradek::Result<TopicDescription>) -> TopicInfo {
+    match result {
+        Ok(d) => TopicInfo {
+            name,
+            error: None,
+            partitions: d
+                .partitions
+                .into_iter()
+                .map(|p| PartitionInfo {
+                    partition_error_code: p.error.map_or(0, |c| i32::from(c.code())),
+                    partition_id: p.partition,
+                    leader: p.leader.unwrap_or(-1),
+                    replicas: p.replicas,
+                    isr: p.isr,
+                    offline_replicas: p.offline,
+                })
+                .collect(),
+        },
+        Err(e) => TopicInfo {
+            name,
+            error: Some(reason(e)),
+            partitions: Vec::new(),
+        },
+    }
+}
+
+/// Partition ids of `topic`, or its error.
+async fn partitions_of(admin: &Admin, topic: &str) -> napi::Result<Vec<i32>> {
+    let mut described = admin
+        .describe_topics(&[topic])
+        .await
+        .map_err(error::request)?;
+    match described.pop() {
+        Some((_, Ok(d))) => Ok(d.partitions.iter().map(|p| p.partition).collect()),
+        Some((_, Err(e))) => Err(error::request(e)),
+        None => Err(error::kafka(ErrorCode::UnknownTopicOrPartition, topic)),
+    }
+}
+
+/// The native admin client.
+#[napi]
+pub struct NativeAdmin {
+    core: Arc<Admin>,
+}
+
+#[napi]
+impl NativeAdmin {
+    /// Creates an admin client from Kafka property names (nothing is connected yet).
+    #[napi(constructor)]
+    pub fn new(config: HashMap<String, String>) -> napi::Result<Self> {
+        let core = Admin::from_map(config).map_err(error::request)?;
+        Ok(NativeAdmin {
+            core: Arc::new(core),
+        })
+    }
+
+    /// Checks that a broker answers (KafkaJS's `connect`).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn connect<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            core.cluster().refresh().await.map_err(error::request)?;
+            Ok(())
+        })
+    }
+
+    /// Creates topics; one result per topic.
+    #[napi(ts_return_type = "Promise<Array<ItemResult>>")]
+    pub fn create_topics<'env>(
+        &self,
+        env: &'env Env,
+        topics: Vec<TopicSpec>,
+        validate_only: bool,
+    ) -> napi::Result<PromiseRaw<'env, Vec<ItemResult>>> {
+        let mut specs = Vec::with_capacity(topics.len());
+        for t in topics {
+            let mut n = NewTopic::new(t.topic);
+            if let Some(p) = t.num_partitions.filter(|p| *p != -1) {
+                n = n.partitions(p);
+            }
+            if let Some(r) = t.replication_factor.filter(|r| *r != -1) {
+                let r = i16::try_from(r)
+                    .map_err(|_| error::invalid(format!("invalid replication factor {r}")))?;
+                n = n.replication_factor(r);
+            }
+            for c in t.config_entries.unwrap_or_default() {
+                n = n.config(c.name, c.value);
+            }
+            specs.push(n);
+        }
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            let results = core
+                .create_topics(&specs, validate_only)
+                .await
+                .map_err(error::request)?;
+            Ok(results
+                .into_iter()
+                .map(|(name, r)| ItemResult {
+                    name,
+                    error: r.err().map(reason),
+                })
+                .collect())
+        })
+    }
+
+    /// Deletes topics; one result per topic.
+    #[napi(ts_return_type = "Promise<Array<ItemResult>>")]
+    pub fn delete_topics<'env>(
+        &self,
+        env: &'env Env,
+        topics: Vec<String>,
+    ) -> napi::Result<PromiseRaw<'env, Vec<ItemResult>>> {
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+            let results = core.delete_topics(&names).await.map_err(error::request)?;
+            Ok(results
+                .into_iter()
+                .map(|(name, r)| ItemResult {
+                    name,
+                    error: r.err().map(reason),
+                })
+                .collect())
+        })
+    }
+
+    /// Names of the topics that are not internal.
+    #[napi(ts_return_type = "Promise<Array<string>>")]
+    pub fn list_topics<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, Vec<String>>> {
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            let listed = core.list_topics().await.map_err(error::request)?;
+            Ok(listed
+                .into_iter()
+                .filter(|t| !t.internal)
+                .map(|t| t.name)
+                .collect())
+        })
+    }
+
+    /// Metadata of `topics`, or of every topic that is not internal.
+    #[napi(ts_return_type = "Promise<Array<TopicInfo>>")]
+    pub fn describe_topics<'env>(
+        &self,
+        env: &'env Env,
+        topics: Option<Vec<String>>,
+    ) -> napi::Result<PromiseRaw<'env, Vec<TopicInfo>>> {
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            let names = match topics {
+                Some(t) => t,
+                None => core
+                    .list_topics()
+                    .await
+                    .map_err(error::request)?
+                    .into_iter()
+                    .filter(|t| !t.internal)
+                    .map(|t| t.name)
+                    .collect(),
+            };
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            let described = core.describe_topics(&refs).await.map_err(error::request)?;
+            Ok(described
+                .into_iter()
+                .map(|(name, r)| topic_info(name, r))
+                .collect())
+        })
+    }
+
+    /// Low and high watermarks of every partition of `topic`.
+    #[napi(ts_return_type = "Promise<Array<Watermarks>>")]
+    pub fn topic_offsets<'env>(
+        &self,
+        env: &'env Env,
+        topic: String,
+    ) -> napi::Result<PromiseRaw<'env, Vec<Watermarks>>> {
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            let parts = partitions_of(&core, &topic).await?;
+            let mut queries = Vec::with_capacity(parts.len() * 2);
+            for p in &parts {
+                let tp = TopicPartition {
+                    topic: topic.as_str().into(),
+                    partition: *p,
+                };
+                queries.push((tp.clone(), OffsetSpec::Earliest));
+                queries.push((tp, OffsetSpec::Latest));
+            }
+            let found = core.list_offsets(&queries).await.map_err(error::request)?;
+            let mut out = Vec::with_capacity(parts.len());
+            for pair in found.chunks(2) {
+                let [(tp, low), (_, high)] = pair else {
+                    continue;
+                };
+                let get = |r: &odradek::Result<Option<odradek::admin::ListedOffset>>| match r {
+                    Ok(o) => Ok(o.map_or(-1, |o| o.offset)),
+                    Err(e) => Err(error::kafka(
+                        e.kafka_code(),
+                        &format!("{}-{}", tp.topic, tp.partition),
+                    )),
+                };
+                out.push(Watermarks {
+                    partition: tp.partition,
+                    low: get(low)?.to_string(),
+                    high: get(high)?.to_string(),
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    /// Per partition of `topic`, the first offset whose timestamp is at or after `timestamp`
+    /// (the high watermark when there is none).
+    #[napi(ts_return_type = "Promise<Array<PartitionOffset>>")]
+    pub fn offsets_by_timestamp<'env>(
+        &self,
+        env: &'env Env,
+        topic: String,
+        timestamp: f64,
+    ) -> napi::Result<PromiseRaw<'env, Vec<PartitionOffset>>> {
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            let parts = partitions_of(&core, &topic).await?;
+            let mut queries = Vec::with_capacity(parts.len() * 2);
+            for p in &parts {
+                let tp = TopicPartition {
+                    topic: topic.as_str().into(),
+                    partition: *p,
+                };
+                queries.push((tp.clone(), OffsetSpec::Timestamp(timestamp as i64)));
+                queries.push((tp, OffsetSpec::Latest));
+            }
+            let found = core.list_offsets(&queries).await.map_err(error::request)?;
+            let mut out = Vec::with_capacity(parts.len());
+            for pair in found.chunks(2) {
+                let [(tp, at), (_, high)] = pair else {
+                    continue;
+                };
+                let offset = match (at, high) {
+                    (Ok(Some(o)), _) => o.offset,
+                    (Ok(None), Ok(h)) => h.map_or(-1, |h| h.offset),
+                    (Err(e), _) | (_, Err(e)) => {
+                        return Err(error::kafka(
+                            e.kafka_code(),
+                            &format!("{}-{}", tp.topic, tp.partition),
+                        ))
+                    }
+                };
+                out.push(PartitionOffset {
+                    partition: tp.partition,
+                    offset: offset.to_string(),
+                    metadata: None,
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    /// Offsets `group_id` committed: for `topics` (every partition, `-1` where none), or for
+    /// every topic the group committed to.
+    #[napi(ts_return_type = "Promise<Array<TopicOffsets>>")]
+    pub fn fetch_offsets<'env>(
+        &self,
+        env: &'env Env,
+        group_id: String,
+        topics: Option<Vec<String>>,
+    ) -> napi::Result<PromiseRaw<'env, Vec<TopicOffsets>>> {
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            let mut committed = groups::offset_fetch(core.cluster(), &group_id)
+                .await
+                .map_err(error::request)?;
+            let names: Vec<String> = match topics {
+                Some(t) => t,
+                None => committed.keys().cloned().collect(),
+            };
+            let mut out = Vec::with_capacity(names.len());
+            for topic in names {
+                let found = committed.remove(&topic).unwrap_or_default();
+                let mut parts: Vec<i32> = partitions_of(&core, &topic).await?;
+                for c in &found {
+                    if !parts.contains(&c.partition) {
+                        parts.push(c.partition);
+                    }
+                }
+                parts.sort_unstable();
+                let partitions = parts
+                    .into_iter()
+                    .map(|p| {
+                        let c = found.iter().find(|c| c.partition == p);
+                        PartitionOffset {
+                            partition: p,
+                            offset: c.map_or(-1, |c| c.offset).to_string(),
+                            metadata: c.and_then(|c| c.metadata.clone()),
+                        }
+                    })
+                    .collect();
+                out.push(TopicOffsets { topic, partitions });
+            }
+            Ok(out)
+        })
+    }
+
+    /// Every consumer group the brokers know.
+    #[napi(ts_return_type = "Promise<Array<GroupOverview>>")]
+    pub fn list_groups<'env>(
+        &self,
+        env: &'env Env,
+    ) -> napi::Result<PromiseRaw<'env, Vec<GroupOverview>>> {
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            let listed = groups::list_groups(core.cluster())
+                .await
+                .map_err(error::request)?;
+            Ok(listed
+                .into_iter()
+                .map(|g| GroupOverview {
+                    group_id: g.group_id,
+                    protocol_type: g.protocol_type,
+                })
+                .collect())
+        })
+    }
+
+    /// State, protocol and members of each group.
+    #[napi(ts_return_type = "Promise<Array<GroupDescription>>")]
+    pub fn describe_groups<'env>(
+        &self,
+        env: &'env Env,
+        group_ids: Vec<String>,
+    ) -> napi::Result<PromiseRaw<'env, Vec<GroupDescription>>> {
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            let described = groups::describe_groups(core.cluster(), &group_ids)
+                .await
+                .map_err(error::request)?;
+            Ok(described
+                .into_iter()
+                .map(|g| GroupDescription {
+                    error_code: i32::from(g.error_code),
+                    group_id: g.group_id,
+                    state: g.state,
+                    protocol_type: g.protocol_type,
+                    protocol: g.protocol,
+                    members: g
+                        .members
+                        .into_iter()
+                        .map(|m| MemberDescription {
+                            member_id: m.member_id,
+                            client_id: m.client_id,
+                            client_host: m.client_host,
+                            member_metadata: Buffer::from(m.metadata.to_vec()),
+                            member_assignment: Buffer::from(m.assignment.to_vec()),
+                        })
+                        .collect(),
+                })
+                .collect())
+        })
+    }
+
+    /// Closes the admin client's connections.
+    #[napi]
+    pub fn close(&self) {
+        self.core.close();
+    }
+}

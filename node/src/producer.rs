@@ -1,0 +1,290 @@
+//! `NativeProducer`: the core producer behind KafkaJS's `producer.send` / `sendBatch`.
+//!
+//! `send` reads the messages on the JavaScript thread and hands them, in call order, to one
+//! enqueue task per producer; that task appends them to the core's batches (`Producer::send`,
+//! which waits only for metadata and `buffer.memory`) and then lets their delivery futures
+//! resolve on their own task, so the next call's records are appended while this call's batches
+//! are in flight. A single enqueue task keeps the order of records across calls that were not
+//! awaited, which an idempotent producer's per-partition sequence relies on.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{Array, PromiseRaw};
+use napi::Env;
+use napi_derive::napi;
+use odradek::producer::DeliveryFuture;
+use odradek::{Producer, ProducerRecord};
+use odradek_bindings::{codes, Stage};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::{error, records, rt};
+
+/// One partition's outcome of a `send` call (KafkaJS's `RecordMetadata`).
+#[napi(object)]
+pub struct PartitionResult {
+    /// Topic.
+    pub topic_name: String,
+    /// Partition.
+    pub partition: i32,
+    /// Always 0: failures reject the call.
+    pub error_code: i32,
+    /// Offset of the call's first record in this partition, as a string (-1 with acks=0).
+    pub base_offset: String,
+    /// Log-append time (`-1`: create time).
+    pub log_append_time: String,
+    /// Not reported by the core (`-1`).
+    pub log_start_offset: String,
+}
+
+type Reply = oneshot::Sender<napi::Result<Vec<DeliveryFuture>>>;
+
+struct Job {
+    records: Vec<ProducerRecord>,
+    reply: Reply,
+}
+
+/// Appends each job's records in arrival order.
+async fn enqueue_loop(core: Arc<Producer>, mut jobs: mpsc::UnboundedReceiver<Job>) {
+    while let Some(job) = jobs.recv().await {
+        let mut deliveries = Vec::with_capacity(job.records.len());
+        let mut failed = None;
+        for record in job.records {
+            let topic = record.topic.clone();
+            match core.send(record).await {
+                Ok(d) => deliveries.push(d),
+                Err(e) => {
+                    let mut err = odradek_bindings::ClientError::from_core(&e, Stage::Enqueue);
+                    if err.code() == codes::MSG_TIMED_OUT && !topic_known(&core, &topic) {
+                        err = odradek_bindings::ClientError::unknown_topic(&topic, &err);
+                    }
+                    failed = Some(error::from_client(&err));
+                    break;
+                }
+            }
+        }
+        // Records appended before a failure are still delivered; the call reports the failure.
+        let _ = job.reply.send(match failed {
+            Some(e) => Err(e),
+            None => Ok(deliveries),
+        });
+    }
+}
+
+fn topic_known(core: &Producer, topic: &str) -> bool {
+    core.cluster()
+        .metadata()
+        .topics
+        .get(topic)
+        .is_some_and(|t| t.error.is_ok() && !t.partitions.is_empty())
+}
+
+/// Waits for every delivery and folds them into one result per partition.
+async fn settle(deliveries: Vec<DeliveryFuture>) -> napi::Result<Vec<PartitionResult>> {
+    let mut base: BTreeMap<(Arc<str>, i32), (i64, i64)> = BTreeMap::new();
+    let mut first_error = None;
+    for d in deliveries {
+        match d.await {
+            Ok(meta) => {
+                let entry = base
+                    .entry((meta.topic.clone(), meta.partition))
+                    .or_insert((i64::MAX, -1));
+                if meta.offset >= 0 {
+                    entry.0 = entry.0.min(meta.offset);
+                }
+                entry.1 = entry.1.max(meta.timestamp);
+            }
+            Err(e) => {
+                if first_error.is_none() {
+                    first_error = Some(error::from_core(&e, Stage::Delivery));
+                }
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    Ok(base
+        .into_iter()
+        .map(|((topic, partition), (offset, _))| PartitionResult {
+            topic_name: topic.to_string(),
+            partition,
+            error_code: 0,
+            base_offset: if offset == i64::MAX { -1 } else { offset }.to_string(),
+            log_append_time: "-1".to_string(),
+            log_start_offset: "-1".to_string(),
+        })
+        .collect())
+}
+
+/// The native producer (one per KafkaJS producer and acks/compression combination).
+#[napi]
+pub struct NativeProducer {
+    core: Arc<Producer>,
+    jobs: mpsc::UnboundedSender<Job>,
+}
+
+#[napi]
+impl NativeProducer {
+    /// Creates a producer from Kafka property names (nothing is connected yet).
+    #[napi(constructor)]
+    pub fn new(config: HashMap<String, String>) -> napi::Result<Self> {
+        let core = rt::enter(|| Producer::from_map(config))?.map_err(error::request)?;
+        let core = Arc::new(core);
+        let (tx, rx) = mpsc::unbounded_channel();
+        rt::handle()?.spawn(enqueue_loop(core.clone(), rx));
+        Ok(NativeProducer { core, jobs: tx })
+    }
+
+    /// Sends `[{ topic, messages }]`; resolves with one result per partition written to, once
+    /// every record is acknowledged (per the producer's `acks`), or rejects with the first
+    /// failure.
+    #[napi(ts_return_type = "Promise<Array<PartitionResult>>")]
+    pub fn send<'env>(
+        &self,
+        env: &'env Env,
+        topic_messages: Array<'env>,
+    ) -> napi::Result<PromiseRaw<'env, Vec<PartitionResult>>> {
+        let records = records::topic_messages(&topic_messages)?;
+        let (reply, rx) = oneshot::channel();
+        self.jobs
+            .send(Job { records, reply })
+            .map_err(|_| error::state("producer is disconnected"))?;
+        rt::promise(env, async move {
+            let deliveries = rx
+                .await
+                .map_err(|_| error::state("producer is disconnected"))??;
+            settle(deliveries).await
+        })
+    }
+
+    /// Fetches metadata for `topics` (creating them if the broker auto-creates topics): what
+    /// KafkaJS's `connect` and partition lookups need. Resolves with the partition counts.
+    #[napi(ts_return_type = "Promise<Array<number>>")]
+    pub fn partitions_for<'env>(
+        &self,
+        env: &'env Env,
+        topics: Vec<String>,
+    ) -> napi::Result<PromiseRaw<'env, Vec<u32>>> {
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            let timeout = core.cluster().config().producer.max_block;
+            let deadline = std::time::Instant::now() + timeout;
+            let mut out = Vec::with_capacity(topics.len());
+            for t in &topics {
+                let info = core
+                    .cluster()
+                    .topic(t, deadline)
+                    .await
+                    .map_err(error::request)?;
+                out.push(info.partitions.len() as u32);
+            }
+            Ok(out)
+        })
+    }
+
+    /// Checks that a broker answers (KafkaJS's `connect`).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn connect<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            core.cluster().refresh().await.map_err(error::request)?;
+            Ok(())
+        })
+    }
+
+    /// Sends everything queued without waiting for `linger.ms` and waits for it.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn flush<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            core.flush().await;
+            Ok(())
+        })
+    }
+
+    /// Registers the producer's `transactional.id` (fencing older instances) and gets its
+    /// producer id; once, before the first transaction. Waits up to `max.block.ms`.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn init_transactions<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            let timeout = core.cluster().config().producer.max_block;
+            core.init_transactions(timeout)
+                .await
+                .map_err(error::request)
+        })
+    }
+
+    /// Opens a transaction.
+    #[napi]
+    pub fn begin_transaction(&self) -> napi::Result<()> {
+        self.core.begin_transaction().map_err(error::request)
+    }
+
+    /// Adds `group_id`'s offsets (the next offsets to consume) to the open transaction.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn send_offsets_to_transaction<'env>(
+        &self,
+        env: &'env Env,
+        group_id: String,
+        offsets: Vec<crate::consumer::JsTopicPartitionOffset>,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
+        let mut list = Vec::with_capacity(offsets.len());
+        for o in &offsets {
+            let offset = o
+                .offset
+                .trim()
+                .parse::<i64>()
+                .map_err(|_| error::invalid(format!("invalid offset `{}`", o.offset)))?;
+            list.push((
+                odradek::producer::TopicPartition {
+                    topic: o.topic.as_str().into(),
+                    partition: o.partition,
+                },
+                offset,
+            ));
+        }
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            let group = odradek::producer::GroupMetadata::new(group_id);
+            core.send_offsets_to_transaction(&list, &group)
+                .await
+                .map_err(error::request)
+        })
+    }
+
+    /// Sends what is queued and commits the open transaction.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn commit_transaction<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            let timeout = core.cluster().config().producer.delivery_timeout;
+            core.commit_transaction(timeout)
+                .await
+                .map_err(error::request)
+        })
+    }
+
+    /// Aborts the open transaction.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn abort_transaction<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            let timeout = core.cluster().config().producer.delivery_timeout;
+            core.abort_transaction(timeout)
+                .await
+                .map_err(error::request)
+        })
+    }
+
+    /// Flushes and closes the producer; later sends fail.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let core = self.core.clone();
+        rt::promise(env, async move {
+            core.close().await;
+            Ok(())
+        })
+    }
+}

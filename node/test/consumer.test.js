@@ -1,0 +1,263 @@
+'use strict'
+// Consumer: run with eachMessage / eachBatch, commits (auto and manual), seek, pause/resume,
+// a group of two sharing partitions, and restart from committed offsets.
+const { test, before, after } = require('node:test')
+const assert = require('node:assert/strict')
+const { Kafka, KafkaJSNonRetriableError } = require('..')
+const { startBroker, uniqueName, waitFor } = require('./helpers/broker')
+
+let broker, kafka, admin, producer
+
+before(async () => {
+  broker = await startBroker()
+  kafka = new Kafka({ clientId: 'consumer-test', brokers: [broker.bootstrap], logLevel: 0 })
+  admin = kafka.admin()
+  await admin.connect()
+  producer = kafka.producer()
+  await producer.connect()
+})
+
+after(async () => {
+  await producer.disconnect()
+  await admin.disconnect()
+  await broker.stop()
+})
+
+async function topicWith (partitions, count = 0) {
+  const topic = uniqueName('cons')
+  await admin.createTopics({ topics: [{ topic, numPartitions: partitions }] })
+  if (count > 0) {
+    const messages = Array.from({ length: count }, (_, i) => ({ key: `k${i}`, value: `v${i}`, partition: i % partitions }))
+    await producer.send({ topic, messages })
+  }
+  return topic
+}
+
+async function committed (groupId, topic) {
+  const [t] = await admin.fetchOffsets({ groupId, topics: [topic] })
+  return Object.fromEntries(t.partitions.map(p => [p.partition, p.offset]))
+}
+
+test('eachMessage sees every record in partition order and autoCommit commits them', async () => {
+  const topic = await topicWith(2, 40)
+  const groupId = uniqueName('g')
+  const consumer = kafka.consumer({ groupId })
+  const joined = []
+  consumer.on(consumer.events.GROUP_JOIN, (e) => joined.push(e.payload))
+  await consumer.connect()
+  await consumer.subscribe({ topics: [topic], fromBeginning: true })
+  const seen = { 0: [], 1: [] }
+  await consumer.run({
+    eachMessage: async ({ topic: t, partition, message }) => {
+      assert.equal(t, topic)
+      seen[partition].push(Number(message.offset))
+      assert.equal(message.value.toString(), `v${Number(message.offset) * 2 + partition}`)
+    }
+  })
+  await waitFor(() => seen[0].length + seen[1].length >= 40, { what: '40 messages' })
+  assert.deepEqual(seen[0], Array.from({ length: 20 }, (_, i) => i))
+  assert.deepEqual(seen[1], Array.from({ length: 20 }, (_, i) => i))
+  await waitFor(async () => {
+    const c = await committed(groupId, topic)
+    return c[0] === '20' && c[1] === '20'
+  }, { what: 'auto-commit of 20 + 20' })
+  await waitFor(() => joined.length > 0, { what: 'GROUP_JOIN' })
+  assert.equal(joined[0].groupId, groupId)
+  assert.deepEqual(joined[0].memberAssignment[topic].sort(), [0, 1])
+  await consumer.disconnect()
+})
+
+test('a restarted consumer resumes after the committed offsets', async () => {
+  const topic = await topicWith(1, 10)
+  const groupId = uniqueName('g')
+  const first = kafka.consumer({ groupId })
+  await first.connect()
+  await first.subscribe({ topic, fromBeginning: true })
+  const seen = []
+  await first.run({ eachMessage: async ({ message }) => { seen.push(message.offset) } })
+  await waitFor(() => seen.length >= 10, { what: 'first 10' })
+  await first.disconnect()
+  await producer.send({ topic, messages: [{ value: 'v10' }, { value: 'v11' }] })
+  const second = kafka.consumer({ groupId })
+  await second.connect()
+  await second.subscribe({ topic, fromBeginning: true })
+  const later = []
+  await second.run({ eachMessage: async ({ message }) => { later.push(message.offset) } })
+  await waitFor(() => later.length >= 2, { what: 'two new messages' })
+  assert.deepEqual(later, ['10', '11'])
+  await second.disconnect()
+})
+
+test('two consumers in one group share the partitions', async () => {
+  const topic = await topicWith(4)
+  const groupId = uniqueName('shared')
+  const seen = [new Map(), new Map()]
+  const consumers = [kafka.consumer({ groupId }), kafka.consumer({ groupId })]
+  for (const [i, c] of consumers.entries()) {
+    await c.connect()
+    await c.subscribe({ topic, fromBeginning: true })
+    await c.run({ eachMessage: async ({ partition, message }) => { seen[i].set(`${partition}:${message.offset}`, message.value.toString()) } })
+  }
+  // Both members must own partitions before the records go out, so neither takes all.
+  await waitFor(() => consumers.every(c => c._native.assignment().length > 0) &&
+    consumers.reduce((n, c) => n + c._native.assignment().length, 0) === 4, { what: 'both members assigned', timeoutMs: 60000 })
+  const a = consumers[0]._native.assignment().map(tp => tp.partition)
+  const b = consumers[1]._native.assignment().map(tp => tp.partition)
+  assert.deepEqual([...a, ...b].sort(), [0, 1, 2, 3], 'every partition assigned exactly once')
+  const messages = Array.from({ length: 80 }, (_, i) => ({ value: `m${i}`, partition: i % 4 }))
+  await producer.send({ topic, messages })
+  await waitFor(() => seen[0].size + seen[1].size >= 80, { what: '80 messages across the group', timeoutMs: 60000 })
+  assert.equal(seen[0].size + seen[1].size, 80, 'no message twice')
+  assert.ok(seen[0].size > 0 && seen[1].size > 0, 'both members consumed')
+  for (const [i, c] of consumers.entries()) {
+    const mine = new Set(c._native.assignment().map(tp => tp.partition))
+    for (const k of seen[i].keys()) assert.ok(mine.has(Number(k.split(':')[0])), `member ${i} got ${k} of a partition it does not own`)
+  }
+  await Promise.all(consumers.map(c => c.disconnect()))
+  const description = await admin.describeGroups([groupId])
+  assert.equal(description.groups[0].groupId, groupId)
+  assert.equal(description.groups[0].members.length, 0)
+})
+
+test('eachBatch with manual resolveOffset and commitOffsets', async () => {
+  const topic = await topicWith(1, 30)
+  const groupId = uniqueName('g')
+  const consumer = kafka.consumer({ groupId })
+  await consumer.connect()
+  await consumer.subscribe({ topic, fromBeginning: true })
+  const seen = []
+  await consumer.run({
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    eachBatch: async ({ batch, resolveOffset, isRunning, isStale }) => {
+      assert.equal(batch.topic, topic)
+      assert.equal(batch.firstOffset(), batch.messages[0].offset)
+      for (const m of batch.messages) {
+        if (!isRunning() || isStale()) break
+        seen.push(Number(m.offset))
+        resolveOffset(m.offset)
+      }
+    }
+  })
+  await waitFor(() => seen.length >= 30, { what: '30 messages' })
+  assert.deepEqual(seen, Array.from({ length: 30 }, (_, i) => i))
+  assert.equal((await committed(groupId, topic))[0], '-1', 'autoCommit false commits nothing')
+  await consumer.commitOffsets([{ topic, partition: 0, offset: '17' }])
+  assert.equal((await committed(groupId, topic))[0], '17')
+  await consumer.disconnect()
+})
+
+test('eachBatch that resolves only part of a batch gets the rest again', async () => {
+  const topic = await topicWith(1, 10)
+  const consumer = kafka.consumer({ groupId: uniqueName('g') })
+  await consumer.connect()
+  await consumer.subscribe({ topic, fromBeginning: true })
+  const deliveries = []
+  let firstCall = true
+  await consumer.run({
+    eachBatchAutoResolve: false,
+    eachBatch: async ({ batch, resolveOffset }) => {
+      deliveries.push(batch.messages.map(m => Number(m.offset)))
+      if (firstCall && batch.messages.length > 3) {
+        firstCall = false
+        resolveOffset(batch.messages[2].offset)
+        return
+      }
+      for (const m of batch.messages) resolveOffset(m.offset)
+    }
+  })
+  await waitFor(() => deliveries.length >= 2 && deliveries.slice(1).flat().includes(9), { what: 'the rest after a partial batch' })
+  const flat = deliveries.flat()
+  const after = flat.slice(deliveries[0].length)
+  assert.equal(after[0], 3, `delivery resumes after the resolved offset: ${JSON.stringify(deliveries)}`)
+  await consumer.disconnect()
+})
+
+test('a failing eachMessage sees the same message again', async () => {
+  const topic = await topicWith(1, 5)
+  const consumer = kafka.consumer({ groupId: uniqueName('g'), retry: { initialRetryTime: 10 } })
+  const crashes = []
+  consumer.on(consumer.events.CRASH, (e) => crashes.push(e.payload.error))
+  await consumer.connect()
+  await consumer.subscribe({ topic, fromBeginning: true })
+  const seen = []
+  let failed = false
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      seen.push(message.offset)
+      if (message.offset === '2' && !failed) {
+        failed = true
+        throw new Error('boom')
+      }
+    }
+  })
+  await waitFor(() => seen.includes('4'), { what: 'all five' })
+  assert.deepEqual(seen, ['0', '1', '2', '2', '3', '4'])
+  await waitFor(() => crashes.length === 1, { what: 'CRASH event' })
+  assert.equal(crashes[0].message, 'boom')
+  await consumer.disconnect()
+})
+
+test('seek moves a running consumer', async () => {
+  const topic = await topicWith(1, 20)
+  const consumer = kafka.consumer({ groupId: uniqueName('g') })
+  await consumer.connect()
+  await consumer.subscribe({ topic, fromBeginning: true })
+  const seen = []
+  let sought = false
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      seen.push(Number(message.offset))
+      if (message.offset === '15' && !sought) {
+        sought = true
+        consumer.seek({ topic, partition: 0, offset: '5' })
+      }
+    }
+  })
+  await waitFor(() => seen.filter(o => o === 19).length >= 1 && sought && seen.lastIndexOf(5) > seen.indexOf(15), { what: 'replay after seek' })
+  const afterSeek = seen.slice(seen.indexOf(15) + 1)
+  assert.equal(afterSeek[0], 5)
+  assert.deepEqual(afterSeek.slice(0, 15), Array.from({ length: 15 }, (_, i) => i + 5))
+  assert.throws(() => consumer.seek({ topic, partition: 0, offset: 'abc' }), KafkaJSNonRetriableError)
+  await consumer.disconnect()
+})
+
+test('pause holds a partition back and resume releases it', async () => {
+  const topic = await topicWith(2)
+  const consumer = kafka.consumer({ groupId: uniqueName('g') })
+  await consumer.connect()
+  await consumer.subscribe({ topic, fromBeginning: true })
+  const seen = []
+  await consumer.run({ eachMessage: async ({ partition, message }) => { seen.push(`${partition}:${message.value}`) } })
+  await waitFor(() => consumer._native.assignment().length === 2, { what: 'assignment' })
+  consumer.pause([{ topic, partitions: [1] }])
+  assert.deepEqual(consumer.paused(), [{ topic, partitions: [1] }])
+  await producer.send({ topic, messages: [{ value: 'a', partition: 0 }, { value: 'b', partition: 1 }] })
+  await waitFor(() => seen.includes('0:a'), { what: 'unpaused partition' })
+  await producer.send({ topic, messages: [{ value: 'c', partition: 0 }] })
+  await waitFor(() => seen.includes('0:c'), { what: 'unpaused partition again' })
+  assert.ok(!seen.includes('1:b'), 'paused partition delivered')
+  consumer.resume([{ topic }])
+  assert.deepEqual(consumer.paused(), [])
+  await waitFor(() => seen.includes('1:b'), { what: 'resumed partition' })
+  await consumer.disconnect()
+})
+
+test('subscribe by RegExp and argument errors', async () => {
+  const prefix = uniqueName('rx')
+  await admin.createTopics({ topics: [{ topic: `${prefix}-a`, numPartitions: 1 }, { topic: `${prefix}-b`, numPartitions: 1 }] })
+  await producer.send({ topic: `${prefix}-a`, messages: [{ value: 'A' }] })
+  await producer.send({ topic: `${prefix}-b`, messages: [{ value: 'B' }] })
+  const consumer = kafka.consumer({ groupId: uniqueName('g') })
+  await consumer.connect()
+  await consumer.subscribe({ topics: [new RegExp(`^${prefix}-.*`)], fromBeginning: true })
+  const seen = new Set()
+  await consumer.run({ eachMessage: async ({ topic, message }) => { seen.add(`${topic}=${message.value}`) } })
+  await waitFor(() => seen.size >= 2, { what: 'both matching topics' })
+  assert.deepEqual([...seen].sort(), [`${prefix}-a=A`, `${prefix}-b=B`])
+  await assert.rejects(consumer.subscribe({ topic: 'late' }), KafkaJSNonRetriableError)
+  await consumer.disconnect()
+  assert.throws(() => kafka.consumer({}), KafkaJSNonRetriableError)
+  const idle = kafka.consumer({ groupId: uniqueName('g') })
+  await assert.rejects(idle.run({ eachMessage: async () => {} }), KafkaJSNonRetriableError)
+})

@@ -1,0 +1,37 @@
+// Compiled by test/modules.test.js with `tsc --noEmit`: KafkaJS-style code typed against
+// index.d.ts. Never run.
+import { Kafka, CompressionTypes, logLevel, KafkaJSError, EachMessagePayload, RecordMetadata } from 'odradek'
+
+async function main (): Promise<void> {
+  const kafka = new Kafka({ clientId: 'app', brokers: ['127.0.0.1:9092'], logLevel: logLevel.ERROR, 'socket.connection.setup.timeout.ms': 5000 })
+  const producer = kafka.producer({ idempotent: true, 'linger.ms': 5 })
+  await producer.connect()
+  const sent: RecordMetadata[] = await producer.send({ topic: 't', compression: CompressionTypes.ZSTD, messages: [{ key: 'k', value: Buffer.from('v'), headers: { h: 'x' } }] })
+  console.log(sent[0].baseOffset)
+  const txn = await kafka.producer({ transactionalId: 'tx' }).transaction()
+  await txn.sendOffsets({ consumerGroupId: 'g', topics: [{ topic: 't', partitions: [{ partition: 0, offset: '1' }] }] })
+  await txn.commit()
+  const consumer = kafka.consumer({ groupId: 'g', sessionTimeout: 10000 })
+  await consumer.subscribe({ topics: ['t', /t-.*/], fromBeginning: true })
+  consumer.on(consumer.events.GROUP_JOIN, (e) => console.log(e.payload))
+  await consumer.run({
+    eachMessage: async ({ topic, partition, message }: EachMessagePayload) => {
+      console.log(topic, partition, message.offset, message.value?.toString())
+    }
+  })
+  consumer.seek({ topic: 't', partition: 0, offset: '0' })
+  consumer.pause([{ topic: 't' }])
+  await consumer.commitOffsets([{ topic: 't', partition: 0, offset: '5' }])
+  const admin = kafka.admin()
+  const created: boolean = await admin.createTopics({ topics: [{ topic: 't', numPartitions: 3 }] })
+  const { groups } = await admin.listGroups()
+  const described = await admin.describeGroups(groups.map(g => g.groupId))
+  console.log(created, described.groups[0].state, await admin.fetchOffsets({ groupId: 'g', topics: ['t'] }))
+  try {
+    await admin.deleteTopics({ topics: ['t'] })
+  } catch (e) {
+    if (e instanceof KafkaJSError) console.log(e.code, e.type, e.retriable)
+  }
+}
+
+main().catch(console.error)
