@@ -33,6 +33,24 @@ fn by_topic<T>(items: &[(TopicPartition, T)]) -> Vec<(&str, Vec<(i32, &T)>)> {
     topics
 }
 
+/// Flattens `(topic, [(partition, error code)])` answers into per-partition codes.
+fn partition_codes(
+    topics: impl Iterator<Item = (kafka_protocol::protocol::StrBytes, Vec<(i32, i16)>)>,
+) -> PartitionCodes {
+    let mut out = Vec::new();
+    for (name, partitions) in topics {
+        let topic: std::sync::Arc<str> = name.as_str().into();
+        for (partition, code) in partitions {
+            let tp = TopicPartition {
+                topic: topic.clone(),
+                partition,
+            };
+            out.push((tp, ErrorCode::from_code(code)));
+        }
+    }
+    out
+}
+
 /// The single item's outcome: retry on a coordinator move, else the per-partition codes.
 fn outcome(top: ErrorCode, codes: PartitionCodes) -> Outcome<PartitionCodes> {
     if coordinator_error(top) {
@@ -91,22 +109,13 @@ impl Call for AlterGroupOffsets<'_> {
             .with_retention_time_ms(-1)
             .with_topics(topics);
         let response = connection.send(&request).await?;
-        let codes: PartitionCodes = response
-            .topics
-            .into_iter()
-            .flat_map(|t| {
-                let topic: std::sync::Arc<str> = t.name.as_str().into();
-                t.partitions.into_iter().map(move |p| {
-                    (
-                        TopicPartition {
-                            topic: topic.clone(),
-                            partition: p.partition_index,
-                        },
-                        ErrorCode::from_code(p.error_code),
-                    )
-                })
-            })
-            .collect();
+        let codes = partition_codes(response.topics.into_iter().map(|t| {
+            let parts = t.partitions.into_iter();
+            (
+                t.name.0,
+                parts.map(|p| (p.partition_index, p.error_code)).collect(),
+            )
+        }));
         let o = outcome(ErrorCode::NoError, codes);
         Ok(items.iter().map(|&i| (i, clone_outcome(&o))).collect())
     }
@@ -152,22 +161,13 @@ impl Call for DeleteGroupOffsets<'_> {
             .with_group_id(GroupId(sb(self.group)))
             .with_topics(topics);
         let response = connection.send(&request).await?;
-        let codes: PartitionCodes = response
-            .topics
-            .into_iter()
-            .flat_map(|t| {
-                let topic: std::sync::Arc<str> = t.name.as_str().into();
-                t.partitions.into_iter().map(move |p| {
-                    (
-                        TopicPartition {
-                            topic: topic.clone(),
-                            partition: p.partition_index,
-                        },
-                        ErrorCode::from_code(p.error_code),
-                    )
-                })
-            })
-            .collect();
+        let codes = partition_codes(response.topics.into_iter().map(|t| {
+            let parts = t.partitions.into_iter();
+            (
+                t.name.0,
+                parts.map(|p| (p.partition_index, p.error_code)).collect(),
+            )
+        }));
         let o = outcome(ErrorCode::from_code(response.error_code), codes);
         Ok(items.iter().map(|&i| (i, clone_outcome(&o))).collect())
     }
