@@ -149,6 +149,14 @@ pub struct OffsetsArgs {
     /// Instead of watermarks, the first offset at or after this timestamp (ms)
     #[arg(long = "time", value_name = "MS", allow_negative_numbers = true)]
     pub time: Option<i64>,
+    /// Instead of watermarks, consumer group GROUP's committed offsets and lag
+    #[arg(
+        short = 'G',
+        long = "group",
+        value_name = "GROUP",
+        conflicts_with = "time"
+    )]
+    pub group: Option<String>,
 }
 
 /// `perf ...`.

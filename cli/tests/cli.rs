@@ -247,12 +247,51 @@ fn consume_in_a_group_resumes_at_committed_offsets() {
     want.sort();
     assert_eq!(consume(&target), want, "first run reads everything");
     assert!(consume(&target).is_empty(), "second run resumes at the end");
+    // `offsets -G`: committed offset, high watermark and lag per partition.
+    let group_offsets = |group: &str| -> Vec<(String, String, String)> {
+        let run = ok(&target, &["offsets", "-t", &topic, "-G", group], "");
+        run.stdout
+            .lines()
+            .enumerate()
+            .map(|(p, line)| {
+                let rest = line
+                    .strip_prefix(&format!("{topic} [{p}] committed "))
+                    .unwrap_or_else(|| panic!("unexpected line {line:?}"));
+                let f: Vec<&str> = rest.split(' ').collect();
+                assert_eq!((f.len(), f[1], f[3]), (5, "high", "lag"), "{line:?}");
+                (f[0].to_string(), f[2].to_string(), f[4].to_string())
+            })
+            .collect()
+    };
+    let caught_up = group_offsets(&group);
+    assert_eq!(caught_up.len(), 3);
+    let highs: i64 = caught_up
+        .iter()
+        .map(|(_, h, _)| h.parse::<i64>().unwrap())
+        .sum();
+    assert_eq!(highs, 30);
+    assert!(
+        caught_up.iter().all(|(c, h, lag)| c == h && lag == "0"),
+        "{caught_up:?}"
+    );
     ok(&target, &["produce", "-t", &topic], "n1\nn2\n");
+    let behind = group_offsets(&group);
+    let lag: i64 = behind
+        .iter()
+        .map(|(_, _, l)| l.parse::<i64>().unwrap())
+        .sum();
+    assert_eq!(lag, 2, "{behind:?}");
+    let never = group_offsets(&topic_name("cli-no-such-group"));
+    assert!(
+        never.iter().all(|(c, _, lag)| c == "-" && lag == "-"),
+        "{never:?}"
+    );
     assert_eq!(
         consume(&target),
         vec!["n1", "n2"],
         "third run reads only new records"
     );
+    assert!(group_offsets(&group).iter().all(|(_, _, lag)| lag == "0"));
 }
 
 #[test]
@@ -385,6 +424,24 @@ fn perf_produce_and_consume_print_summaries() {
 fn errors_are_one_line_and_non_zero() {
     let line = fails(&["-b", "127.0.0.1:9", "consume", "-t", "x", "--bogus"], 2);
     assert!(line.contains("--bogus"), "{line}");
+    let line = fails(
+        &[
+            "-b",
+            "127.0.0.1:9",
+            "offsets",
+            "-t",
+            "x",
+            "-G",
+            "g",
+            "--time",
+            "0",
+        ],
+        2,
+    );
+    assert!(
+        line.contains("--time") || line.contains("--group"),
+        "{line}"
+    );
     let line = fails(&["-b", "127.0.0.1:9", "fly"], 2);
     assert!(line.contains("fly"), "{line}");
     let line = fails(&["-b", "127.0.0.1:9"], 2);

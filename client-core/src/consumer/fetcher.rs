@@ -1,24 +1,33 @@
 //! The background prefetcher: one Fetch in flight per leader, for every assigned, unpaused
-//! partition with a known position and no data waiting, while the buffer is under its budget.
+//! partition with a known (and, after a leader change, validated) position, while the buffer is
+//! under its budget (`queued.max.messages.kbytes`, 64 MiB). Each broker's requests run on an
+//! incremental fetch session (KIP-227, `session.rs`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
-use kafka_protocol::messages::{BrokerId, FetchRequest, TopicName};
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic, ForgottenTopic};
+use kafka_protocol::messages::{ApiKey, BrokerId, FetchRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
 use super::offsets::{list_offsets, EARLIEST, LATEST};
+use super::session::{FetchParams, SessionRequest, MIN_SESSION_VERSION};
 use super::state::{Buffered, Reset};
+use super::validate::{observe_leader_epoch, validate_positions};
 use super::Shared;
+use crate::config::ConsumerConfig;
 use crate::producer::TopicPartition;
 use crate::records::RecordBatches;
 use crate::{Error, ErrorCode};
 
+/// How long closing fetch sessions may hold up `close`.
+const SESSION_CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Runs until the consumer closes.
 pub(crate) async fn run(shared: Arc<Shared>) {
     let mut in_flight_leaders: HashMap<i32, tokio::task::JoinHandle<()>> = HashMap::new();
+    let mut refresh: Option<tokio::task::JoinHandle<()>> = None;
     loop {
         let woken = shared.fetch_wake.notified();
         tokio::pin!(woken);
@@ -27,9 +36,15 @@ pub(crate) async fn run(shared: Arc<Shared>) {
             for (_, h) in in_flight_leaders {
                 h.abort();
             }
+            if let Some(h) = refresh {
+                h.abort();
+            }
+            close_sessions(&shared).await;
             return;
         }
         resolve_resets(&shared).await;
+        refresh_metadata(&shared, &mut refresh);
+        validate_positions(&shared).await;
         in_flight_leaders.retain(|_, h| !h.is_finished());
         let plan = plan_fetches(&shared, &in_flight_leaders);
         for (leader, parts) in plan {
@@ -41,6 +56,53 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         }
         let _ = tokio::time::timeout(Duration::from_millis(250), woken).await;
     }
+}
+
+/// Refreshes metadata in the background when a fetch reported it stale or it is older than
+/// `metadata.max.age.ms`, so moved leaders and new leader epochs (KIP-320) are noticed.
+fn refresh_metadata(shared: &Shared, running: &mut Option<tokio::task::JoinHandle<()>>) {
+    if running.as_ref().is_some_and(|h| !h.is_finished()) {
+        return;
+    }
+    let asked = std::mem::take(&mut shared.lock().refresh_metadata);
+    let old = shared.cluster.metadata().age() > shared.cluster.config().metadata_max_age;
+    if asked || old {
+        let cluster = shared.cluster.clone();
+        *running = Some(tokio::spawn(async move {
+            if let Err(e) = cluster.refresh().await {
+                tracing::debug!(error = %e, "consumer metadata refresh failed");
+            }
+        }));
+    }
+}
+
+/// Ends every open fetch session (epoch -1) so brokers free them now rather than when they
+/// expire; best effort, bounded by a short timeout.
+async fn close_sessions(shared: &Shared) {
+    let sessions: Vec<(i32, (i32, i32))> = shared
+        .lock()
+        .sessions
+        .drain()
+        .filter_map(|(leader, s)| Some((leader, s.close_metadata()?)))
+        .collect();
+    let closes = sessions
+        .into_iter()
+        .map(|(leader, (id, epoch))| async move {
+            let request = FetchRequest::default()
+                .with_replica_id(BrokerId(-1))
+                .with_max_wait_ms(0)
+                .with_min_bytes(0)
+                .with_session_id(id)
+                .with_session_epoch(epoch);
+            if let Ok(conn) = shared.cluster.connection(leader).await {
+                let _ = conn.send(&request).await;
+            }
+        });
+    let _ = tokio::time::timeout(
+        SESSION_CLOSE_TIMEOUT,
+        futures_util::future::join_all(closes),
+    )
+    .await;
 }
 
 /// Looks up positions for partitions that need one (`auto.offset.reset`, seek to beginning/end).
@@ -137,7 +199,19 @@ async fn resolve_committed(shared: &Shared) {
     }
 }
 
-type Planned = Vec<(TopicPartition, i64, u64)>;
+/// One partition of a planned Fetch.
+#[derive(Debug, Clone)]
+struct PlannedPartition {
+    tp: TopicPartition,
+    offset: i64,
+    generation: u64,
+    /// The leader epoch metadata knows (-1: unknown), sent as `current_leader_epoch`.
+    leader_epoch: i32,
+    /// Only part of a batch came back last time: this partition must be read first.
+    oversize: bool,
+}
+
+type Planned = Vec<PlannedPartition>;
 
 fn plan_fetches(
     shared: &Shared,
@@ -154,15 +228,14 @@ fn plan_fetches(
     let mut missing_leader = false;
     let order = state.order.clone();
     for tp in order {
-        let buffered = state.has_buffered(&tp);
+        // A partition with data still waiting is fetched too (its next data is appended behind
+        // it): the global budget bounds memory, and a fetch that lists only partitions with
+        // nothing new would otherwise long-poll for `fetch.max.wait.ms` while the partitions
+        // being drained wait behind it (one fetch in flight per leader).
         let Some(p) = state.parts.get_mut(&tp) else {
             continue;
         };
-        if p.paused
-            || p.in_flight
-            || buffered
-            || p.error.is_some()
-            || p.backoff_until.is_some_and(|t| t > now)
+        if p.paused || p.in_flight || p.error.is_some() || p.backoff_until.is_some_and(|t| t > now)
         {
             continue;
         }
@@ -173,15 +246,27 @@ fn plan_fetches(
             missing_leader = true;
             continue;
         };
+        let epoch = leader_epoch(&meta, &tp);
+        observe_leader_epoch(p, epoch);
+        if p.awaiting_validation {
+            continue;
+        }
         if busy.contains_key(&leader) {
             continue;
         }
         p.in_flight = true;
+        let planned = PlannedPartition {
+            tp: tp.clone(),
+            offset,
+            generation: p.generation,
+            leader_epoch: epoch,
+            oversize: p.oversize,
+        };
         let entry = plan.entry(leader).or_default();
         if p.oversize {
-            entry.insert(0, (tp.clone(), offset, p.generation));
+            entry.insert(0, planned);
         } else {
-            entry.push((tp.clone(), offset, p.generation));
+            entry.push(planned);
         }
     }
     if !state.order.is_empty() {
@@ -208,14 +293,23 @@ fn plan_fetches(
     plan
 }
 
-async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
-    let config = shared.cluster.config().consumer.clone();
+/// The partition's leader epoch in `meta` (-1 when unknown).
+fn leader_epoch(meta: &crate::cluster::ClusterMetadata, tp: &TopicPartition) -> i32 {
+    meta.topics
+        .get(tp.topic.as_ref())
+        .and_then(|t| t.partitions.iter().find(|p| p.partition == tp.partition))
+        .map_or(-1, |p| p.leader_epoch)
+}
+
+/// The FetchRequest for one session request.
+fn fetch_request(config: &ConsumerConfig, session: &SessionRequest) -> FetchRequest {
     let mut topics: Vec<FetchTopic> = Vec::new();
-    for (tp, offset, _) in &parts {
+    for (tp, params) in &session.partitions {
         let fp = FetchPartition::default()
             .with_partition(tp.partition)
-            .with_fetch_offset(*offset)
-            .with_partition_max_bytes(config.max_partition_fetch_bytes);
+            .with_current_leader_epoch(params.current_leader_epoch)
+            .with_fetch_offset(params.fetch_offset)
+            .with_partition_max_bytes(params.max_bytes);
         match topics
             .iter_mut()
             .find(|t| t.topic.as_str() == tp.topic.as_ref())
@@ -223,49 +317,121 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
             Some(t) => t.partitions.push(fp),
             None => topics.push(
                 FetchTopic::default()
-                    .with_topic(TopicName(StrBytes::from_string(tp.topic.to_string())))
+                    .with_topic(topic_name(&tp.topic))
                     .with_partitions(vec![fp]),
             ),
         }
     }
-    let request = FetchRequest::default()
+    let mut forgotten: Vec<ForgottenTopic> = Vec::new();
+    for tp in &session.forgotten {
+        match forgotten
+            .iter_mut()
+            .find(|t| t.topic.as_str() == tp.topic.as_ref())
+        {
+            Some(t) => t.partitions.push(tp.partition),
+            None => forgotten.push(
+                ForgottenTopic::default()
+                    .with_topic(topic_name(&tp.topic))
+                    .with_partitions(vec![tp.partition]),
+            ),
+        }
+    }
+    FetchRequest::default()
         .with_replica_id(BrokerId(-1))
         .with_max_wait_ms(config.fetch_max_wait.as_millis().min(i32::MAX as u128) as i32)
         .with_min_bytes(config.fetch_min_bytes)
         .with_max_bytes(config.fetch_max_bytes)
         .with_isolation_level(i8::from(config.read_committed))
-        .with_session_id(0)
-        .with_session_epoch(-1)
-        .with_topics(topics);
-    let result = match shared.cluster.connection(leader).await {
-        Ok(conn) => conn.send(&request).await,
-        Err(e) => Err(e),
+        .with_session_id(session.session_id)
+        .with_session_epoch(session.epoch)
+        .with_topics(topics)
+        .with_forgotten_topics_data(forgotten)
+}
+
+fn topic_name(topic: &str) -> TopicName {
+    TopicName(StrBytes::from_string(topic.to_string()))
+}
+
+async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
+    let config = shared.cluster.config().consumer.clone();
+    let backoff = shared.cluster.config().retry_backoff;
+    let conn = match shared.cluster.connection(leader).await {
+        Ok(conn) => conn,
+        Err(e) => {
+            shared.cluster.on_error(&e);
+            release(&shared, &parts, Some(Instant::now() + backoff));
+            shared.fetch_wake.notify_one();
+            return;
+        }
     };
+    let sessions = conn
+        .versions()
+        .version(ApiKey::Fetch)
+        .is_ok_and(|v| v >= MIN_SESSION_VERSION);
+    let wanted = parts
+        .iter()
+        .map(|p| {
+            let params = FetchParams {
+                fetch_offset: p.offset,
+                max_bytes: config.max_partition_fetch_bytes,
+                current_leader_epoch: p.leader_epoch,
+            };
+            (p.tp.clone(), params)
+        })
+        .collect();
+    // A partition that got only part of a batch must come first, and only a full fetch reads
+    // partitions in request order (an incremental one reads them in the session's order).
+    let force_full = parts.iter().any(|p| p.oversize);
+    let session = shared
+        .lock()
+        .sessions
+        .entry(leader)
+        .or_default()
+        .request(wanted, force_full, sessions);
+    let result = conn.send(&fetch_request(&config, &session)).await;
     let response = match result {
         Ok(r) => r,
         Err(e) => {
             shared.cluster.on_error(&e);
-            release(
-                &shared,
-                &parts,
-                Some(Instant::now() + shared.cluster.config().retry_backoff),
-            );
+            if let Some(s) = shared.lock().sessions.get_mut(&leader) {
+                s.on_failure();
+            }
+            release(&shared, &parts, Some(Instant::now() + backoff));
             shared.fetch_wake.notify_one();
             return;
         }
     };
     let mut state = shared.lock();
+    let top_error = ErrorCode::from_code(response.error_code);
+    let session_error = state.sessions.entry(leader).or_default().on_response(
+        &session,
+        top_error,
+        response.session_id,
+    );
+    if !top_error.is_ok() {
+        drop(state);
+        tracing::debug!(broker = leader, error = %top_error, "fetch failed");
+        // A session error is answered by a full fetch at once; anything else backs off.
+        let until = (!session_error).then(|| Instant::now() + backoff);
+        if !session_error {
+            shared.cluster.on_error(&Error::Kafka(top_error));
+        }
+        release(&shared, &parts, until);
+        shared.fetch_wake.notify_one();
+        return;
+    }
     let mut got_data = false;
+    let mut refresh = false;
     for topic in response.responses {
         for pd in topic.partitions {
             let tp = TopicPartition {
                 topic: topic.topic.to_string().into(),
                 partition: pd.partition_index,
             };
-            let Some((_, offset, generation)) = parts.iter().find(|(t, _, _)| t == &tp).cloned()
-            else {
+            let Some(planned) = parts.iter().find(|p| p.tp == tp) else {
                 continue;
             };
+            let (offset, generation) = (planned.offset, planned.generation);
             let Some(p) = state.parts.get_mut(&tp) else {
                 continue;
             };
@@ -322,8 +488,12 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
                     }
                 },
                 code if code.is_retriable() || code.invalidates_metadata() => {
-                    p.backoff_until = Some(Instant::now() + shared.cluster.config().retry_backoff);
+                    // FENCED_LEADER_EPOCH (our epoch is old), UNKNOWN_LEADER_EPOCH (the broker's
+                    // is), NOT_LEADER_OR_FOLLOWER...: back off and refresh metadata; a newer
+                    // leader epoch then makes the position wait for validation.
+                    p.backoff_until = Some(Instant::now() + backoff);
                     shared.cluster.on_error(&Error::Kafka(code));
+                    refresh = refresh || code.invalidates_metadata();
                 }
                 code => {
                     p.error = Some(Error::Kafka(code));
@@ -332,10 +502,12 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
             }
         }
     }
-    // Partitions the broker left out of the response become fetchable again.
-    for (tp, _, generation) in &parts {
-        if let Some(p) = state.parts.get_mut(tp) {
-            if p.generation == *generation {
+    state.refresh_metadata |= refresh;
+    // Partitions the response left out had nothing new (an incremental fetch answers only
+    // partitions with news); they become fetchable again.
+    for planned in &parts {
+        if let Some(p) = state.parts.get_mut(&planned.tp) {
+            if p.generation == planned.generation {
                 p.in_flight = false;
             }
         }
@@ -349,9 +521,9 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
 
 fn release(shared: &Shared, parts: &Planned, backoff: Option<Instant>) {
     let mut state = shared.lock();
-    for (tp, _, generation) in parts {
-        if let Some(p) = state.parts.get_mut(tp) {
-            if p.generation == *generation {
+    for planned in parts {
+        if let Some(p) = state.parts.get_mut(&planned.tp) {
+            if p.generation == planned.generation {
                 p.in_flight = false;
                 p.backoff_until = backoff;
             }

@@ -5,7 +5,11 @@
 //! batches as they came off the wire. `poll` decodes them lazily: each batch is decompressed once,
 //! CRC-checked when `check.crcs` is set, control batches are skipped, and records before the
 //! position (a batch may start before it) are dropped. Seeking bumps a partition's generation so
-//! data fetched for the old position is discarded.
+//! data fetched for the old position is discarded. Requests to each broker run on an incremental
+//! fetch session (KIP-227, `session.rs`): after the first full fetch only changed partitions are
+//! listed and only partitions with news come back. Fetches carry the leader epoch from metadata;
+//! when it moves on, the position is validated with the new leader before fetching resumes
+//! (KIP-320, `validate.rs`), so a truncated log neither loses nor repeats records.
 //!
 //! With `isolation.level=read_committed` the broker returns data only up to the last stable
 //! offset and lists the aborted transactions in range; their batches are skipped (per producer,
@@ -15,7 +19,9 @@
 mod fetcher;
 pub mod group;
 mod offsets;
+mod session;
 mod state;
+mod validate;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::Ordering;
@@ -482,6 +488,8 @@ impl Consumer {
                 continue;
             }
             let mut position = part.position.unwrap_or(0);
+            // Leader epoch of the last batch the position moved through (KIP-320).
+            let mut last_epoch = part.last_epoch;
             let mut failure = None;
             let mut exhausted = false;
             while out.len() < max {
@@ -503,15 +511,18 @@ impl Consumer {
                                 }
                             }
                             let next = batch.next_offset();
+                            let epoch = batch.partition_leader_epoch();
                             // Control batches and aborted transactions (read_committed) are
                             // skipped; the position still moves past them.
                             let skip = buffered.skip(&batch);
                             if skip || next <= position {
+                                if next > position && epoch >= 0 {
+                                    last_epoch = Some(epoch);
+                                }
                                 position = position.max(next);
                                 continue;
                             }
                             let tt = batch.attributes().timestamp_type();
-                            let epoch = batch.partition_leader_epoch();
                             match batch.records() {
                                 Ok(records) => {
                                     buffered.current = Some(state::CurrentBatch {
@@ -535,6 +546,7 @@ impl Consumer {
                 match current.records.next() {
                     None => {
                         position = position.max(current.next_offset);
+                        last_epoch = current.leader_epoch.or(last_epoch);
                         buffered.current = None;
                     }
                     Some(Err(e)) => {
@@ -546,6 +558,7 @@ impl Consumer {
                             continue;
                         }
                         position = r.offset + 1;
+                        last_epoch = current.leader_epoch.or(last_epoch);
                         out.push(ConsumerRecord {
                             topic: buffered.tp.topic.clone(),
                             partition: buffered.tp.partition,
@@ -567,6 +580,7 @@ impl Consumer {
             let part = state.parts.get_mut(&buffered.tp);
             if let Some(part) = part {
                 part.position = Some(position);
+                part.last_epoch = last_epoch;
                 if let Some(e) = failure {
                     // Do not skip past a corrupt batch silently: stop this partition and raise.
                     part.error = Some(e);

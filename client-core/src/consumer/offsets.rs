@@ -48,8 +48,16 @@ pub async fn list_offsets(
     for (leader, qs) in by_leader {
         let mut topics: Vec<ListOffsetsTopic> = Vec::new();
         for (tp, ts) in &qs {
+            // KIP-320: the leader refuses (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH) when our
+            // view of its epoch is stale or ahead, and the error refreshes metadata.
+            let epoch = meta
+                .topics
+                .get(tp.topic.as_ref())
+                .and_then(|t| t.partitions.iter().find(|p| p.partition == tp.partition))
+                .map_or(-1, |p| p.leader_epoch);
             let p = ListOffsetsPartition::default()
                 .with_partition_index(tp.partition)
+                .with_current_leader_epoch(epoch)
                 .with_timestamp(*ts);
             match topics
                 .iter_mut()

@@ -4,6 +4,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use bytes::Bytes;
 
+use super::session::FetchSession;
 use crate::producer::TopicPartition;
 use crate::records::{ControlRecordType, RecordBatch, RecordBatches, Records};
 use crate::Error;
@@ -41,6 +42,13 @@ pub(crate) struct PartState {
     pub oversize: bool,
     /// Not fetchable before this instant (after a retriable error).
     pub backoff_until: Option<std::time::Instant>,
+    /// The leader epoch the partition is fetched under, from metadata (KIP-320).
+    pub leader_epoch: Option<i32>,
+    /// The leader epoch of the last batch consumed (the position's epoch; `None` after a seek).
+    pub last_epoch: Option<i32>,
+    /// The leader changed since the position was established: not fetchable until the new
+    /// leader confirmed the position with OffsetForLeaderEpoch (see `validate.rs`).
+    pub awaiting_validation: bool,
 }
 
 impl PartState {
@@ -58,6 +66,9 @@ impl PartState {
             in_flight: false,
             oversize: false,
             backoff_until: None,
+            leader_epoch: None,
+            last_epoch: None,
+            awaiting_validation: false,
         }
     }
 
@@ -69,6 +80,8 @@ impl PartState {
         self.reset = None;
         self.error = None;
         self.in_flight = false;
+        self.last_epoch = None;
+        self.awaiting_validation = false;
     }
 
     /// Asks for a position lookup.
@@ -78,6 +91,8 @@ impl PartState {
         self.fetch_offset = None;
         self.reset = Some(reset);
         self.in_flight = false;
+        self.last_epoch = None;
+        self.awaiting_validation = false;
     }
 }
 
@@ -172,11 +187,9 @@ pub(crate) struct State {
     pub buffer: VecDeque<Buffered>,
     pub buffered_bytes: usize,
     pub closed: bool,
-}
-
-impl State {
-    /// Whether fetched data for `tp` is waiting.
-    pub fn has_buffered(&self, tp: &TopicPartition) -> bool {
-        self.buffer.iter().any(|b| &b.tp == tp)
-    }
+    /// Incremental fetch sessions (KIP-227) by broker node id.
+    pub sessions: HashMap<i32, FetchSession>,
+    /// A fetch answered with an error that means our metadata is stale (e.g. a moved leader,
+    /// FENCED_LEADER_EPOCH): the fetcher refreshes it.
+    pub refresh_metadata: bool,
 }

@@ -5,28 +5,50 @@
 //! This proxy rewrites those addresses in Metadata, FindCoordinator and DescribeCluster
 //! responses to listeners of its own (one per upstream broker), so every connection of the
 //! client passes through it and [`BrokerProxy::cut_all`] drops them all. Every other frame is
-//! forwarded byte for byte.
+//! forwarded byte for byte. It also notes the session fields of every Fetch exchange
+//! ([`BrokerProxy::fetches`]), so tests can see incremental fetch sessions (KIP-227) at work.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use odradek::protocol::messages::{
-    DescribeClusterResponse, FindCoordinatorResponse, MetadataResponse,
+    DescribeClusterResponse, FetchResponse, FindCoordinatorResponse, MetadataResponse, RequestKind,
 };
 use odradek::protocol::types::StrBytes;
-use odradek::protocol::{decode_response, encode_response};
+use odradek::protocol::{decode_request, decode_response, encode_response};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
+const FETCH: i16 = 1;
 const METADATA: i16 = 3;
 const FIND_COORDINATOR: i16 = 10;
 const DESCRIBE_CLUSTER: i16 = 60;
 
-/// Requests awaiting a response on one connection: correlation id → (API key, version).
-type InFlight = Arc<Mutex<HashMap<i32, (i16, i16)>>>;
+/// Requests awaiting a response on one connection: correlation id → (API key, version, and for
+/// a Fetch what the request said).
+type InFlight = Arc<Mutex<HashMap<i32, (i16, i16, Option<FetchSeen>)>>>;
+
+/// One Fetch request and its response, as far as fetch sessions go.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FetchSeen {
+    /// Request `session_id`.
+    pub session_id: i32,
+    /// Request `session_epoch`.
+    pub epoch: i32,
+    /// Partitions the request listed.
+    pub listed: usize,
+    /// Partitions in `forgotten_topics_data`.
+    pub forgotten: usize,
+    /// Response top-level error code.
+    pub error_code: i16,
+    /// Response `session_id`.
+    pub response_session_id: i32,
+    /// Partitions in the response.
+    pub answered: usize,
+}
 
 #[derive(Debug)]
 struct Inner {
@@ -35,6 +57,8 @@ struct Inner {
     cut: watch::Sender<u64>,
     /// Client connections accepted so far.
     accepted: std::sync::atomic::AtomicUsize,
+    /// Fetch exchanges completed, in order.
+    fetches: Mutex<Vec<FetchSeen>>,
 }
 
 /// The proxy; dropping it stops accepting (open connections end when cut or closed).
@@ -54,6 +78,7 @@ impl BrokerProxy {
             listeners: Mutex::new(HashMap::new()),
             cut,
             accepted: std::sync::atomic::AtomicUsize::new(0),
+            fetches: Mutex::new(Vec::new()),
         });
         let bootstrap = listen(&inner, upstream);
         BrokerProxy { bootstrap, inner }
@@ -69,6 +94,15 @@ impl BrokerProxy {
         self.inner
             .accepted
             .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Every Fetch exchange answered so far, in order.
+    pub fn fetches(&self) -> Vec<FetchSeen> {
+        self.inner
+            .fetches
+            .lock()
+            .map(|f| f.clone())
+            .unwrap_or_default()
     }
 }
 
@@ -126,8 +160,11 @@ async fn requests(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, in_flight: In
             let key = i16::from_be_bytes([frame[0], frame[1]]);
             let version = i16::from_be_bytes([frame[2], frame[3]]);
             let correlation = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
+            let fetch = (key == FETCH)
+                .then(|| fetch_request(frame.clone()))
+                .flatten();
             if let Ok(mut m) = in_flight.lock() {
-                m.insert(correlation, (key, version));
+                m.insert(correlation, (key, version, fetch));
             }
         }
         let len = (frame.len() as i32).to_be_bytes();
@@ -150,12 +187,47 @@ async fn responses(
             .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]));
         let request = correlation.and_then(|c| in_flight.lock().ok()?.remove(&c));
         let out = match request {
-            Some((key, version)) => rewrite(inner, key, version, frame),
+            Some((key, version, fetch)) => {
+                if let Some(seen) = fetch {
+                    note_fetch(inner, seen, frame.clone(), version);
+                }
+                rewrite(inner, key, version, frame)
+            }
             None => with_length(&frame),
         };
         if to.write_all(&out).await.is_err() {
             return;
         }
+    }
+}
+
+/// The session fields of a Fetch request frame.
+fn fetch_request(frame: Bytes) -> Option<FetchSeen> {
+    let RequestKind::Fetch(r) = decode_request(frame).ok()?.body else {
+        return None;
+    };
+    Some(FetchSeen {
+        session_id: r.session_id,
+        epoch: r.session_epoch,
+        listed: r.topics.iter().map(|t| t.partitions.len()).sum(),
+        forgotten: r
+            .forgotten_topics_data
+            .iter()
+            .map(|t| t.partitions.len())
+            .sum(),
+        ..FetchSeen::default()
+    })
+}
+
+/// Completes a Fetch exchange with its response and records it.
+fn note_fetch(inner: &Inner, mut seen: FetchSeen, frame: Bytes, version: i16) {
+    if let Ok((_, body)) = decode_response::<FetchResponse>(frame, version) {
+        seen.error_code = body.error_code;
+        seen.response_session_id = body.session_id;
+        seen.answered = body.responses.iter().map(|t| t.partitions.len()).sum();
+    }
+    if let Ok(mut f) = inner.fetches.lock() {
+        f.push(seen);
     }
 }
 

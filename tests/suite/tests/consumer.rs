@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use odradek::producer::TopicPartition;
-use odradek::{Consumer, ConsumerRecord, Error, ErrorCode, Producer, ProducerRecord};
+use odradek::{ClientConfig, Consumer, ConsumerRecord, Error, ErrorCode, Producer, ProducerRecord};
+use odradek_suite::broker_proxy::{BrokerProxy, FetchSeen};
 use odradek_suite::{create_topic, topic_name, Target};
 
 fn tp(topic: &str, partition: i32) -> TopicPartition {
@@ -243,50 +244,179 @@ async fn empty_topic_polls_return_nothing() {
     consumer.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn restarts_and_dropped_connections_lose_and_repeat_nothing() {
-    let Some((mut target, proxy)) = Target::start_behind_proxy(&[]).await else {
-        return;
-    };
-    let topic = topic_name("consume-faults");
-    let consumer = Consumer::new(target.config(&[
-        ("auto.offset.reset", "earliest"),
-        ("reconnect.backoff.ms", "10"),
-        ("retry.backoff.ms", "20"),
-        ("max.poll.records", "50"),
-        ("max.partition.fetch.bytes", "2000"),
-    ]))
-    .unwrap();
-    create_topic(consumer.cluster(), &topic, 2).await;
-    produce(&target, &topic, 0, 0..1500, "snappy").await;
-    produce(&target, &topic, 1, 1500..3000, "none").await;
-    consumer.assign(&[tp(&topic, 0), tp(&topic, 1)]);
-    let mut got = Vec::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    let mut polls = 0;
-    while got.len() < 3000 && tokio::time::Instant::now() < deadline {
-        got.extend(consumer.poll(Duration::from_millis(100)).await.unwrap());
-        polls += 1;
-        if polls == 5 || polls == 15 {
-            proxy.cut_all();
-        }
-        if polls == 10 {
-            target.restart();
-        }
-    }
+/// A consumer configuration that bootstraps through `proxy`.
+fn via_proxy(proxy: &BrokerProxy, extra: &[(&str, &str)]) -> ClientConfig {
+    let mut entries = vec![("bootstrap.servers", proxy.bootstrap.as_str())];
+    entries.extend_from_slice(extra);
+    ClientConfig::from_map(entries).unwrap()
+}
+
+/// Offsets per partition of `records`.
+fn offsets_by_partition(records: &[ConsumerRecord]) -> BTreeMap<i32, Vec<i64>> {
     let mut seen: BTreeMap<i32, Vec<i64>> = BTreeMap::new();
-    for r in &got {
+    for r in records {
         seen.entry(r.partition).or_default().push(r.offset);
     }
+    seen
+}
+
+/// An assigned consumer reads on while connections are cut and (our broker) the broker is
+/// SIGKILLed and restarted; against an external broker the faults are dropped connections only.
+/// Every record arrives exactly once, in order per partition, including records produced after
+/// the faults (which the consumer long-polls for).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restarts_and_dropped_connections_lose_and_repeat_nothing() {
+    let mut target = Target::start(&[]);
+    let proxy = BrokerProxy::start(&target.bootstrap);
+    let topic = topic_name("consume-faults");
+    let consumer = Consumer::new(via_proxy(
+        &proxy,
+        &[
+            ("auto.offset.reset", "earliest"),
+            ("reconnect.backoff.ms", "10"),
+            ("retry.backoff.ms", "20"),
+            ("max.poll.records", "50"),
+            ("max.partition.fetch.bytes", "2000"),
+            ("fetch.max.wait.ms", "100"),
+        ],
+    ))
+    .unwrap();
+    create_topic(consumer.cluster(), &topic, 3).await;
+    produce(&target, &topic, 0, 0..1500, "snappy").await;
+    produce(&target, &topic, 1, 1500..3000, "none").await;
+    produce(&target, &topic, 2, 3000..4500, "lz4").await;
+    consumer.assign(&[tp(&topic, 0), tp(&topic, 1), tp(&topic, 2)]);
+    let mut got = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
+    // Faults at these record counts: cut, restart (or cut), cut; then more data, and a cut
+    // while the consumer waits for it.
+    let mut faults = vec![(500, false), (1500, true), (3000, false)];
+    let mut produced_more = false;
+    let total = 4500 + 3 * 200;
+    while got.len() < total {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {} records",
+            got.len()
+        );
+        got.extend(consumer.poll(Duration::from_millis(100)).await.unwrap());
+        if let Some(&(at, restart)) = faults.first() {
+            if got.len() >= at {
+                faults.remove(0);
+                if restart && target.is_own_broker() {
+                    target.restart();
+                } else {
+                    proxy.cut_all();
+                }
+            }
+        }
+        if !produced_more && got.len() >= 4500 {
+            produced_more = true;
+            proxy.cut_all();
+            for p in 0..3 {
+                let start = 10_000 + p as usize * 200;
+                produce(&target, &topic, p, start..start + 200, "zstd").await;
+            }
+        }
+    }
+    let seen = offsets_by_partition(&got);
+    for p in 0..3 {
+        assert_eq!(
+            seen[&p],
+            (0..1700).collect::<Vec<i64>>(),
+            "partition {p}: no loss, no repeats, in order"
+        );
+    }
+    assert!(proxy.connections_accepted() > 1, "the cuts reconnected");
+    consumer.close().await;
+}
+
+/// Incremental fetch sessions (KIP-227): the first fetch is full and opens a session, later
+/// ones are incremental on it, and once everything is read an idle fetch lists nothing and
+/// gets nothing back. New data on one partition comes back exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_sessions_are_incremental() {
+    let target = Target::start(&[]);
+    let proxy = BrokerProxy::start(&target.bootstrap);
+    let topic = topic_name("fetch-session");
+    let consumer = Consumer::new(via_proxy(
+        &proxy,
+        &[
+            ("auto.offset.reset", "earliest"),
+            ("fetch.max.wait.ms", "50"),
+        ],
+    ))
+    .unwrap();
+    create_topic(consumer.cluster(), &topic, 6).await;
+    for p in 0..6 {
+        produce(&target, &topic, p, 0..20, "none").await;
+    }
+    let partitions: Vec<TopicPartition> = (0..6).map(|p| tp(&topic, p)).collect();
+    consumer.assign(&partitions);
+    let got = consume_n(&consumer, 120).await;
+    assert_eq!(got.len(), 120);
+    // Idle: wait for an incremental fetch that lists and returns nothing.
+    let idle = |f: &FetchSeen| f.epoch > 0 && f.listed == 0 && f.forgotten == 0 && f.answered == 0;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !proxy.fetches().iter().any(idle) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{:?}",
+            proxy.fetches()
+        );
+        assert!(consumer
+            .poll(Duration::from_millis(50))
+            .await
+            .unwrap()
+            .is_empty());
+    }
+    produce(&target, &topic, 2, 20..25, "none").await;
+    let more = consume_n(&consumer, 5).await;
+    assert!(consumer
+        .poll(Duration::from_millis(300))
+        .await
+        .unwrap()
+        .is_empty());
+    let mut all = got;
+    all.extend(more);
+    let seen = offsets_by_partition(&all);
+    for p in 0..6 {
+        let n = if p == 2 { 25 } else { 20 };
+        assert_eq!(seen[&p], (0..n).collect::<Vec<i64>>(), "partition {p}");
+    }
+    let fetches = proxy.fetches();
+    let first = &fetches[0];
     assert_eq!(
-        seen[&0],
-        (0..1500).collect::<Vec<i64>>(),
-        "partition 0: no loss, no repeats"
+        (first.session_id, first.epoch),
+        (0, 0),
+        "first fetch is full"
     );
-    assert_eq!(
-        seen[&1],
-        (0..1500).collect::<Vec<i64>>(),
-        "partition 1: no loss, no repeats"
+    assert_ne!(first.response_session_id, 0, "the broker opened a session");
+    let session = first.response_session_id;
+    assert!(fetches.iter().all(|f| f.error_code == 0), "{fetches:?}");
+    let incremental: Vec<&FetchSeen> = fetches
+        .iter()
+        .filter(|f| f.session_id == session && f.epoch > 0)
+        .collect();
+    assert!(incremental.len() >= 2, "{fetches:?}");
+    // Epochs count up by one on the session.
+    for w in incremental.windows(2) {
+        assert_eq!(w[1].epoch, w[0].epoch + 1, "{fetches:?}");
+    }
+    // Once idle, only partition 2 had news: every later fetch listed and got back at most
+    // that one partition, not all six.
+    let idle_at = fetches.iter().position(idle).unwrap();
+    assert!(
+        fetches[idle_at..]
+            .iter()
+            .all(|f| f.listed <= 1 && f.answered <= 1 && f.session_id == session),
+        "incremental fetches carry changes only: {fetches:?}"
     );
     consumer.close().await;
+    // Closing ends the session (epoch -1).
+    let last = proxy.fetches().pop().unwrap();
+    assert_eq!(
+        (last.session_id, last.epoch, last.error_code),
+        (session, -1, 0)
+    );
 }
