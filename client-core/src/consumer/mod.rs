@@ -16,6 +16,7 @@
 //! from the transaction's first offset to its ABORT marker), so the application sees committed
 //! records only. Partitions come from `assign` or from a group (`subscribe`).
 
+mod commit_async;
 mod fetcher;
 pub mod group;
 mod offsets;
@@ -150,6 +151,7 @@ pub struct Consumer {
     fetcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
     ready: Mutex<VecDeque<ConsumerRecord>>,
     membership: Mutex<Option<(Arc<group::Membership>, tokio::task::JoinHandle<()>)>>,
+    committer: std::sync::OnceLock<commit_async::AsyncCommitter>,
 }
 
 fn default_reset(policy: OffsetReset) -> Option<Reset> {
@@ -190,6 +192,7 @@ impl Consumer {
             fetcher: Mutex::new(Some(fetcher)),
             ready: Mutex::new(VecDeque::new()),
             membership: Mutex::new(None),
+            committer: std::sync::OnceLock::new(),
         })
     }
 
@@ -683,6 +686,38 @@ impl Consumer {
                     Some((_, code)) => Err(Error::Kafka(code)),
                     None => Ok(()),
                 }
+            }
+        }
+    }
+
+    /// Commits without waiting (Java's `commitAsync`): the given offsets, or the positions of
+    /// every assigned partition as they are *now*, are sent by a background task in call order
+    /// (a later commit never lands before an earlier one). The returned future reports the
+    /// result; it need not be awaited. Must be called inside the consumer's tokio runtime.
+    pub fn commit_async(
+        &self,
+        offsets: Option<&[(TopicPartition, i64)]>,
+    ) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
+        let list: Vec<(TopicPartition, i64, Option<String>)> = match offsets {
+            Some(list) => list.iter().map(|(tp, o)| (tp.clone(), *o, None)).collect(),
+            None => group::positions(&self.shared, None),
+        };
+        let submitted = match &self.shared.group {
+            None => Err(Error::config(
+                "group.id",
+                "committing offsets needs group.id",
+            )),
+            Some(_) if list.is_empty() => Ok(None),
+            Some(group) => Ok(Some(
+                self.committer
+                    .get_or_init(|| commit_async::AsyncCommitter::start(group.clone()))
+                    .submit(list),
+            )),
+        };
+        async move {
+            match submitted? {
+                Some(result) => result.await,
+                None => Ok(()),
             }
         }
     }

@@ -627,3 +627,41 @@ async fn committed_offsets_survive_a_broker_restart() {
     assert_eq!(got.len(), 20);
     second.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_commits_land_in_call_order() {
+    let target = Target::start(&[("group.initial.rebalance.delay.ms", "0")]);
+    let topic = topic_name("acommit");
+    let group = topic_name("g");
+    let consumer = Consumer::new(group_config(
+        &target,
+        &group,
+        &[("enable.auto.commit", "false")],
+    ))
+    .unwrap();
+    create_topic(consumer.cluster(), &topic, 1).await;
+    produce(&target, &topic, 40).await;
+    consumer.subscribe(&[&topic], None).unwrap();
+    assert_eq!(drain(&[&consumer], 40, 30).await.len(), 40);
+    let tp = TopicPartition {
+        topic: topic.as_str().into(),
+        partition: 0,
+    };
+    // Fire several without awaiting: the last one issued is what stays committed.
+    let first = consumer.commit_async(Some(&[(tp.clone(), 5)]));
+    let _not_awaited = consumer.commit_async(Some(&[(tp.clone(), 6)]));
+    let last = consumer.commit_async(Some(&[(tp.clone(), 7)]));
+    last.await.unwrap();
+    first.await.unwrap();
+    let committed = consumer.committed(std::slice::from_ref(&tp)).await.unwrap();
+    assert_eq!(committed[&tp], Some(7));
+    // Without offsets: the current positions (everything delivered).
+    consumer.commit_async(None).await.unwrap();
+    let committed = consumer.committed(std::slice::from_ref(&tp)).await.unwrap();
+    assert_eq!(committed[&tp], Some(40));
+    consumer.close().await;
+
+    let no_group = Consumer::new(target.config(&[])).unwrap();
+    assert!(no_group.commit_async(None).await.is_err());
+    no_group.close().await;
+}

@@ -119,6 +119,21 @@ fn minus(a: &[TopicPartition], b: &[TopicPartition]) -> Vec<TopicPartition> {
 }
 
 /// Commits the delivered positions of `partitions` (auto-commit and commit-on-revoke).
+/// The positions (next offset to deliver) of `partitions`, or of every assigned partition, as
+/// offsets to commit.
+pub(crate) fn positions(
+    shared: &Shared,
+    partitions: Option<&[TopicPartition]>,
+) -> Vec<(TopicPartition, i64, Option<String>)> {
+    let state = shared.lock();
+    state
+        .parts
+        .iter()
+        .filter(|(tp, _)| partitions.is_none_or(|ps| ps.contains(tp)))
+        .filter_map(|(tp, p)| p.position.map(|o| (tp.clone(), o, None)))
+        .collect()
+}
+
 pub(crate) async fn commit_positions(
     shared: &Shared,
     partitions: Option<&[TopicPartition]>,
@@ -129,15 +144,7 @@ pub(crate) async fn commit_positions(
             "committing offsets needs group.id",
         ));
     };
-    let offsets: Vec<(TopicPartition, i64, Option<String>)> = {
-        let state = shared.lock();
-        state
-            .parts
-            .iter()
-            .filter(|(tp, _)| partitions.is_none_or(|ps| ps.contains(tp)))
-            .filter_map(|(tp, p)| p.position.map(|o| (tp.clone(), o, None)))
-            .collect()
-    };
+    let offsets = positions(shared, partitions);
     if offsets.is_empty() {
         return Ok(());
     }
