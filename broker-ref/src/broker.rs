@@ -16,8 +16,11 @@ use crate::{Error, Result};
 /// The broker's shared state.
 #[derive(Debug)]
 pub struct Broker {
-    /// Validated configuration.
+    /// Validated configuration from `server.properties` / `--override` (static keys; for keys
+    /// that can change at runtime read [`Broker::dynamic`]'s effective configuration).
     pub config: BrokerConfig,
+    /// Dynamic broker configs (AlterConfigs on the BROKER resource) over `config`.
+    pub dynamic: crate::dynamic_config::DynamicConfig,
     /// This node's id.
     pub node_id: i32,
     /// Cluster id, persisted in `meta.properties`.
@@ -124,19 +127,16 @@ impl Broker {
         std::fs::create_dir_all(&dir)?;
         let node_id = config.node_id();
         let cluster_id = load_identity(&dir, node_id, config.get("cluster.id"))?;
-        let defaults = LogConfig::from_overrides(
-            &LogConfig::default(),
-            config
-                .topic_defaults()
-                .iter()
-                .map(|(k, v)| (*k, v.as_str())),
-        )?;
-        let topics = TopicRegistry::open(&dir, defaults)?;
+        let dynamic = crate::dynamic_config::DynamicConfig::open(&dir, config.clone())?;
+        let effective = dynamic.effective();
+        let defaults = topic_defaults(&effective)?;
+        let topics = TopicRegistry::open(&dir, defaults, recovery_threads(&effective))?;
         let groups = crate::coordinator::GroupCoordinator::open(&config, &topics)?;
         let producer_ids = crate::coordinator::producer_ids::ProducerIdManager::open(&dir)?;
         let txns = crate::coordinator::txn::TransactionCoordinator::open(&config, &topics)?;
         let broker = Arc::new(Broker {
             config,
+            dynamic,
             node_id,
             cluster_id,
             advertised_host,
@@ -153,13 +153,41 @@ impl Broker {
         Ok(broker)
     }
 
-    /// Flushes every log (clean shutdown).
+    /// Closes every partition (clean shutdown: logs flushed, checkpoints, producer-state
+    /// snapshots and clean-shutdown markers written), on `num.recovery.threads.per.data.dir`
+    /// threads as Kafka does.
     pub fn shutdown(&self) -> Result<()> {
-        for topic in self.topics.list() {
-            for p in topic.partitions() {
-                p.log()?.close()?;
-            }
-        }
-        Ok(())
+        let partitions: Vec<_> = self
+            .topics
+            .list()
+            .iter()
+            .flat_map(|t| t.partitions())
+            .collect();
+        let threads = recovery_threads(&self.dynamic.effective());
+        crate::partition::close_all(partitions, threads)
     }
+
+    /// Applies a new effective configuration (after a dynamic change): the broker-level topic
+    /// defaults of every partition. The cleaner reads its settings before each pass.
+    pub fn apply_dynamic(&self, effective: &BrokerConfig) -> Result<()> {
+        self.topics.set_defaults(topic_defaults(effective)?)
+    }
+}
+
+/// The broker-level topic defaults of a configuration.
+fn topic_defaults(config: &BrokerConfig) -> Result<LogConfig> {
+    LogConfig::from_overrides(
+        &LogConfig::default(),
+        config
+            .topic_defaults()
+            .iter()
+            .map(|(k, v)| (*k, v.as_str())),
+    )
+}
+
+/// `num.recovery.threads.per.data.dir`, at least 1.
+fn recovery_threads(config: &BrokerConfig) -> usize {
+    usize::try_from(config.int("num.recovery.threads.per.data.dir"))
+        .unwrap_or(1)
+        .max(1)
 }

@@ -157,7 +157,7 @@ pub const KEYS: &[KeyDef] = &[
     key("queued.max.requests", Int, "500", Used),
     key("num.network.threads", Int, "3", Accepted),
     key("num.io.threads", Int, "8", Accepted),
-    key("num.recovery.threads.per.data.dir", Int, "2", Accepted),
+    key("num.recovery.threads.per.data.dir", Int, "2", Used),
     key("num.replica.fetchers", Int, "1", Accepted),
     key("unclean.leader.election.enable", Bool, "false", Accepted),
     key("group.initial.rebalance.delay.ms", Int, "3000", Used),
@@ -222,6 +222,10 @@ pub enum Source {
     Default,
     /// From `server.properties` or `--override`.
     Static,
+    /// A cluster-wide dynamic default (AlterConfigs on the BROKER resource with an empty name).
+    DynamicDefault,
+    /// A dynamic value for this broker (AlterConfigs on the BROKER resource named by its id).
+    DynamicBroker,
 }
 
 /// A validated broker configuration.
@@ -374,9 +378,34 @@ impl BrokerConfig {
         self.values.iter().map(|(k, (v, s))| (*k, v.as_str(), *s))
     }
 
-    /// Whether the key was set explicitly.
+    /// Whether the key was set explicitly (statically or dynamically).
     pub fn is_set(&self, name: &str) -> bool {
-        matches!(self.values.get(name), Some((_, Source::Static)))
+        matches!(self.values.get(name), Some((_, s)) if *s != Source::Default)
+    }
+
+    /// This configuration with dynamic values applied over it: `cluster_default`, then
+    /// `broker` (higher precedence). Values are checked like static ones; errors name the key.
+    pub fn with_dynamic(
+        &self,
+        cluster_default: &BTreeMap<String, String>,
+        broker: &BTreeMap<String, String>,
+    ) -> Result<BrokerConfig> {
+        let mut config = self.clone();
+        for (level, source) in [
+            (cluster_default, Source::DynamicDefault),
+            (broker, Source::DynamicBroker),
+        ] {
+            for (k, v) in level {
+                let def =
+                    key_def(k).ok_or_else(|| Error::config(k, "unknown configuration key"))?;
+                check_value(def, v)?;
+                config
+                    .values
+                    .insert(def.name, (v.trim().to_string(), source));
+            }
+        }
+        config.validate()?;
+        Ok(config)
     }
 
     fn long_opt(&self, name: &str) -> Option<i64> {

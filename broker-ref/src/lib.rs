@@ -8,6 +8,7 @@
 pub mod broker;
 pub mod config;
 pub mod coordinator;
+pub mod dynamic_config;
 mod error;
 pub mod handlers;
 pub mod log;

@@ -41,28 +41,64 @@ fn parse_args() -> Result<Args, String> {
     Ok((file, overrides))
 }
 
-async fn wait_for_signal() {
+/// SIGTERM, registered before the broker starts: a SIGTERM that arrives right after the
+/// "listening" line must shut down cleanly, not kill the process with the default action.
+#[cfg(unix)]
+type TermSignal = Option<tokio::signal::unix::Signal>;
+#[cfg(not(unix))]
+type TermSignal = Option<()>;
+
+fn register_term() -> TermSignal {
+    #[cfg(unix)]
+    {
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok()
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+async fn wait_for_signal(term: TermSignal) {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = ctrl_c.await;
-                    return;
-                }
-            };
+        let Some(mut term) = term else {
+            let _ = ctrl_c.await;
+            return;
+        };
         tokio::select! {
             _ = ctrl_c => {}
             _ = term.recv() => {}
         }
     }
     #[cfg(not(unix))]
-    let _ = ctrl_c.await;
+    {
+        let _ = term;
+        let _ = ctrl_c.await;
+    }
+}
+
+/// glibc malloc: keep freed Fetch buffers instead of returning them to the kernel after every
+/// response. A Fetch reads each partition's records into its own buffer and writes them to the
+/// socket without copying, so a response's buffers are all freed together; with glibc's
+/// defaults the freed top of the heap is trimmed (or the buffers are mmap'd) and the next Fetch
+/// page-faults all of its memory again, which made reads 10x slower. Up to 32 MiB per arena
+/// stay mapped; larger buffers are still mmap'd and unmapped.
+fn tune_malloc() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        const KEEP: libc::c_int = 32 << 20;
+        // SAFETY: mallopt only changes allocator parameters; called before any thread exists.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, KEEP);
+            libc::mallopt(libc::M_TRIM_THRESHOLD, KEEP);
+        }
+    }
 }
 
 fn main() -> ExitCode {
+    tune_malloc();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("ODRADEK_LOG")
@@ -96,6 +132,7 @@ fn main() -> ExitCode {
         }
     };
     runtime.block_on(async {
+        let term = register_term();
         let running = match server::start(config).await {
             Ok(r) => r,
             Err(e) => {
@@ -105,7 +142,7 @@ fn main() -> ExitCode {
         };
         println!("odradek-broker listening on {}", running.local_addr);
         tracing::info!(addr = %running.local_addr, data = %running.broker.config.log_dir().display(), "broker started");
-        wait_for_signal().await;
+        wait_for_signal(term).await;
         tracing::info!("shutting down");
         match running.shutdown().await {
             Ok(()) => ExitCode::SUCCESS,

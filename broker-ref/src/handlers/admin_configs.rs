@@ -14,9 +14,11 @@ use kafka_protocol::messages::{
 };
 use odradek::ErrorCode;
 
+use super::broker_configs::{alter_broker, describe_broker, dynamic_topic_default_source, op_of};
 use super::{error_parts, sb, HandlerResult};
 use crate::broker::Broker;
-use crate::config::Source;
+use crate::config::BrokerConfig;
+use crate::dynamic_config::Op;
 use crate::log::LogConfig;
 use crate::{Error, Result};
 
@@ -29,6 +31,10 @@ const RESOURCE_BROKER: i8 = 4;
 pub enum ConfigSource {
     /// Set on the topic.
     DynamicTopic = 1,
+    /// A dynamic value for this broker.
+    DynamicBroker = 2,
+    /// A cluster-wide dynamic default.
+    DynamicDefaultBroker = 3,
     /// Set in `server.properties` or `--override`.
     StaticBroker = 4,
     /// Kafka's default.
@@ -46,11 +52,13 @@ pub struct ConfigEntry {
     pub source: ConfigSource,
 }
 
-/// Every topic-level config of a topic, with its source.
+/// Every topic-level config of a topic, with its source (`broker_config`: the effective broker
+/// configuration, which tells defaults set dynamically apart).
 pub fn topic_config_entries(
     config: &LogConfig,
     overrides: &BTreeMap<String, String>,
     broker_defaults: &LogConfig,
+    broker_config: &BrokerConfig,
 ) -> Vec<ConfigEntry> {
     let kafka_defaults: BTreeMap<&str, String> =
         LogConfig::default().entries().into_iter().collect();
@@ -61,6 +69,8 @@ pub fn topic_config_entries(
         .map(|(name, value)| {
             let source = if overrides.contains_key(name) {
                 ConfigSource::DynamicTopic
+            } else if let Some(dynamic) = dynamic_topic_default_source(name, broker_config) {
+                dynamic
             } else if broker.get(name) != kafka_defaults.get(name) {
                 ConfigSource::StaticBroker
             } else {
@@ -88,32 +98,8 @@ fn describe_topic(broker: &Broker, name: &str) -> Result<Vec<ConfigEntry>> {
         &config,
         &overrides,
         &broker.topics.defaults(),
+        &broker.dynamic.effective(),
     ))
-}
-
-fn describe_broker(broker: &Broker, name: &str) -> Result<Vec<ConfigEntry>> {
-    if !name.is_empty() && name != broker.node_id.to_string() {
-        return Err(Error::kafka(
-            ErrorCode::InvalidRequest,
-            format!(
-                "unexpected broker id {name}, this is broker {}",
-                broker.node_id
-            ),
-        ));
-    }
-    Ok(broker
-        .config
-        .entries()
-        .filter(|(_, v, _)| !v.is_empty())
-        .map(|(name, value, source)| ConfigEntry {
-            name,
-            value: value.to_string(),
-            source: match source {
-                Source::Default => ConfigSource::Default,
-                Source::Static => ConfigSource::StaticBroker,
-            },
-        })
-        .collect())
 }
 
 /// Handles DescribeConfigs.
@@ -123,7 +109,8 @@ pub fn describe(broker: &Arc<Broker>, request: DescribeConfigsRequest) -> Handle
         .into_iter()
         .map(|r| {
             let entries = match r.resource_type {
-                RESOURCE_TOPIC => describe_topic(broker, &r.resource_name),
+                RESOURCE_TOPIC => describe_topic(broker, &r.resource_name)
+                    .map(|e| e.into_iter().map(|e| (e, false, Vec::new())).collect()),
                 RESOURCE_BROKER => describe_broker(broker, &r.resource_name),
                 other => Err(Error::kafka(
                     ErrorCode::InvalidRequest,
@@ -138,16 +125,22 @@ pub fn describe(broker: &Arc<Broker>, request: DescribeConfigsRequest) -> Handle
                     let wanted = r.configuration_keys.as_ref();
                     let configs = entries
                         .into_iter()
-                        .filter(|e| {
+                        .filter(|(e, _, _)| {
                             wanted.is_none_or(|keys| keys.iter().any(|k| k.as_str() == e.name))
                         })
-                        .map(|e| {
+                        .map(|(e, read_only, synonyms)| {
+                            let synonyms = if request.include_synonyms {
+                                synonyms
+                            } else {
+                                Vec::new()
+                            };
                             DescribeConfigsResourceResult::default()
                                 .with_name(sb(e.name))
                                 .with_value(Some(sb(e.value)))
-                                .with_read_only(r.resource_type == RESOURCE_BROKER)
+                                .with_read_only(read_only)
                                 .with_config_source(e.source as i8)
                                 .with_is_sensitive(false)
+                                .with_synonyms(synonyms)
                         })
                         .collect();
                     result.with_configs(configs)
@@ -162,13 +155,6 @@ pub fn describe(broker: &Arc<Broker>, request: DescribeConfigsRequest) -> Handle
     Ok(ResponseKind::DescribeConfigs(
         DescribeConfigsResponse::default().with_results(results),
     ))
-}
-
-fn broker_alter_unsupported() -> Error {
-    Error::kafka(
-        ErrorCode::InvalidRequest,
-        "dynamic broker configuration is not supported; set it in server.properties or with --override",
-    )
 }
 
 /// Handles AlterConfigs: replaces a topic's whole set of overrides.
@@ -189,7 +175,23 @@ pub fn alter(broker: &Arc<Broker>, request: AlterConfigsRequest) -> HandlerResul
                         .topics
                         .set_overrides(&r.resource_name, overrides, request.validate_only)
                 }
-                RESOURCE_BROKER => Err(broker_alter_unsupported()),
+                RESOURCE_BROKER => {
+                    let changes: Vec<(String, Op, Option<String>)> = r
+                        .configs
+                        .iter()
+                        .filter_map(|c| {
+                            let v = c.value.as_ref()?;
+                            Some((c.name.to_string(), Op::Set, Some(v.to_string())))
+                        })
+                        .collect();
+                    alter_broker(
+                        broker,
+                        &r.resource_name,
+                        &changes,
+                        true,
+                        request.validate_only,
+                    )
+                }
                 other => Err(Error::kafka(
                     ErrorCode::InvalidRequest,
                     format!("unsupported resource type {other}"),
@@ -302,7 +304,19 @@ pub fn incremental_alter(
                 RESOURCE_TOPIC => {
                     apply_incremental(broker, &r.resource_name, &ops, request.validate_only)
                 }
-                RESOURCE_BROKER => Err(broker_alter_unsupported()),
+                RESOURCE_BROKER => ops
+                    .iter()
+                    .map(|(k, op, v)| Ok((k.clone(), op_of(*op)?, v.clone())))
+                    .collect::<Result<Vec<_>>>()
+                    .and_then(|changes| {
+                        alter_broker(
+                            broker,
+                            &r.resource_name,
+                            &changes,
+                            false,
+                            request.validate_only,
+                        )
+                    }),
                 other => Err(Error::kafka(
                     ErrorCode::InvalidRequest,
                     format!("unsupported resource type {other}"),

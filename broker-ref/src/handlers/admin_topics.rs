@@ -131,7 +131,12 @@ pub fn create_topics(
                             .topics
                             .effective_config(&overrides)
                             .map(|c| {
-                                topic_config_entries(&c, &overrides, &broker.topics.defaults())
+                                topic_config_entries(
+                                    &c,
+                                    &overrides,
+                                    &broker.topics.defaults(),
+                                    &broker.dynamic.effective(),
+                                )
                             })
                             .unwrap_or_default()
                             .into_iter()

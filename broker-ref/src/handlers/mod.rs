@@ -4,6 +4,8 @@
 mod admin_configs;
 mod admin_topics;
 mod api_versions;
+mod broker_configs;
+mod chunked;
 mod cluster;
 mod fetch;
 pub mod fetch_session;
@@ -34,6 +36,8 @@ pub use api_versions::{advertised_range, ADVERTISED_APIS};
 pub enum Reply {
     /// Write this frame (size prefix included).
     Frame(Bytes),
+    /// Write these chunks back to back: one frame whose record data was not copied.
+    Chunks(Vec<Bytes>),
     /// Send nothing (Produce with acks=0).
     Nothing,
     /// Close the connection, as Kafka does for malformed or unsupported requests.
@@ -129,6 +133,12 @@ pub async fn dispatch(broker: &Arc<Broker>, frame: Bytes) -> Reply {
             let Ok(api_key) = ApiKey::try_from(prefix.api_key) else {
                 return Reply::Close("unknown api key".into());
             };
+            if let ResponseKind::Fetch(fetch) = &body {
+                return match chunked::encode_fetch(version, correlation_id, fetch) {
+                    Ok(chunks) => Reply::Chunks(chunks),
+                    Err(e) => Reply::Close(format!("cannot encode response: {e}")),
+                };
+            }
             match encode_response_kind(api_key, version, correlation_id, &body) {
                 Ok(frame) => Reply::Frame(frame),
                 Err(e) => Reply::Close(format!("cannot encode response: {e}")),

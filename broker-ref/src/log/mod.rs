@@ -30,6 +30,8 @@ mod txn_index;
 mod validate;
 
 #[cfg(test)]
+mod open_tests;
+#[cfg(test)]
 mod prop_tests;
 #[cfg(test)]
 mod test_util;
@@ -48,7 +50,7 @@ pub use cleaner::{BuiltCleaning, CleanOutcome, CleanableState, CleanerOptions, C
 pub use config::{CleanupPolicy, LogConfig, TopicCompression, TOPIC_CONFIG_KEYS};
 pub use epoch_cache::EpochEntry;
 pub use txn_index::AbortedTxn;
-pub use validate::{validate_batch, validate_batch_from, AppendOrigin, ValidatedBatch};
+pub use validate::{validate_batch, validate_batch_from, AppendOrigin, ValidBatch, ValidatedBatch};
 
 use checkpoint::{LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE};
 use epoch_cache::LeaderEpochCache;
@@ -85,6 +87,9 @@ pub struct AppendInfo {
     /// Whether the broker re-encoded the batch (topic codec differs, or inner offsets were
     /// not 0, 1, 2, ...).
     pub recompressed: bool,
+    /// Whether a new segment was rolled for this batch (it then starts at `base_offset`), the
+    /// moment the partition layer snapshots its producer state.
+    pub rolled: bool,
 }
 
 /// The result of a read: whole batches as stored.
@@ -140,6 +145,8 @@ pub struct Log {
     /// First offset of the earliest open transaction (set by the partition layer): the cleaner
     /// never cleans at or past it.
     first_unstable_offset: Option<i64>,
+    /// Bumped by [`Log::set_config`], so a [`ValidBatch`] is never trusted across a change.
+    config_generation: u64,
 }
 
 impl Log {
@@ -160,9 +167,11 @@ impl Log {
         &self.config
     }
     /// Replaces the settings (AlterConfigs). Takes effect from the next operation: size and
-    /// time limits apply to the next append and retention pass, validation to the next batch.
+    /// time limits apply to the next append and retention pass, validation to the next batch
+    /// (a [`ValidBatch`] checked against the old settings is checked again on append).
     pub fn set_config(&mut self, config: LogConfig) {
         self.config = config;
+        self.config_generation = self.config_generation.wrapping_add(1);
     }
 
     /// First offset a consumer may read.
@@ -222,9 +231,17 @@ impl Log {
     }
 
     /// Validates one client batch against this topic's settings without appending it (the
-    /// produce path checks every batch of a request before appending any). See `validate`.
-    pub fn validate(&self, batch: &RecordBatch, now_ms: i64) -> Result<ValidatedBatch> {
-        validate_batch(batch.as_bytes(), &self.config, now_ms)
+    /// produce path checks every batch of a request before appending any, then appends them
+    /// with [`Log::append_validated`], which does not validate again). See `validate`.
+    pub fn validate(&self, batch: &RecordBatch, now_ms: i64) -> Result<ValidBatch> {
+        let bytes = batch.as_bytes().clone();
+        let info = validate_batch(&bytes, &self.config, now_ms)?;
+        Ok(ValidBatch {
+            bytes,
+            info,
+            config_generation: self.config_generation,
+            now_ms,
+        })
     }
 
     fn active(&self) -> Result<&Segment> {
@@ -266,6 +283,32 @@ impl Log {
         now_ms: i64,
         origin: AppendOrigin,
     ) -> Result<AppendInfo> {
+        self.check_leader_epoch(leader_epoch)?;
+        self.begin_change()?;
+        let prepared = prepare::prepare(batch, &self.config, now_ms, origin)?;
+        self.write_prepared(prepared, leader_epoch, now_ms)
+    }
+
+    /// [`Log::append`] for a batch [`Log::validate`] checked: it is not validated again, unless
+    /// the settings changed since (then it is, against the new ones).
+    pub fn append_validated(
+        &mut self,
+        batch: ValidBatch,
+        leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<AppendInfo> {
+        if batch.config_generation != self.config_generation {
+            return self.append(BytesMut::from(batch.bytes.as_ref()), leader_epoch, now_ms);
+        }
+        self.check_leader_epoch(leader_epoch)?;
+        self.begin_change()?;
+        let prepared =
+            prepare::prepare_validated(batch.bytes, batch.info, &self.config, batch.now_ms)?;
+        self.write_prepared(prepared, leader_epoch, now_ms)
+    }
+
+    /// Refuses a leader epoch older than the latest one in the log.
+    fn check_leader_epoch(&self, leader_epoch: i32) -> Result<()> {
         if leader_epoch >= 0 && self.latest_epoch().is_some_and(|l| l > leader_epoch) {
             return Err(Error::kafka(
                 ErrorCode::FencedLeaderEpoch,
@@ -275,14 +318,23 @@ impl Log {
                 ),
             ));
         }
-        self.begin_change()?;
-        let prepared = prepare::prepare(batch, &self.config, now_ms, origin)?;
+        Ok(())
+    }
+
+    /// Assigns offsets to a prepared batch and writes it (rolling first when needed).
+    fn write_prepared(
+        &mut self,
+        prepared: prepare::Prepared,
+        leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<AppendInfo> {
         let mut bytes = prepared.bytes;
         let base_offset = self.log_end_offset;
         stamp_offsets(&mut bytes, base_offset, leader_epoch)?;
         let header = BatchHeader::parse(&bytes)
             .ok_or_else(|| segment::storage_error("prepared batch has an invalid header"))?;
-        if self.active()?.should_roll(&header, now_ms, &self.config) {
+        let rolled = self.active()?.should_roll(&header, now_ms, &self.config);
+        if rolled {
             self.roll()?;
         }
         if self.epochs.assign(leader_epoch, base_offset) {
@@ -313,13 +365,14 @@ impl Log {
             base_sequence: v.base_sequence,
             is_transactional: v.is_transactional,
             recompressed: prepared.rebuilt,
+            rolled,
         })
     }
 
     /// Records an aborted transaction in the index of the segment holding its marker
     /// (`entry.last_offset`, which must be below the log end offset).
     pub fn add_aborted_txn(&mut self, entry: AbortedTxn) -> Result<()> {
-        self.check_usable()?;
+        self.begin_change()?;
         if entry.last_offset >= self.log_end_offset {
             return Err(segment::storage_error(format!(
                 "abort marker {} is past the log end offset {}",
@@ -425,6 +478,19 @@ impl Log {
         checkpoint::write_offset(&self.dir, RECOVERY_POINT_FILE, base)?;
         self.unflushed_messages = 0;
         Ok(())
+    }
+
+    /// Whether the clean-shutdown marker is on disk: nothing changed since the last
+    /// [`Log::close`] (or since a clean open), so closing again has nothing to do.
+    pub fn is_closed_clean(&self) -> bool {
+        self.clean_marker
+    }
+
+    /// fsyncs the partition directory (makes renames and deletions of files that other layers
+    /// keep there, such as producer snapshots, durable).
+    pub fn sync_dir(&self) -> Result<()> {
+        self.check_usable()?;
+        Ok(checkpoint::sync_dir(&self.dir)?)
     }
 
     /// Flushes everything, writes every checkpoint and the clean-shutdown marker, so the next

@@ -43,6 +43,18 @@ pub(crate) fn prepare(
 ) -> Result<Prepared> {
     let frozen = batch.freeze();
     let validated = validate_batch_from(&frozen, config, now_ms, origin)?;
+    prepare_validated(frozen, validated, config, now_ms)
+}
+
+/// [`prepare`] for a batch that already passed validation against `config` (the produce path
+/// validates every batch of a request before appending any, and does not validate twice).
+/// A batch that is not uniquely owned (a slice of the request buffer) is copied once here.
+pub(crate) fn prepare_validated(
+    frozen: Bytes,
+    validated: ValidatedBatch,
+    config: &LogConfig,
+    now_ms: i64,
+) -> Result<Prepared> {
     let target = config
         .compression_type
         .target()

@@ -16,7 +16,9 @@
 //!    checkpoint or the first segment's base, whichever is larger (an empty log restarts at the
 //!    log start offset if that lies beyond the recovered end). The epoch cache is trimmed to the
 //!    log, everything is fsynced and the recovery point becomes the log end offset. The marker
-//!    is removed at the very start, so a crash while opening leads to a full recovery next time.
+//!    stays on disk while nothing changes (a clean restart writes and fsyncs nothing) and is
+//!    removed durably before the first repair, so a crash while opening leaves either the
+//!    marker with unchanged files or no marker (a full recovery next time).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -81,8 +83,10 @@ fn delete_segment_files(dir: &Path, base: i64) -> io::Result<()> {
     Ok(())
 }
 
-/// Lists segment base offsets (ascending), removing leftovers and orphaned index files.
-fn list_segments(dir: &Path) -> io::Result<Vec<i64>> {
+/// Lists segment base offsets (ascending), removing leftovers and orphaned index files. The
+/// flag tells whether anything was removed (the directory then needs an fsync).
+fn list_segments(dir: &Path) -> io::Result<(Vec<i64>, bool)> {
+    let mut removed = false;
     let mut logs = Vec::new();
     let mut indexes = Vec::new();
     for entry in fs::read_dir(dir)? {
@@ -93,6 +97,7 @@ fn list_segments(dir: &Path) -> io::Result<Vec<i64>> {
         if LEFTOVER_SUFFIXES.iter().any(|s| name.ends_with(s)) {
             tracing::info!(dir = %dir.display(), "removing leftover file {name}");
             remove_if_exists(&entry.path())?;
+            removed = true;
             continue;
         }
         match parse_segment_file(&name) {
@@ -108,9 +113,28 @@ fn list_segments(dir: &Path) -> io::Result<Vec<i64>> {
         if logs.binary_search(&base).is_err() {
             tracing::info!(index = %path.display(), "removing index file without a segment");
             remove_if_exists(&path)?;
+            removed = true;
         }
     }
-    Ok(logs)
+    Ok((logs, removed))
+}
+
+/// The clean-shutdown marker during [`Log::open`]: kept on disk as long as opening changes
+/// nothing (so a clean restart costs no fsync), removed durably before the first change.
+struct Marker<'a> {
+    dir: &'a Path,
+    on_disk: bool,
+}
+
+impl Marker<'_> {
+    /// Removes the marker (once) before the caller changes a file it vouches for.
+    fn before_change(&mut self) -> io::Result<()> {
+        if self.on_disk {
+            checkpoint::remove_clean_marker(self.dir)?;
+            self.on_disk = false;
+        }
+        Ok(())
+    }
 }
 
 impl Log {
@@ -118,6 +142,10 @@ impl Log {
     /// convention `<log.dir>/<topic>-<partition>`; created if missing), recovering from a crash
     /// if the last shutdown was not clean. Never serves a batch that fails its CRC after a
     /// crash: everything past the recovery point is checked.
+    ///
+    /// After a clean shutdown, opening writes nothing and fsyncs nothing unless a file needs
+    /// repair: the clean-shutdown marker stays until the first change (see `begin_change`), so
+    /// a crash before then still finds the files it vouches for unchanged.
     pub fn open(dir: &Path, topic: &str, partition: i32, config: LogConfig) -> Result<Log> {
         check_topic_name(topic)?;
         if partition < 0 {
@@ -133,11 +161,20 @@ impl Log {
                 checkpoint::sync_dir(parent)?;
             }
         }
-        super::cleaner::swap::complete_interrupted_swaps(&dir)?;
-        let bases = list_segments(&dir)?;
         let clean = dir.join(CLEAN_SHUTDOWN_FILE).exists();
-        // Removed before anything is touched: if opening crashes, the next open recovers fully.
-        checkpoint::remove_clean_marker(&dir)?;
+        let mut marker = Marker {
+            dir: &dir,
+            on_disk: clean,
+        };
+        // A clean shutdown leaves no swap and no leftover; if there are some, the marker goes
+        // first (nothing it vouches for changes before it is gone).
+        let swapped = super::cleaner::swap::complete_interrupted_swaps(&dir)?;
+        let (bases, removed) = list_segments(&dir)?;
+        if !swapped.is_empty() || removed {
+            marker.before_change()?;
+        }
+        // Directory entries changed (created, deleted, renamed) and not yet fsynced.
+        let mut dir_changed = false;
         let recovery_point = checkpoint::read_offset(&dir, RECOVERY_POINT_FILE).unwrap_or(0);
         let start_checkpoint = checkpoint::read_offset(&dir, LOG_START_OFFSET_FILE);
         let mut epochs = LeaderEpochCache::load(&dir);
@@ -169,6 +206,8 @@ impl Log {
                             epochs.assign(h.partition_leader_epoch, h.base_offset);
                         }
                     };
+                    marker.before_change()?;
+                    dir_changed = true;
                     let (segment, intact) =
                         Segment::recover(&dir, base, next_base, &config, &mut learn)?;
                     if !intact {
@@ -189,11 +228,17 @@ impl Log {
             }
         }
         if segments.is_empty() {
+            marker.before_change()?;
+            dir_changed = true;
             let base = start_checkpoint.unwrap_or(0).max(0);
             segments.insert(base, Segment::create(&dir, base)?);
         }
-        checkpoint::sync_dir(&dir)?;
+        // One directory fsync for every file created or deleted above.
+        if dir_changed {
+            checkpoint::sync_dir(&dir)?;
+        }
 
+        let marker_on_disk = marker.on_disk;
         let first_base = segments.keys().next().copied().unwrap_or(0);
         let log_end_offset = segments
             .values()
@@ -212,9 +257,10 @@ impl Log {
             epochs,
             unflushed_messages: 0,
             last_flush_ms: None,
-            clean_marker: false,
+            clean_marker: marker_on_disk,
             deleted: false,
             first_unstable_offset: None,
+            config_generation: 0,
         };
         if log.log_start_offset > log.log_end_offset {
             tracing::warn!(
@@ -223,16 +269,25 @@ impl Log {
                 log_end_offset = log.log_end_offset,
                 "recovered log ends below its start offset; restarting it empty at the start offset"
             );
+            log.begin_change()?;
             log.truncate_fully_and_start_at(log.log_start_offset)?;
         }
         log.epochs.truncate_from_end(log.log_end_offset);
         log.epochs.truncate_from_start(log.log_start_offset);
         if log.epochs.entries() != epochs_before.as_slice() {
+            log.begin_change()?;
             log.epochs.persist(&log.dir)?;
         }
         log.recovery_point = log.log_end_offset;
-        checkpoint::write_offset(&log.dir, RECOVERY_POINT_FILE, log.recovery_point)?;
-        if start_checkpoint != Some(log.log_start_offset) {
+        // Everything is durable now; an unchanged checkpoint is not rewritten (a clean restart
+        // finds RP = LEO, as `close` left it).
+        if recovery_point != log.recovery_point {
+            log.begin_change()?;
+            checkpoint::write_offset(&log.dir, RECOVERY_POINT_FILE, log.recovery_point)?;
+        }
+        // A missing checkpoint means "the first segment's base": no need to write that value.
+        if start_checkpoint.unwrap_or(first_base) != log.log_start_offset {
+            log.begin_change()?;
             checkpoint::write_offset(&log.dir, LOG_START_OFFSET_FILE, log.log_start_offset)?;
         }
         Ok(log)

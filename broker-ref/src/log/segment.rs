@@ -30,6 +30,42 @@ pub(crate) const TIME_INDEX_EXT: &str = "timeindex";
 /// Chunk size for the recovery scan, which reads whole segments.
 const RECOVERY_CHUNK: usize = 1 << 20;
 
+/// Reads exactly `len` bytes at `pos` into a fresh buffer without zero-filling it first (a Fetch
+/// reads megabytes; zeroing them cost as much as the read itself).
+fn pread_uninit(file: &File, len: usize, pos: u64) -> std::io::Result<Vec<u8>> {
+    use std::os::fd::AsRawFd;
+    let mut buf: Vec<u8> = Vec::with_capacity(len);
+    while buf.len() < len {
+        let filled = buf.len();
+        let spare = &mut buf.spare_capacity_mut()[..len - filled];
+        let offset = libc::off_t::try_from(pos + filled as u64)
+            .map_err(|_| std::io::Error::other("read position out of range"))?;
+        // SAFETY: `spare` is writable memory of `spare.len()` bytes owned by `buf`; pread writes
+        // at most that many bytes into it and reports how many it wrote.
+        let n = unsafe {
+            libc::pread(
+                file.as_raw_fd(),
+                spare.as_mut_ptr().cast::<libc::c_void>(),
+                spare.len(),
+                offset,
+            )
+        };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        // SAFETY: pread initialised the first `n` (≤ spare.len()) bytes after `filled`.
+        unsafe { buf.set_len(filled + n as usize) };
+    }
+    Ok(buf)
+}
+
 /// `<dir>/<base as 20 digits>.<ext>`.
 pub(crate) fn segment_path(dir: &Path, base_offset: i64, ext: &str) -> PathBuf {
     dir.join(format!("{base_offset:020}.{ext}"))
@@ -529,9 +565,7 @@ impl Segment {
             )));
         }
         let len = usize::try_from(len).map_err(|_| storage_error("read too large"))?;
-        let mut buf = vec![0u8; len];
-        self.log.read_exact_at(&mut buf, pos)?;
-        Ok(buf)
+        Ok(pread_uninit(&self.log, len, pos)?)
     }
 
     /// Reads and parses the whole batch at `pos`.

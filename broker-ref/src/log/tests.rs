@@ -429,10 +429,21 @@ fn clean_close_skips_recovery_and_later_changes_remove_the_marker() {
     assert!(!part_dir(dir.path()).join(CLEAN_SHUTDOWN_FILE).exists());
     log.close().unwrap();
     drop(log);
+    let rp_inode = |root: &std::path::Path| {
+        use std::os::unix::fs::MetadataExt;
+        fs::metadata(part_dir(root).join("recovery-point-checkpoint"))
+            .unwrap()
+            .ino()
+    };
+    let inode_before = rp_inode(dir.path());
     let mut log = open(dir.path(), small_config());
-    assert!(!part_dir(dir.path()).join(CLEAN_SHUTDOWN_FILE).exists());
+    // A clean open changes nothing: no checkpoint is rewritten and the marker stays until the
+    // first change.
+    assert!(part_dir(dir.path()).join(CLEAN_SHUTDOWN_FILE).exists());
+    assert_eq!(rp_inode(dir.path()), inode_before);
     assert_eq!(value_list(&read_all(&log)), all);
     all.extend(fill(&mut log, 3, "c"));
+    assert!(!part_dir(dir.path()).join(CLEAN_SHUTDOWN_FILE).exists());
     drop(log);
     let log = open(dir.path(), small_config());
     assert_eq!(value_list(&read_all(&log)), all);

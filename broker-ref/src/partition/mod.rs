@@ -5,18 +5,22 @@
 //! follows the log end offset; the fields are kept apart so replication and transactions can
 //! move them independently later.
 
+mod parallel;
 mod producer_state;
 mod registry;
+mod snapshot;
+#[cfg(test)]
+mod snapshot_tests;
 mod txn;
 
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use odradek::records::RecordBatches;
 use odradek::ErrorCode;
 
-use crate::log::{AbortedTxn, Log, LogConfig, ReadInfo};
+use crate::log::{AbortedTxn, AppendInfo, Log, LogConfig, ReadInfo};
 use crate::{Error, Result};
 
 pub use producer_state::{BatchRecord, ProducerState, ProducerSummary, SequenceCheck};
@@ -69,10 +73,15 @@ pub struct FetchOutcome {
 }
 
 impl Partition {
-    /// Opens (recovering if needed) the partition's log and rebuilds its producer state.
+    /// Opens (recovering if needed) the partition's log and restores its producer state: the
+    /// newest producer snapshot, then the log after it (all of it without a usable snapshot).
     pub fn open(dir: &std::path::Path, topic: &str, index: i32, config: LogConfig) -> Result<Self> {
         let mut log = Log::open(&dir.join(format!("{topic}-{index}")), topic, index, config)?;
-        let producers = txn::rebuild_producer_state(&mut log)?;
+        let (from, state) = match snapshot::load_latest(log.dir(), log.log_end_offset())? {
+            Some((offset, state)) => (offset, state),
+            None => (log.log_start_offset(), ProducerState::default()),
+        };
+        let producers = txn::rebuild_producer_state(&mut log, state, from)?;
         let partition = Partition {
             topic: topic.to_string(),
             index,
@@ -134,6 +143,50 @@ impl Partition {
             .map_err(|_| Error::kafka(ErrorCode::KafkaStorageError, "producer state unavailable"))
     }
 
+    /// Clean shutdown of this partition: a producer snapshot at the log end offset, then
+    /// [`Log::close`] (checkpoints and the clean-shutdown marker, which also makes the snapshot's
+    /// rename durable). Nothing is written if nothing changed since the last close or clean open.
+    pub fn close(&self) -> Result<()> {
+        let mut log = self.log()?;
+        if log.is_closed_clean() {
+            return Ok(());
+        }
+        let producers = self.producers()?;
+        snapshot::write(log.dir(), log.log_end_offset(), &producers)?;
+        drop(producers);
+        log.close()
+    }
+
+    /// Snapshots the producer state when `info`'s batch opened a new segment. Called before the
+    /// batch is recorded, so the snapshot covers exactly the offsets below the new segment's
+    /// base. A failure costs replay time at the next open only, so it is logged, not returned.
+    fn snapshot_if_rolled(&self, log: &Log, producers: &ProducerState, info: &AppendInfo) {
+        if !info.rolled {
+            return;
+        }
+        if let Err(e) = snapshot::write(log.dir(), info.base_offset, producers) {
+            tracing::warn!(dir = %log.dir().display(), offset = info.base_offset, "cannot write producer snapshot: {e}");
+        }
+    }
+
+    /// After the log start offset moved (segments deleted): keeps a snapshot at or above it
+    /// (writing one at the log end offset if none is left, so producers whose batches are gone
+    /// stay known after a restart), deletes the snapshots below it, and makes that durable.
+    fn snapshots_after_deletion(&self, log: &Log, producers: &ProducerState) -> Result<()> {
+        let start = log.log_start_offset();
+        let offsets = snapshot::list(log.dir())?;
+        let current = offsets.last().is_some_and(|&n| n >= start);
+        let stale = offsets.first().is_some_and(|&n| n < start);
+        if current && !stale {
+            return Ok(());
+        }
+        if !current {
+            snapshot::write(log.dir(), log.log_end_offset(), producers)?;
+        }
+        snapshot::delete_below(log.dir(), start)?;
+        log.sync_dir()
+    }
+
     /// Publishes the offsets readers see after a change: log start, high watermark and last
     /// stable offset (never below the log start offset), and tells the log's cleaner where the
     /// earliest open transaction starts.
@@ -166,7 +219,8 @@ impl Partition {
         let mut producers = self.producers()?;
         let mut plan = Vec::with_capacity(batches.len());
         for batch in &batches {
-            log.validate(batch, now_ms)?;
+            // The only validation pass: `append_validated` below trusts it.
+            let valid = log.validate(batch, now_ms)?;
             let check = if batch.producer_id() >= 0 && batch.base_sequence() >= 0 {
                 producers
                     .check(
@@ -189,11 +243,11 @@ impl Partition {
             } else {
                 SequenceCheck::Append
             };
-            plan.push(check);
+            plan.push((valid, check));
         }
         let mut first_offset: Option<i64> = None;
         let mut log_append_time = -1;
-        for (batch, check) in batches.into_iter().zip(plan) {
+        for (batch, (valid, check)) in batches.into_iter().zip(plan) {
             if let SequenceCheck::Duplicate { base_offset } = check {
                 // A retry of a batch already written: acknowledge the original offset.
                 first_offset.get_or_insert(base_offset);
@@ -206,11 +260,8 @@ impl Partition {
                 batch.last_sequence(),
                 batch.is_transactional(),
             );
-            let info = log.append(
-                BytesMut::from(batch.as_bytes().as_ref()),
-                LEADER_EPOCH,
-                now_ms,
-            )?;
+            let info = log.append_validated(valid, LEADER_EPOCH, now_ms)?;
+            self.snapshot_if_rolled(&log, &producers, &info);
             if pid >= 0 && first_seq >= 0 {
                 producers.record(BatchRecord {
                     producer_id: pid,
@@ -276,8 +327,12 @@ impl Partition {
             ));
         }
         let mut log = self.log()?;
+        let before = log.log_start_offset();
         let start = log.delete_records_before(target)?;
         let producers = self.producers()?;
+        if start != before {
+            self.snapshots_after_deletion(&log, &producers)?;
+        }
         self.publish_offsets(&mut log, &producers);
         Ok(start)
     }
@@ -285,9 +340,22 @@ impl Partition {
     /// Applies retention; returns the number of segments deleted.
     pub fn enforce_retention(&self, now_ms: i64) -> Result<()> {
         let mut log = self.log()?;
+        let before = log.log_start_offset();
         log.enforce_retention(now_ms)?;
         let producers = self.producers()?;
+        if log.log_start_offset() != before {
+            self.snapshots_after_deletion(&log, &producers)?;
+        }
         self.publish_offsets(&mut log, &producers);
         Ok(())
     }
+}
+
+/// Closes every partition ([`Partition::close`]) on up to `threads` threads; the first error
+/// is returned after every partition was tried.
+pub fn close_all(partitions: Vec<Arc<Partition>>, threads: usize) -> Result<()> {
+    parallel::map_bounded(partitions, threads, |p| p.close())
+        .into_iter()
+        .collect::<Result<Vec<()>>>()
+        .map(|_| ())
 }

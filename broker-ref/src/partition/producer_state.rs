@@ -3,8 +3,9 @@
 //! instead of being written twice and gaps are refused; and, for transactional producers, the
 //! first offset of the transaction open on this partition, which bounds the last stable offset.
 //!
-//! The state is rebuilt from the batch headers and markers of the log when a partition opens
-//! (see `partition::txn`), so it survives restarts.
+//! When a partition opens, the state is loaded from the newest producer snapshot
+//! (`partition::snapshot`) and the batch headers and markers of the log after it are replayed
+//! (see `partition::txn`), so it survives restarts and the deletion of old segments.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
@@ -14,11 +15,29 @@ use odradek::ErrorCode;
 /// and the reason clients allow at most five in-flight requests with idempotence).
 pub const BATCHES_PER_PRODUCER: usize = 5;
 
+/// One remembered batch of a producer (also the unit of a snapshot).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct BatchMeta {
-    first_seq: i32,
-    last_seq: i32,
-    base_offset: i64,
+pub(crate) struct SnapshotBatch {
+    /// Sequence of its first record.
+    pub(crate) first_seq: i32,
+    /// Sequence of its last record.
+    pub(crate) last_seq: i32,
+    /// Offset of its first record.
+    pub(crate) base_offset: i64,
+}
+
+type BatchMeta = SnapshotBatch;
+
+/// One producer as a snapshot stores it (`partition::snapshot`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ProducerSnapshotEntry {
+    pub(crate) producer_id: i64,
+    pub(crate) epoch: i16,
+    pub(crate) coordinator_epoch: i32,
+    pub(crate) last_timestamp: i64,
+    pub(crate) txn_first_offset: Option<i64>,
+    /// At most [`BATCHES_PER_PRODUCER`], oldest first.
+    pub(crate) batches: Vec<SnapshotBatch>,
 }
 
 #[derive(Debug, Clone)]
@@ -233,6 +252,49 @@ impl ProducerState {
             .collect();
         out.sort_by_key(|p| p.producer_id);
         out
+    }
+
+    /// Every producer, ordered by id, as a snapshot stores it.
+    pub(crate) fn snapshot_entries(&self) -> Vec<ProducerSnapshotEntry> {
+        let mut out: Vec<ProducerSnapshotEntry> = self
+            .producers
+            .iter()
+            .map(|(&id, e)| ProducerSnapshotEntry {
+                producer_id: id,
+                epoch: e.epoch,
+                coordinator_epoch: e.coordinator_epoch,
+                last_timestamp: e.last_timestamp,
+                txn_first_offset: e.txn_first_offset,
+                batches: e.batches.iter().copied().collect(),
+            })
+            .collect();
+        out.sort_by_key(|e| e.producer_id);
+        out
+    }
+
+    /// The state a snapshot describes (the open transactions follow from the entries).
+    pub(crate) fn from_snapshot_entries(entries: Vec<ProducerSnapshotEntry>) -> ProducerState {
+        let mut state = ProducerState::default();
+        for e in entries {
+            if let Some(first) = e.txn_first_offset {
+                state.ongoing.insert((first, e.producer_id));
+            }
+            let mut batches: VecDeque<BatchMeta> = e.batches.into_iter().collect();
+            while batches.len() > BATCHES_PER_PRODUCER {
+                batches.pop_front();
+            }
+            state.producers.insert(
+                e.producer_id,
+                ProducerEntry {
+                    epoch: e.epoch,
+                    batches,
+                    coordinator_epoch: e.coordinator_epoch,
+                    last_timestamp: e.last_timestamp,
+                    txn_first_offset: e.txn_first_offset,
+                },
+            );
+        }
+        state
     }
 
     /// Producers tracked.

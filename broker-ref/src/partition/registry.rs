@@ -101,6 +101,8 @@ pub fn validate_topic_name(name: &str) -> Result<()> {
 #[derive(Debug)]
 pub struct TopicRegistry {
     data_dir: PathBuf,
+    /// Partitions opened or created at once (`num.recovery.threads.per.data.dir`).
+    threads: usize,
     defaults: RwLock<LogConfig>,
     topics: RwLock<BTreeMap<String, Arc<Topic>>>,
 }
@@ -171,16 +173,18 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
 }
 
 impl TopicRegistry {
-    /// Loads every topic under `data_dir`, recovering each partition's log.
-    pub fn open(data_dir: &Path, defaults: LogConfig) -> Result<TopicRegistry> {
+    /// Loads every topic under `data_dir`, opening (recovering if needed) every partition's log
+    /// on up to `threads` threads (`num.recovery.threads.per.data.dir`).
+    pub fn open(data_dir: &Path, defaults: LogConfig, threads: usize) -> Result<TopicRegistry> {
         let meta_dir = data_dir.join(META_DIR);
         std::fs::create_dir_all(&meta_dir)?;
         let registry = TopicRegistry {
             data_dir: data_dir.to_path_buf(),
+            threads,
             defaults: RwLock::new(defaults),
             topics: RwLock::new(BTreeMap::new()),
         };
-        let mut loaded = BTreeMap::new();
+        let mut metas = Vec::new();
         for entry in std::fs::read_dir(&meta_dir)? {
             let path = entry?.path();
             let Some(name) = path
@@ -191,8 +195,32 @@ impl TopicRegistry {
                 continue;
             };
             let meta = TopicMeta::parse(&path, &std::fs::read_to_string(&path)?)?;
-            let topic = registry.open_topic(name, &meta)?;
-            loaded.insert(name.to_string(), Arc::new(topic));
+            let config = registry.effective_config(&meta.overrides)?;
+            metas.push((name.to_string(), meta, config));
+        }
+        let jobs: Vec<(usize, i32)> = metas
+            .iter()
+            .enumerate()
+            .flat_map(|(t, (_, meta, _))| (0..meta.partitions).map(move |i| (t, i)))
+            .collect();
+        let opened = super::parallel::map_bounded(jobs, threads, |(t, i)| {
+            let (name, _, config) = &metas[t];
+            Partition::open(data_dir, name, i, config.clone()).map(|p| (t, Arc::new(p)))
+        });
+        let mut partitions: Vec<Vec<Arc<Partition>>> = metas.iter().map(|_| Vec::new()).collect();
+        for result in opened {
+            let (t, p) = result?;
+            partitions[t].push(p);
+        }
+        let mut loaded = BTreeMap::new();
+        for ((name, meta, _), parts) in metas.into_iter().zip(partitions) {
+            let topic = Topic {
+                name: name.clone(),
+                id: meta.id,
+                partitions: RwLock::new(parts),
+                overrides: RwLock::new(meta.overrides),
+            };
+            loaded.insert(name, Arc::new(topic));
         }
         registry.remove_orphans(&loaded)?;
         *write(&registry.topics) = loaded;
@@ -225,8 +253,11 @@ impl TopicRegistry {
 
     fn open_topic(&self, name: &str, meta: &TopicMeta) -> Result<Topic> {
         let config = self.effective_config(&meta.overrides)?;
-        let partitions = (0..meta.partitions)
-            .map(|i| Partition::open(&self.data_dir, name, i, config.clone()).map(Arc::new))
+        let partitions =
+            super::parallel::map_bounded((0..meta.partitions).collect(), self.threads, |i| {
+                Partition::open(&self.data_dir, name, i, config.clone()).map(Arc::new)
+            })
+            .into_iter()
             .collect::<Result<Vec<_>>>()?;
         Ok(Topic {
             name: name.to_string(),
@@ -243,6 +274,29 @@ impl TopicRegistry {
     /// The broker-level topic defaults.
     pub fn defaults(&self) -> LogConfig {
         read(&self.defaults).clone()
+    }
+
+    /// Replaces the broker-level topic defaults (dynamic broker configs) and applies them to
+    /// every partition at once. Fails, changing nothing, if a topic's overrides do not combine
+    /// with the new defaults.
+    pub fn set_defaults(&self, defaults: LogConfig) -> Result<()> {
+        let topics = self.list();
+        let mut configs = Vec::with_capacity(topics.len());
+        for topic in &topics {
+            let overrides = topic.overrides();
+            let config = LogConfig::from_overrides(
+                &defaults,
+                overrides.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            )?;
+            configs.push(config);
+        }
+        *write(&self.defaults) = defaults;
+        for (topic, config) in topics.iter().zip(configs) {
+            for p in topic.partitions() {
+                p.log()?.set_config(config.clone());
+            }
+        }
+        Ok(())
     }
 
     /// Broker defaults with `overrides` applied; errors name the bad key.

@@ -39,14 +39,18 @@ fn marker_of(batch: &RecordBatch) -> Option<EndTxnMarker> {
     EndTxnMarker::from_record(&record).ok()
 }
 
-/// Rebuilds the producer state from the whole log (sequences, epochs and open transactions),
-/// and re-adds the aborted-transaction index entries of ABORT markers whose entry was lost in
-/// a crash.
-pub(super) fn rebuild_producer_state(log: &mut Log) -> Result<ProducerState> {
-    let mut state = ProducerState::default();
+/// Brings `state` (the producer state of every batch below `from`: a snapshot's, or empty with
+/// `from` = the log start offset) up to the log end by replaying the batches from `from`
+/// (sequences, epochs and open transactions), and re-adds the aborted-transaction index entries
+/// of replayed ABORT markers whose entry was lost in a crash.
+pub(super) fn rebuild_producer_state(
+    log: &mut Log,
+    mut state: ProducerState,
+    from: i64,
+) -> Result<ProducerState> {
     let mut lost: Vec<AbortedTxn> = Vec::new();
     let end = log.log_end_offset();
-    let mut offset = log.log_start_offset();
+    let mut offset = from.max(log.log_start_offset());
     while offset < end {
         let ReadInfo { records, .. } = log.read(offset, 8 << 20, end, true)?;
         let mut progressed = false;
@@ -138,6 +142,7 @@ impl Partition {
         b.append(now_ms, Some(&kind.encode_key()), Some(&value), &[])?;
         let bytes = BytesMut::from(b.build()?.as_ref());
         let info = log.append_from(bytes, LEADER_EPOCH, now_ms, AppendOrigin::Coordinator)?;
+        self.snapshot_if_rolled(&log, &producers, &info);
         let first = producers.complete_txn(
             marker.producer_id,
             marker.producer_epoch,
@@ -172,6 +177,7 @@ impl Partition {
             now_ms,
             AppendOrigin::Coordinator,
         )?;
+        self.snapshot_if_rolled(&log, &producers, &info);
         if pid >= 0 && view.is_transactional() {
             producers.record(BatchRecord {
                 producer_id: pid,

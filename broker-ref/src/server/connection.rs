@@ -72,6 +72,19 @@ async fn serve_inner(
                     break;
                 }
             }
+            Reply::Chunks(chunks) => {
+                // Large chunks bypass the buffer: record bytes go straight to the socket.
+                let mut failed = false;
+                for chunk in chunks {
+                    if writer.write_all(&chunk).await.is_err() {
+                        failed = true;
+                        break;
+                    }
+                }
+                if failed {
+                    break;
+                }
+            }
             Reply::Nothing => {}
             Reply::Close(reason) => {
                 tracing::warn!(%peer, %reason, "closing connection");

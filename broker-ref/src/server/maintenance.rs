@@ -64,14 +64,15 @@ async fn cleaner_loop(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) 
     if !broker.config.bool("log.cleaner.enable") {
         return;
     }
-    let backoff = broker
-        .config
-        .long("log.cleaner.backoff.ms")
-        .clamp(1, i64::from(u32::MAX)) as u64;
-    let options = CleanerOptions {
-        dedupe_buffer_bytes: broker.config.long("log.cleaner.dedupe.buffer.size").max(1) as u64,
-    };
     loop {
+        // Read before each pass: both settings can change at runtime (dynamic broker configs).
+        let config = broker.dynamic.effective();
+        let backoff = config
+            .long("log.cleaner.backoff.ms")
+            .clamp(1, i64::from(u32::MAX)) as u64;
+        let options = CleanerOptions {
+            dedupe_buffer_bytes: config.long("log.cleaner.dedupe.buffer.size").max(1) as u64,
+        };
         tokio::select! {
             _ = shutdown.changed() => return,
             _ = tokio::time::sleep(Duration::from_millis(backoff)) => {}
