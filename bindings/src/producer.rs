@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use futures_util::FutureExt;
-use odradek::producer::DeliveryFuture;
+use odradek::producer::{DeliveryBatch, DeliveryFuture};
 use odradek::{Producer, ProducerRecord, RecordMetadata};
 use tokio::runtime::Handle;
 
@@ -74,20 +74,67 @@ pub enum Mode<T> {
     Push(EventSink<T>),
 }
 
-struct Tracked<T> {
-    fut: DeliveryFuture,
-    opaque: Option<T>,
+/// Deliveries being waited for: one record's (`produce`, the backlog), or those of a
+/// `produce_batch` call, tracked as one entry (one shared completion in the core, one wake-up
+/// when all its records are resolved, reported in the order they were produced).
+enum Tracked<T> {
+    One {
+        fut: DeliveryFuture,
+        opaque: Option<T>,
+    },
+    Batch {
+        batch: DeliveryBatch,
+        /// The index of each record with an opaque in the core call, with the opaque.
+        opaques: Vec<(usize, T)>,
+    },
+}
+
+impl<T> Tracked<T> {
+    /// Records this entry reports.
+    fn records(&self) -> usize {
+        match self {
+            Tracked::One { .. } => 1,
+            Tracked::Batch { opaques, .. } => opaques.len(),
+        }
+    }
+}
+
+/// What a [`Tracked`] entry yields.
+enum Done<T> {
+    One(Option<Delivery<T>>),
+    Batch(Vec<Delivery<T>>),
 }
 
 impl<T: Unpin> Future for Tracked<T> {
-    type Output = Option<Delivery<T>>;
+    type Output = Done<T>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let result = std::task::ready!(Pin::new(&mut self.fut).poll(cx));
-        Poll::Ready(self.opaque.take().map(|opaque| Delivery {
-            opaque,
-            result: result.map_err(|e| ClientError::from_core(&e, Stage::Delivery)),
-        }))
+        match &mut *self {
+            Tracked::One { fut, opaque } => {
+                let result = std::task::ready!(Pin::new(fut).poll(cx));
+                Poll::Ready(Done::One(opaque.take().map(|opaque| Delivery {
+                    opaque,
+                    result: result.map_err(|e| ClientError::from_core(&e, Stage::Delivery)),
+                })))
+            }
+            Tracked::Batch { batch, opaques } => {
+                std::task::ready!(batch.poll_all(cx));
+                let done = std::mem::take(opaques)
+                    .into_iter()
+                    .map(|(i, opaque)| Delivery {
+                        opaque,
+                        result: match batch.take(i) {
+                            Some(r) => r.map_err(|e| ClientError::from_core(&e, Stage::Delivery)),
+                            None => Err(ClientError::from_core(
+                                &odradek::Error::Closed,
+                                Stage::Delivery,
+                            )),
+                        },
+                    })
+                    .collect();
+                Poll::Ready(Done::Batch(done))
+            }
+        }
     }
 }
 
@@ -98,6 +145,8 @@ struct Queued<T> {
 
 struct State<T> {
     deliveries: FuturesUnordered<Tracked<T>>,
+    /// Records `deliveries` will report (an entry may hold many).
+    tracked: usize,
     events: VecDeque<Event<T>>,
     backlog: VecDeque<Queued<T>>,
     backlog_running: bool,
@@ -158,9 +207,19 @@ fn collect_ready<T: Unpin>(st: &mut State<T>, waker: &Waker) -> usize {
     let mut cx = Context::from_waker(waker);
     let mut n = 0;
     while let Poll::Ready(Some(done)) = st.deliveries.poll_next_unpin(&mut cx) {
-        if let Some(d) = done {
-            st.events.push_back(Event::Delivery(d));
-            n += 1;
+        match done {
+            Done::One(d) => {
+                st.tracked -= 1;
+                if let Some(d) = d {
+                    st.events.push_back(Event::Delivery(d));
+                    n += 1;
+                }
+            }
+            Done::Batch(ds) => {
+                st.tracked -= ds.len();
+                n += ds.len();
+                st.events.extend(ds.into_iter().map(Event::Delivery));
+            }
         }
     }
     n
@@ -204,6 +263,7 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
             signal: Signal::new(),
             state: Mutex::new(State {
                 deliveries: FuturesUnordered::new(),
+                tracked: 0,
                 events: VecDeque::new(),
                 backlog: VecDeque::new(),
                 backlog_running: false,
@@ -250,19 +310,26 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
         Ok(())
     }
 
+    /// Records counted against `queue.buffering.max.messages`.
+    fn outstanding(&self, st: &State<T>) -> usize {
+        self.inner.backlog_count.load(Ordering::Acquire)
+            + self.inner.core.pending().max(st.tracked)
+            + st.events.len()
+    }
+
     fn queue_full(&self, st: &State<T>) -> Option<ClientError> {
-        let outstanding = self.inner.backlog_count.load(Ordering::Acquire)
-            + self.inner.core.pending().max(st.deliveries.len())
-            + st.events.len();
-        (outstanding >= self.inner.settings.queue_max_messages).then(|| {
-            ClientError::new(
-                codes::QUEUE_FULL,
-                Some(format!(
-                    "queue.buffering.max.messages ({}) records are outstanding: serve delivery reports with poll() or flush()",
-                    self.inner.settings.queue_max_messages
-                )),
-            )
-        })
+        (self.outstanding(st) >= self.inner.settings.queue_max_messages)
+            .then(|| self.queue_full_error())
+    }
+
+    fn queue_full_error(&self) -> ClientError {
+        ClientError::new(
+            codes::QUEUE_FULL,
+            Some(format!(
+                "queue.buffering.max.messages ({}) records are outstanding: serve delivery reports with poll() or flush()",
+                self.inner.settings.queue_max_messages
+            )),
+        )
     }
 
     /// Produces one record. `make` builds it; it may be called twice (the fast path's future is
@@ -288,6 +355,24 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
         make: &mut dyn FnMut() -> ProducerRecord,
         opaque: Option<T>,
     ) -> Result<(), ClientError> {
+        if !st.backlog_running && opaque.is_none() {
+            // Nobody waits for this record's report: the core's batch entry point appends it
+            // without a delivery channel (and without a future to poll).
+            let record = make();
+            let sent = self
+                .inner
+                .core
+                .try_send_batch(std::slice::from_ref(&record), false)
+                .map_err(|e| ClientError::from_core(&e, Stage::Enqueue))?;
+            if let Some((_, e)) = sent.refused.into_iter().next() {
+                return Err(ClientError::from_core(&e, Stage::Enqueue));
+            }
+            if sent.consumed == 1 {
+                return Ok(());
+            }
+            // It would wait: the backlog sends it (the size was checked).
+            return self.enqueue_backlog(st, record, opaque);
+        }
         if !st.backlog_running {
             let record = make();
             let fut = pin!(self.inner.core.send(record));
@@ -321,10 +406,21 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
         if opaque.is_none() {
             return;
         }
-        st.deliveries.push(Tracked {
+        st.deliveries.push(Tracked::One {
             fut: delivery,
             opaque,
         });
+        st.tracked += 1;
+        self.poll_needed();
+    }
+
+    fn push_tracked(&self, st: &mut State<T>, entry: Tracked<T>) {
+        st.tracked += entry.records();
+        st.deliveries.push(entry);
+        self.poll_needed();
+    }
+
+    fn poll_needed(&self) {
         // A new future must be polled once before its completion can wake anyone; only a
         // waiting poller or the push driver needs telling, and only once per round.
         if !self.inner.needs_poll.swap(true, Ordering::AcqRel) {
@@ -332,45 +428,132 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
         }
     }
 
-    /// Produces `n` records built by `make(i)` under one lock, with one pass over the core.
-    /// `make` may be called twice for the record at which the fast path had to give way to the
-    /// backlog. A record `make` refuses, or the core rejects, is listed in `failed`; the others
-    /// are queued. Stops early (the rest failed with `_QUEUE_FULL`) when the queue fills.
+    /// Produces `n` records built by `make(i)` under one lock. The records go to the core in
+    /// chunks through its batch entry point (one clock read, topic lookup and accumulator lock
+    /// per chunk, one shared delivery completion); from the first record that would wait (for
+    /// metadata or buffer space) on, they join the backlog in order, as `produce` would. `make`
+    /// is called once per index. A record `make` refuses, or the core rejects, is listed in
+    /// `failed` (by ascending index); the others are queued. Stops early (the rest failed with
+    /// `_QUEUE_FULL`) when the queue fills. Delivery reports of a chunk are served together,
+    /// once all its records are resolved.
     pub fn produce_batch(
         &self,
         n: usize,
         mut make: impl FnMut(usize) -> Result<(ProducerRecord, Option<T>), ClientError>,
     ) -> Result<BatchOutcome, ClientError> {
+        /// Records built and handed to the core at a time.
+        const CHUNK: usize = 1024;
         self.check_usable()?;
         let mut out = BatchOutcome::default();
         let mut st = self.inner.lock();
-        for i in 0..n {
-            if let Some(e) = self.queue_full(&st) {
+        let _enter = self.inner.handle.enter();
+        let mut records: Vec<ProducerRecord> = Vec::with_capacity(n.min(CHUNK));
+        let mut slots: Vec<(usize, Option<T>)> = Vec::with_capacity(n.min(CHUNK));
+        let mut i = 0;
+        while i < n {
+            let room = self
+                .inner
+                .settings
+                .queue_max_messages
+                .saturating_sub(self.outstanding(&st));
+            if room == 0 {
+                let e = self.queue_full_error();
                 out.failed.extend((i..n).map(|j| (j, e.clone())));
                 break;
             }
-            let (first, opaque) = match make(i) {
-                Ok(r) => r,
-                Err(e) => {
-                    out.failed.push((i, e));
-                    continue;
+            while i < n && records.len() < CHUNK.min(room) {
+                match make(i) {
+                    Ok((record, opaque)) => {
+                        records.push(record);
+                        slots.push((i, opaque));
+                    }
+                    Err(e) => out.failed.push((i, e)),
                 }
-            };
-            let mut first = Some(first);
-            let mut rebuild = || {
-                first.take().unwrap_or_else(|| match make(i) {
-                    Ok((r, _)) => r,
-                    // `make` accepted this index a moment ago; it cannot refuse it now, but if it
-                    // does, send the record as an empty one rather than lose its slot.
-                    Err(_) => ProducerRecord::default(),
-                })
-            };
-            match self.produce_locked(&mut st, &mut rebuild, opaque) {
-                Ok(()) => out.queued += 1,
-                Err(e) => out.failed.push((i, e)),
+                i += 1;
+            }
+            if !records.is_empty() {
+                self.send_chunk(&mut st, &mut records, &mut slots, &mut out);
             }
         }
+        out.failed.sort_by_key(|(j, _)| *j);
         Ok(out)
+    }
+
+    /// Hands `records` (with their batch index and opaque in `slots`) to the core's batch entry
+    /// point, then queues what it did not take in the backlog. Leaves both vectors empty.
+    fn send_chunk(
+        &self,
+        st: &mut State<T>,
+        records: &mut Vec<ProducerRecord>,
+        slots: &mut Vec<(usize, Option<T>)>,
+        out: &mut BatchOutcome,
+    ) {
+        let mut start = 0;
+        if !st.backlog_running {
+            let track = slots.iter().any(|(_, o)| o.is_some());
+            match self.inner.core.try_send_batch(records, track) {
+                Err(e) => {
+                    let e = ClientError::from_core(&e, Stage::Enqueue);
+                    out.failed
+                        .extend(slots.drain(..).map(|(j, _)| (j, e.clone())));
+                    records.clear();
+                    return;
+                }
+                Ok(sent) => {
+                    let mut refused = sent.refused.into_iter().peekable();
+                    let mut opaques = Vec::new();
+                    for (k, (j, opaque)) in slots.drain(..sent.consumed).enumerate() {
+                        if let Some((_, e)) = refused.next_if(|(r, _)| *r == k) {
+                            out.failed
+                                .push((j, ClientError::from_core(&e, Stage::Enqueue)));
+                            continue;
+                        }
+                        out.queued += 1;
+                        if let Some(o) = opaque {
+                            opaques.push((k, o));
+                        }
+                    }
+                    if !opaques.is_empty() {
+                        self.push_tracked(
+                            st,
+                            Tracked::Batch {
+                                batch: sent.deliveries,
+                                opaques,
+                            },
+                        );
+                    }
+                    start = sent.consumed;
+                }
+            }
+        }
+        // The first of these would have waited: they go to the backlog, in order.
+        for (record, (j, opaque)) in records.drain(start..).zip(slots.drain(..)) {
+            match self.enqueue_backlog(st, record, opaque) {
+                Ok(()) => out.queued += 1,
+                Err(e) => out.failed.push((j, e)),
+            }
+        }
+        records.clear();
+    }
+
+    /// Queues a record behind the backlog (starting its task), refusing at once what the core
+    /// would refuse at once (too large).
+    fn enqueue_backlog(
+        &self,
+        st: &mut State<T>,
+        record: ProducerRecord,
+        opaque: Option<T>,
+    ) -> Result<(), ClientError> {
+        if let Err(e) = self.inner.core.check_size(&record) {
+            return Err(ClientError::from_core(&e, Stage::Enqueue));
+        }
+        st.backlog.push_back(Queued { record, opaque });
+        self.inner.backlog_count.fetch_add(1, Ordering::AcqRel);
+        if !st.backlog_running {
+            st.backlog_running = true;
+            self.inner.handle.spawn(run_backlog(self.inner.clone()));
+        }
+        Ok(())
     }
 
     /// Records outstanding: queued, in flight, or delivered but not yet served by
@@ -385,7 +568,7 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
             .iter()
             .filter(|e| matches!(e, Event::Delivery(_)))
             .count();
-        backlog + pending.max(st.deliveries.len()) + events
+        backlog + pending.max(st.tracked) + events
     }
 
     /// Whether nothing is outstanding.
@@ -597,10 +780,11 @@ fn settle_sent<T: Send + Unpin + 'static>(
     match result {
         Ok(delivery) => {
             if let Some(opaque) = opaque {
-                st.deliveries.push(Tracked {
+                st.deliveries.push(Tracked::One {
                     fut: delivery,
                     opaque: Some(opaque),
                 });
+                st.tracked += 1;
             }
         }
         Err(e) => {

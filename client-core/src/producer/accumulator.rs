@@ -5,16 +5,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use tokio::sync::{oneshot, OwnedSemaphorePermit};
+use tokio::sync::OwnedSemaphorePermit;
 
+use super::delivery::Completion;
 use super::{RecordMetadata, TopicPartition};
 use crate::records::{BatchBuilder, Compression, Header};
 use crate::{Error, Result};
 
-/// One record's completion channel.
+/// One record's completion.
 #[derive(Debug)]
 pub(crate) struct Delivery {
-    pub tx: oneshot::Sender<Result<RecordMetadata>>,
+    pub tx: Completion,
     pub timestamp: i64,
 }
 
@@ -106,7 +107,10 @@ impl ProducerBatch {
     /// Completes every record: offsets follow the base offset in append order.
     pub fn complete(self, base_offset: i64, log_append_time: i64) {
         for (i, d) in self.deliveries.into_iter().enumerate() {
-            let _ = d.tx.send(Ok(RecordMetadata {
+            if matches!(d.tx, Completion::None) {
+                continue;
+            }
+            d.tx.send(Ok(RecordMetadata {
                 topic: self.tp.topic.clone(),
                 partition: self.tp.partition,
                 offset: if base_offset >= 0 {
@@ -126,7 +130,9 @@ impl ProducerBatch {
     /// Fails every record with a copy of `error`.
     pub fn fail(self, error: &Error) {
         for d in self.deliveries {
-            let _ = d.tx.send(Err(clone_error(error)));
+            if !matches!(d.tx, Completion::None) {
+                d.tx.send(Err(clone_error(error)));
+            }
         }
     }
 }
@@ -155,7 +161,6 @@ pub(crate) struct PartitionQueue {
 
 /// What `append` did.
 pub(crate) struct Appended {
-    pub rx: oneshot::Receiver<Result<RecordMetadata>>,
     /// A batch became full: the sender should look now rather than at linger expiry.
     pub batch_full: bool,
     /// A new batch was opened: the sender must learn when its linger expires.
@@ -193,10 +198,29 @@ impl Accumulator {
         }
     }
 
-    /// Appends a record to the partition's open batch, opening a new one when it would exceed
-    /// `batch.size` (a record larger than `batch.size` gets a batch of its own). `size` is the
-    /// record's size as the first record of a batch; within a batch its offset and timestamp
-    /// deltas may take a few more bytes, and the batch counts the exact size.
+    /// The partition's queue, for appending a run of records with one lookup.
+    pub fn run(&mut self, topic: &str, partition: i32) -> QueueRun<'_> {
+        let topic = match &self.last_topic {
+            Some(t) if **t == *topic => t.clone(),
+            _ => {
+                let t: Arc<str> = Arc::from(topic);
+                self.last_topic = Some(t.clone());
+                t
+            }
+        };
+        let tp = TopicPartition { topic, partition };
+        let queue = self.queues.entry(tp.clone()).or_default();
+        QueueRun {
+            queue,
+            tp,
+            batch_size: self.batch_size,
+            compression: self.compression,
+            level: self.level,
+            transactional: self.transactional,
+        }
+    }
+
+    /// Appends a record to the partition's open batch (see [`QueueRun::append`]).
     #[allow(clippy::too_many_arguments)]
     pub fn append(
         &mut self,
@@ -208,58 +232,10 @@ impl Accumulator {
         headers: &[Header],
         size: usize,
         memory: OwnedSemaphorePermit,
+        completion: Completion,
     ) -> Result<Appended> {
-        let topic = match &self.last_topic {
-            Some(t) if **t == *topic => t.clone(),
-            _ => {
-                let t: Arc<str> = Arc::from(topic);
-                self.last_topic = Some(t.clone());
-                t
-            }
-        };
-        let tp = TopicPartition { topic, partition };
-        let queue = self.queues.entry(tp.clone()).or_default();
-        // Exact sizes keep `bytes` equal to the encoded records, so a batch never outgrows the
-        // buffer reserved for `batch.size` (growing it would copy the whole batch).
-        let size_in_open = queue.batches.back().and_then(|b| {
-            let builder = b.builder.as_ref()?;
-            let n = builder.record_size(timestamp, key, value, headers);
-            (b.retry_at.is_none() && b.attempts == 0 && b.bytes + n <= self.batch_size).then_some(n)
-        });
-        let fits = size_in_open.is_some();
-        if !fits {
-            queue.batches.push_back(ProducerBatch::new(
-                tp,
-                self.compression,
-                self.level,
-                self.batch_size.max(size),
-                self.transactional,
-            ));
-        }
-        let batch = queue
-            .batches
-            .back_mut()
-            .ok_or_else(|| Error::malformed("accumulator", "no open batch"))?;
-        let builder = batch
-            .builder
-            .as_mut()
-            .ok_or_else(|| Error::malformed("accumulator", "open batch already encoded"))?;
-        let exact =
-            size_in_open.unwrap_or_else(|| builder.record_size(timestamp, key, value, headers));
-        builder.append(timestamp, key, value, headers)?;
-        let (tx, rx) = oneshot::channel();
-        batch.deliveries.push(Delivery { tx, timestamp });
-        batch.bytes += exact;
-        match &mut batch.memory {
-            Some(m) => m.merge(memory),
-            None => batch.memory = Some(memory),
-        }
-        let batch_full = batch.bytes >= self.batch_size || queue.batches.len() > 1;
-        Ok(Appended {
-            rx,
-            batch_full,
-            new_batch: !fits,
-        })
+        self.run(topic, partition)
+            .append(timestamp, key, value, headers, size, memory, completion)
     }
 
     /// Removes expired batches (older than `delivery.timeout.ms` and not in flight).
@@ -318,5 +294,146 @@ impl Accumulator {
     }
 }
 
+/// One partition's queue, looked up once for a run of appends ([`Accumulator::run`]).
+pub(crate) struct QueueRun<'a> {
+    queue: &'a mut PartitionQueue,
+    tp: TopicPartition,
+    batch_size: usize,
+    compression: Compression,
+    level: Option<i32>,
+    transactional: bool,
+}
+
+impl QueueRun<'_> {
+    /// Appends a record to the partition's open batch, opening a new one when it would exceed
+    /// `batch.size` (a record larger than `batch.size` gets a batch of its own). `size` is the
+    /// record's size as the first record of a batch; within a batch its offset and timestamp
+    /// deltas may take a few more bytes, and the batch counts the exact size.
+    #[allow(clippy::too_many_arguments)]
+    pub fn append(
+        &mut self,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        headers: &[Header],
+        size: usize,
+        memory: OwnedSemaphorePermit,
+        completion: Completion,
+    ) -> Result<Appended> {
+        let queue = &mut *self.queue;
+        // Exact sizes keep `bytes` equal to the encoded records, so a batch never outgrows the
+        // buffer reserved for `batch.size` (growing it would copy the whole batch).
+        let size_in_open = queue.batches.back().and_then(|b| {
+            let builder = b.builder.as_ref()?;
+            let n = builder.record_size(timestamp, key, value, headers);
+            (b.retry_at.is_none() && b.attempts == 0 && b.bytes + n <= self.batch_size).then_some(n)
+        });
+        let fits = size_in_open.is_some();
+        if !fits {
+            queue.batches.push_back(ProducerBatch::new(
+                self.tp.clone(),
+                self.compression,
+                self.level,
+                self.batch_size.max(size),
+                self.transactional,
+            ));
+        }
+        let batch = queue
+            .batches
+            .back_mut()
+            .ok_or_else(|| Error::malformed("accumulator", "no open batch"))?;
+        let builder = batch
+            .builder
+            .as_mut()
+            .ok_or_else(|| Error::malformed("accumulator", "open batch already encoded"))?;
+        let exact =
+            size_in_open.unwrap_or_else(|| builder.record_size(timestamp, key, value, headers));
+        builder.append(timestamp, key, value, headers)?;
+        batch.deliveries.push(Delivery {
+            tx: completion,
+            timestamp,
+        });
+        batch.bytes += exact;
+        match &mut batch.memory {
+            Some(m) => m.merge(memory),
+            None => batch.memory = Some(memory),
+        }
+        let batch_full = batch.bytes >= self.batch_size || queue.batches.len() > 1;
+        Ok(Appended {
+            batch_full,
+            new_batch: !fits,
+        })
+    }
+}
+
 /// Shared handle type.
 pub(crate) type SharedAccumulator = Arc<std::sync::Mutex<Accumulator>>;
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::producer::delivery::{DeliveryBatch, Group};
+
+    #[test]
+    fn batch_completion_gives_each_grouped_record_its_offset() {
+        let sem = Arc::new(tokio::sync::Semaphore::new(1 << 20));
+        let mut acc = Accumulator::new(1 << 16, Compression::None, None, false);
+        let g = Group::new(4, [0, 1, 3].into_iter());
+        let batch = DeliveryBatch::new(Some(g.clone()));
+        for (i, ts) in [(0usize, 10i64), (1, 11), (3, 13)] {
+            let permit = sem.clone().try_acquire_many_owned(100).unwrap();
+            acc.append("t", 0, ts, None, Some(b"v"), &[], 80, permit, g.handle(i))
+                .unwrap();
+        }
+        // A record nobody waits for, in the same batch.
+        let permit = sem.clone().try_acquire_many_owned(100).unwrap();
+        acc.append(
+            "t",
+            0,
+            14,
+            None,
+            Some(b"v"),
+            &[],
+            80,
+            permit,
+            Completion::None,
+        )
+        .unwrap();
+        let mut batches = acc.take_unsent();
+        assert_eq!(batches.len(), 1);
+        let b = batches.pop().unwrap();
+        assert_eq!(b.record_count(), 4);
+        b.complete(100, -1);
+        let got: Vec<(i64, i64)> = [0, 1, 3]
+            .iter()
+            .map(|&i| {
+                let m = batch.take(i).unwrap().unwrap();
+                (m.offset, m.timestamp)
+            })
+            .collect();
+        assert_eq!(got, vec![(100, 10), (101, 11), (102, 13)]);
+        assert!(batch.take(2).is_none());
+        assert_eq!(sem.available_permits(), 1 << 20, "memory released");
+    }
+
+    #[test]
+    fn failing_a_batch_fails_every_grouped_record() {
+        let sem = Arc::new(tokio::sync::Semaphore::new(1 << 20));
+        let mut acc = Accumulator::new(1 << 16, Compression::None, None, false);
+        let g = Group::new(2, [0, 1].into_iter());
+        let batch = DeliveryBatch::new(Some(g.clone()));
+        for i in 0..2 {
+            let permit = sem.clone().try_acquire_many_owned(100).unwrap();
+            acc.append("t", 1, 1, None, Some(b"v"), &[], 80, permit, g.handle(i))
+                .unwrap();
+        }
+        for b in acc.take_unsent() {
+            b.fail(&Error::Timeout("expired".into()));
+        }
+        for i in 0..2 {
+            assert!(matches!(batch.take(i), Some(Err(Error::Timeout(_)))));
+        }
+    }
+}

@@ -9,20 +9,19 @@
 //! `delivery.timeout.ms` at the latest.
 
 mod accumulator;
+mod delivery;
 mod partitioner;
 mod sender;
 mod txn;
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use tokio::sync::{oneshot, Notify, Semaphore};
 
+pub use delivery::{DeliveryBatch, DeliveryFuture};
 pub use partitioner::{murmur2, partition_for_key, Partitioner, StickyPartitioner};
 pub use txn::{GroupMetadata, TransactionState};
 
@@ -106,20 +105,17 @@ pub struct RecordMetadata {
     pub timestamp: i64,
 }
 
-/// Resolves once with the record's metadata or the error that ended its delivery.
-#[derive(Debug)]
-pub struct DeliveryFuture {
-    rx: oneshot::Receiver<Result<RecordMetadata>>,
-}
-
-impl Future for DeliveryFuture {
-    type Output = Result<RecordMetadata>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Pin::new(&mut self.rx)
-            .poll(cx)
-            .map(|r| r.unwrap_or(Err(Error::Closed)))
-    }
+/// What [`Producer::try_send_batch`] did with the records it was given.
+#[derive(Debug, Default)]
+pub struct BatchAppend {
+    /// Records handled from the front of the slice: appended, or refused. The rest were not
+    /// looked at: the first of them would have had to wait (for the topic's metadata or for
+    /// room in `buffer.memory`); send it with [`Producer::send`], which waits, then go on.
+    pub consumed: usize,
+    /// Records refused, by index, in ascending order (too large, unknown partition, ...).
+    pub refused: Vec<(usize, Error)>,
+    /// The appended records' deliveries, by index (untracked unless asked for).
+    pub deliveries: DeliveryBatch,
 }
 
 /// Per-partition counters of a statistics snapshot.
@@ -312,7 +308,8 @@ impl Producer {
             return Err(Error::Closed);
         }
         let config = &self.shared.cluster.config().producer;
-        let deadline = Instant::now() + config.max_block;
+        // The `max.block.ms` deadline, read from the clock only when something has to wait.
+        let mut deadline: Option<Instant> = None;
         let timestamp = record.timestamp.unwrap_or_else(now_ms);
         let size = self.check_size(&record)?;
         if let Some(txn) = &self.shared.txn {
@@ -321,7 +318,14 @@ impl Producer {
         let partitions = match self.cached_partitions(&record.topic) {
             Some(n) => n,
             None => {
-                let topic = self.shared.cluster.topic(&record.topic, deadline).await?;
+                let topic = self
+                    .shared
+                    .cluster
+                    .topic(
+                        &record.topic,
+                        *deadline.get_or_insert_with(|| Instant::now() + config.max_block),
+                    )
+                    .await?;
                 topic.partitions.len() as i32
             }
         };
@@ -339,6 +343,7 @@ impl Producer {
             Ok(p) => p,
             Err(tokio::sync::TryAcquireError::Closed) => return Err(Error::Closed),
             Err(tokio::sync::TryAcquireError::NoPermits) => {
+                let deadline = *deadline.get_or_insert_with(|| Instant::now() + config.max_block);
                 let remaining = deadline.saturating_duration_since(Instant::now());
                 match tokio::time::timeout(
                     remaining,
@@ -366,6 +371,7 @@ impl Producer {
                 partition,
             });
         }
+        let (tx, rx) = oneshot::channel();
         let appended = {
             let mut acc = self.shared.accumulator.lock().map_err(|_| Error::Closed)?;
             acc.append(
@@ -377,6 +383,7 @@ impl Producer {
                 &record.headers,
                 size - crate::records::RECORD_BATCH_OVERHEAD,
                 memory,
+                delivery::Completion::One(tx),
             )?
         };
         self.shared.pending.fetch_add(1, Ordering::AcqRel);
@@ -389,7 +396,218 @@ impl Producer {
         {
             self.shared.wake.notify_one();
         }
-        Ok(DeliveryFuture { rx: appended.rx })
+        Ok(DeliveryFuture::one(rx))
+    }
+
+    /// Appends records in order without waiting, for callers that send many at once: one clock
+    /// read, one metadata lookup per topic and one accumulator lock per call (per chunk of
+    /// records), and, with `track`, one shared completion for all of them instead of a channel
+    /// per record. Stops before the first record that would have to wait (`consumed` says
+    /// where); records refused at once are listed and skipped. Every appended record resolves
+    /// exactly once, like a `send`; without `track` its outcome is only counted in `pending`.
+    /// Fails as a whole (nothing appended) when the producer is closed or the transaction
+    /// cannot take records.
+    pub fn try_send_batch(&self, records: &[ProducerRecord], track: bool) -> Result<BatchAppend> {
+        /// Records appended under one accumulator lock, bounding how long the sender waits.
+        const LOCK_CHUNK: usize = 1024;
+        struct Prepared {
+            index: usize,
+            partition: i32,
+            size: usize,
+            memory: tokio::sync::OwnedSemaphorePermit,
+        }
+        if self.shared.closing.load(Ordering::Acquire) {
+            return Err(Error::Closed);
+        }
+        if let Some(txn) = &self.shared.txn {
+            txn.check_send()?;
+        }
+        let config = &self.shared.cluster.config().producer;
+        let now = now_ms();
+        let mut out = BatchAppend::default();
+        let mut prepared: Vec<Prepared> = Vec::with_capacity(records.len());
+        // The last topic's name and partition count: one metadata lookup per run of a topic.
+        let mut known: Option<(&str, i32)> = None;
+        let mut consumed = records.len();
+        // Unkeyed records partitioned by the default sticky partitioner, when there are several
+        // (a run takes the topic's state out of the map and puts it back: for one record a
+        // plain lookup is cheaper).
+        let sticky_default = records.len() > 1
+            && self.custom.is_none()
+            && config.partitioner == PartitionerKind::Default;
+        let mut sticky: Option<(&str, partitioner::StickyRun<'_>)> = None;
+        for (index, record) in records.iter().enumerate() {
+            let size = match self.check_size(record) {
+                Ok(s) => s,
+                Err(e) => {
+                    out.refused.push((index, e));
+                    continue;
+                }
+            };
+            let partitions = match known {
+                Some((t, n)) if t == record.topic => n,
+                _ => match self.cached_partitions(&record.topic) {
+                    Some(n) => {
+                        known = Some((&record.topic, n));
+                        n
+                    }
+                    None => {
+                        consumed = index;
+                        break;
+                    }
+                },
+            };
+            let partition = match record.partition {
+                Some(p) if p < 0 || p >= partitions => {
+                    out.refused.push((
+                        index,
+                        Error::Kafka(crate::ErrorCode::UnknownTopicOrPartition),
+                    ));
+                    continue;
+                }
+                Some(p) => p,
+                None if sticky_default
+                    && (record.key.is_none() || config.partitioner_ignore_keys) =>
+                {
+                    // The sticky state is looked up once per run of a topic (and the
+                    // partitioner stays locked meanwhile: `choose_partition` is not called
+                    // for such records while the run lives).
+                    if sticky.as_ref().is_none_or(|(t, _)| *t != record.topic) {
+                        // The old run unlocks the partitioner before the new one locks it.
+                        drop(sticky);
+                        sticky = Some((&record.topic, self.sticky.run(&record.topic, partitions)));
+                    }
+                    match sticky.as_mut() {
+                        Some((_, run)) => run.next(size),
+                        None => self.choose_partition(record, partitions, size),
+                    }
+                }
+                None => self.choose_partition(record, partitions, size),
+            };
+            let permits = u32::try_from(size).unwrap_or(u32::MAX);
+            let memory = match self.shared.memory.clone().try_acquire_many_owned(permits) {
+                Ok(p) => p,
+                Err(tokio::sync::TryAcquireError::Closed) => {
+                    out.refused.push((index, Error::Closed));
+                    continue;
+                }
+                Err(tokio::sync::TryAcquireError::NoPermits) => {
+                    consumed = index;
+                    break;
+                }
+            };
+            prepared.push(Prepared {
+                index,
+                partition,
+                size,
+                memory,
+            });
+        }
+        drop(sticky);
+        out.consumed = consumed;
+        let group = (track && !prepared.is_empty())
+            .then(|| delivery::Group::new(consumed, prepared.iter().map(|p| p.index)));
+        let mut new_txn_partition = false;
+        if let Some(txn) = &self.shared.txn {
+            let mut last: Option<(&str, i32)> = None;
+            for p in &prepared {
+                let topic = records[p.index].topic.as_str();
+                if last != Some((topic, p.partition)) {
+                    last = Some((topic, p.partition));
+                    new_txn_partition |= txn.record_partition(&TopicPartition {
+                        topic: Arc::from(topic),
+                        partition: p.partition,
+                    });
+                }
+            }
+        }
+        let mut appended_count = 0;
+        let mut wake = new_txn_partition || config.linger == Duration::ZERO;
+        let mut prepared = prepared.into_iter().peekable();
+        while prepared.peek().is_some() {
+            let mut acc = self.shared.accumulator.lock().map_err(|_| Error::Closed)?;
+            // The partition's queue, looked up once per run of records for it.
+            let mut run: Option<((&str, i32), accumulator::QueueRun<'_>)> = None;
+            let mut chunk_appended = 0;
+            for p in prepared.by_ref().take(LOCK_CHUNK) {
+                let record = &records[p.index];
+                let completion = match &group {
+                    Some(g) => g.handle(p.index),
+                    None => delivery::Completion::None,
+                };
+                let key = (record.topic.as_str(), p.partition);
+                if run.as_ref().is_none_or(|(k, _)| *k != key) {
+                    drop(run);
+                    run = Some((key, acc.run(key.0, key.1)));
+                }
+                let Some((_, queue)) = run.as_mut() else {
+                    out.refused.push((p.index, Error::Closed));
+                    continue;
+                };
+                match queue.append(
+                    record.timestamp.unwrap_or(now),
+                    record.key.as_deref(),
+                    record.value.as_deref(),
+                    &record.headers,
+                    p.size - crate::records::RECORD_BATCH_OVERHEAD,
+                    p.memory,
+                    completion,
+                ) {
+                    Ok(a) => {
+                        chunk_appended += 1;
+                        wake |= a.batch_full || a.new_batch;
+                    }
+                    Err(e) => out.refused.push((p.index, e)),
+                }
+            }
+            // Counted while the accumulator is still locked: the sender cannot settle these
+            // records before they are pending.
+            drop(run);
+            self.shared
+                .pending
+                .fetch_add(chunk_appended, Ordering::AcqRel);
+            appended_count += chunk_appended;
+        }
+        out.refused.sort_by_key(|(i, _)| *i);
+        out.deliveries = DeliveryBatch::new(group);
+        if appended_count > 0 && wake {
+            self.shared.wake.notify_one();
+        }
+        Ok(out)
+    }
+
+    /// Sends `records` in order and returns each one's outcome, by index: its delivery future,
+    /// or why it was refused. Like calling [`Producer::send`] for each (the same waits, bounded
+    /// by `max.block.ms` per record), with the costs of [`Producer::try_send_batch`].
+    pub async fn send_batch(
+        &self,
+        mut records: Vec<ProducerRecord>,
+    ) -> Vec<Result<DeliveryFuture>> {
+        let mut out: Vec<Result<DeliveryFuture>> = Vec::with_capacity(records.len());
+        while out.len() < records.len() {
+            let start = out.len();
+            let batch = match self.try_send_batch(&records[start..], true) {
+                Ok(b) => b,
+                Err(e) => {
+                    let n = records.len() - start;
+                    out.extend((0..n).map(|_| Err(accumulator::clone_error(&e))));
+                    break;
+                }
+            };
+            let mut refused = batch.refused.into_iter().peekable();
+            for i in 0..batch.consumed {
+                match refused.next_if(|(j, _)| *j == i) {
+                    Some((_, e)) => out.push(Err(e)),
+                    None => out.push(batch.deliveries.delivery(i).ok_or(Error::Closed)),
+                }
+            }
+            if let Some(record) = records.get_mut(out.len()) {
+                // This record would wait: `send` waits for it (bounded by max.block.ms).
+                let record = std::mem::take(record);
+                out.push(self.send(record).await);
+            }
+        }
+        out
     }
 
     /// The record's size in a batch of its own, checked against `max.request.size` and

@@ -136,6 +136,31 @@ impl StickyPartitioner {
         partition
     }
 
+    /// Sticky choices for a run of unkeyed records of `topic`, with one lookup of its state:
+    /// the partitioner is locked until the run is dropped (do not call
+    /// [`StickyPartitioner::sticky`] meanwhile).
+    pub(crate) fn run<'a>(&'a self, topic: &str, partitions: i32) -> StickyRun<'a> {
+        let partitions = partitions.max(1);
+        let mut state = self.state.lock().ok();
+        let (key, entry) = match state.as_mut().and_then(|s| s.remove_entry(topic)) {
+            Some((k, e)) => (k, e),
+            None => (
+                topic.to_string(),
+                Sticky {
+                    partition: (self.rng.next() % partitions as u64) as i32,
+                    bytes: 0,
+                },
+            ),
+        };
+        StickyRun {
+            owner: self,
+            state,
+            key: Some(key),
+            entry,
+            partitions,
+        }
+    }
+
     /// The next partition in round-robin order.
     pub fn round_robin(&self, topic: &str, partitions: i32) -> i32 {
         let partitions = partitions.max(1);
@@ -149,6 +174,47 @@ impl StickyPartitioner {
         }
         rr.insert(topic.to_string(), 0);
         0
+    }
+}
+
+/// A run of sticky choices for one topic (see [`StickyPartitioner::run`]).
+pub(crate) struct StickyRun<'a> {
+    owner: &'a StickyPartitioner,
+    /// `None` if the lock was poisoned: choices are then random, as in `sticky`.
+    state: Option<std::sync::MutexGuard<'a, HashMap<String, Sticky>>>,
+    key: Option<String>,
+    entry: Sticky,
+    partitions: i32,
+}
+
+impl StickyRun<'_> {
+    /// The partition for the run's next record, of `size` bytes (what `sticky` would choose).
+    pub fn next(&mut self, size: usize) -> i32 {
+        let owner = self.owner;
+        if self.state.is_none() {
+            return (owner.rng.next() % self.partitions as u64) as i32;
+        }
+        let entry = &mut self.entry;
+        if entry.bytes >= owner.batch_size || entry.partition >= self.partitions {
+            let mut next = (owner.rng.next() % self.partitions as u64) as i32;
+            if self.partitions > 1 && next == entry.partition {
+                next = (next + 1) % self.partitions;
+            }
+            *entry = Sticky {
+                partition: next,
+                bytes: 0,
+            };
+        }
+        entry.bytes += size;
+        entry.partition
+    }
+}
+
+impl Drop for StickyRun<'_> {
+    fn drop(&mut self) {
+        if let (Some(state), Some(key)) = (self.state.as_mut(), self.key.take()) {
+            state.insert(key, self.entry);
+        }
     }
 }
 
@@ -195,5 +261,25 @@ mod tests {
         let p = StickyPartitioner::new(100);
         let got: Vec<i32> = (0..6).map(|_| p.round_robin("t", 3)).collect();
         assert_eq!(got, [0, 1, 2, 0, 1, 2]);
+    }
+
+    #[test]
+    fn a_sticky_run_switches_like_sticky_and_keeps_its_state() {
+        let p = StickyPartitioner::new(100);
+        let (first, second, after) = {
+            let mut run = p.run("t", 4);
+            let first: Vec<i32> = (0..4).map(|_| run.next(30)).collect();
+            // 120 bytes went to the first partition: the next record switches.
+            let second = run.next(30);
+            (first, second, run.next(30))
+        };
+        assert!(first.iter().all(|&x| x == first[0] && (0..4).contains(&x)));
+        assert_ne!(second, first[0]);
+        assert_eq!(after, second);
+        // Dropped, the run left its state (60 bytes) for `sticky`: same partition until the
+        // batch size is reached.
+        assert_eq!(p.sticky("t", 4, 30), second, "90 bytes");
+        assert_eq!(p.sticky("t", 4, 30), second, "120 bytes");
+        assert_ne!(p.sticky("t", 4, 30), second, "switched after 100 bytes");
     }
 }
