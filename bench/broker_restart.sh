@@ -14,12 +14,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 log() { printf 'broker_restart.sh: %s\n' "$*" >&2; }
 
 (cd "$ROOT" && cargo build --release -p odradek-broker --example fill_data_dir) >&2
-FILL="$ROOT/target/release/examples/fill_data_dir"
+FILL="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/fill_data_dir"
 if [[ -n "${ODRADEK_BROKER_BIN:-}" ]]; then
   BIN="$ODRADEK_BROKER_BIN"
 else
   (cd "$ROOT" && cargo build --release -p odradek-broker) >&2
-  BIN="$ROOT/target/release/odradek-broker"
+  BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/odradek-broker"
 fi
 
 W="$(mktemp -d "${TMPDIR:-/tmp}/broker_restart.XXXXXX")"

@@ -33,7 +33,7 @@ if [[ -n "${ODRADEK_BROKER_BIN:-}" ]]; then
 else
   log "cargo build --release -p odradek-broker"
   (cd "$ROOT" && cargo build --release -p odradek-broker) >&2
-  BIN="$ROOT/target/release/odradek-broker"
+  BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/odradek-broker"
 fi
 
 # 2. Kafka jars (also ProducerPerformance) and the bench client compiled against them.

@@ -10,7 +10,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 KAFKA_SH="$ROOT/tests/compat/kafka.sh"
-BIN="${ODRADEK_BROKER_BIN:-$ROOT/target/release/odradek-broker}"
+BIN="${ODRADEK_BROKER_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/release/odradek-broker}"
 CLASSES="$ROOT/bench/.cache/classes"
 [[ -f "$CLASSES/BenchClient.class" ]] || { echo "run bench/broker_vs_kafka.sh once first (compiles BenchClient)" >&2; exit 1; }
 W="$(mktemp -d "${TMPDIR:-/tmp}/fetch_service_time.XXXXXX")"

@@ -10,6 +10,7 @@
 #   REPEATS=7               measured runs per client and scenario (after one warm-up run each)
 #   COUNT_100=2000000       records per run with 100 B values
 #   COUNT_1K=600000         records per run with 1 KiB values
+#   COUNT_10K=100000        records per run with 10 KiB values
 #   BENCH_TMP=/dev/shm      where the broker keeps its data (default /dev/shm when it has 4 GiB
 #                           free, else $TMPDIR or /tmp): in memory, so the kernel's writeback of
 #                           several GB does not add noise to the client measurements
@@ -24,7 +25,10 @@ ROOT="$(cd "$HERE/../.." && pwd -P)"
 REPEATS="${REPEATS:-7}"
 COUNT_100="${COUNT_100:-2000000}"
 COUNT_1K="${COUNT_1K:-600000}"
+COUNT_10K="${COUNT_10K:-100000}"
 ODRADEK_RUNTIME="${ODRADEK_RUNTIME:-multi}"
+REL="${CARGO_TARGET_DIR:-$ROOT/target}/release"        # workspace binaries
+BENCH_REL="${CARGO_TARGET_DIR:-$HERE/target}/release" # bench/client binaries
 log() { printf 'bench/client/run.sh: %s\n' "$*" >&2; }
 
 # 1. Binaries, release builds.
@@ -42,8 +46,8 @@ if [[ -z "${BENCH_TMP:-}" ]]; then
 fi
 WORK="$(mktemp -d "$BENCH_TMP/odradek-producer-bench.XXXXXX")"
 # Private copies: a rebuild during the run must not change what is measured.
-cp "$ROOT/target/release/odradek-broker" "$WORK/odradek-broker"
-cp "$HERE/target/release/odradek-bench" "$WORK/odradek-bench"
+cp "$REL/odradek-broker" "$WORK/odradek-broker"
+cp "$BENCH_REL/odradek-bench" "$WORK/odradek-bench"
 BENCH="$WORK/odradek-bench"
 
 BROKER_PID=""
@@ -89,6 +93,9 @@ SCENARIOS=(
   "1KiB-acks1-lz4-p1       1024 1   lz4  1 $COUNT_1K"
   "1KiB-acksall-lz4-p1     1024 all lz4  1 $COUNT_1K"
   "100B-acks1-none-p8      100  1   none 8 $COUNT_100"
+  "1KiB-acks1-zstd-p1      1024 1   zstd 1 $COUNT_1K"
+  "1KiB-acksall-zstd-p8    1024 all zstd 8 $COUNT_1K"
+  "10KiB-acksall-none-p1   10240 all none 1 $COUNT_10K"
 )
 
 DATE="$(date +%Y-%m-%d)"

@@ -21,6 +21,8 @@ REPEATS="${REPEATS:-5}"
 COUNT_100="${COUNT_100:-1000000}"
 COUNT_1K="${COUNT_1K:-300000}"
 CHECK_CRCS="${CHECK_CRCS:-false}"
+REL="${CARGO_TARGET_DIR:-$ROOT/target}/release"
+BENCH_REL="${CARGO_TARGET_DIR:-$HERE/target}/release"
 log() { printf 'run_consume.sh: %s\n' "$*" >&2; }
 
 log "cargo build --release (bench/client: odradek-bench, consume)"
@@ -37,8 +39,8 @@ if [[ -z "${BENCH_TMP:-}" ]]; then
 fi
 WORK="$(mktemp -d "$BENCH_TMP/odradek-consume-bench.XXXXXX")"
 # Private copies: a rebuild during the run must not change what is measured.
-cp "$ROOT/target/release/odradek-broker" "$HERE/target/release/odradek-bench" \
-  "$HERE/target/release/consume" "$WORK/"
+cp "$REL/odradek-broker" "$BENCH_REL/odradek-bench" \
+  "$BENCH_REL/consume" "$WORK/"
 
 BROKER_PID=""
 cleanup() {
@@ -82,6 +84,7 @@ SCENARIOS=(
   "100B-lz4-p8  100  lz4  8 $COUNT_100"
   "1KiB-none-p8 1024 none 8 $COUNT_1K"
   "1KiB-lz4-p8  1024 lz4  8 $COUNT_1K"
+  "1KiB-zstd-p1 1024 zstd 1 $COUNT_1K"
 )
 
 # 1. Fill every topic once (odradek's producer: linger.ms=5, batch.size=1000000, acks=1, text-like

@@ -15,6 +15,8 @@ ROOT="$(cd "$HERE/../.." && pwd -P)"
 REPEATS="${REPEATS:-7}"
 MEMBERS="${MEMBERS:-3}"
 PARTITIONS="${PARTITIONS:-12}"
+REL="${CARGO_TARGET_DIR:-$ROOT/target}/release"
+BENCH_REL="${CARGO_TARGET_DIR:-$HERE/target}/release"
 log() { printf 'run_rebalance.sh: %s\n' "$*" >&2; }
 
 (cd "$HERE" && cargo build --release --quiet --bin rebalance) >&2
@@ -30,7 +32,7 @@ trap cleanup EXIT
 if [[ -z "${BOOTSTRAP:-}" ]]; then
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   BOOTSTRAP="127.0.0.1:$port"
-  "$ROOT/target/release/odradek-broker" \
+  "$REL/odradek-broker" \
     --override "listeners=PLAINTEXT://$BOOTSTRAP" --override "log.dirs=$WORK/data" \
     --override group.initial.rebalance.delay.ms=0 >"$WORK/broker.log" 2>&1 &
   BROKER_PID=$!
@@ -40,14 +42,14 @@ else
 fi
 topic="rebalance-bench-$$"
 for _ in $(seq 100); do
-  "$ROOT/target/release/odradek" -b "$BOOTSTRAP" topics create "$topic" --partitions "$PARTITIONS" \
+  "$REL/odradek" -b "$BOOTSTRAP" topics create "$topic" --partitions "$PARTITIONS" \
     >/dev/null 2>&1 && break
   sleep 0.1
 done
 mkdir -p "$HERE/results"
 out="$HERE/results/rebalance-$(date +%F).jsonl"
 log "measuring against $BROKER at $BOOTSTRAP: $REPEATS repeats, $MEMBERS members, $PARTITIONS partitions"
-"$HERE/target/release/rebalance" --bootstrap "$BOOTSTRAP" --topic "$topic" --members "$MEMBERS" \
+"$BENCH_REL/rebalance" --bootstrap "$BOOTSTRAP" --topic "$topic" --members "$MEMBERS" \
   --partitions "$PARTITIONS" --repeats "$REPEATS" | tee "$out"
 python3 - "$out" "$BROKER" <<'PY'
 import json, statistics, sys

@@ -19,12 +19,13 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
 ROOT="$(cd "$HERE/../.." && pwd -P)"
 REPEATS="${REPEATS:-3}"
 COUNT="${COUNT:-500000}"
+BENCH_REL="${CARGO_TARGET_DIR:-$HERE/target}/release"
 log() { printf 'bench/client/run_txn.sh: %s\n' "$*" >&2; }
 
 log "cargo build --release (bench/client)"
 (cd "$HERE" && cargo build --release --quiet) >&2
 WORK="$(mktemp -d)"
-cp "$HERE/target/release/odradek-bench" "$WORK/odradek-bench"
+cp "$BENCH_REL/odradek-bench" "$WORK/odradek-bench"
 BENCH="$WORK/odradek-bench"
 KAFKA_DIR=""
 cleanup() {

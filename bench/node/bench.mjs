@@ -5,6 +5,7 @@
 //   node bench/node/bench.mjs [options]      options: --messages N (200000) --rounds R (3)
 //        --batch B (messages per send call, 1000) --inflight C (send calls in flight, 8)
 //        --partitions P (3) --value-size S (100) --clients odradek,kafkajs,platformatic
+//        --json FILE (also write the raw rounds and medians there)
 //
 // Environment: ODRADEK_BENCH_BOOTSTRAP=host:port uses that broker instead of starting
 // target/release/odradek-broker; ODRADEK_NODE_ADDON picks the addon (run.sh points it at the
@@ -16,6 +17,7 @@
 // run interleaved, each round on fresh topics; the table shows the median round.
 import { createRequire } from 'node:module'
 import { parseArgs } from 'node:util'
+import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -32,10 +34,13 @@ const { values: opts } = parseArgs({
     inflight: { type: 'string', default: '8' },
     partitions: { type: 'string', default: '3' },
     'value-size': { type: 'string', default: '100' },
-    clients: { type: 'string', default: 'odradek,kafkajs,platformatic' }
+    clients: { type: 'string', default: 'odradek,kafkajs,platformatic' },
+    json: { type: 'string' }
   }
 })
-const N = Number(opts.messages)
+const MESSAGES = Number(opts.messages)
+/** Records per run: a tenth of MESSAGES during the warm-up round, MESSAGES after it. */
+let N = MESSAGES
 const ROUNDS = Number(opts.rounds)
 const BATCH = Number(opts.batch)
 const INFLIGHT = Number(opts.inflight)
@@ -153,6 +158,16 @@ async function main () {
       else throw new Error(`unknown client ${c}`)
     }
     const results = Object.fromEntries(CLIENTS.map(c => [c, { produce: [], consume: [] }]))
+    // Warm-up round, not recorded: every client once with a tenth of the records (JIT, broker
+    // allocations, connections).
+    N = Math.max(1000, Math.floor(MESSAGES / 10))
+    for (const c of CLIENTS) {
+      const topic = topicName(c)
+      await apis[c].createTopic(topic)
+      await apis[c].produce(topic)
+      await apis[c].consume(topic)
+    }
+    N = MESSAGES
     for (let r = 0; r < ROUNDS; r++) {
       for (const c of CLIENTS) {
         const topic = topicName(c)
@@ -174,6 +189,15 @@ async function main () {
       const rp = base ? (p / median(base.produce)).toFixed(2) + 'x' : '-'
       const rq = base ? (q / median(base.consume)).toFixed(2) + 'x' : '-'
       console.log(`| ${c} | ${p.toFixed(0)} | ${rp} | ${q.toFixed(0)} | ${rq} |`)
+    }
+    if (opts.json) {
+      const stats = (xs) => ({ msgs_per_s: median(xs), msgs_per_s_min: Math.min(...xs), msgs_per_s_max: Math.max(...xs), rounds: xs.length })
+      const summary = {}
+      for (const kind of ['produce', 'consume']) {
+        summary[kind] = Object.fromEntries(CLIENTS.map(c => [c, stats(results[c][kind])]))
+      }
+      const doc = { date: new Date().toISOString().slice(0, 10), messages: N, value_size: VALUE.length, partitions: PARTITIONS, batch: BATCH, inflight: INFLIGHT, rounds: ROUNDS, node: process.version, broker: broker.external ? broker.bootstrap : 'odradek-broker (release)', runs: results, summary }
+      writeFileSync(opts.json, JSON.stringify(doc, null, 1) + '\n')
     }
   } finally {
     await broker.stop()

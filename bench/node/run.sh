@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the release addon and broker, installs the peers (kafkajs, @platformatic/kafka, pinned
-# in node/package-lock.json) and runs bench.mjs. Arguments go to bench.mjs.
+# in node/package-lock.json) and runs bench.mjs, which also writes
+# bench/node/results/node-<date>.json. Arguments go to bench.mjs.
 #
 #   bench/node/run.sh [--messages N] [--rounds R] ...
 set -euo pipefail
@@ -11,5 +12,7 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cp "$target/release/libodradek_node.so" "$work/odradek.node"
+mkdir -p "$root/bench/node/results"
 ODRADEK_NODE_ADDON="$work/odradek.node" ODRADEK_BROKER_BIN="$target/release/odradek-broker" \
-  KAFKAJS_NO_PARTITIONER_WARNING=1 node "$root/bench/node/bench.mjs" "$@"
+  KAFKAJS_NO_PARTITIONER_WARNING=1 node "$root/bench/node/bench.mjs" \
+  --json "$root/bench/node/results/node-$(date +%F).json" "$@"

@@ -234,6 +234,14 @@ def main():
             if c != "kafka-python":
                 plan.append((c, "poll"))
             plan.append((c, "consume"))
+        # Warm-up: every (client, scenario) once with a tenth of the records, not recorded
+        # (page cache, broker allocations, the interpreter's imports).
+        for client, scenario in plan:
+            topic = source if scenario in ("consume", "poll") else \
+                "pybench-%s-%s-%d-warmup" % (client, scenario, os.getpid())
+            m = max(1, min(n, args.kafka_python_messages) // 10) if client == "kafka-python" \
+                else max(1, n // 10)
+            run_child(client, scenario, bootstrap, topic, m, args.value_size)
         for r in range(args.rounds):
             for client, scenario in plan:
                 topic = source if scenario in ("consume", "poll") else \
@@ -249,6 +257,9 @@ def main():
             summary.setdefault(scenario, {})[client] = {
                 "msgs_per_s": statistics.median(v[0] for v in vals),
                 "cpu_s_per_M": statistics.median(v[1] for v in vals),
+                "msgs_per_s_min": min(v[0] for v in vals),
+                "msgs_per_s_max": max(v[0] for v in vals),
+                "rounds": len(vals),
             }
         print(json.dumps(summary, indent=1))
         if args.json:
