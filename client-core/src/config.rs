@@ -106,7 +106,10 @@ pub struct ConsumerConfig {
     pub check_crcs: bool,
     /// `isolation.level` (read_uncommitted); `true` for read_committed.
     pub read_committed: bool,
-    /// `enable.auto.commit` (true; used with groups).
+    /// `enable.auto.commit` (true; used with groups). Every `auto.commit.interval.ms`, and when
+    /// partitions are revoked, commits the records the application has finished with: those a
+    /// `poll`/`recv` returned before its latest call for more (Java's rule, at-least-once even
+    /// if the process dies mid-batch); `close` commits everything handed out.
     pub enable_auto_commit: bool,
     /// `auto.commit.interval.ms` (5000).
     pub auto_commit_interval: Duration,

@@ -401,6 +401,7 @@ impl Consumer {
                 *t = Instant::now();
             }
         }
+        self.mark_processed();
         if let Some(e) = self.shared.error.lock().ok().and_then(|mut e| e.take()) {
             return Err(e);
         }
@@ -432,8 +433,33 @@ impl Consumer {
         }
     }
 
+    /// The application asks for more records, so it has finished with every record handed out
+    /// before: each partition's `processed` offset becomes its position, or the first offset
+    /// still waiting in `recv`'s buffer.
+    fn mark_processed(&self) {
+        let mut waiting: HashMap<TopicPartition, i64> = HashMap::new();
+        if let Ok(ready) = self.ready.lock() {
+            for r in ready.iter() {
+                let tp = TopicPartition {
+                    topic: r.topic.clone(),
+                    partition: r.partition,
+                };
+                let first = waiting.entry(tp).or_insert(r.offset);
+                *first = (*first).min(r.offset);
+            }
+        }
+        let mut state = self.shared.lock();
+        for (tp, p) in state.parts.iter_mut() {
+            let buffered = waiting.get(tp).copied();
+            if let Some(offset) = buffered.or(p.position) {
+                p.processed = Some(offset);
+            }
+        }
+    }
+
     /// Waits for the next record.
     pub async fn recv(&self) -> Result<ConsumerRecord> {
+        self.mark_processed();
         loop {
             if let Some(r) = self.ready.lock().ok().and_then(|mut r| r.pop_front()) {
                 return Ok(r);
@@ -677,7 +703,7 @@ impl Consumer {
             ));
         };
         match offsets {
-            None => group::commit_positions(&self.shared, None).await,
+            None => group::commit_positions(&self.shared, None, group::Progress::Delivered).await,
             Some(list) => {
                 let list: Vec<(TopicPartition, i64, Option<String>)> =
                     list.iter().map(|(tp, o)| (tp.clone(), *o, None)).collect();
@@ -700,7 +726,7 @@ impl Consumer {
     ) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
         let list: Vec<(TopicPartition, i64, Option<String>)> = match offsets {
             Some(list) => list.iter().map(|(tp, o)| (tp.clone(), *o, None)).collect(),
-            None => group::positions(&self.shared, None),
+            None => group::positions(&self.shared, None, group::Progress::Delivered),
         };
         let submitted = match &self.shared.group {
             None => Err(Error::config(

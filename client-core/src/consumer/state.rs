@@ -49,6 +49,12 @@ pub(crate) struct PartState {
     /// The leader changed since the position was established: not fetchable until the new
     /// leader confirmed the position with OffsetForLeaderEpoch (see `validate.rs`).
     pub awaiting_validation: bool,
+    /// What the application has finished with: the position as it was when the application
+    /// last asked for more records (`poll`/`recv`), so every record handed out before that call
+    /// counts as handled (Java's at-least-once rule). Auto-commit and commit-on-revoke send
+    /// this, never `position`, which already covers records the application may still be
+    /// processing. `None` until the first request for records after the assignment.
+    pub processed: Option<i64>,
 }
 
 impl PartState {
@@ -69,6 +75,7 @@ impl PartState {
             leader_epoch: None,
             last_epoch: None,
             awaiting_validation: false,
+            processed: None,
         }
     }
 

@@ -665,3 +665,57 @@ async fn async_commits_land_in_call_order() {
     assert!(no_group.commit_async(None).await.is_err());
     no_group.close().await;
 }
+
+/// Background auto-commit commits only what the application has finished with: records a
+/// `poll` returned count as handled once the application polls again (Java's rule). Before,
+/// the committed offset ran ahead to the position, so a crash between a `poll` and the handling
+/// of its records lost them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_commit_covers_only_records_the_application_polled_past() {
+    let target = Target::start(&[("group.initial.rebalance.delay.ms", "0")]);
+    let topic = topic_name("autocommit");
+    let group = topic_name("g");
+    let c = Consumer::new(group_config(
+        &target,
+        &group,
+        &[("auto.commit.interval.ms", "50"), ("max.poll.records", "5")],
+    ))
+    .unwrap();
+    create_topic(c.cluster(), &topic, 1).await;
+    produce(&target, &topic, 20).await;
+    let tp = TopicPartition {
+        topic: topic.as_str().into(),
+        partition: 0,
+    };
+    c.subscribe(&[&topic], None).unwrap();
+    let mut first = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while first.is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "no records");
+        first = c.poll(Duration::from_millis(100)).await.unwrap();
+    }
+    let handed_out = first.last().unwrap().offset + 1;
+    // Many auto-commit intervals pass while the application is still "handling" `first`.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let committed = c.committed(std::slice::from_ref(&tp)).await.unwrap()[&tp];
+    assert!(
+        committed.unwrap_or(0) <= first[0].offset,
+        "auto-commit committed {committed:?} while records from {} were not handled yet",
+        first[0].offset
+    );
+    // Asking for more says `first` is handled: the next auto-commit covers it.
+    let _ = c.poll(Duration::from_millis(10)).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let committed = c.committed(std::slice::from_ref(&tp)).await.unwrap()[&tp];
+        if committed == Some(handed_out) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "committed {committed:?}, want {handed_out}"
+        );
+    }
+    c.close().await;
+}

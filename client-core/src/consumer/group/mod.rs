@@ -118,25 +118,43 @@ fn minus(a: &[TopicPartition], b: &[TopicPartition]) -> Vec<TopicPartition> {
     a.iter().filter(|p| !set.contains(p)).cloned().collect()
 }
 
-/// Commits the delivered positions of `partitions` (auto-commit and commit-on-revoke).
-/// The positions (next offset to deliver) of `partitions`, or of every assigned partition, as
-/// offsets to commit.
+/// Which offset of a partition a commit without explicit offsets sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Progress {
+    /// The position: every record handed to the application (explicit commits, and the
+    /// commit on close, which the application makes when it is done).
+    Delivered,
+    /// Records the application has finished with (`PartState::processed`): what background
+    /// auto-commit and commit-on-revoke send, so a crash never commits an unhandled record.
+    Processed,
+}
+
+/// The offsets of `partitions` (or of every assigned partition) to commit, by `progress`.
 pub(crate) fn positions(
     shared: &Shared,
     partitions: Option<&[TopicPartition]>,
+    progress: Progress,
 ) -> Vec<(TopicPartition, i64, Option<String>)> {
     let state = shared.lock();
     state
         .parts
         .iter()
         .filter(|(tp, _)| partitions.is_none_or(|ps| ps.contains(tp)))
-        .filter_map(|(tp, p)| p.position.map(|o| (tp.clone(), o, None)))
+        .filter_map(|(tp, p)| {
+            let offset = match progress {
+                Progress::Delivered => p.position,
+                Progress::Processed => p.processed,
+            };
+            offset.map(|o| (tp.clone(), o, None))
+        })
         .collect()
 }
 
+/// Commits `positions(shared, partitions, progress)`.
 pub(crate) async fn commit_positions(
     shared: &Shared,
     partitions: Option<&[TopicPartition]>,
+    progress: Progress,
 ) -> Result<()> {
     let Some(group) = &shared.group else {
         return Err(Error::config(
@@ -144,7 +162,7 @@ pub(crate) async fn commit_positions(
             "committing offsets needs group.id",
         ));
     };
-    let offsets = positions(shared, partitions);
+    let offsets = positions(shared, partitions, progress);
     if offsets.is_empty() {
         return Ok(());
     }
@@ -346,7 +364,9 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
                 break 'rejoin;
             }
             if cfg.enable_auto_commit && Instant::now() >= next_commit {
-                if let Err(e) = commit_positions(&shared, Some(&m.assigned())).await {
+                if let Err(e) =
+                    commit_positions(&shared, Some(&m.assigned()), Progress::Processed).await
+                {
                     tracing::debug!(error = %e, "auto-commit failed");
                 }
                 next_commit = Instant::now() + cfg.auto_commit_interval;
@@ -400,7 +420,7 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
     // Leaving: commit what was delivered, then leave (dynamic members only).
     let owned = m.assigned();
     if cfg.enable_auto_commit && !owned.is_empty() {
-        let _ = commit_positions(&shared, Some(&owned)).await;
+        let _ = commit_positions(&shared, Some(&owned), Progress::Delivered).await;
     }
     if let Some(l) = &m.listener {
         if !owned.is_empty() {
@@ -419,7 +439,7 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
 
 async fn revoke(shared: &Shared, m: &Membership, partitions: &[TopicPartition], auto_commit: bool) {
     if auto_commit {
-        if let Err(e) = commit_positions(shared, Some(partitions)).await {
+        if let Err(e) = commit_positions(shared, Some(partitions), Progress::Processed).await {
             tracing::debug!(error = %e, "commit on revoke failed");
         }
     }
