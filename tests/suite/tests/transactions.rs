@@ -289,19 +289,25 @@ async fn offsets_commit_with_the_transaction() {
     p.send_offsets_to_transaction(&[(tp.clone(), 5)], &GroupMetadata::new(&group))
         .await
         .unwrap();
-    p.commit_transaction(T).await.unwrap();
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let committed = consumer.committed(std::slice::from_ref(&tp)).await.unwrap();
-        if committed.get(&tp) == Some(&Some(5)) {
-            break;
+    // Committed offsets are fetched stable (KIP-447): while the transaction is open the fetch
+    // keeps retrying UNSTABLE_OFFSET_COMMIT, and returns the offset once it commits.
+    let started = tokio::time::Instant::now();
+    let ((fetched, fetched_at), committed) = tokio::join!(
+        async {
+            let r = consumer.committed(std::slice::from_ref(&tp)).await;
+            (r, tokio::time::Instant::now())
+        },
+        async {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            p.commit_transaction(T).await
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "offset not committed: {committed:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    );
+    committed.unwrap();
+    assert_eq!(fetched.unwrap().get(&tp), Some(&Some(5)));
+    assert!(
+        fetched_at - started >= Duration::from_millis(400),
+        "the fetch waited for the open transaction"
+    );
 
     // With the member's identity (KIP-447): a consumer in the group, then a stale generation.
     consumer.subscribe(&[input.as_str()], None).unwrap();

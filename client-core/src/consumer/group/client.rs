@@ -281,8 +281,29 @@ impl GroupClient {
         Ok(out)
     }
 
-    /// OffsetFetch for `partitions`: `None` where nothing is committed.
+    /// OffsetFetch for `partitions`: `None` where nothing is committed. Asks for stable offsets
+    /// (KIP-447, v7+): while a transaction that commits offsets for these partitions is open,
+    /// the coordinator answers UNSTABLE_OFFSET_COMMIT and this retries (bounded by
+    /// `default.api.timeout.ms`), so a consumer never starts from an offset an aborting
+    /// transaction would take back.
     pub async fn committed(
+        &mut self,
+        partitions: &[TopicPartition],
+    ) -> Result<HashMap<TopicPartition, Option<(i64, String)>>> {
+        let deadline = tokio::time::Instant::now() + self.cluster.config().default_api_timeout;
+        loop {
+            match self.committed_once(partitions).await {
+                Err(Error::Kafka(ErrorCode::UnstableOffsetCommit))
+                    if tokio::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(self.cluster.config().retry_backoff).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn committed_once(
         &mut self,
         partitions: &[TopicPartition],
     ) -> Result<HashMap<TopicPartition, Option<(i64, String)>>> {
@@ -308,7 +329,8 @@ impl GroupClient {
             .min(7);
         let request = OffsetFetchRequest::default()
             .with_group_id(GroupId(sb(&self.group_id)))
-            .with_topics(Some(topics));
+            .with_topics(Some(topics))
+            .with_require_stable(version >= 7);
         let response = conn.send_versioned(&request, version).await?;
         let top = ErrorCode::from_code(response.error_code);
         if Self::is_coordinator_error(top) {
