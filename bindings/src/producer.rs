@@ -2,33 +2,34 @@
 //! and are served on the caller's thread (`poll`/`flush`) or pushed to a callback on the runtime
 //! (asyncio, Promises).
 //!
-//! **Fast path.** `produce` polls the core's `send` future once, on the caller's thread, with a
-//! no-op waker. With metadata cached and buffer space free it completes there and then: the
-//! record is in its partition's batch and nothing was allocated or woken on our side.
+//! **Fast path.** `produce` hands the record to the core's non-waiting batch entry point
+//! (`try_send_reported`) on the caller's thread. With metadata cached and buffer space free the
+//! record is in its partition's batch when the call returns, and nothing was allocated or woken
+//! on our side.
 //!
-//! **Backlog.** If `send` would wait (unknown topic metadata, `buffer.memory` full), the future is
-//! dropped (`send` is cancel-safe: it appends only in its last, synchronous step), the record is
-//! rebuilt by the caller's closure and queued in the client's backlog, and one runtime task sends
-//! the backlog in order. While the backlog is not empty every later record joins it, so records
-//! keep their order. Like librdkafka, `produce` fails fast with `_QUEUE_FULL` once
+//! **Backlog.** If the record would have to wait (unknown topic metadata, `buffer.memory` full),
+//! it is queued in the client's backlog and one runtime task sends the backlog in order with the
+//! core's waiting `send_reported`. While the backlog is not empty every later record joins it, so
+//! records keep their order. Like librdkafka, `produce` fails fast with `_QUEUE_FULL` once
 //! `queue.buffering.max.messages` records are outstanding, instead of blocking.
 //!
 //! **Delivery reports.** A record produced with an opaque (the shell's callback, future or
-//! message reference) has its `DeliveryFuture` kept in a `FuturesUnordered`, which only polls
-//! futures that were woken: serving reports costs O(ready), not O(outstanding). Records without
-//! an opaque are not tracked at all; the core's pending count still covers them for `len`/`flush`.
+//! message reference) gets a token, the index of its slot in `State::slots`; the core reports
+//! its outcome under that token into the client's one [`ReportQueue`] (one lock per completed
+//! batch, no future or channel per record), and serving reports moves them from the queue to
+//! the events in completion order: O(ready), not O(outstanding). Records without an opaque are
+//! not tracked at all; the core's pending count still covers them for `len`/`flush`.
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::pin::{pin, Pin};
+use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::task::{Context, Poll, Waker};
+use std::task::Poll;
 use std::time::Duration;
 
-use futures_util::stream::{FuturesUnordered, StreamExt};
 use futures_util::FutureExt;
-use odradek::producer::{DeliveryBatch, DeliveryFuture};
+use odradek::producer::{Report, ReportQueue};
 use odradek::{Producer, ProducerRecord, RecordMetadata};
 use tokio::runtime::Handle;
 
@@ -74,82 +75,63 @@ pub enum Mode<T> {
     Push(EventSink<T>),
 }
 
-/// Deliveries being waited for: one record's (`produce`, the backlog), or those of a
-/// `produce_batch` call, tracked as one entry (one shared completion in the core, one wake-up
-/// when all its records are resolved, reported in the order they were produced).
-enum Tracked<T> {
-    One {
-        fut: DeliveryFuture,
-        opaque: Option<T>,
-    },
-    Batch {
-        batch: DeliveryBatch,
-        /// The index of each record with an opaque in the core call, with the opaque.
-        opaques: Vec<(usize, T)>,
-    },
-}
-
-impl<T> Tracked<T> {
-    /// Records this entry reports.
-    fn records(&self) -> usize {
-        match self {
-            Tracked::One { .. } => 1,
-            Tracked::Batch { opaques, .. } => opaques.len(),
-        }
-    }
-}
-
-/// What a [`Tracked`] entry yields.
-enum Done<T> {
-    One(Option<Delivery<T>>),
-    Batch(Vec<Delivery<T>>),
-}
-
-impl<T: Unpin> Future for Tracked<T> {
-    type Output = Done<T>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match &mut *self {
-            Tracked::One { fut, opaque } => {
-                let result = std::task::ready!(Pin::new(fut).poll(cx));
-                Poll::Ready(Done::One(opaque.take().map(|opaque| Delivery {
-                    opaque,
-                    result: result.map_err(|e| ClientError::from_core(&e, Stage::Delivery)),
-                })))
-            }
-            Tracked::Batch { batch, opaques } => {
-                std::task::ready!(batch.poll_all(cx));
-                let done = std::mem::take(opaques)
-                    .into_iter()
-                    .map(|(i, opaque)| Delivery {
-                        opaque,
-                        result: match batch.take(i) {
-                            Some(r) => r.map_err(|e| ClientError::from_core(&e, Stage::Delivery)),
-                            None => Err(ClientError::from_core(
-                                &odradek::Error::Closed,
-                                Stage::Delivery,
-                            )),
-                        },
-                    })
-                    .collect();
-                Poll::Ready(Done::Batch(done))
-            }
-        }
-    }
-}
-
 struct Queued<T> {
     record: ProducerRecord,
     opaque: Option<T>,
 }
 
 struct State<T> {
-    deliveries: FuturesUnordered<Tracked<T>>,
-    /// Records `deliveries` will report (an entry may hold many).
+    /// Opaques of records whose reports are awaited, by token: `slots[token - base]` (`None`:
+    /// reported, or a token burnt by a refused record).
+    slots: VecDeque<Option<T>>,
+    /// The token of `slots[0]`.
+    base: u64,
+    /// `Some` entries in `slots`: records whose reports are awaited.
     tracked: usize,
+    /// Of `tracked`, records the backlog task registered but has not handed to the core yet
+    /// (still counted in `backlog_count`).
+    registered_unsent: usize,
+    /// Scratch buffer for draining the report queue.
+    reports: Vec<Report>,
     events: VecDeque<Event<T>>,
     backlog: VecDeque<Queued<T>>,
     backlog_running: bool,
+}
+
+impl<T> State<T> {
+    /// The token the next registered record gets.
+    fn next_token(&self) -> u64 {
+        self.base + self.slots.len() as u64
+    }
+
+    /// Registers the next token: `Some(opaque)` awaits its report, `None` burns it (a record
+    /// refused after its completion was made reports `Closed`, which must not land on another
+    /// record's opaque).
+    fn register(&mut self, opaque: Option<T>) -> u64 {
+        let token = self.next_token();
+        self.tracked += usize::from(opaque.is_some());
+        self.slots.push_back(opaque);
+        self.compact();
+        token
+    }
+
+    /// The opaque awaiting `token`'s report, taken (`None` if it was reported or burnt).
+    fn take_slot(&mut self, token: u64) -> Option<T> {
+        let index = usize::try_from(token.checked_sub(self.base)?).ok()?;
+        let opaque = self.slots.get_mut(index)?.take();
+        if opaque.is_some() {
+            self.tracked -= 1;
+        }
+        self.compact();
+        opaque
+    }
+
+    fn compact(&mut self) {
+        while matches!(self.slots.front(), Some(None)) {
+            self.slots.pop_front();
+            self.base += 1;
+        }
+    }
 }
 
 struct Inner<T> {
@@ -158,11 +140,11 @@ struct Inner<T> {
     fork: ForkGuard,
     settings: BindingSettings,
     signal: Arc<Signal>,
+    /// Where the core reports the outcomes of records produced with an opaque.
+    reports: Arc<ReportQueue>,
     state: Mutex<State<T>>,
     /// Records accepted but not yet appended by the core (the backlog plus the one being sent).
     backlog_count: AtomicUsize,
-    /// A push driver or a waiting poller needs the deliveries re-polled (new futures pushed).
-    needs_poll: AtomicBool,
     flush_running: AtomicBool,
     closed: AtomicBool,
     push: bool,
@@ -197,31 +179,24 @@ impl<T: Send + Unpin + 'static> std::fmt::Debug for ProducerClient<T> {
     }
 }
 
-fn waker_of(signal: &Arc<Signal>) -> Waker {
-    Waker::from(signal.clone())
-}
-
-/// Moves every ready delivery into `events`. Drops nothing, so it is safe to call where the
-/// shell's lock is not held (the Python shell releases the GIL while it waits).
-fn collect_ready<T: Unpin>(st: &mut State<T>, waker: &Waker) -> usize {
-    let mut cx = Context::from_waker(waker);
+/// Moves every report that arrived into `events`, with its opaque. Drops nothing, so it is safe
+/// to call where the shell's lock is not held (the Python shell releases the GIL while it
+/// waits).
+fn collect_ready<T>(st: &mut State<T>, reports: &ReportQueue) -> usize {
+    let mut arrived = std::mem::take(&mut st.reports);
+    reports.drain_into(&mut arrived);
     let mut n = 0;
-    while let Poll::Ready(Some(done)) = st.deliveries.poll_next_unpin(&mut cx) {
-        match done {
-            Done::One(d) => {
-                st.tracked -= 1;
-                if let Some(d) = d {
-                    st.events.push_back(Event::Delivery(d));
-                    n += 1;
-                }
-            }
-            Done::Batch(ds) => {
-                st.tracked -= ds.len();
-                n += ds.len();
-                st.events.extend(ds.into_iter().map(Event::Delivery));
-            }
+    for (token, result) in arrived.drain(..) {
+        // A report without a slot belongs to a refused record (already answered).
+        if let Some(opaque) = st.take_slot(token) {
+            st.events.push_back(Event::Delivery(Delivery {
+                opaque,
+                result: result.map_err(|e| ClientError::from_core(&e, Stage::Delivery)),
+            }));
+            n += 1;
         }
     }
+    st.reports = arrived;
     n
 }
 
@@ -255,21 +230,27 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
             Mode::Poll => (false, None),
             Mode::Push(s) => (true, Some(s)),
         };
+        let signal = Signal::new();
+        let wake = signal.clone();
+        let reports = ReportQueue::new(move || wake.notify());
         let inner = Arc::new(Inner {
             core,
             handle: handle.clone(),
             fork: ForkGuard::new(),
             settings,
-            signal: Signal::new(),
+            signal,
+            reports,
             state: Mutex::new(State {
-                deliveries: FuturesUnordered::new(),
+                slots: VecDeque::new(),
+                base: 0,
                 tracked: 0,
+                registered_unsent: 0,
+                reports: Vec::new(),
                 events: VecDeque::new(),
                 backlog: VecDeque::new(),
                 backlog_running: false,
             }),
             backlog_count: AtomicUsize::new(0),
-            needs_poll: AtomicBool::new(false),
             flush_running: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             push,
@@ -313,7 +294,11 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
     /// Records counted against `queue.buffering.max.messages`.
     fn outstanding(&self, st: &State<T>) -> usize {
         self.inner.backlog_count.load(Ordering::Acquire)
-            + self.inner.core.pending().max(st.tracked)
+            + self
+                .inner
+                .core
+                .pending()
+                .max(st.tracked.saturating_sub(st.registered_unsent))
             + st.events.len()
     }
 
@@ -332,8 +317,7 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
         )
     }
 
-    /// Produces one record. `make` builds it; it may be called twice (the fast path's future is
-    /// dropped when it would wait, and the record rebuilt for the backlog). Errors found before
+    /// Produces one record. `make` builds it (once). Errors found before
     /// the record is queued (too large, unknown partition, queue full) are returned; later ones
     /// arrive as a delivery report, if `opaque` is set.
     pub fn produce(
@@ -355,77 +339,31 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
         make: &mut dyn FnMut() -> ProducerRecord,
         opaque: Option<T>,
     ) -> Result<(), ClientError> {
-        if !st.backlog_running && opaque.is_none() {
-            // Nobody waits for this record's report: the core's batch entry point appends it
-            // without a delivery channel (and without a future to poll).
-            let record = make();
-            let sent = self
-                .inner
-                .core
-                .try_send_batch(std::slice::from_ref(&record), false)
-                .map_err(|e| ClientError::from_core(&e, Stage::Enqueue))?;
-            if let Some((_, e)) = sent.refused.into_iter().next() {
-                return Err(ClientError::from_core(&e, Stage::Enqueue));
-            }
-            if sent.consumed == 1 {
-                return Ok(());
-            }
-            // It would wait: the backlog sends it (the size was checked).
+        let record = make();
+        if st.backlog_running {
             return self.enqueue_backlog(st, record, opaque);
         }
-        if !st.backlog_running {
-            let record = make();
-            let fut = pin!(self.inner.core.send(record));
-            match runtime::poll_once(&self.inner.handle, fut) {
-                Poll::Ready(Ok(delivery)) => {
-                    self.track(st, delivery, opaque);
-                    return Ok(());
-                }
-                Poll::Ready(Err(e)) => return Err(ClientError::from_core(&e, Stage::Enqueue)),
-                Poll::Pending => {}
+        // The core's non-waiting entry point: appended now, or it would wait (backlog).
+        let token = opaque.is_some().then(|| st.next_token());
+        let sent = self
+            .inner
+            .core
+            .try_send_reported(std::slice::from_ref(&record), &self.inner.reports, &[token])
+            .map_err(|e| ClientError::from_core(&e, Stage::Enqueue))?;
+        if let Some((_, e)) = sent.refused.into_iter().next() {
+            if token.is_some() {
+                st.register(None);
             }
+            return Err(ClientError::from_core(&e, Stage::Enqueue));
         }
-        let record = make();
-        // Behind a backlog the core sees the record later: refuse what it would refuse at once
-        // (too large) now, as the fast path does.
-        if st.backlog_running {
-            if let Err(e) = self.inner.core.check_size(&record) {
-                return Err(ClientError::from_core(&e, Stage::Enqueue));
+        if sent.consumed == 1 {
+            if token.is_some() {
+                st.register(opaque);
             }
+            return Ok(());
         }
-        st.backlog.push_back(Queued { record, opaque });
-        self.inner.backlog_count.fetch_add(1, Ordering::AcqRel);
-        if !st.backlog_running {
-            st.backlog_running = true;
-            self.inner.handle.spawn(run_backlog(self.inner.clone()));
-        }
-        Ok(())
-    }
-
-    fn track(&self, st: &mut State<T>, delivery: DeliveryFuture, opaque: Option<T>) {
-        if opaque.is_none() {
-            return;
-        }
-        st.deliveries.push(Tracked::One {
-            fut: delivery,
-            opaque,
-        });
-        st.tracked += 1;
-        self.poll_needed();
-    }
-
-    fn push_tracked(&self, st: &mut State<T>, entry: Tracked<T>) {
-        st.tracked += entry.records();
-        st.deliveries.push(entry);
-        self.poll_needed();
-    }
-
-    fn poll_needed(&self) {
-        // A new future must be polled once before its completion can wake anyone; only a
-        // waiting poller or the push driver needs telling, and only once per round.
-        if !self.inner.needs_poll.swap(true, Ordering::AcqRel) {
-            self.inner.signal.notify();
-        }
+        // It would wait: the backlog sends it (the size was checked).
+        self.enqueue_backlog(st, record, opaque)
     }
 
     /// Produces `n` records built by `make(i)` under one lock. The records go to the core in
@@ -490,8 +428,23 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
     ) {
         let mut start = 0;
         if !st.backlog_running {
-            let track = slots.iter().any(|(_, o)| o.is_some());
-            match self.inner.core.try_send_batch(records, track) {
+            // Tokens in order for the records with an opaque; registered (or burnt) below for
+            // the records the core consumed; the others' tokens are handed out again later.
+            let mut next = st.next_token();
+            let tokens: Vec<Option<u64>> = slots
+                .iter()
+                .map(|(_, o)| {
+                    o.is_some().then(|| {
+                        next += 1;
+                        next - 1
+                    })
+                })
+                .collect();
+            match self
+                .inner
+                .core
+                .try_send_reported(records, &self.inner.reports, &tokens)
+            {
                 Err(e) => {
                     let e = ClientError::from_core(&e, Stage::Enqueue);
                     out.failed
@@ -501,26 +454,20 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
                 }
                 Ok(sent) => {
                     let mut refused = sent.refused.into_iter().peekable();
-                    let mut opaques = Vec::new();
                     for (k, (j, opaque)) in slots.drain(..sent.consumed).enumerate() {
+                        let has_token = opaque.is_some();
                         if let Some((_, e)) = refused.next_if(|(r, _)| *r == k) {
                             out.failed
                                 .push((j, ClientError::from_core(&e, Stage::Enqueue)));
+                            if has_token {
+                                st.register(None);
+                            }
                             continue;
                         }
                         out.queued += 1;
-                        if let Some(o) = opaque {
-                            opaques.push((k, o));
+                        if has_token {
+                            st.register(opaque);
                         }
-                    }
-                    if !opaques.is_empty() {
-                        self.push_tracked(
-                            st,
-                            Tracked::Batch {
-                                batch: sent.deliveries,
-                                opaques,
-                            },
-                        );
                     }
                     start = sent.consumed;
                 }
@@ -562,13 +509,13 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
         let backlog = self.inner.backlog_count.load(Ordering::Acquire);
         let pending = self.inner.core.pending();
         let mut st = self.inner.lock();
-        collect_ready(&mut st, &waker_of(&self.inner.signal));
+        collect_ready(&mut st, &self.inner.reports);
         let events = st
             .events
             .iter()
             .filter(|e| matches!(e, Event::Delivery(_)))
             .count();
-        backlog + pending.max(st.tracked) + events
+        backlog + pending.max(st.tracked.saturating_sub(st.registered_unsent)) + events
     }
 
     /// Whether nothing is outstanding.
@@ -580,8 +527,7 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
     /// shell needs to drop opaques safely (the Python shell holds the GIL).
     pub fn take_events(&self, max: usize) -> Vec<Event<T>> {
         let mut st = self.inner.lock();
-        self.inner.needs_poll.store(false, Ordering::Release);
-        collect_ready(&mut st, &waker_of(&self.inner.signal));
+        collect_ready(&mut st, &self.inner.reports);
         drain_events(&mut st, max, self.inner.settings.delivery_report_only_error)
     }
 
@@ -601,8 +547,7 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
         let seen = self.inner.signal.prepare();
         {
             let mut st = self.inner.lock();
-            self.inner.needs_poll.store(false, Ordering::Release);
-            collect_ready(&mut st, &waker_of(&self.inner.signal));
+            collect_ready(&mut st, &self.inner.reports);
             if !st.events.is_empty() {
                 self.inner.signal.cancel_wait();
                 return true;
@@ -634,12 +579,18 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
             loop {
                 inner.core.flush().await;
                 if inner.backlog_count.load(Ordering::Acquire) == 0 && inner.core.pending() == 0 {
-                    break;
+                    // The core settles its pending count just before it reports: wait for the
+                    // reports too, so every one precedes `Flushed`.
+                    let mut st = inner.lock();
+                    collect_ready(&mut st, &inner.reports);
+                    if st.tracked == 0 {
+                        break;
+                    }
                 }
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
             let mut st = inner.lock();
-            collect_ready(&mut st, &waker_of(&inner.signal));
+            collect_ready(&mut st, &inner.reports);
             st.events.push_back(Event::Flushed(opaque));
             drop(st);
             inner.signal.notify();
@@ -652,8 +603,8 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
             return false;
         }
         let mut st = self.inner.lock();
-        collect_ready(&mut st, &waker_of(&self.inner.signal));
-        st.deliveries.is_empty() && !st.events.iter().any(|e| matches!(e, Event::Delivery(_)))
+        collect_ready(&mut st, &self.inner.reports);
+        st.tracked == 0 && !st.events.iter().any(|e| matches!(e, Event::Delivery(_)))
     }
 
     /// Fails every record still in the backlog with `_PURGE_QUEUE` (reported like any failure).
@@ -717,27 +668,33 @@ impl<T: Send + Unpin + 'static> Drop for ProducerClient<T> {
     }
 }
 
-/// Sends the backlog in order until it is empty. Records are taken in chunks under one lock;
-/// each is polled once and awaited only if it must wait (metadata, buffer space), so a backlog
-/// that formed during a stall drains at fast-path speed once the stall ends. The chunk starts
-/// at one record and doubles while nothing waits, so during a stall the records stay in the
-/// backlog (where `purge` can reach them).
+/// Sends the backlog in order until it is empty. Records are taken in chunks under one lock
+/// (a record with an opaque gets its token then, before the core can report it); each is
+/// polled once and awaited only if it must wait (metadata, buffer space), so a backlog that
+/// formed during a stall drains at fast-path speed once the stall ends. The chunk starts at one
+/// record and doubles while nothing waits, so during a stall the records stay in the backlog
+/// (where `purge` can reach them).
 async fn run_backlog<T: Send + Unpin + 'static>(inner: Arc<Inner<T>>) {
-    type Sent<T> = (Option<T>, String, odradek::Result<DeliveryFuture>);
-    let mut chunk: VecDeque<Queued<T>> = VecDeque::new();
-    let mut sent: Vec<Sent<T>> = Vec::new();
+    /// A record taken from the backlog, with its token when its report is awaited.
+    type Taken = (ProducerRecord, Option<u64>);
+    /// What sending it did.
+    type Sent = (Option<u64>, String, odradek::Result<()>);
+    let mut chunk: VecDeque<Taken> = VecDeque::new();
+    let mut sent: Vec<Sent> = Vec::new();
     let mut chunk_size = 1usize;
     loop {
         {
             let mut st = inner.lock();
             let n = sent.len();
-            for (opaque, topic, result) in sent.drain(..) {
-                settle_sent(&inner, &mut st, opaque, &topic, result);
+            for (token, topic, result) in sent.drain(..) {
+                if token.is_some() {
+                    st.registered_unsent -= 1;
+                }
+                if let Err(e) = result {
+                    settle_refused(&inner, &mut st, token, &topic, &e);
+                }
             }
             inner.backlog_count.fetch_sub(n, Ordering::AcqRel);
-            if n > 0 {
-                inner.needs_poll.store(true, Ordering::Release);
-            }
             if st.backlog.is_empty() {
                 st.backlog_running = false;
                 drop(st);
@@ -745,21 +702,40 @@ async fn run_backlog<T: Send + Unpin + 'static>(inner: Arc<Inner<T>>) {
                 return;
             }
             let take = st.backlog.len().min(chunk_size);
-            chunk.extend(st.backlog.drain(..take));
+            let taken: Vec<Queued<T>> = st.backlog.drain(..take).collect();
+            for q in taken {
+                let token = q.opaque.map(|o| st.register(Some(o)));
+                st.registered_unsent += usize::from(token.is_some());
+                chunk.push_back((q.record, token));
+            }
         }
         inner.signal.notify();
         let mut waited = false;
-        while let Some(q) = chunk.pop_front() {
-            let topic = q.record.topic.clone();
-            let mut fut = pin!(inner.core.send(q.record));
-            let result = match fut.as_mut().now_or_never() {
-                Some(r) => r,
+        while let Some((record, token)) = chunk.pop_front() {
+            let topic = record.topic.clone();
+            let result = match token {
+                Some(token) => {
+                    let mut fut = pin!(inner.core.send_reported(record, &inner.reports, token));
+                    match fut.as_mut().now_or_never() {
+                        Some(r) => r,
+                        None => {
+                            waited = true;
+                            fut.await
+                        }
+                    }
+                }
                 None => {
-                    waited = true;
-                    fut.await
+                    let mut fut = pin!(inner.core.send(record));
+                    match fut.as_mut().now_or_never() {
+                        Some(r) => r.map(drop),
+                        None => {
+                            waited = true;
+                            fut.await.map(drop)
+                        }
+                    }
                 }
             };
-            sent.push((q.opaque, topic, result));
+            sent.push((token, topic, result));
         }
         chunk_size = if waited {
             1
@@ -769,38 +745,26 @@ async fn run_backlog<T: Send + Unpin + 'static>(inner: Arc<Inner<T>>) {
     }
 }
 
-/// Registers a backlog record's outcome: its delivery future, or its enqueue error as a report.
-fn settle_sent<T: Send + Unpin + 'static>(
+/// A backlog record the core refused: its enqueue error becomes its report (or an error event
+/// when nobody awaits the report and the error is fatal).
+fn settle_refused<T: Send + Unpin + 'static>(
     inner: &Inner<T>,
     st: &mut State<T>,
-    opaque: Option<T>,
+    token: Option<u64>,
     topic: &str,
-    result: odradek::Result<DeliveryFuture>,
+    e: &odradek::Error,
 ) {
-    match result {
-        Ok(delivery) => {
-            if let Some(opaque) = opaque {
-                st.deliveries.push(Tracked::One {
-                    fut: delivery,
-                    opaque: Some(opaque),
-                });
-                st.tracked += 1;
-            }
-        }
-        Err(e) => {
-            let mut err = ClientError::from_core(&e, Stage::Enqueue);
-            if err.code() == codes::MSG_TIMED_OUT && !topic_exists(&inner.core, topic) {
-                err = ClientError::unknown_topic(topic, &err);
-            }
-            if let Some(opaque) = opaque {
-                st.events.push_back(Event::Delivery(Delivery {
-                    opaque,
-                    result: Err(err),
-                }));
-            } else if err.is_fatal() {
-                st.events.push_back(Event::Error(err));
-            }
-        }
+    let mut err = ClientError::from_core(e, Stage::Enqueue);
+    if err.code() == codes::MSG_TIMED_OUT && !topic_exists(&inner.core, topic) {
+        err = ClientError::unknown_topic(topic, &err);
+    }
+    match token.and_then(|t| st.take_slot(t)) {
+        Some(opaque) => st.events.push_back(Event::Delivery(Delivery {
+            opaque,
+            result: Err(err),
+        })),
+        None if err.is_fatal() => st.events.push_back(Event::Error(err)),
+        None => {}
     }
 }
 
@@ -816,13 +780,11 @@ fn topic_exists(core: &Producer, topic: &str) -> bool {
 /// dropped or closed the client and nothing is outstanding.
 async fn push_driver<T: Send + Unpin + 'static>(inner: Arc<Inner<T>>, sink: EventSink<T>) {
     debug_assert!(inner.push);
-    let waker = waker_of(&inner.signal);
     loop {
         let batch = std::future::poll_fn(|cx| {
             inner.signal.register(cx.waker());
-            inner.needs_poll.store(false, Ordering::Release);
             let mut st = inner.lock();
-            collect_ready(&mut st, &waker);
+            collect_ready(&mut st, &inner.reports);
             let ready = drain_events(
                 &mut st,
                 usize::MAX,
@@ -831,7 +793,7 @@ async fn push_driver<T: Send + Unpin + 'static>(inner: Arc<Inner<T>>, sink: Even
             if !ready.is_empty() {
                 return Poll::Ready(ready);
             }
-            let idle = st.deliveries.is_empty()
+            let idle = st.tracked == 0
                 && st.backlog.is_empty()
                 && inner.core.pending() == 0
                 && inner.backlog_count.load(Ordering::Acquire) == 0;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::OwnedSemaphorePermit;
 
-use super::delivery::Completion;
+use super::delivery::{Completion, Resolver};
 use super::{RecordMetadata, TopicPartition};
 use crate::records::{BatchBuilder, Compression, Header};
 use crate::{Error, Result};
@@ -106,34 +106,41 @@ impl ProducerBatch {
 
     /// Completes every record: offsets follow the base offset in append order.
     pub fn complete(self, base_offset: i64, log_append_time: i64) {
+        let mut resolver = Resolver::default();
         for (i, d) in self.deliveries.into_iter().enumerate() {
             if matches!(d.tx, Completion::None) {
                 continue;
             }
-            d.tx.send(Ok(RecordMetadata {
-                topic: self.tp.topic.clone(),
-                partition: self.tp.partition,
-                offset: if base_offset >= 0 {
-                    base_offset + i as i64
-                } else {
-                    -1
-                },
-                timestamp: if log_append_time >= 0 {
-                    log_append_time
-                } else {
-                    d.timestamp
-                },
-            }));
+            resolver.resolve(
+                d.tx,
+                Ok(RecordMetadata {
+                    topic: self.tp.topic.clone(),
+                    partition: self.tp.partition,
+                    offset: if base_offset >= 0 {
+                        base_offset + i as i64
+                    } else {
+                        -1
+                    },
+                    timestamp: if log_append_time >= 0 {
+                        log_append_time
+                    } else {
+                        d.timestamp
+                    },
+                }),
+            );
         }
+        resolver.finish();
     }
 
     /// Fails every record with a copy of `error`.
     pub fn fail(self, error: &Error) {
+        let mut resolver = Resolver::default();
         for d in self.deliveries {
             if !matches!(d.tx, Completion::None) {
-                d.tx.send(Err(clone_error(error)));
+                resolver.resolve(d.tx, Err(clone_error(error)));
             }
         }
+        resolver.finish();
     }
 }
 

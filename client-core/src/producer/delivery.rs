@@ -1,5 +1,7 @@
-//! Delivery completions: a `oneshot` per record for `send`, and one shared completion for all
-//! the records of a `try_send_batch`/`send_batch` call (one allocation, a slot per record).
+//! Delivery completions: a `oneshot` per record for `send`, one shared completion for all
+//! the records of a `try_send_batch`/`send_batch` call (one allocation, a slot per record), and
+//! a [`ReportQueue`] that collects the outcomes of every record a binding appended with a token
+//! (no allocation per record, one lock per completed batch).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -133,6 +135,100 @@ impl Drop for GroupHandle {
     }
 }
 
+/// A record's outcome in a [`ReportQueue`]: the token it was appended with, and its metadata
+/// or the error that ended its delivery.
+pub type Report = (u64, Result<RecordMetadata>);
+
+/// Collects the outcomes of records appended with [`crate::Producer::try_send_reported`] or
+/// [`crate::Producer::send_reported`], in the order they complete (a partition's records in
+/// offset order), each under the token it was appended with. One queue serves every record of
+/// a client: what a language binding needs for delivery reports, without a future per record.
+/// Every appended record reports exactly once (a batch discarded unsent reports `Closed`).
+pub struct ReportQueue {
+    reports: Mutex<Vec<Report>>,
+    /// Called when reports arrive in an empty queue (outside the queue's lock).
+    notify: Box<dyn Fn() + Send + Sync>,
+}
+
+impl std::fmt::Debug for ReportQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReportQueue")
+            .field("queued", &self.lock().len())
+            .finish()
+    }
+}
+
+impl ReportQueue {
+    /// An empty queue; `notify` runs (on a producer thread) whenever reports arrive while the
+    /// queue is empty, so a waiter that drains everything never misses one.
+    pub fn new(notify: impl Fn() + Send + Sync + 'static) -> Arc<ReportQueue> {
+        Arc::new(ReportQueue {
+            reports: Mutex::new(Vec::new()),
+            notify: Box::new(notify),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Report>> {
+        self.reports.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Moves every queued report to the end of `out`, in arrival order.
+    pub fn drain_into(&self, out: &mut Vec<Report>) {
+        let mut q = self.lock();
+        if out.is_empty() {
+            std::mem::swap(&mut *q, out);
+        } else {
+            out.append(&mut q);
+        }
+    }
+
+    /// Whether no report is waiting.
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
+    fn push_all(&self, items: impl IntoIterator<Item = Report>) {
+        let mut q = self.lock();
+        let was_empty = q.is_empty();
+        q.extend(items);
+        let arrived = was_empty && !q.is_empty();
+        drop(q);
+        if arrived {
+            (self.notify)();
+        }
+    }
+}
+
+/// The producer's side of a record's report. Dropped unresolved (its batch discarded), it
+/// reports `Closed`.
+#[derive(Debug)]
+pub(crate) struct ReportHandle {
+    queue: Option<Arc<ReportQueue>>,
+    token: u64,
+}
+
+impl ReportHandle {
+    pub fn new(queue: Arc<ReportQueue>, token: u64) -> Self {
+        ReportHandle {
+            queue: Some(queue),
+            token,
+        }
+    }
+
+    /// The queue and token, leaving nothing for `Drop` to report.
+    fn take(&mut self) -> Option<(Arc<ReportQueue>, u64)> {
+        self.queue.take().map(|q| (q, self.token))
+    }
+}
+
+impl Drop for ReportHandle {
+    fn drop(&mut self) {
+        if let Some((q, token)) = self.take() {
+            q.push_all([(token, Err(Error::Closed))]);
+        }
+    }
+}
+
 /// How a record in the accumulator reports its outcome.
 #[derive(Debug)]
 pub(crate) enum Completion {
@@ -142,6 +238,48 @@ pub(crate) enum Completion {
     One(oneshot::Sender<Result<RecordMetadata>>),
     /// A batch call's shared completion.
     Group(GroupHandle),
+    /// A binding's report queue.
+    Report(ReportHandle),
+}
+
+/// Resolves the completions of one batch's records, pushing the reports bound for the same
+/// queue under one lock (records of a batch almost always share one).
+#[derive(Default)]
+pub(crate) struct Resolver {
+    staged: Option<(Arc<ReportQueue>, Vec<Report>)>,
+}
+
+impl Resolver {
+    /// Resolves `completion` with `result` (now, or at [`Resolver::finish`] for reports).
+    pub fn resolve(&mut self, completion: Completion, result: Result<RecordMetadata>) {
+        let Completion::Report(mut h) = completion else {
+            completion.send(result);
+            return;
+        };
+        let Some((queue, token)) = h.take() else {
+            return;
+        };
+        match &mut self.staged {
+            Some((q, items)) if Arc::ptr_eq(q, &queue) => items.push((token, result)),
+            _ => {
+                self.finish();
+                self.staged = Some((queue, vec![(token, result)]));
+            }
+        }
+    }
+
+    /// Pushes the staged reports.
+    pub fn finish(&mut self) {
+        if let Some((q, items)) = self.staged.take() {
+            q.push_all(items);
+        }
+    }
+}
+
+impl Drop for Resolver {
+    fn drop(&mut self) {
+        self.finish();
+    }
 }
 
 impl Completion {
@@ -155,6 +293,11 @@ impl Completion {
             Completion::Group(mut h) => {
                 if let Some(g) = h.group.take() {
                     g.resolve(h.index, result);
+                }
+            }
+            Completion::Report(mut h) => {
+                if let Some((q, token)) = h.take() {
+                    q.push_all([(token, result)]);
                 }
             }
         }
@@ -317,6 +460,60 @@ mod tests {
         assert_eq!(batch.take(0).unwrap().unwrap().offset, 5);
         assert!(matches!(batch.take(1), Some(Err(Error::Closed))));
         assert!(batch.take(0).is_none());
+    }
+
+    #[test]
+    fn report_queue_collects_each_record_once_and_notifies_when_it_fills() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let notified = Arc::new(AtomicUsize::new(0));
+        let n = notified.clone();
+        let q = ReportQueue::new(move || {
+            n.fetch_add(1, Ordering::SeqCst);
+        });
+        let other = ReportQueue::new(|| {});
+        let mut resolver = Resolver::default();
+        resolver.resolve(
+            Completion::Report(ReportHandle::new(q.clone(), 7)),
+            Ok(md(0)),
+        );
+        resolver.resolve(
+            Completion::Report(ReportHandle::new(q.clone(), 8)),
+            Ok(md(1)),
+        );
+        assert!(
+            q.is_empty(),
+            "a batch's reports are staged until the batch is done"
+        );
+        resolver.resolve(
+            Completion::Report(ReportHandle::new(other.clone(), 1)),
+            Ok(md(2)),
+        );
+        resolver.resolve(Completion::None, Ok(md(3)));
+        resolver.finish();
+        assert_eq!(
+            notified.load(Ordering::SeqCst),
+            1,
+            "one wake-up for the batch"
+        );
+        // A handle dropped unresolved (its batch discarded) reports Closed; the queue was not
+        // empty, so no second wake-up.
+        drop(ReportHandle::new(q.clone(), 9));
+        assert_eq!(notified.load(Ordering::SeqCst), 1);
+        let mut out = Vec::new();
+        q.drain_into(&mut out);
+        let got: Vec<(u64, Option<i64>)> = out
+            .iter()
+            .map(|(t, r)| (*t, r.as_ref().ok().map(|m| m.offset)))
+            .collect();
+        assert_eq!(got, vec![(7, Some(0)), (8, Some(1)), (9, None)]);
+        assert!(matches!(out[2].1, Err(Error::Closed)));
+        assert!(q.is_empty());
+        // Draining emptied it: the next report wakes again.
+        Completion::Report(ReportHandle::new(q.clone(), 10)).send(Ok(md(4)));
+        assert_eq!(notified.load(Ordering::SeqCst), 2);
+        let mut rest = Vec::new();
+        other.drain_into(&mut rest);
+        assert_eq!(rest.len(), 1);
     }
 
     #[test]

@@ -118,6 +118,16 @@ pub struct BatchAppend {
     pub deliveries: DeliveryBatch,
 }
 
+/// How `append_batch` tracks the records it appends.
+enum Tracking<'a> {
+    /// Counted in `pending` only.
+    None,
+    /// One shared completion ([`DeliveryBatch`]).
+    Group,
+    /// Reports to a queue, by token per record index.
+    Report(&'a Arc<ReportQueue>, &'a [Option<u64>]),
+}
+
 /// Per-partition counters of a statistics snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionStats {
@@ -304,6 +314,33 @@ impl Producer {
     /// `send()` waits for: the topic's metadata and room in `buffer.memory`, together bounded by
     /// `max.block.ms` (then `Timeout` or `QueueFull`).
     pub async fn send(&self, record: ProducerRecord) -> Result<DeliveryFuture> {
+        let (tx, rx) = oneshot::channel();
+        self.send_with(record, move || delivery::Completion::One(tx))
+            .await?;
+        Ok(DeliveryFuture::one(rx))
+    }
+
+    /// [`Producer::send`] whose outcome goes to `reports` under `token` instead of a future
+    /// (nothing is reported when this returns an error).
+    pub async fn send_reported(
+        &self,
+        record: ProducerRecord,
+        reports: &Arc<ReportQueue>,
+        token: u64,
+    ) -> Result<()> {
+        self.send_with(record, || {
+            delivery::Completion::Report(delivery::ReportHandle::new(reports.clone(), token))
+        })
+        .await
+    }
+
+    /// `send` with the record's completion made by `completion`, called only once the record
+    /// is being appended.
+    async fn send_with(
+        &self,
+        record: ProducerRecord,
+        completion: impl FnOnce() -> delivery::Completion,
+    ) -> Result<()> {
         if self.shared.closing.load(Ordering::Acquire) {
             return Err(Error::Closed);
         }
@@ -371,7 +408,6 @@ impl Producer {
                 partition,
             });
         }
-        let (tx, rx) = oneshot::channel();
         let appended = {
             let mut acc = self.shared.accumulator.lock().map_err(|_| Error::Closed)?;
             acc.append(
@@ -383,7 +419,7 @@ impl Producer {
                 &record.headers,
                 size - crate::records::RECORD_BATCH_OVERHEAD,
                 memory,
-                delivery::Completion::One(tx),
+                completion(),
             )?
         };
         self.shared.pending.fetch_add(1, Ordering::AcqRel);
@@ -396,7 +432,7 @@ impl Producer {
         {
             self.shared.wake.notify_one();
         }
-        Ok(DeliveryFuture::one(rx))
+        Ok(())
     }
 
     /// Appends records in order without waiting, for callers that send many at once: one clock
@@ -408,6 +444,33 @@ impl Producer {
     /// Fails as a whole (nothing appended) when the producer is closed or the transaction
     /// cannot take records.
     pub fn try_send_batch(&self, records: &[ProducerRecord], track: bool) -> Result<BatchAppend> {
+        self.append_batch(
+            records,
+            if track {
+                Tracking::Group
+            } else {
+                Tracking::None
+            },
+        )
+    }
+
+    /// [`Producer::try_send_batch`] whose appended records report to `reports`: record `i`
+    /// under `tokens[i]`, or not at all when that is `None` (or missing). Refused records and
+    /// records not consumed report nothing; `deliveries` of the result is empty.
+    pub fn try_send_reported(
+        &self,
+        records: &[ProducerRecord],
+        reports: &Arc<ReportQueue>,
+        tokens: &[Option<u64>],
+    ) -> Result<BatchAppend> {
+        self.append_batch(records, Tracking::Report(reports, tokens))
+    }
+
+    fn append_batch(
+        &self,
+        records: &[ProducerRecord],
+        tracking: Tracking<'_>,
+    ) -> Result<BatchAppend> {
         /// Records appended under one accumulator lock, bounding how long the sender waits.
         const LOCK_CHUNK: usize = 1024;
         struct Prepared {
@@ -505,7 +568,7 @@ impl Producer {
         }
         drop(sticky);
         out.consumed = consumed;
-        let group = (track && !prepared.is_empty())
+        let group = (matches!(tracking, Tracking::Group) && !prepared.is_empty())
             .then(|| delivery::Group::new(consumed, prepared.iter().map(|p| p.index)));
         let mut new_txn_partition = false;
         if let Some(txn) = &self.shared.txn {
@@ -531,9 +594,15 @@ impl Producer {
             let mut chunk_appended = 0;
             for p in prepared.by_ref().take(LOCK_CHUNK) {
                 let record = &records[p.index];
-                let completion = match &group {
-                    Some(g) => g.handle(p.index),
-                    None => delivery::Completion::None,
+                let completion = match (&group, &tracking) {
+                    (Some(g), _) => g.handle(p.index),
+                    (None, Tracking::Report(q, tokens)) => match tokens.get(p.index) {
+                        Some(Some(token)) => delivery::Completion::Report(
+                            delivery::ReportHandle::new((*q).clone(), *token),
+                        ),
+                        _ => delivery::Completion::None,
+                    },
+                    (None, _) => delivery::Completion::None,
                 };
                 let key = (record.topic.as_str(), p.partition);
                 if run.as_ref().is_none_or(|(k, _)| *k != key) {

@@ -383,3 +383,116 @@ async fn stats_report_brokers_and_partitions() {
         .any(|b| b.requests > 0 && b.bytes_sent > 0));
     producer.close().await;
 }
+
+/// The report queue (what the bindings use for delivery reports): every appended record reports
+/// once under its token, with the offset it is stored at; refused records and records without a
+/// token report nothing; a partition's reports come in offset order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_queue_reports_every_tokened_record_once_at_its_offset() {
+    use odradek::producer::ReportQueue;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let target = Target::start(&[]);
+    let producer =
+        Producer::new(target.config(&[("linger.ms", "2"), ("max.request.size", "100000")]))
+            .unwrap();
+    let topic = topic_name("reports");
+    create_topic(producer.cluster(), &topic, 3).await;
+    let wakeups = Arc::new(AtomicUsize::new(0));
+    let w = wakeups.clone();
+    let queue = ReportQueue::new(move || {
+        w.fetch_add(1, Ordering::SeqCst);
+    });
+    // Fill the topic's metadata cache so the non-waiting entry point takes the records.
+    producer
+        .send(ProducerRecord::new(&topic, "warm").partition(0))
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let mut records = Vec::new();
+    let mut tokens = Vec::new();
+    for i in 0..3000u64 {
+        let value = if i == 17 {
+            vec![b'x'; 200_000] // too large: refused, no report
+        } else {
+            format!("{i}").into_bytes()
+        };
+        records.push(ProducerRecord::new(&topic, value).key(format!("k{}", i % 5)));
+        // Every third record has no token: appended, never reported.
+        tokens.push((i % 3 != 2).then_some(1000 + i));
+    }
+    let sent = producer
+        .try_send_reported(&records, &queue, &tokens)
+        .unwrap();
+    assert_eq!(sent.consumed, records.len());
+    assert_eq!(sent.refused.len(), 1);
+    assert_eq!(sent.refused[0].0, 17);
+    // One more through the waiting entry point.
+    producer
+        .send_reported(ProducerRecord::new(&topic, "last").partition(1), &queue, 9)
+        .await
+        .unwrap();
+    let expected = tokens
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| *i != 17 && t.is_some())
+        .count()
+        + 1;
+    producer.flush().await;
+    let mut reports = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while reports.len() < expected {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} of {expected} reports",
+            reports.len()
+        );
+        queue.drain_into(&mut reports);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    queue.drain_into(&mut reports);
+    assert_eq!(
+        reports.len(),
+        expected,
+        "no report twice, none for untracked records"
+    );
+    assert!(wakeups.load(Ordering::SeqCst) >= 1);
+    let mut last: BTreeMap<i32, i64> = BTreeMap::new();
+    let mut by_partition: BTreeMap<i32, BTreeMap<i64, u64>> = BTreeMap::new();
+    for (token, result) in &reports {
+        let md = result.as_ref().unwrap();
+        let prev = last.insert(md.partition, md.offset);
+        assert!(prev.is_none_or(|p| p < md.offset), "partition order");
+        by_partition
+            .entry(md.partition)
+            .or_default()
+            .insert(md.offset, *token);
+    }
+    for (partition, offsets) in by_partition {
+        let stored = read_partition(producer.cluster(), &topic, partition).await;
+        let values: BTreeMap<i64, String> = stored
+            .iter()
+            .map(|r| {
+                (
+                    r.offset,
+                    String::from_utf8(r.value.clone().unwrap().to_vec()).unwrap(),
+                )
+            })
+            .collect();
+        for (offset, token) in offsets {
+            let want = if token == 9 {
+                "last".to_string()
+            } else {
+                (token - 1000).to_string()
+            };
+            assert_eq!(
+                values.get(&offset),
+                Some(&want),
+                "token {token} at {partition}/{offset}"
+            );
+        }
+    }
+    producer.close().await;
+}
