@@ -59,6 +59,23 @@ fn parse_u64(key: &str, v: &str) -> Result<u64, ClientError> {
     })
 }
 
+/// Producer defaults of the librdkafka-compatible shells (Python, C) where librdkafka's differ
+/// from the core's (Java's): the `consistent_random` partitioner (CRC-32 of the key), so a
+/// program moving from confluent-kafka or librdkafka keeps every key on the partition it had.
+/// Entries given later (the application's) override these.
+pub const LIBRDKAFKA_PRODUCER_DEFAULTS: &[(&str, &str)] = &[("partitioner", "consistent_random")];
+
+/// `entries` behind [`LIBRDKAFKA_PRODUCER_DEFAULTS`].
+pub fn with_librdkafka_producer_defaults(
+    entries: impl IntoIterator<Item = (String, String)>,
+) -> Vec<(String, String)> {
+    LIBRDKAFKA_PRODUCER_DEFAULTS
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .chain(entries)
+        .collect()
+}
+
 /// Splits `entries` into the core's configuration and the binding's settings. Unknown keys fail
 /// with `_INVALID_ARG` naming the key, like the core.
 pub fn split<K: AsRef<str>, V: AsRef<str>>(

@@ -40,8 +40,10 @@
 // `odk_message_timestamp`: set by the broker when it appended the record.
 #define ODK_TIMESTAMP_LOG_APPEND_TIME 2
 
-// `odk_produce` partition: let the partitioner choose (murmur2 of the key, or sticky for
-// null keys, as the Java client and librdkafka's `consistent_random` do).
+// `odk_produce` partition: let the partitioner choose. The default is librdkafka's
+// `consistent_random` (CRC-32 of the key; null and empty keys sticky), so keys land where
+// librdkafka puts them; `partitioner=murmur2_random` gives the Java client's placement, and
+// every other librdkafka partitioner name is accepted too.
 #define ODK_PARTITION_ANY -1
 
 // `odk_produce` flag: the library takes ownership of `value`, which must come from

@@ -20,8 +20,10 @@ use crate::ffi::{self, guard, guard_err, str_arg, Opaque};
 use crate::message::odk_message_t;
 use crate::topic_partition::c_string;
 
-/// `odk_produce` partition: let the partitioner choose (murmur2 of the key, or sticky for
-/// null keys, as the Java client and librdkafka's `consistent_random` do).
+/// `odk_produce` partition: let the partitioner choose. The default is librdkafka's
+/// `consistent_random` (CRC-32 of the key; null and empty keys sticky), so keys land where
+/// librdkafka puts them; `partitioner=murmur2_random` gives the Java client's placement, and
+/// every other librdkafka partitioner name is accepted too.
 pub const ODK_PARTITION_ANY: i32 = -1;
 
 /// `odk_produce` flag: the library takes ownership of `value`, which must come from
@@ -201,7 +203,12 @@ pub unsafe extern "C" fn odk_producer_new(
     guard_err(errstr, errstr_size, || {
         // SAFETY: per the contract.
         let conf = unsafe { conf.as_ref() }.ok_or_else(|| ffi::null_handle("conf"))?;
-        let client = ProducerClient::new(conf.entries.iter().cloned(), Mode::Poll)?;
+        let client = ProducerClient::new(
+            odradek_bindings::config::with_librdkafka_producer_defaults(
+                conf.entries.iter().cloned(),
+            ),
+            Mode::Poll,
+        )?;
         out = Box::into_raw(Box::new(odk_producer_t {
             client,
             dr_cb: conf.dr_msg_cb,

@@ -31,12 +31,28 @@ impl Acks {
     }
 }
 
-/// How records without an explicit partition are assigned one.
+/// How records without an explicit partition are assigned one. The names are librdkafka's
+/// `partitioner` values, with the same hashes, so keyed records land where a librdkafka client
+/// configured the same way puts them. "Sticky" is uniform sticky partitioning (KIP-794, what
+/// librdkafka's `sticky.partitioning.linger.ms` does for records it would spread at random).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PartitionerKind {
-    /// Kafka's default: murmur2 of the key; unkeyed records use uniform sticky partitioning
-    /// (KIP-794). Same choice as the Java client and librdkafka's `murmur2_random`.
+    /// Kafka's default (`murmur2_random`): murmur2 of the key; unkeyed records sticky. Same
+    /// choice as the Java client.
     Default,
+    /// `murmur2`: murmur2 of the key; a null key hashes as an empty one (one partition).
+    Murmur2,
+    /// `consistent`: CRC-32 of the key; null and empty keys hash as empty (one partition).
+    Consistent,
+    /// `consistent_random` (librdkafka's default): CRC-32 of the key; null and empty keys
+    /// sticky.
+    ConsistentRandom,
+    /// `fnv1a`: FNV-1a of the key; a null key hashes as an empty one (one partition).
+    Fnv1a,
+    /// `fnv1a_random`: FNV-1a of the key; null keys sticky.
+    Fnv1aRandom,
+    /// `random`: keyed records at random; unkeyed records sticky.
+    Random,
     /// Round robin over all partitions, keyed or not.
     RoundRobin,
 }
@@ -336,16 +352,24 @@ impl ClientConfig {
             }
             "partitioner" | "partitioner.class" => {
                 p.partitioner = match value.trim() {
-                    "murmur2_random" | "murmur2" | "default"
-                    | "org.apache.kafka.clients.producer.internals.DefaultPartitioner"
-                    | "consistent_random" => PartitionerKind::Default,
+                    "murmur2_random"
+                    | "default"
+                    | "org.apache.kafka.clients.producer.internals.DefaultPartitioner" => {
+                        PartitionerKind::Default
+                    }
+                    "murmur2" => PartitionerKind::Murmur2,
+                    "consistent" => PartitionerKind::Consistent,
+                    "consistent_random" => PartitionerKind::ConsistentRandom,
+                    "fnv1a" => PartitionerKind::Fnv1a,
+                    "fnv1a_random" => PartitionerKind::Fnv1aRandom,
+                    "random" => PartitionerKind::Random,
                     "round_robin" | "org.apache.kafka.clients.producer.RoundRobinPartitioner" => {
                         PartitionerKind::RoundRobin
                     }
                     other => {
                         return Err(Error::config(
                             key,
-                            format!("`{other}` is not murmur2_random or round_robin (a custom partitioner is set in code)"),
+                            format!("`{other}` is not one of murmur2_random, murmur2, consistent_random, consistent, fnv1a_random, fnv1a, random, round_robin (a custom partitioner is set in code)"),
                         ))
                     }
                 }

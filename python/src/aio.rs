@@ -163,6 +163,7 @@ impl AioProducer {
             ));
         }
         let mode = Mode::Push(sink(event_loop.clone_ref(py)));
+        let props = odradek_bindings::config::with_librdkafka_producer_defaults(props);
         let client = py.detach(|| ProducerClient::new(props, mode)).py(py)?;
         Ok(AioProducer { client, event_loop })
     }

@@ -164,7 +164,12 @@ impl Producer {
     ) -> PyResult<Self> {
         let (props, cbs) = conf::parse(py, conf, kwargs)?;
         let client = py
-            .detach(|| ProducerClient::new(props, Mode::Poll))
+            .detach(|| {
+                ProducerClient::new(
+                    odradek_bindings::config::with_librdkafka_producer_defaults(props),
+                    Mode::Poll,
+                )
+            })
             .py(py)?;
         Ok(Producer { client, cbs })
     }

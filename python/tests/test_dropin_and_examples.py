@@ -1,5 +1,6 @@
 """Runs dropin_check.py on odradek and on confluent-kafka against the same broker, and the
 examples in examples/python/."""
+import json
 import os
 import subprocess
 import sys
@@ -69,3 +70,19 @@ def test_examples(bootstrap, topic):
         return {line.split(":")[0] for line in out.splitlines() if " @ " in line}
 
     assert len(records(first) | records(second)) == 25 and not records(first) & records(second)
+
+
+def test_partitioners_place_keys_like_librdkafka(bootstrap, topic_name):
+    """Every librdkafka partitioner name, and the default (librdkafka's consistent_random),
+    puts the same keys on the same partitions as confluent-kafka does."""
+    from conftest import create_topic
+    create_topic(bootstrap, topic_name, partitions=7)
+    ours = json.loads(run(sys.executable, HERE / "partition_check.py", "odradek", bootstrap,
+                          topic_name).splitlines()[-1])
+    theirs = json.loads(run(confluent_python(), HERE / "partition_check.py", "confluent",
+                            bootstrap, topic_name).splitlines()[-1])
+    assert set(ours) == set(theirs)
+    for name in theirs:
+        assert ours[name] == theirs[name], name
+    # The keys really are spread (a broken hash putting everything on one partition fails).
+    assert len(set(ours["consistent_random"])) == 7

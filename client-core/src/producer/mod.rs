@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::{oneshot, Notify, Semaphore};
 
-pub use delivery::{DeliveryBatch, DeliveryFuture};
+pub use delivery::{DeliveryBatch, DeliveryFuture, Report, ReportQueue};
 pub use partitioner::{murmur2, partition_for_key, Partitioner, StickyPartitioner};
 pub use txn::{GroupMetadata, TransactionState};
 
@@ -728,12 +728,38 @@ impl Producer {
                 .clamp(0, partitions - 1);
         }
         let config = &self.shared.cluster.config().producer;
-        match (config.partitioner, record.key.as_deref()) {
+        let key = record
+            .key
+            .as_deref()
+            .filter(|_| !config.partitioner_ignore_keys);
+        let n = partitions.max(1);
+        let hashed = |h: u32| (h % n as u32) as i32;
+        match (config.partitioner, key) {
             (PartitionerKind::RoundRobin, _) => self.sticky.round_robin(&record.topic, partitions),
-            (PartitionerKind::Default, Some(key)) if !config.partitioner_ignore_keys => {
-                partition_for_key(key, partitions)
+            (PartitionerKind::Default, Some(key)) => partition_for_key(key, partitions),
+            (PartitionerKind::Murmur2, key) => {
+                partition_for_key(key.unwrap_or_default(), partitions)
             }
-            (PartitionerKind::Default, _) => self.sticky.sticky(&record.topic, partitions, size),
+            (PartitionerKind::Consistent, key) => {
+                hashed(partitioner::crc32(key.unwrap_or_default()))
+            }
+            (PartitionerKind::ConsistentRandom, Some(key)) if !key.is_empty() => {
+                hashed(partitioner::crc32(key))
+            }
+            (PartitionerKind::Fnv1a, key) => {
+                hashed(partitioner::fnv1a_partition_hash(key.unwrap_or_default()))
+            }
+            (PartitionerKind::Fnv1aRandom, Some(key)) => {
+                hashed(partitioner::fnv1a_partition_hash(key))
+            }
+            (PartitionerKind::Random, Some(_)) => self.sticky.random(partitions),
+            (
+                PartitionerKind::Default
+                | PartitionerKind::ConsistentRandom
+                | PartitionerKind::Fnv1aRandom
+                | PartitionerKind::Random,
+                _,
+            ) => self.sticky.sticky(&record.topic, partitions, size),
         }
     }
 

@@ -47,6 +47,52 @@ pub fn partition_for_key(key: &[u8], partitions: i32) -> i32 {
     (murmur2(key) & 0x7fff_ffff) % partitions.max(1)
 }
 
+/// CRC-32 (IEEE 802.3, zlib's `crc32`) of `data`: the hash of librdkafka's `consistent` and
+/// `consistent_random` partitioners.
+pub fn crc32(data: &[u8]) -> u32 {
+    const TABLE: [u32; 256] = {
+        let mut table = [0u32; 256];
+        let mut i = 0;
+        while i < 256 {
+            let mut c = i as u32;
+            let mut k = 0;
+            while k < 8 {
+                c = if c & 1 != 0 {
+                    0xedb8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+                k += 1;
+            }
+            table[i] = c;
+            i += 1;
+        }
+        table
+    };
+    let mut crc = !0u32;
+    for &b in data {
+        crc = TABLE[((crc ^ u32::from(b)) & 0xff) as usize] ^ (crc >> 8);
+    }
+    !crc
+}
+
+/// 32-bit FNV-1a of `data`: the hash of librdkafka's `fnv1a` and `fnv1a_random` partitioners.
+pub fn fnv1a(data: &[u8]) -> u32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    for &b in data {
+        hash ^= u32::from(b);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    hash
+}
+
+/// What librdkafka's `fnv1a` partitioners take the partition modulo: the FNV-1a hash read as a
+/// signed 32-bit value, made non-negative (Sarama's hash partitioner, which librdkafka
+/// matches; the most negative value stays as it is).
+pub fn fnv1a_partition_hash(data: &[u8]) -> u32 {
+    (fnv1a(data) as i32).wrapping_abs() as u32
+}
+
 /// A user-supplied partitioner.
 pub trait Partitioner: Send + Sync + std::fmt::Debug {
     /// Picks a partition in `0..partitions` for a record of `topic` with `key`.
@@ -161,6 +207,11 @@ impl StickyPartitioner {
         }
     }
 
+    /// A uniformly random partition (librdkafka's `random` partitioner for keyed records).
+    pub fn random(&self, partitions: i32) -> i32 {
+        (self.rng.next() % partitions.max(1) as u64) as i32
+    }
+
     /// The next partition in round-robin order.
     pub fn round_robin(&self, topic: &str, partitions: i32) -> i32 {
         let partitions = partitions.max(1);
@@ -254,6 +305,19 @@ mod tests {
         }
         assert_eq!(seen.len(), 8, "all partitions used over time");
         assert_eq!(p.sticky("u", 1, 500), 0);
+    }
+
+    #[test]
+    fn librdkafka_hashes_match_their_reference_values() {
+        // The CRC-32 check value, and FNV-1a's published test vectors.
+        assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
+        assert_eq!(crc32(b""), 0);
+        assert_eq!(fnv1a(b""), 0x811c_9dc5);
+        assert_eq!(fnv1a(b"a"), 0xe40c_292c);
+        assert_eq!(fnv1a(b"foobar"), 0xbf9c_f968);
+        // 0xe40c292c is negative as i32: the partition hash is its absolute value.
+        assert_eq!(fnv1a_partition_hash(b"a"), 0x1bf3_d6d4);
+        assert_eq!(fnv1a_partition_hash(b""), 0x7ee3_623b);
     }
 
     #[test]
