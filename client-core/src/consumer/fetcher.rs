@@ -16,6 +16,7 @@ use super::session::{FetchParams, SessionRequest, MIN_SESSION_VERSION};
 use super::state::{Buffered, Reset};
 use super::validate::{observe_leader_epoch, validate_positions};
 use super::Shared;
+use crate::cluster::BrokerInfo;
 use crate::config::ConsumerConfig;
 use crate::producer::TopicPartition;
 use crate::records::RecordBatches;
@@ -422,6 +423,7 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
     }
     let mut got_data = false;
     let mut refresh = false;
+    let endpoints = hint_endpoints(&response);
     for topic in response.responses {
         for pd in topic.partitions {
             let tp = TopicPartition {
@@ -487,6 +489,19 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
                         got_data = true;
                     }
                 },
+                ErrorCode::NotLeaderOrFollower | ErrorCode::FencedLeaderEpoch
+                    if shared.cluster.apply_leader_hint(
+                        &tp.topic,
+                        tp.partition,
+                        pd.current_leader.leader_id.0,
+                        pd.current_leader.leader_epoch,
+                        &endpoints,
+                    ) =>
+                {
+                    // KIP-951: the response named the new leader; fetch from it at once (after
+                    // validating the position if its epoch is newer), no metadata round trip.
+                    observe_leader_epoch(p, pd.current_leader.leader_epoch);
+                }
                 code if code.is_retriable() || code.invalidates_metadata() => {
                     // FENCED_LEADER_EPOCH (our epoch is old), UNKNOWN_LEADER_EPOCH (the broker's
                     // is), NOT_LEADER_OR_FOLLOWER...: back off and refresh metadata; a newer
@@ -529,4 +544,17 @@ fn release(shared: &Shared, parts: &Planned, backoff: Option<Instant>) {
             }
         }
     }
+}
+
+/// The brokers a Fetch response names for its leader hints (KIP-951, v16+).
+fn hint_endpoints(resp: &kafka_protocol::messages::FetchResponse) -> Vec<BrokerInfo> {
+    resp.node_endpoints
+        .iter()
+        .map(|n| BrokerInfo {
+            node_id: n.node_id.0,
+            host: n.host.to_string(),
+            port: n.port,
+            rack: n.rack.as_ref().map(|r| r.to_string()),
+        })
+        .collect()
 }
