@@ -8,6 +8,7 @@
 #
 # Environment (all optional):
 #   REPEATS=7               measured runs per client and scenario (after one warm-up run each)
+#   ONLY=<regex>            run only the scenarios whose name matches (e.g. 1KiB-none-p1)
 #   COUNT_100=2000000       records per run with 100 B values
 #   COUNT_1K=600000         records per run with 1 KiB values
 #   COUNT_10K=100000        records per run with 10 KiB values
@@ -97,6 +98,11 @@ SCENARIOS=(
   "1KiB-acksall-zstd-p8    1024 all zstd 8 $COUNT_1K"
   "10KiB-acksall-none-p1   10240 all none 1 $COUNT_10K"
 )
+if [[ -n "${ONLY:-}" ]]; then
+  kept=()
+  for s in "${SCENARIOS[@]}"; do [[ "${s%% *}" =~ $ONLY ]] && kept+=("$s"); done
+  SCENARIOS=("${kept[@]}")
+fi
 
 DATE="$(date +%Y-%m-%d)"
 mkdir -p "$HERE/results"

@@ -8,6 +8,7 @@
 #
 # Environment (all optional):
 #   REPEATS=5            measured runs per client and scenario (after one warm-up run each)
+#   ONLY=<regex>         run only the scenarios whose name matches (e.g. 1KiB-none-p1)
 #   COUNT_100=1000000    records per topic with 100 B values
 #   COUNT_1K=300000      records per topic with 1 KiB values
 #   CHECK_CRCS=false     check.crcs for both clients (librdkafka's default; odradek's is true)
@@ -86,6 +87,11 @@ SCENARIOS=(
   "1KiB-lz4-p8  1024 lz4  8 $COUNT_1K"
   "1KiB-zstd-p1 1024 zstd 1 $COUNT_1K"
 )
+if [[ -n "${ONLY:-}" ]]; then
+  kept=()
+  for s in "${SCENARIOS[@]}"; do [[ "${s%% *}" =~ $ONLY ]] && kept+=("$s"); done
+  SCENARIOS=("${kept[@]}")
+fi
 
 # 1. Fill every topic once (odradek's producer: linger.ms=5, batch.size=1000000, acks=1, text-like
 # values that lz4 compresses about 2x; keyless, so 8-partition topics get sticky batches).

@@ -4,6 +4,7 @@
 //! incremental fetch session (KIP-227, `session.rs`).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,15 +28,15 @@ const SESSION_CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Runs until the consumer closes.
 pub(crate) async fn run(shared: Arc<Shared>) {
-    let mut in_flight_leaders: HashMap<i32, tokio::task::JoinHandle<()>> = HashMap::new();
+    let mut in_flight_leaders: HashMap<i32, InFlight> = HashMap::new();
     let mut refresh: Option<tokio::task::JoinHandle<()>> = None;
     loop {
         let woken = shared.fetch_wake.notified();
         tokio::pin!(woken);
         woken.as_mut().enable();
         if shared.lock().closed {
-            for (_, h) in in_flight_leaders {
-                h.abort();
+            for (_, f) in in_flight_leaders {
+                f.task.abort();
             }
             if let Some(h) = refresh {
                 h.abort();
@@ -46,17 +47,30 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         resolve_resets(&shared).await;
         refresh_metadata(&shared, &mut refresh);
         validate_positions(&shared).await;
-        in_flight_leaders.retain(|_, h| !h.is_finished());
+        in_flight_leaders.retain(|_, f| !f.done.load(Ordering::Acquire));
         let plan = plan_fetches(&shared, &in_flight_leaders);
         for (leader, parts) in plan {
-            let s = shared.clone();
-            in_flight_leaders.insert(
-                leader,
-                tokio::spawn(async move { fetch_from(s, leader, parts).await }),
-            );
+            let (s, done) = (shared.clone(), Arc::new(AtomicBool::new(false)));
+            let flag = done.clone();
+            let task = tokio::spawn(async move {
+                fetch_from(s.clone(), leader, parts).await;
+                // Marked done before the wake-up it causes, so the loop it wakes sees the
+                // leader free (a finished JoinHandle can still report unfinished then, and
+                // the leader would wait for the 250 ms tick).
+                flag.store(true, Ordering::Release);
+                s.fetch_wake.notify_one();
+            });
+            in_flight_leaders.insert(leader, InFlight { task, done });
         }
         let _ = tokio::time::timeout(Duration::from_millis(250), woken).await;
     }
+}
+
+/// A fetch in flight to one leader.
+struct InFlight {
+    task: tokio::task::JoinHandle<()>,
+    /// Set when the fetch's response was handled.
+    done: Arc<AtomicBool>,
 }
 
 /// Refreshes metadata in the background when a fetch reported it stale or it is older than
@@ -214,10 +228,7 @@ struct PlannedPartition {
 
 type Planned = Vec<PlannedPartition>;
 
-fn plan_fetches(
-    shared: &Shared,
-    busy: &HashMap<i32, tokio::task::JoinHandle<()>>,
-) -> HashMap<i32, Planned> {
+fn plan_fetches(shared: &Shared, busy: &HashMap<i32, InFlight>) -> HashMap<i32, Planned> {
     let meta = shared.cluster.metadata();
     let config = &shared.cluster.config().consumer;
     let now = Instant::now();
