@@ -30,6 +30,7 @@ from ._odradek import (
     libversion,
     version,
 )
+from .admin import ConsumerGroupState, ConsumerGroupTopicPartitions, IsolationLevel, Node
 
 __version__ = version()[0]
 
@@ -45,9 +46,13 @@ __all__ = [
     "ClusterMetadata",
     "Consumer",
     "ConsumerGroupMetadata",
+    "ConsumerGroupState",
+    "ConsumerGroupTopicPartitions",
+    "IsolationLevel",
     "KafkaError",
     "KafkaException",
     "Message",
+    "Node",
     "PartitionMetadata",
     "Producer",
     "TopicMetadata",

@@ -1,20 +1,32 @@
 """The admin client (confluent-kafka's ``confluent_kafka.admin`` shape).
 
-Every call returns at once with a dict of :class:`concurrent.futures.Future`, one per item, that
-resolves to ``None`` or raises :class:`~odradek.KafkaException` with the broker's error for that
-item (``TOPIC_ALREADY_EXISTS``, ``UNKNOWN_TOPIC_OR_PART``, ``INVALID_PARTITIONS``, ...).
+Every call returns at once with a dict of :class:`concurrent.futures.Future`, one per item (or a
+single future), that resolves to the item's result or raises :class:`~odradek.KafkaException`
+with the broker's error for that item (``TOPIC_ALREADY_EXISTS``, ``UNKNOWN_TOPIC_OR_PART``,
+``INVALID_PARTITIONS``, ...).
 
-Supported in this release: ``create_topics``, ``delete_topics``, ``create_partitions``,
-``list_topics``, and consumer groups: ``list_consumer_groups``, ``describe_consumer_groups``,
-``list_consumer_group_offsets``, ``delete_consumer_groups``. Other confluent-kafka admin calls
-(configs, ACLs, altering offsets) are not available yet.
+Supported in this release: topics (``create_topics``, ``delete_topics``, ``create_partitions``,
+``list_topics``), consumer groups (``list_consumer_groups``, ``describe_consumer_groups``,
+``list_consumer_group_offsets``, ``alter_consumer_group_offsets``, ``delete_consumer_groups``),
+configs of topics and brokers (``describe_configs``, ``incremental_alter_configs``, the
+deprecated ``alter_configs``), ``describe_cluster``, ``list_offsets`` (read_uncommitted) and
+``delete_records``. Not available yet: ACLs, SCRAM credentials, ``describe_topics``,
+``elect_leaders``, group configs.
 """
 
 import concurrent.futures
+import functools
+import warnings
 from enum import Enum
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
 
-from ._odradek import ClusterMetadata, KafkaError, TopicPartition, _AdminClient
+from ._odradek import (
+    ClusterMetadata,
+    KafkaError,
+    KafkaException,
+    TopicPartition,
+    _AdminClient,
+)
 
 __all__ = [
     "AdminClient",
@@ -27,7 +39,46 @@ __all__ = [
     "MemberDescription",
     "MemberAssignment",
     "ConsumerGroupTopicPartitions",
+    "ResourceType",
+    "ConfigSource",
+    "AlterConfigOpType",
+    "ConfigEntry",
+    "ConfigResource",
+    "Node",
+    "DescribeClusterResult",
+    "IsolationLevel",
+    "OffsetSpec",
+    "ListOffsetsResultInfo",
+    "DeletedRecords",
+    "RESOURCE_UNKNOWN",
+    "RESOURCE_ANY",
+    "RESOURCE_TOPIC",
+    "RESOURCE_GROUP",
+    "RESOURCE_BROKER",
+    "RESOURCE_TRANSACTIONAL_ID",
+    "CONFIG_SOURCE_UNKNOWN_CONFIG",
+    "CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG",
+    "CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG",
+    "CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG",
+    "CONFIG_SOURCE_STATIC_BROKER_CONFIG",
+    "CONFIG_SOURCE_DEFAULT_CONFIG",
+    "CONFIG_SOURCE_GROUP_CONFIG",
 ]
+
+# Resource types and config sources, numbered as confluent-kafka (librdkafka) numbers them.
+RESOURCE_UNKNOWN = 0
+RESOURCE_ANY = 1
+RESOURCE_TOPIC = 2
+RESOURCE_GROUP = 3
+RESOURCE_BROKER = 4
+RESOURCE_TRANSACTIONAL_ID = 5
+CONFIG_SOURCE_UNKNOWN_CONFIG = 0
+CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG = 1
+CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG = 2
+CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+CONFIG_SOURCE_STATIC_BROKER_CONFIG = 4
+CONFIG_SOURCE_DEFAULT_CONFIG = 5
+CONFIG_SOURCE_GROUP_CONFIG = 8
 
 
 class ConsumerGroupState(Enum):
@@ -112,6 +163,315 @@ class ConsumerGroupTopicPartitions:
                  topic_partitions: Optional[List[TopicPartition]] = None) -> None:
         self.group_id = group_id
         self.topic_partitions = topic_partitions
+
+
+class Node:
+    """A broker: :class:`DescribeClusterResult` ``controller`` and ``nodes``."""
+
+    def __init__(self, id: int, host: str, port: int, rack: Optional[str] = None) -> None:
+        self.id = id
+        self.id_string = str(id)
+        self.host = host
+        self.port = port
+        self.rack = rack
+
+    def __str__(self) -> str:
+        return "(%d) %s:%d %s" % (self.id, self.host, self.port,
+                                  "(Rack - %s)" % self.rack if self.rack else "")
+
+    def __repr__(self) -> str:
+        return "Node(id=%d, host=%r, port=%d, rack=%r)" % (self.id, self.host, self.port,
+                                                           self.rack)
+
+
+class DescribeClusterResult:
+    """What :meth:`AdminClient.describe_cluster` resolves to. ``authorized_operations`` is
+    not reported by this release (None)."""
+
+    def __init__(self, controller: Optional[Node], nodes: List[Node],
+                 cluster_id: Optional[str] = None,
+                 authorized_operations: Optional[List[Any]] = None) -> None:
+        self.cluster_id = cluster_id
+        self.controller = controller
+        self.nodes = nodes
+        self.authorized_operations = authorized_operations or None
+
+
+class ResourceType(Enum):
+    """Kafka resource types (values as confluent-kafka numbers them)."""
+
+    UNKNOWN = RESOURCE_UNKNOWN
+    ANY = RESOURCE_ANY
+    TOPIC = RESOURCE_TOPIC
+    GROUP = RESOURCE_GROUP
+    BROKER = RESOURCE_BROKER
+    TRANSACTIONAL_ID = RESOURCE_TRANSACTIONAL_ID
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, ResourceType):
+            return NotImplemented
+        return bool(self.value < other.value)
+
+
+class ConfigSource(Enum):
+    """Where a config value comes from. As in confluent-kafka, :attr:`ConfigEntry.source` of a
+    described entry is the plain ``int`` (compare with ``ConfigSource.X.value``, or convert
+    with ``ConfigSource(entry.source)``)."""
+
+    UNKNOWN_CONFIG = CONFIG_SOURCE_UNKNOWN_CONFIG
+    DYNAMIC_TOPIC_CONFIG = CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG
+    DYNAMIC_BROKER_CONFIG = CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG
+    DYNAMIC_DEFAULT_BROKER_CONFIG = CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG
+    STATIC_BROKER_CONFIG = CONFIG_SOURCE_STATIC_BROKER_CONFIG
+    DEFAULT_CONFIG = CONFIG_SOURCE_DEFAULT_CONFIG
+    GROUP_CONFIG = CONFIG_SOURCE_GROUP_CONFIG
+
+
+class AlterConfigOpType(Enum):
+    """An operation of :meth:`AdminClient.incremental_alter_configs`."""
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+class ConfigEntry:
+    """A config property: described by :meth:`AdminClient.describe_configs`, or one change
+    (with ``incremental_operation``) for :meth:`AdminClient.incremental_alter_configs`.
+
+    ``synonyms`` is always empty and ``is_synonym`` False in described entries (confluent-kafka
+    does not request synonyms either); ``is_default`` is ``source == DEFAULT_CONFIG``."""
+
+    def __init__(
+        self,
+        name: str,
+        value: Optional[str],
+        source: Union[ConfigSource, int] = ConfigSource.UNKNOWN_CONFIG,
+        is_read_only: bool = False,
+        is_default: bool = False,
+        is_sensitive: bool = False,
+        is_synonym: bool = False,
+        synonyms: Optional[Dict[str, "ConfigEntry"]] = None,
+        incremental_operation: Optional[AlterConfigOpType] = None,
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.source = source
+        self.is_read_only = bool(is_read_only)
+        self.is_default = bool(is_default)
+        self.is_sensitive = bool(is_sensitive)
+        self.is_synonym = bool(is_synonym)
+        self.synonyms: Dict[str, "ConfigEntry"] = synonyms if synonyms is not None else {}
+        self.incremental_operation = incremental_operation
+
+    def __repr__(self) -> str:
+        return 'ConfigEntry(%s="%s")' % (self.name, self.value)
+
+    def __str__(self) -> str:
+        return '%s="%s"' % (self.name, self.value)
+
+
+@functools.total_ordering
+class ConfigResource:
+    """A resource with configs: ``ConfigResource(ResourceType.TOPIC, "name")`` or
+    ``ConfigResource("broker", "1")`` (type as :class:`ResourceType`, its name in any case, or
+    its number). Equal and hashed by type and name: the key of the futures the config calls
+    return. This release supports topic and broker resources."""
+
+    Type = ResourceType
+
+    def __init__(
+        self,
+        restype: Union[ResourceType, str, int],
+        name: str,
+        set_config: Optional[Dict[str, str]] = None,
+        described_configs: Optional[Dict[str, ConfigEntry]] = None,
+        error: Optional[KafkaError] = None,
+        incremental_configs: Optional[List[ConfigEntry]] = None,
+    ) -> None:
+        if name is None:
+            raise ValueError("Expected resource name to be a string")
+        if isinstance(restype, str):
+            try:
+                restype = ResourceType[restype.upper()]
+            except KeyError:
+                raise ValueError('Unknown resource type "%s": should be a ConfigResource.Type'
+                                 % restype) from None
+        elif isinstance(restype, int):
+            restype = ResourceType(restype)
+        self.restype: ResourceType = restype
+        self.restype_int = int(restype.value)
+        self.name = name
+        self.set_config_dict: Dict[str, str] = dict(set_config or {})
+        self.incremental_configs: List[ConfigEntry] = list(incremental_configs or [])
+        self.configs = described_configs
+        self.error = error
+
+    def __repr__(self) -> str:
+        if self.error is not None:
+            return "ConfigResource(%s,%s,%r)" % (self.restype, self.name, self.error)
+        return "ConfigResource(%s,%s)" % (self.restype, self.name)
+
+    def __hash__(self) -> int:
+        return hash((self.restype, self.name))
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, ConfigResource):
+            return NotImplemented
+        if self.restype != other.restype:
+            return self.restype < other.restype
+        return self.name < other.name
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ConfigResource):
+            return NotImplemented
+        return self.restype == other.restype and self.name == other.name
+
+    def __len__(self) -> int:
+        """The number of configs set with :meth:`set_config`."""
+        return len(self.set_config_dict)
+
+    def set_config(self, name: str, value: str, overwrite: bool = True) -> None:
+        """Sets a config for :meth:`AdminClient.alter_configs` (unless present and not
+        ``overwrite``)."""
+        if not overwrite and name in self.set_config_dict:
+            return
+        self.set_config_dict[name] = value
+
+    def add_incremental_config(self, config_entry: ConfigEntry) -> None:
+        """Adds a change (a :class:`ConfigEntry` with ``incremental_operation``) for
+        :meth:`AdminClient.incremental_alter_configs`."""
+        self.incremental_configs.append(config_entry)
+
+
+class IsolationLevel(Enum):
+    """The isolation level of :meth:`AdminClient.list_offsets` (this release: READ_UNCOMMITTED
+    only)."""
+
+    READ_UNCOMMITTED = 0
+    READ_COMMITTED = 1
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, IsolationLevel):
+            return NotImplemented
+        return bool(self.value < other.value)
+
+
+class OffsetSpec:
+    """Which offset :meth:`AdminClient.list_offsets` looks up: :meth:`earliest`, :meth:`latest`,
+    :meth:`max_timestamp` or :meth:`for_timestamp`. ``OffsetSpec(n)`` maps confluent-kafka's
+    numbers (-2 earliest, -1 latest, -3 max timestamp, >= 0 a timestamp in ms)."""
+
+    def __new__(cls, index: Optional[int] = None) -> "OffsetSpec":
+        if cls is not OffsetSpec:
+            return object.__new__(cls)
+        if index is None:
+            raise TypeError("OffsetSpec() needs an index")
+        if index >= 0:
+            return TimestampSpec(index)
+        try:
+            return _SPECS[index]
+        except KeyError:
+            raise ValueError("unknown OffsetSpec index %d" % index) from None
+
+    @property
+    def _value(self) -> int:
+        raise NotImplementedError
+
+    @classmethod
+    def earliest(cls) -> "OffsetSpec":
+        """The log start offset."""
+        return _SPECS[-2]
+
+    @classmethod
+    def latest(cls) -> "OffsetSpec":
+        """The high watermark (the offset the next record gets)."""
+        return _SPECS[-1]
+
+    @classmethod
+    def max_timestamp(cls) -> "OffsetSpec":
+        """The record with the largest timestamp."""
+        return _SPECS[-3]
+
+    @classmethod
+    def for_timestamp(cls, timestamp: int) -> "OffsetSpec":
+        """The first record whose timestamp is at or after ``timestamp`` (ms)."""
+        return TimestampSpec(timestamp)
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, OffsetSpec):
+            return NotImplemented
+        return self._value < other._value
+
+    def __repr__(self) -> str:
+        return "%s()" % type(self).__name__
+
+
+class TimestampSpec(OffsetSpec):
+    """:meth:`OffsetSpec.for_timestamp`."""
+
+    def __init__(self, timestamp: int) -> None:
+        self.timestamp = timestamp
+
+    @property
+    def _value(self) -> int:
+        return self.timestamp
+
+    def __repr__(self) -> str:
+        return "TimestampSpec(%d)" % self.timestamp
+
+
+class MaxTimestampSpec(OffsetSpec):
+    """:meth:`OffsetSpec.max_timestamp`."""
+
+    @property
+    def _value(self) -> int:
+        return -3
+
+
+class LatestSpec(OffsetSpec):
+    """:meth:`OffsetSpec.latest`."""
+
+    @property
+    def _value(self) -> int:
+        return -1
+
+
+class EarliestSpec(OffsetSpec):
+    """:meth:`OffsetSpec.earliest`."""
+
+    @property
+    def _value(self) -> int:
+        return -2
+
+
+_SPECS: Dict[int, OffsetSpec] = {-3: MaxTimestampSpec(), -2: EarliestSpec(), -1: LatestSpec()}
+
+
+class ListOffsetsResultInfo:
+    """What each future of :meth:`AdminClient.list_offsets` resolves to. ``offset`` and
+    ``timestamp`` are -1 when unknown (no record matches; earliest / latest have no
+    timestamp); ``leader_epoch`` is None when unknown."""
+
+    def __init__(self, offset: int, timestamp: int, leader_epoch: int) -> None:
+        self.offset = offset
+        self.timestamp = timestamp
+        self.leader_epoch: Optional[int] = leader_epoch if leader_epoch >= 0 else None
+
+    def __repr__(self) -> str:
+        return "ListOffsetsResultInfo(offset=%d, timestamp=%d, leader_epoch=%r)" % (
+            self.offset, self.timestamp, self.leader_epoch)
+
+
+class DeletedRecords:
+    """What each future of :meth:`AdminClient.delete_records` resolves to."""
+
+    def __init__(self, low_watermark: int) -> None:
+        self.low_watermark = low_watermark
+
+    def __repr__(self) -> str:
+        return "DeletedRecords(low_watermark=%d)" % self.low_watermark
 
 
 class NewTopic:
@@ -285,6 +645,233 @@ class AdminClient:
         self._core.delete_groups(list(group_ids), list(futs.values()))
         return futs
 
+    def alter_consumer_group_offsets(
+        self, alter_consumer_group_offsets_request: List[ConsumerGroupTopicPartitions],
+        request_timeout: float = -1,
+    ) -> Dict[str, "concurrent.futures.Future[ConsumerGroupTopicPartitions]"]:
+        """Sets a group's committed offsets (one group per call, as in confluent-kafka). The
+        group must have no active members. The future resolves to the group's
+        :class:`ConsumerGroupTopicPartitions`: the partitions of the request, each with the
+        broker's ``error`` for it (e.g. ``UNKNOWN_MEMBER_ID`` while the group has members) or
+        None; it raises when the call itself failed (e.g. no coordinator). The partitions'
+        ``metadata`` is not committed by this release."""
+        _check_alter_offsets(alter_consumer_group_offsets_request)
+        request = alter_consumer_group_offsets_request[0]
+        assert request.topic_partitions is not None
+        wanted = [(tp.topic, tp.partition, tp.offset) for tp in request.topic_partitions]
+        if len({(t, p) for t, p, _ in wanted}) != len(wanted):
+            return {request.group_id: _failed(KafkaError._INVALID_ARG,
+                                              "Duplicate partitions not allowed")}
+
+        def convert(raw: List[Tuple[str, int, Optional[KafkaError]]]) -> Any:
+            errors = {(t, p): e for t, p, e in raw}
+            tps = []
+            for topic, partition, offset in wanted:
+                tp = TopicPartition(topic, partition, offset)
+                if (topic, partition) in errors:
+                    tp.error = errors[(topic, partition)]
+                else:
+                    tp.error = KafkaError(KafkaError._BAD_MSG,
+                                          "the broker's answer does not name this partition")
+                tps.append(tp)
+            return ConsumerGroupTopicPartitions(request.group_id, tps)
+
+        fut, raw = _chained(convert)
+        self._core.alter_group_offsets(request.group_id, wanted, _timeout(request_timeout), raw)
+        return {request.group_id: fut}
+
+    def describe_configs(
+        self, resources: List[ConfigResource], request_timeout: float = -1
+    ) -> Dict[ConfigResource, "concurrent.futures.Future[Dict[str, ConfigEntry]]"]:
+        """Every config of each resource (topics and brokers); one future per resource, which
+        resolves to ``{name: ConfigEntry}``."""
+        _check_resources(resources, ValueError)
+
+        def convert(raw: List[Tuple[str, Optional[str], int, bool, bool]]) -> Any:
+            return {
+                name: ConfigEntry(name, value, source=source, is_read_only=read_only,
+                                  is_default=source == CONFIG_SOURCE_DEFAULT_CONFIG,
+                                  is_sensitive=sensitive)
+                for name, value, source, read_only, sensitive in raw
+            }
+
+        out: Dict[ConfigResource, "concurrent.futures.Future[Dict[str, ConfigEntry]]"] = {}
+        items, raws = [], []
+        for r in resources:
+            if r in out:
+                continue
+            refused = _unsupported(r)
+            if refused is not None:
+                out[r] = refused
+                continue
+            out[r], raw = _chained(convert)
+            items.append((r.restype_int, r.name))
+            raws.append(raw)
+        if items:
+            self._core.describe_configs(items, _timeout(request_timeout), raws)
+        return out
+
+    def incremental_alter_configs(
+        self, resources: List[ConfigResource], request_timeout: float = -1,
+        validate_only: bool = False, broker: Optional[int] = None,
+    ) -> Dict[ConfigResource, "concurrent.futures.Future[None]"]:
+        """Applies each resource's ``incremental_configs`` (:class:`ConfigEntry` with an
+        :class:`AlterConfigOpType`: SET, DELETE, APPEND, SUBTRACT), leaving other configs as
+        they are; one future per resource, resolving to None. ``broker`` is accepted for
+        compatibility and ignored: topic changes go to the controller, broker changes to that
+        broker."""
+        _check_resources(resources, TypeError)
+        for r in resources:
+            if not r.incremental_configs:
+                raise ValueError("expected non-empty list of ConfigEntry to alter incrementally "
+                                 "in incremental_configs field")
+            for e in r.incremental_configs:
+                if not isinstance(e, ConfigEntry):
+                    raise TypeError("Expected list of ConfigEntry in incremental_configs")
+                if not isinstance(e.incremental_operation, AlterConfigOpType):
+                    raise TypeError("ConfigEntry %r needs an incremental_operation "
+                                    "(AlterConfigOpType)" % e.name)
+                if e.incremental_operation != AlterConfigOpType.DELETE and e.value is None:
+                    raise ValueError("ConfigEntry %r: %s needs a value"
+                                     % (e.name, e.incremental_operation.name))
+
+        def changes(r: ConfigResource) -> Any:
+            ops = []
+            for e in r.incremental_configs:
+                assert e.incremental_operation is not None
+                value = None if e.value is None else str(e.value)
+                ops.append((e.name, e.incremental_operation.value, value))
+            return ops
+
+        return self._alter(resources, changes, True, validate_only, request_timeout)
+
+    def alter_configs(
+        self, resources: List[ConfigResource], request_timeout: float = -1,
+        validate_only: bool = False,
+    ) -> Dict[ConfigResource, "concurrent.futures.Future[None]"]:
+        """Deprecated (as in confluent-kafka; use :meth:`incremental_alter_configs`): each
+        resource's overrides become exactly its ``set_config`` values, every other config
+        reverts to its default. One future per resource, resolving to None."""
+        warnings.warn("alter_configs has been deprecated. Use incremental_alter_configs instead.",
+                      category=DeprecationWarning, stacklevel=2)
+        _check_resources(resources, ValueError)
+        return self._alter(resources,
+                           lambda r: [(str(k), str(v)) for k, v in r.set_config_dict.items()],
+                           False, validate_only, request_timeout)
+
+    def _alter(
+        self, resources: List[ConfigResource], changes: Callable[[ConfigResource], Any],
+        incremental: bool, validate_only: bool, request_timeout: float,
+    ) -> Dict[ConfigResource, "concurrent.futures.Future[None]"]:
+        """The shared half of :meth:`alter_configs` and :meth:`incremental_alter_configs`."""
+        if len(set(resources)) != len(resources):
+            raise ValueError("duplicate resources in the request")
+        out: Dict[ConfigResource, "concurrent.futures.Future[None]"] = {}
+        items, futs = [], []
+        for r in resources:
+            refused = _unsupported(r)
+            if refused is not None:
+                out[r] = refused
+                continue
+            out[r] = _future()
+            items.append((r.restype_int, r.name, changes(r)))
+            futs.append(out[r])
+        if items and incremental:
+            self._core.incremental_alter_configs(items, validate_only, _timeout(request_timeout),
+                                                 futs)
+        elif items:
+            self._core.alter_configs(items, validate_only, _timeout(request_timeout), futs)
+        return out
+
+    def describe_cluster(
+        self, request_timeout: float = -1, include_authorized_operations: bool = False
+    ) -> "concurrent.futures.Future[DescribeClusterResult]":
+        """The cluster id, the controller and every broker, as a :class:`DescribeClusterResult`.
+        ``include_authorized_operations=True`` raises ``KafkaException(_NOT_IMPLEMENTED)``
+        (this release does not report ACL operations)."""
+        if include_authorized_operations:
+            raise KafkaException(KafkaError(
+                KafkaError._NOT_IMPLEMENTED,
+                "include_authorized_operations is not supported in this release"))
+
+        def convert(raw: Tuple[str, Optional[int], List[Tuple[int, str, int, Optional[str]]]]
+                    ) -> Any:
+            cluster_id, controller_id, brokers = raw
+            nodes = [Node(i, host, port, rack) for i, host, port, rack in brokers]
+            controller = next((n for n in nodes if n.id == controller_id), None)
+            return DescribeClusterResult(controller, nodes, cluster_id or None)
+
+        fut, raw = _chained(convert)
+        self._core.describe_cluster(_timeout(request_timeout), raw)
+        return fut
+
+    def list_offsets(
+        self, topic_partition_offsets: Dict[TopicPartition, OffsetSpec],
+        isolation_level: IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
+        request_timeout: float = -1,
+    ) -> Dict[TopicPartition, "concurrent.futures.Future[ListOffsetsResultInfo]"]:
+        """Looks up an offset of each partition (:class:`OffsetSpec`). Keyed, as in
+        confluent-kafka, by ``TopicPartition(topic, partition, spec value)`` (equal to
+        ``TopicPartition(topic, partition)``); each future resolves to a
+        :class:`ListOffsetsResultInfo`. ``IsolationLevel.READ_COMMITTED`` raises
+        ``KafkaException(_NOT_IMPLEMENTED)``: this release reads up to the high watermark."""
+        if not isinstance(topic_partition_offsets, dict):
+            raise TypeError("Expected topic_partition_offsets to be dict of "
+                            "[TopicPartitions,OffsetSpec] for list offsets request")
+        for tp, spec in topic_partition_offsets.items():
+            _check_partition(tp, "partition")
+            if spec is None:
+                raise TypeError("OffsetSpec cannot be None")
+            if not isinstance(spec, OffsetSpec):
+                raise TypeError("Value must be a OffsetSpec")
+        if not isinstance(isolation_level, IsolationLevel):
+            raise TypeError("isolation_level argument should be an IsolationLevel")
+        if isolation_level != IsolationLevel.READ_UNCOMMITTED:
+            raise KafkaException(KafkaError(
+                KafkaError._NOT_IMPLEMENTED,
+                "list_offsets supports IsolationLevel.READ_UNCOMMITTED only in this release"))
+        out: Dict[TopicPartition, "concurrent.futures.Future[ListOffsetsResultInfo]"] = {}
+        queries, raws = [], []
+        for tp, spec in topic_partition_offsets.items():
+            key = TopicPartition(tp.topic, int(tp.partition), int(spec._value))
+            out[key], raw = _chained(lambda r: ListOffsetsResultInfo(*r))
+            queries.append((tp.topic, int(tp.partition), int(spec._value)))
+            raws.append(raw)
+        if queries:
+            self._core.list_offsets(queries, _timeout(request_timeout), raws)
+        return out
+
+    def delete_records(
+        self, topic_partition_offsets: List[TopicPartition], request_timeout: float = -1,
+        operation_timeout: float = -1,
+    ) -> Dict[TopicPartition, "concurrent.futures.Future[DeletedRecords]"]:
+        """Deletes the records before each partition's ``offset`` (``OFFSET_END``: all of
+        them); keyed by the given partitions, each future resolves to a
+        :class:`DeletedRecords` with the new low watermark."""
+        if not isinstance(topic_partition_offsets, list):
+            raise TypeError("Expected Request to be a list, got '%s' "
+                            % type(topic_partition_offsets).__name__)
+        for tp in topic_partition_offsets:
+            if not isinstance(tp, TopicPartition):
+                raise TypeError("Element of the request list must be of type 'TopicPartition'"
+                                " got '%s' " % type(tp).__name__)
+            if tp.partition < 0:
+                raise ValueError("'partition' cannot be negative")
+        out: Dict[TopicPartition, "concurrent.futures.Future[DeletedRecords]"] = {}
+        if len({(tp.topic, tp.partition) for tp in topic_partition_offsets}) != len(
+                topic_partition_offsets):
+            for tp in topic_partition_offsets:
+                out[tp] = _failed(KafkaError._INVALID_ARG, "Duplicate partitions not allowed")
+            return out
+        items, raws = [], []
+        for tp in topic_partition_offsets:
+            out[tp], raw = _chained(DeletedRecords)
+            items.append((tp.topic, tp.partition, tp.offset))
+            raws.append(raw)
+        if items:
+            self._core.delete_records(items, _timeout(request_timeout), raws)
+        return out
+
     def list_topics(self, topic: Optional[str] = None, timeout: float = -1) -> ClusterMetadata:
         """Cluster metadata, as :meth:`odradek.Producer.list_topics` (never creates a topic)."""
         return self._core.list_topics(topic, timeout)
@@ -301,6 +888,112 @@ def _describe(raw: Tuple[str, str, str, str, List[Any]]) -> ConsumerGroupDescrip
     return ConsumerGroupDescription(gid, ptype == "", described, protocol,
                                     ConsumerGroupState._from_broker(state))
 
+
+def _future() -> "concurrent.futures.Future[Any]":
+    f: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+    f.set_running_or_notify_cancel()
+    return f
+
+
+def _failed(code: int, reason: str) -> "concurrent.futures.Future[Any]":
+    """A future already failed with ``KafkaException(KafkaError(code, reason))``."""
+    f = _future()
+    f.set_exception(KafkaException(KafkaError(code, reason)))
+    return f
+
+
+def _timeout(request_timeout: Optional[float]) -> Optional[float]:
+    """``request_timeout`` for the native client: None when unset (the client's
+    ``default.api.timeout.ms`` bounds the call)."""
+    if request_timeout is None or request_timeout < 0:
+        return None
+    return float(request_timeout)
+
+
+def _check_partition(tp: Any, what: str) -> None:
+    if tp is None:
+        raise TypeError("%s cannot be None" % what)
+    if not isinstance(tp, TopicPartition):
+        raise TypeError("%s must be a TopicPartition" % what)
+    if tp.topic is None:
+        raise TypeError("%s topic name cannot be None" % what)
+    if not isinstance(tp.topic, str):
+        raise TypeError("%s topic name must be string" % what)
+    if not tp.topic:
+        raise ValueError("%s topic name cannot be empty" % what)
+    if tp.partition < 0:
+        raise ValueError("%s index must be non-negative" % what)
+
+
+def _check_resources(resources: Any, error: Callable[[str], Exception]) -> None:
+    """confluent-kafka's checks of a config call's resources (``error``: the exception type
+    it raises for a non-resource element, which differs between its calls)."""
+    if not isinstance(resources, list):
+        raise error("Expected list of %r" % ConfigResource)
+    for r in resources:
+        if not isinstance(r, ConfigResource):
+            raise error("Expected list of %r" % ConfigResource)
+    if not resources:
+        raise ValueError("Expected non-empty list of ConfigResource objects")
+
+
+def _unsupported(r: ConfigResource) -> "Optional[concurrent.futures.Future[Any]]":
+    """A failed future for a resource whose configs this release cannot handle, else None."""
+    if r.restype == ResourceType.TOPIC:
+        return None
+    if r.restype == ResourceType.BROKER:
+        try:
+            int(r.name)
+            return None
+        except (TypeError, ValueError):
+            return _failed(KafkaError._INVALID_ARG,
+                           "a broker resource is named by its node id, not %r" % (r.name,))
+    if r.restype == ResourceType.GROUP:
+        return _failed(KafkaError._NOT_IMPLEMENTED, "group configs are not supported in this "
+                       "release")
+    return _failed(KafkaError._INVALID_ARG, "resource type %s has no configs" % r.restype.name)
+
+
+def _check_alter_offsets(request: Any) -> None:
+    """confluent-kafka's checks of an ``alter_consumer_group_offsets`` request."""
+    if request is None:
+        raise TypeError("request cannot be None")
+    if not isinstance(request, list):
+        raise TypeError("request must be a list")
+    if len(request) != 1:
+        raise ValueError("Currently we support altering offsets for a single consumer group only")
+    for req in request:
+        if not isinstance(req, ConsumerGroupTopicPartitions):
+            raise TypeError("Expected list of 'ConsumerGroupTopicPartitions'")
+        if req.group_id is None:
+            raise TypeError("'group_id' cannot be None")
+        if not isinstance(req.group_id, str):
+            raise TypeError("'group_id' must be a string")
+        if not req.group_id:
+            raise ValueError("'group_id' cannot be empty")
+        if req.topic_partitions is None:
+            raise ValueError("'topic_partitions' cannot be null")
+        if not isinstance(req.topic_partitions, list):
+            raise TypeError("'topic_partitions' must be a list")
+        if not req.topic_partitions:
+            raise ValueError("'topic_partitions' cannot be empty")
+        for tp in req.topic_partitions:
+            if tp is None:
+                raise ValueError("Element of 'topic_partitions' cannot be None")
+            if not isinstance(tp, TopicPartition):
+                raise TypeError("Element of 'topic_partitions' must be of type TopicPartition")
+            if tp.topic is None:
+                raise TypeError("Element of 'topic_partitions' must not have 'topic' attribute "
+                                "as None")
+            if not tp.topic:
+                raise ValueError("Element of 'topic_partitions' must not have 'topic' attribute "
+                                 "as Empty")
+            if tp.partition < 0:
+                raise ValueError("Element of 'topic_partitions' must not have negative value for "
+                                 "'partition' field")
+            if tp.offset < 0:
+                raise ValueError("Element of 'topic_partitions' must not have negative value for "
+                                 "'offset' field")
 
 def _chained(
     convert: Callable[[Any], Any]

@@ -2,9 +2,14 @@
 //! and completes one `concurrent.futures.Future` per item (confluent-kafka's shape), with
 //! `None` or a `KafkaException`.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
-use odradek::admin::{GroupMember, NewTopic};
+use odradek::admin::{
+    AlterConfigOp, ConfigEntry, ConfigResource, ConfigSource, GroupMember, NewTopic, OffsetSpec,
+};
+use odradek::producer::TopicPartition;
 use odradek::Admin;
 use odradek_bindings::runtime::{self, ForkGuard};
 use odradek_bindings::{ClientError, Stage};
@@ -68,6 +73,137 @@ fn settle_with<T>(
             }
         }
     });
+}
+
+/// Bounds `fut` by a call's `request_timeout` in seconds (None, non-finite or <= 0: only the
+/// client's own `default.api.timeout.ms`); past it the call fails with `_TIMED_OUT`.
+async fn bounded<T>(
+    timeout: Option<f64>,
+    fut: impl Future<Output = Result<T, odradek::Error>>,
+) -> Result<T, odradek::Error> {
+    let limit = timeout
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .and_then(|t| Duration::try_from_secs_f64(t).ok());
+    match limit {
+        Some(limit) => tokio::time::timeout(limit, fut).await.unwrap_or_else(|_| {
+            Err(odradek::Error::Timeout(format!(
+                "admin request timed out after {:.3}s (request_timeout)",
+                limit.as_secs_f64()
+            )))
+        }),
+        None => fut.await,
+    }
+}
+
+/// A core error (from a per-item answer) as a Python `KafkaError`.
+fn core_error(py: Python<'_>, e: &odradek::Error) -> PyResult<Py<crate::errors::KafkaError>> {
+    kafka_error(py, ClientError::from_core(e, Stage::Request))
+}
+
+/// A `(topic, partition)` pair as the core's partition.
+fn partition(topic: String, partition: i32) -> TopicPartition {
+    TopicPartition {
+        topic: topic.into(),
+        partition,
+    }
+}
+
+/// confluent-kafka's `ResourceType.TOPIC` value.
+const RESOURCE_TOPIC: i32 = 2;
+/// confluent-kafka's `ResourceType.BROKER` value.
+const RESOURCE_BROKER: i32 = 4;
+
+/// A `(resource type, name)` pair as the core's resource; only topics and brokers (named by
+/// their integer id) have configs here, anything else is a `ValueError`.
+fn config_resource(restype: i32, name: String) -> PyResult<ConfigResource> {
+    match restype {
+        RESOURCE_TOPIC => Ok(ConfigResource::Topic(name)),
+        RESOURCE_BROKER => name
+            .trim()
+            .parse::<i32>()
+            .map(ConfigResource::Broker)
+            .map_err(|_| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "a broker resource is named by its integer node id, not {name:?}"
+                ))
+            }),
+        other => Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "configs of resource type {other} are not supported (only TOPIC and BROKER)"
+        ))),
+    }
+}
+
+/// Kafka's wire value of a config source (confluent-kafka reports `ConfigEntry.source` as
+/// this integer).
+fn source_value(source: ConfigSource) -> i32 {
+    match source {
+        ConfigSource::DynamicTopic => 1,
+        ConfigSource::DynamicBroker => 2,
+        ConfigSource::DynamicDefaultBroker => 3,
+        ConfigSource::StaticBroker => 4,
+        ConfigSource::Default => 5,
+        ConfigSource::DynamicBrokerLogger => 6,
+        ConfigSource::ClientMetrics => 7,
+        ConfigSource::Group => 8,
+        ConfigSource::Unknown(v) => i32::from(v),
+    }
+}
+
+/// A described config entry: `(name, value, source, read_only, sensitive)`.
+type ConfigTuple = (String, Option<String>, i32, bool, bool);
+
+/// A described entry as the tuple `describe_configs` hands to Python.
+fn config_tuple(e: ConfigEntry) -> ConfigTuple {
+    (
+        e.name,
+        e.value,
+        source_value(e.source),
+        e.read_only,
+        e.sensitive,
+    )
+}
+
+/// One legacy AlterConfigs resource: `(ResourceType value, name, [(config, value)])`.
+type AlterConfigsArgs = (i32, String, Vec<(String, String)>);
+
+/// One incremental change: `(config name, AlterConfigOpType value, value or None)`.
+type IncrementalArgs = (String, i32, Option<String>);
+
+/// An incremental change as the core's operation (`SET` = 0, `DELETE` = 1, `APPEND` = 2,
+/// `SUBTRACT` = 3; all but `DELETE` need a value).
+fn alter_op((name, op, value): IncrementalArgs) -> PyResult<AlterConfigOp> {
+    let need = |v: Option<String>| {
+        v.ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "config {name:?}: operation {op} needs a value"
+            ))
+        })
+    };
+    Ok(match op {
+        0 => AlterConfigOp::set(name.clone(), need(value)?),
+        1 => AlterConfigOp::delete(name),
+        2 => AlterConfigOp::append(name.clone(), need(value)?),
+        3 => AlterConfigOp::subtract(name.clone(), need(value)?),
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "config {name:?}: unknown operation {other}"
+            )))
+        }
+    })
+}
+
+/// A `list_offsets` spec value as confluent-kafka encodes it: -2 earliest, -1 latest, -3 max
+/// timestamp, >= 0 a timestamp in ms.
+fn offset_spec(value: i64) -> PyResult<OffsetSpec> {
+    match value {
+        -2 => Ok(OffsetSpec::Earliest),
+        -1 => Ok(OffsetSpec::Latest),
+        -3 => Ok(OffsetSpec::MaxTimestamp),
+        ts if ts >= 0 => Ok(OffsetSpec::Timestamp(ts)),
+        other => Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "invalid offset spec {other}"
+        ))),
+    }
 }
 
 /// A member as `describe_groups` returns it: `(member_id, group_instance_id, client_id,
@@ -347,6 +483,255 @@ impl AdminCore {
                         ));
                     }
                     Ok(out.into_pyobject(py)?.into_any().unbind())
+                })
+            },
+        );
+        Ok(())
+    }
+
+    /// Sets `group`'s committed offsets (`offsets`: `(topic, partition, offset)`); `future`
+    /// gets `[(topic, partition, KafkaError or None)]` as the broker answered, or the call's
+    /// `KafkaException` (e.g. the coordinator could not be found).
+    #[pyo3(signature = (group, offsets, timeout, future))]
+    fn alter_group_offsets(
+        &self,
+        py: Python<'_>,
+        group: String,
+        offsets: Vec<(String, i32, i64)>,
+        timeout: Option<f64>,
+        future: Py<PyAny>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        let admin = self.admin.clone();
+        let offsets: Vec<(TopicPartition, i64)> = offsets
+            .into_iter()
+            .map(|(t, p, o)| (partition(t, p), o))
+            .collect();
+        runtime::spawn_then(
+            &self.handle,
+            async move {
+                bounded(timeout, admin.alter_group_offsets(&group, &offsets))
+                    .await
+                    .map(|r| vec![Ok(r)])
+            },
+            move |results| {
+                settle_with(vec![future], results, |py, answers| {
+                    let mut out = Vec::with_capacity(answers.len());
+                    for (tp, r) in answers {
+                        let error = match r {
+                            Ok(()) => None,
+                            Err(e) => Some(core_error(py, &e)?),
+                        };
+                        out.push((tp.topic.to_string(), tp.partition, error));
+                    }
+                    Ok(out.into_pyobject(py)?.into_any().unbind())
+                })
+            },
+        );
+        Ok(())
+    }
+
+    /// Describes configs (`resources`: `(ResourceType value, name)`; TOPIC and BROKER only):
+    /// each future gets `[(name, value, source, read_only, sensitive)]`.
+    #[pyo3(signature = (resources, timeout, futures))]
+    fn describe_configs(
+        &self,
+        py: Python<'_>,
+        resources: Vec<(i32, String)>,
+        timeout: Option<f64>,
+        futures: Vec<Py<PyAny>>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        let resources = resources
+            .into_iter()
+            .map(|(t, n)| config_resource(t, n))
+            .collect::<PyResult<Vec<_>>>()?;
+        let admin = self.admin.clone();
+        runtime::spawn_then(
+            &self.handle,
+            async move {
+                bounded(timeout, admin.describe_configs(&resources))
+                    .await
+                    .map(|r| r.into_iter().map(|(_, x)| x).collect())
+            },
+            move |results| {
+                settle_with(futures, results, |py, entries| {
+                    let entries: Vec<ConfigTuple> = entries.into_iter().map(config_tuple).collect();
+                    Ok(entries.into_pyobject(py)?.into_any().unbind())
+                })
+            },
+        );
+        Ok(())
+    }
+
+    /// Legacy AlterConfigs (`changes`: `(ResourceType value, name, [(config, value)])`; the
+    /// given set replaces every override): each future gets None or the resource's error.
+    #[pyo3(signature = (changes, validate_only, timeout, futures))]
+    fn alter_configs(
+        &self,
+        py: Python<'_>,
+        changes: Vec<AlterConfigsArgs>,
+        validate_only: bool,
+        timeout: Option<f64>,
+        futures: Vec<Py<PyAny>>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        let changes = changes
+            .into_iter()
+            .map(|(t, n, configs)| Ok((config_resource(t, n)?, configs)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let admin = self.admin.clone();
+        runtime::spawn_then(
+            &self.handle,
+            async move {
+                bounded(timeout, admin.alter_configs(&changes, validate_only))
+                    .await
+                    .map(|r| r.into_iter().map(|(_, x)| x).collect())
+            },
+            move |results| settle(futures, results),
+        );
+        Ok(())
+    }
+
+    /// IncrementalAlterConfigs (`changes`: `(ResourceType value, name, [(config,
+    /// AlterConfigOpType value, value or None)])`): each future gets None or the resource's
+    /// error.
+    #[pyo3(signature = (changes, validate_only, timeout, futures))]
+    fn incremental_alter_configs(
+        &self,
+        py: Python<'_>,
+        changes: Vec<(i32, String, Vec<IncrementalArgs>)>,
+        validate_only: bool,
+        timeout: Option<f64>,
+        futures: Vec<Py<PyAny>>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        let changes = changes
+            .into_iter()
+            .map(|(t, n, ops)| {
+                let ops = ops
+                    .into_iter()
+                    .map(alter_op)
+                    .collect::<PyResult<Vec<_>>>()?;
+                Ok((config_resource(t, n)?, ops))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let admin = self.admin.clone();
+        runtime::spawn_then(
+            &self.handle,
+            async move {
+                bounded(
+                    timeout,
+                    admin.incremental_alter_configs(&changes, validate_only),
+                )
+                .await
+                .map(|r| r.into_iter().map(|(_, x)| x).collect())
+            },
+            move |results| settle(futures, results),
+        );
+        Ok(())
+    }
+
+    /// The cluster's id, controller and brokers: `future` gets `(cluster_id, controller id or
+    /// None, [(id, host, port, rack)])`.
+    #[pyo3(signature = (timeout, future))]
+    fn describe_cluster(
+        &self,
+        py: Python<'_>,
+        timeout: Option<f64>,
+        future: Py<PyAny>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        let admin = self.admin.clone();
+        runtime::spawn_then(
+            &self.handle,
+            async move {
+                bounded(timeout, admin.describe_cluster())
+                    .await
+                    .map(|d| vec![Ok(d)])
+            },
+            move |results| {
+                settle_with(vec![future], results, |py, d| {
+                    let nodes: Vec<(i32, String, i32, Option<String>)> = d
+                        .brokers
+                        .into_iter()
+                        .map(|b| (b.id, b.host, b.port, b.rack))
+                        .collect();
+                    let t = (d.cluster_id, d.controller, nodes);
+                    Ok(t.into_pyobject(py)?.into_any().unbind())
+                })
+            },
+        );
+        Ok(())
+    }
+
+    /// Looks up offsets (`queries`: `(topic, partition, spec)`, spec as confluent-kafka's
+    /// `OffsetSpec` values), read_uncommitted: each future gets `(offset, timestamp,
+    /// leader_epoch)`, -1 for what is unknown (offset -1: no record matches).
+    #[pyo3(signature = (queries, timeout, futures))]
+    fn list_offsets(
+        &self,
+        py: Python<'_>,
+        queries: Vec<(String, i32, i64)>,
+        timeout: Option<f64>,
+        futures: Vec<Py<PyAny>>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        let queries = queries
+            .into_iter()
+            .map(|(t, p, spec)| Ok((partition(t, p), offset_spec(spec)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let admin = self.admin.clone();
+        runtime::spawn_then(
+            &self.handle,
+            async move {
+                bounded(timeout, admin.list_offsets(&queries))
+                    .await
+                    .map(|r| r.into_iter().map(|(_, x)| x).collect())
+            },
+            move |results| {
+                settle_with(futures, results, |py, found| {
+                    let t = match found {
+                        Some(f) => (
+                            f.offset,
+                            f.timestamp.unwrap_or(-1),
+                            f.leader_epoch.unwrap_or(-1),
+                        ),
+                        None => (-1, -1, -1),
+                    };
+                    Ok(t.into_pyobject(py)?.into_any().unbind())
+                })
+            },
+        );
+        Ok(())
+    }
+
+    /// Deletes the records before each offset (`before`: `(topic, partition, offset)`, offset
+    /// -1: the high watermark): each future gets the partition's new low watermark.
+    #[pyo3(signature = (before, timeout, futures))]
+    fn delete_records(
+        &self,
+        py: Python<'_>,
+        before: Vec<(String, i32, i64)>,
+        timeout: Option<f64>,
+        futures: Vec<Py<PyAny>>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        let before: Vec<(TopicPartition, i64)> = before
+            .into_iter()
+            .map(|(t, p, o)| (partition(t, p), o))
+            .collect();
+        let admin = self.admin.clone();
+        runtime::spawn_then(
+            &self.handle,
+            async move {
+                bounded(timeout, admin.delete_records(&before))
+                    .await
+                    .map(|r| r.into_iter().map(|(_, x)| x).collect())
+            },
+            move |results| {
+                settle_with(futures, results, |py, low: i64| {
+                    Ok(low.into_pyobject(py)?.into_any().unbind())
                 })
             },
         );

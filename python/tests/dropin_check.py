@@ -15,12 +15,17 @@ CLIENT, BOOTSTRAP, PREFIX = sys.argv[1], sys.argv[2], sys.argv[3]
 
 if CLIENT == "confluent":
     from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, TIMESTAMP_CREATE_TIME, Consumer,
-                                 KafkaError, KafkaException, Producer, TopicPartition)
-    from confluent_kafka.admin import AdminClient, NewTopic
+                                 ConsumerGroupTopicPartitions, KafkaError, KafkaException, Node,
+                                 Producer, TopicPartition)
+    from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry,
+                                       ConfigResource, ConfigSource, NewTopic, OffsetSpec,
+                                       ResourceType)
 elif CLIENT == "odradek":
     from odradek import (OFFSET_BEGINNING, OFFSET_END, TIMESTAMP_CREATE_TIME, Consumer,
-                         KafkaError, KafkaException, Producer, TopicPartition)
-    from odradek.admin import AdminClient, NewTopic
+                         ConsumerGroupTopicPartitions, KafkaError, KafkaException, Node,
+                         Producer, TopicPartition)
+    from odradek.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
+                               ConfigSource, NewTopic, OffsetSpec, ResourceType)
 else:
     sys.exit("usage: dropin_check.py confluent|odradek BOOTSTRAP TOPIC_PREFIX")
 
@@ -30,10 +35,10 @@ TTOPIC = TOPIC + "-t"
 checks = 0
 
 
-def check(cond, what):
+def check(cond, what, detail=None):
     global checks
     if not cond:
-        raise SystemExit("FAILED: %s" % what)
+        raise SystemExit("FAILED: %s%s" % (what, "" if detail is None else " (got %r)" % (detail,)))
     checks += 1
     print("ok - %s" % what)
 
@@ -350,5 +355,72 @@ newer.commit_transaction(30)
 got = read_txn_topic("read_committed", 10)
 check(sorted(got) == sorted(outputs + [b"fresh"]),
       "read_committed sees the newer instance's commit, not the fenced one's records")
+
+# ---- admin: cluster, configs, group offsets, offsets, records -----------------------------
+
+cluster = admin.describe_cluster(request_timeout=30).result(timeout=30)
+md = admin.list_topics(timeout=10)
+check(cluster.cluster_id == md.cluster_id and sorted(n.id for n in cluster.nodes) == sorted(md.brokers),
+      "describe_cluster() reports the cluster id and every broker")
+check(all(isinstance(n, Node) and n.port == md.brokers[n.id].port for n in cluster.nodes)
+      and cluster.controller.id in md.brokers, "describe_cluster() nodes and controller are Nodes")
+
+resource = ConfigResource(ResourceType.TOPIC, TOPIC)
+configs = admin.describe_configs([resource], request_timeout=30)[resource].result(timeout=30)
+entry = configs["retention.ms"]
+check(isinstance(entry, ConfigEntry) and entry.name == "retention.ms" and entry.value is not None,
+      "describe_configs() maps config names to ConfigEntry")
+check(all(e.is_default == (e.source == ConfigSource.DEFAULT_CONFIG.value) for e in configs.values()),
+      "ConfigEntry.source is the ConfigSource value; is_default follows it")
+change = ConfigResource(ResourceType.TOPIC, TOPIC, incremental_configs=[
+    ConfigEntry("retention.ms", "86400000", incremental_operation=AlterConfigOpType.SET)])
+check(admin.incremental_alter_configs([change])[resource].result(timeout=30) is None,
+      "incremental_alter_configs() resolves to None")
+entry = admin.describe_configs([resource])[resource].result(timeout=30)["retention.ms"]
+check(entry.value == "86400000" and entry.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+      and not entry.is_default, "the altered config is described as DYNAMIC_TOPIC_CONFIG")
+code = None
+try:
+    admin.describe_configs([ConfigResource("topic", TOPIC + "-missing")])[
+        ConfigResource("topic", TOPIC + "-missing")].result(timeout=30)
+except KafkaException as e:
+    code = e.args[0].code()
+check(code == KafkaError.UNKNOWN_TOPIC_OR_PART, "describe_configs() of a missing topic fails")
+
+agroup = "dropin-admin-" + TOPIC
+futs = admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(
+    agroup, [TopicPartition(TOPIC, 0, 4), TopicPartition(TOPIC, 1, 7)])], request_timeout=30)
+altered = futs[agroup].result(timeout=30)
+check(list(futs) == [agroup] and altered.group_id == agroup
+      and sorted((t.partition, t.offset, t.error) for t in altered.topic_partitions)
+      == [(0, 4, None), (1, 7, None)], "alter_consumer_group_offsets() sets the offsets")
+listed = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(agroup)])[agroup]
+check(sorted((t.partition, t.offset) for t in listed.result(timeout=30).topic_partitions)
+      == [(0, 4), (1, 7)], "list_consumer_group_offsets() reads them back")
+raised = None
+try:
+    admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(agroup), ConsumerGroupTopicPartitions("x")])
+except ValueError as e:
+    raised = e
+check(raised is not None, "alter_consumer_group_offsets() takes one group per call (ValueError)")
+
+p1 = TopicPartition(TOPIC, 1)
+futs = admin.list_offsets({p1: OffsetSpec.earliest()})
+earliest = futs[p1].result(timeout=30)
+check(list(futs) == [p1] and earliest.offset == 0, "list_offsets() earliest",
+      (list(futs), earliest.offset, earliest.timestamp, earliest.leader_epoch))
+info = admin.list_offsets({p1: OffsetSpec.latest()})[p1].result(timeout=30)
+check((info.offset, info.timestamp) == (10, -1), "list_offsets() latest is the high watermark")
+info = admin.list_offsets({p1: OffsetSpec.for_timestamp(1_700_000_000_004)})[p1].result(timeout=30)
+check((info.offset, info.timestamp) == (1, 1_700_000_000_004), "list_offsets() for a timestamp")
+info = admin.list_offsets({p1: OffsetSpec.max_timestamp()})[p1].result(timeout=30)
+check((info.offset, info.timestamp) == (9, 1_700_000_000_028), "list_offsets() max timestamp")
+
+doomed = TopicPartition(TOPIC, 1, 3)
+futs = admin.delete_records([doomed], request_timeout=30)
+check(list(futs) == [doomed] and futs[doomed].result(timeout=30).low_watermark == 3,
+      "delete_records() reports the new low watermark")
+check(admin.list_offsets({p1: OffsetSpec.earliest()})[p1].result(timeout=30).offset == 3,
+      "list_offsets() earliest after delete_records()")
 
 print("%s: %d checks passed" % (CLIENT, checks))

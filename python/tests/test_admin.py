@@ -1,11 +1,17 @@
-"""odradek.admin.AdminClient: create / delete topics, create partitions, list_topics."""
+"""odradek.admin.AdminClient: topics, partitions, list_topics, group offsets, configs, the
+cluster, offsets and records."""
 import concurrent.futures
 import time
 
 import pytest
 
-from odradek import KafkaError, KafkaException, Producer
-from odradek.admin import AdminClient, NewPartitions, NewTopic
+from odradek import OFFSET_END, Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from odradek.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
+                           ConfigSource, ConsumerGroupTopicPartitions, DeletedRecords,
+                           DescribeClusterResult, IsolationLevel, ListOffsetsResultInfo,
+                           NewPartitions, NewTopic, Node, OffsetSpec, ResourceType)
+
+from conftest import consume_all, create_topic, produce_n
 
 
 def eventually(admin, cond, timeout=20.0):
@@ -89,3 +95,317 @@ def test_admin_argument_errors(bootstrap):
     with pytest.raises(KafkaException) as ei:
         AdminClient({"bootstrap.servers": bootstrap, "no.such.key": "1"})
     assert ei.value.args[0].code() == KafkaError._INVALID_ARG
+
+
+# ---- alter_consumer_group_offsets, configs, describe_cluster, list_offsets, delete_records --
+
+def test_alter_consumer_group_offsets_then_list_them(bootstrap, topic):
+    create_topic(bootstrap, topic, partitions=3)
+    produce_n(bootstrap, topic, 5, partition=0)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    group = "g-" + topic
+    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, 3),
+                                                   TopicPartition(topic, 2, 1)])
+    futs = admin.alter_consumer_group_offsets([request], request_timeout=30)
+    assert list(futs) == [group]
+    res = futs[group].result(timeout=30)
+    assert isinstance(res, ConsumerGroupTopicPartitions) and res.group_id == group
+    assert [(tp.topic, tp.partition, tp.offset, tp.error) for tp in res.topic_partitions] == [
+        (topic, 0, 3, None), (topic, 2, 1, None)]
+
+    listed = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group]
+    got = sorted((tp.partition, tp.offset) for tp in listed.result(timeout=30).topic_partitions)
+    assert got == [(0, 3), (2, 1)]
+
+    # A consumer of the group starts where the offsets were set.
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        committed = c.committed([TopicPartition(topic, 0)], timeout=10)
+        assert committed[0].offset == 3
+        c.assign([TopicPartition(topic, 0)])
+        assert [m.offset() for m in consume_all(c, 2)] == [3, 4]
+    finally:
+        c.close()
+
+
+def test_alter_consumer_group_offsets_of_an_active_group_fails_per_partition(bootstrap, topic):
+    create_topic(bootstrap, topic, partitions=1)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    group = "g-" + topic
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                  "enable.auto.commit": False, "session.timeout.ms": 6000})
+    try:
+        c.subscribe([topic])
+        deadline = time.monotonic() + 30
+        while not c.assignment() and time.monotonic() < deadline:
+            c.poll(0.2)
+        assert c.assignment(), "the consumer did not join"
+        fut = admin.alter_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, 1)])])[group]
+        res = fut.result(timeout=30)
+        assert len(res.topic_partitions) == 1
+        err = res.topic_partitions[0].error
+        assert err is not None and err.code() == KafkaError.UNKNOWN_MEMBER_ID
+    finally:
+        c.close()
+
+
+def test_alter_consumer_group_offsets_argument_errors(bootstrap, topic):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    one = ConsumerGroupTopicPartitions("g", [TopicPartition(topic, 0, 1)])
+    with pytest.raises(TypeError):
+        admin.alter_consumer_group_offsets(one)
+    with pytest.raises(ValueError, match="single consumer group"):
+        admin.alter_consumer_group_offsets([one, one])
+    with pytest.raises(ValueError):
+        admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions("g")])
+    with pytest.raises(ValueError):
+        admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions("g", [])])
+    with pytest.raises(ValueError):  # no offset set (OFFSET_INVALID)
+        admin.alter_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions("g", [TopicPartition(topic, 0)])])
+    dup = ConsumerGroupTopicPartitions("g", [TopicPartition(topic, 0, 1), TopicPartition(topic, 0, 2)])
+    with pytest.raises(KafkaException) as ei:
+        admin.alter_consumer_group_offsets([dup])["g"].result(timeout=10)
+    assert ei.value.args[0].code() == KafkaError._INVALID_ARG
+
+
+def test_describe_configs_of_a_topic(bootstrap, topic):
+    create_topic(bootstrap, topic, partitions=1, config={"retention.ms": "123456"})
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    resource = ConfigResource(ResourceType.TOPIC, topic)
+    futs = admin.describe_configs([resource], request_timeout=30)
+    assert list(futs) == [resource] and ConfigResource("topic", topic) in futs
+    configs = futs[resource].result(timeout=30)
+    entry = configs["retention.ms"]
+    assert isinstance(entry, ConfigEntry) and entry.name == "retention.ms"
+    assert entry.value == "123456"
+    assert entry.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+    assert ConfigSource(entry.source) is ConfigSource.DYNAMIC_TOPIC_CONFIG
+    assert not entry.is_default and not entry.is_read_only and not entry.is_sensitive
+    assert not entry.is_synonym and entry.synonyms == {}
+    assert all(e.is_default == (e.source == ConfigSource.DEFAULT_CONFIG.value)
+               for e in configs.values())
+    assert any(e.is_default for e in configs.values())
+    assert "cleanup.policy" in configs and all(name == e.name for name, e in configs.items())
+
+
+def test_describe_configs_errors_per_resource(bootstrap, topic):
+    create_topic(bootstrap, topic, partitions=1)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    good = ConfigResource("TOPIC", topic)
+    missing = ConfigResource(ResourceType.TOPIC, topic + "-missing")
+    group = ConfigResource(ResourceType.GROUP, "some-group")
+    bad_broker = ConfigResource(ResourceType.BROKER, "not-a-number")
+    futs = admin.describe_configs([good, missing, group, bad_broker])
+    assert "retention.ms" in futs[good].result(timeout=30)
+    for resource, code in ((missing, KafkaError.UNKNOWN_TOPIC_OR_PART),
+                           (group, KafkaError._NOT_IMPLEMENTED),
+                           (bad_broker, KafkaError._INVALID_ARG)):
+        with pytest.raises(KafkaException) as ei:
+            futs[resource].result(timeout=30)
+        assert ei.value.args[0].code() == code, resource
+    with pytest.raises(ValueError):
+        admin.describe_configs([])
+    with pytest.raises(ValueError):
+        admin.describe_configs([topic])
+    with pytest.raises(ValueError):
+        ConfigResource("no-such-type", "x")
+
+
+def test_describe_configs_of_a_broker(bootstrap):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    node = admin.describe_cluster().result(timeout=30).nodes[0]
+    resource = ConfigResource(ResourceType.BROKER, str(node.id))
+    configs = admin.describe_configs([resource])[resource].result(timeout=30)
+    assert len(configs) > 10
+    assert all(isinstance(e, ConfigEntry) and e.name == name for name, e in configs.items())
+
+
+def test_incremental_alter_configs_then_describe(bootstrap, topic):
+    create_topic(bootstrap, topic, partitions=1, config={"segment.ms": "600000"})
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    resource = ConfigResource(ResourceType.TOPIC, topic)
+
+    def described():
+        return admin.describe_configs([resource])[resource].result(timeout=30)
+
+    change = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[
+        ConfigEntry("retention.ms", "987654", incremental_operation=AlterConfigOpType.SET)])
+    change.add_incremental_config(
+        ConfigEntry("cleanup.policy", "compact", incremental_operation=AlterConfigOpType.APPEND))
+    futs = admin.incremental_alter_configs([change], request_timeout=30)
+    assert list(futs) == [resource]
+    assert futs[resource].result(timeout=30) is None
+    configs = described()
+    assert configs["retention.ms"].value == "987654"
+    assert configs["retention.ms"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+    assert set(configs["cleanup.policy"].value.split(",")) == {"delete", "compact"}
+    assert configs["segment.ms"].value == "600000"  # untouched
+
+    # validate_only changes nothing.
+    dry = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[
+        ConfigEntry("retention.ms", "1000", incremental_operation=AlterConfigOpType.SET)])
+    assert admin.incremental_alter_configs([dry], validate_only=True)[dry].result(timeout=30) is None
+    assert described()["retention.ms"].value == "987654"
+
+    # DELETE and SUBTRACT revert to the defaults.
+    undo = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[
+        ConfigEntry("retention.ms", None, incremental_operation=AlterConfigOpType.DELETE),
+        ConfigEntry("cleanup.policy", "compact", incremental_operation=AlterConfigOpType.SUBTRACT)])
+    assert admin.incremental_alter_configs([undo])[undo].result(timeout=30) is None
+    configs = described()
+    assert configs["retention.ms"].source != ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+    assert configs["retention.ms"].value != "987654"
+    assert configs["cleanup.policy"].value == "delete"
+
+    bad = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[
+        ConfigEntry("no.such.config", "1", incremental_operation=AlterConfigOpType.SET)])
+    with pytest.raises(KafkaException) as ei:
+        admin.incremental_alter_configs([bad])[bad].result(timeout=30)
+    assert ei.value.args[0].code() == KafkaError.INVALID_CONFIG
+
+
+def test_incremental_alter_configs_argument_errors(bootstrap, topic):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    with pytest.raises(TypeError):
+        admin.incremental_alter_configs([topic])
+    with pytest.raises(ValueError):
+        admin.incremental_alter_configs([ConfigResource("topic", topic)])
+    with pytest.raises(TypeError):  # no incremental_operation
+        admin.incremental_alter_configs([ConfigResource("topic", topic, incremental_configs=[
+            ConfigEntry("retention.ms", "1")])])
+    with pytest.raises(ValueError):  # SET needs a value
+        admin.incremental_alter_configs([ConfigResource("topic", topic, incremental_configs=[
+            ConfigEntry("retention.ms", None, incremental_operation=AlterConfigOpType.SET)])])
+
+
+def test_alter_configs_replaces_every_override(bootstrap, topic):
+    create_topic(bootstrap, topic, partitions=1, config={"segment.ms": "600000"})
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    resource = ConfigResource(ResourceType.TOPIC, topic, set_config={"retention.ms": "5000"})
+    with pytest.warns(DeprecationWarning):
+        futs = admin.alter_configs([resource])
+    assert futs[resource].result(timeout=30) is None
+    configs = admin.describe_configs([resource])[resource].result(timeout=30)
+    assert configs["retention.ms"].value == "5000"
+    assert configs["retention.ms"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+    assert configs["segment.ms"].source != ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+
+
+def test_describe_cluster(bootstrap):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    fut = admin.describe_cluster(request_timeout=30)
+    assert isinstance(fut, concurrent.futures.Future)
+    cluster = fut.result(timeout=30)
+    assert isinstance(cluster, DescribeClusterResult)
+    md = admin.list_topics(timeout=10)
+    assert cluster.cluster_id == md.cluster_id and cluster.cluster_id
+    assert sorted(n.id for n in cluster.nodes) == sorted(md.brokers)
+    host, port = bootstrap.rsplit(":", 1)
+    assert any(n.port == int(port) for n in cluster.nodes)
+    for n in cluster.nodes:
+        assert isinstance(n, Node) and n.id_string == str(n.id)
+        assert (n.host, n.port) == (md.brokers[n.id].host, md.brokers[n.id].port)
+    assert isinstance(cluster.controller, Node)
+    assert cluster.controller.id in [n.id for n in cluster.nodes]
+    assert cluster.authorized_operations is None
+    with pytest.raises(KafkaException) as ei:
+        admin.describe_cluster(include_authorized_operations=True)
+    assert ei.value.args[0].code() == KafkaError._NOT_IMPLEMENTED
+
+
+def test_list_offsets(bootstrap, topic):
+    create_topic(bootstrap, topic, partitions=2)
+    base = 1_700_000_000_000
+    produce_n(bootstrap, topic, 5, partition=0, timestamp=base)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+
+    def one(tp, spec):
+        futs = admin.list_offsets({tp: spec}, request_timeout=30)
+        [(key, fut)] = futs.items()
+        assert key == TopicPartition(tp.topic, tp.partition) and key.offset == spec._value
+        info = fut.result(timeout=30)
+        assert isinstance(info, ListOffsetsResultInfo)
+        return info
+
+    p0, p1 = TopicPartition(topic, 0), TopicPartition(topic, 1)
+    futs = admin.list_offsets({p0: OffsetSpec.earliest(), p1: OffsetSpec.latest()})
+    assert set(futs) == {p0, p1}
+    assert futs[p0].result(timeout=30).offset == 0
+    assert futs[p1].result(timeout=30).offset == 0
+    latest = one(p0, OffsetSpec.latest())
+    assert (latest.offset, latest.timestamp) == (5, -1)
+    assert latest.leader_epoch is None or latest.leader_epoch >= 0
+    # produce_n gives every record the same timestamp: the first one at or after it is 0.
+    at = one(p0, OffsetSpec.for_timestamp(base))
+    assert (at.offset, at.timestamp) == (0, base)
+    after = one(p0, OffsetSpec.for_timestamp(base + 1))
+    assert (after.offset, after.timestamp, after.leader_epoch) == (-1, -1, None)
+    assert one(p0, OffsetSpec.max_timestamp()).timestamp == base
+    assert one(p1, OffsetSpec.max_timestamp()).offset == -1
+    assert OffsetSpec(-2) is OffsetSpec.earliest() and OffsetSpec(7).timestamp == 7
+
+    assert admin.list_offsets({}) == {}
+    with pytest.raises(TypeError):
+        admin.list_offsets([p0])
+    with pytest.raises(TypeError):
+        admin.list_offsets({p0: -1})
+    with pytest.raises(ValueError):
+        admin.list_offsets({TopicPartition(topic, -1): OffsetSpec.latest()})
+    with pytest.raises(TypeError):
+        admin.list_offsets({p0: OffsetSpec.latest()}, isolation_level=0)
+    with pytest.raises(KafkaException) as ei:
+        admin.list_offsets({p0: OffsetSpec.latest()}, isolation_level=IsolationLevel.READ_COMMITTED)
+    assert ei.value.args[0].code() == KafkaError._NOT_IMPLEMENTED
+    missing = TopicPartition(topic, 7)
+    with pytest.raises(KafkaException) as ei:
+        admin.list_offsets({missing: OffsetSpec.latest()})[missing].result(timeout=60)
+    assert ei.value.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+
+
+def test_delete_records(bootstrap, topic):
+    create_topic(bootstrap, topic, partitions=2)
+    produce_n(bootstrap, topic, 5, partition=0)
+    produce_n(bootstrap, topic, 3, partition=1)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    p0, p1 = TopicPartition(topic, 0, 2), TopicPartition(topic, 1, OFFSET_END)
+    futs = admin.delete_records([p0, p1], request_timeout=30)
+    assert set(futs) == {p0, p1}
+    deleted = futs[p0].result(timeout=30)
+    assert isinstance(deleted, DeletedRecords) and deleted.low_watermark == 2
+    assert futs[p1].result(timeout=30).low_watermark == 3
+    earliest = admin.list_offsets({TopicPartition(topic, 0): OffsetSpec.earliest(),
+                                   TopicPartition(topic, 1): OffsetSpec.earliest()})
+    assert sorted((tp.partition, f.result(timeout=30).offset) for tp, f in earliest.items()) == [
+        (0, 2), (1, 3)]
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "g-" + topic})
+    try:
+        assert c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10) == (2, 5)
+    finally:
+        c.close()
+
+    beyond = TopicPartition(topic, 0, 99)
+    with pytest.raises(KafkaException) as ei:
+        admin.delete_records([beyond])[beyond].result(timeout=30)
+    assert ei.value.args[0].code() == KafkaError.OFFSET_OUT_OF_RANGE
+    dup = admin.delete_records([TopicPartition(topic, 0, 3), TopicPartition(topic, 0, 4)])
+    for f in dup.values():
+        with pytest.raises(KafkaException) as ei:
+            f.result(timeout=10)
+        assert ei.value.args[0].code() == KafkaError._INVALID_ARG
+    assert admin.delete_records([]) == {}
+    with pytest.raises(TypeError):
+        admin.delete_records(TopicPartition(topic, 0, 1))
+    with pytest.raises(ValueError):
+        admin.delete_records([TopicPartition(topic, -1, 1)])
+
+
+def test_request_timeout_bounds_the_call():
+    admin = AdminClient({"bootstrap.servers": "127.0.0.1:1"})
+    start = time.monotonic()
+    fut = admin.describe_cluster(request_timeout=0.5)
+    with pytest.raises(KafkaException) as ei:
+        fut.result(timeout=30)
+    assert ei.value.args[0].code() == KafkaError._TIMED_OUT
+    assert time.monotonic() - start < 10
