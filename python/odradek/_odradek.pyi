@@ -517,7 +517,8 @@ class _AdminClient:
     ) -> None: ...
     def describe_cluster(self, timeout: Optional[float], future: Any) -> None: ...
     def list_offsets(
-        self, queries: List[Tuple[str, int, int]], timeout: Optional[float], futures: List[Any]
+        self, queries: List[Tuple[str, int, int]], read_committed: bool,
+        timeout: Optional[float], futures: List[Any]
     ) -> None: ...
     def delete_records(
         self, before: List[Tuple[str, int, int]], timeout: Optional[float], futures: List[Any]

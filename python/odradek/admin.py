@@ -346,8 +346,7 @@ class ConfigResource:
 
 
 class IsolationLevel(Enum):
-    """The isolation level of :meth:`AdminClient.list_offsets` (this release: READ_UNCOMMITTED
-    only)."""
+    """The isolation level of :meth:`AdminClient.list_offsets`."""
 
     READ_UNCOMMITTED = 0
     READ_COMMITTED = 1
@@ -813,8 +812,8 @@ class AdminClient:
         """Looks up an offset of each partition (:class:`OffsetSpec`). Keyed, as in
         confluent-kafka, by ``TopicPartition(topic, partition, spec value)`` (equal to
         ``TopicPartition(topic, partition)``); each future resolves to a
-        :class:`ListOffsetsResultInfo`. ``IsolationLevel.READ_COMMITTED`` raises
-        ``KafkaException(_NOT_IMPLEMENTED)``: this release reads up to the high watermark."""
+        :class:`ListOffsetsResultInfo`. With ``IsolationLevel.READ_COMMITTED``, latest is the
+        last stable offset (before the first open transaction)."""
         if not isinstance(topic_partition_offsets, dict):
             raise TypeError("Expected topic_partition_offsets to be dict of "
                             "[TopicPartitions,OffsetSpec] for list offsets request")
@@ -826,10 +825,6 @@ class AdminClient:
                 raise TypeError("Value must be a OffsetSpec")
         if not isinstance(isolation_level, IsolationLevel):
             raise TypeError("isolation_level argument should be an IsolationLevel")
-        if isolation_level != IsolationLevel.READ_UNCOMMITTED:
-            raise KafkaException(KafkaError(
-                KafkaError._NOT_IMPLEMENTED,
-                "list_offsets supports IsolationLevel.READ_UNCOMMITTED only in this release"))
         out: Dict[TopicPartition, "concurrent.futures.Future[ListOffsetsResultInfo]"] = {}
         queries, raws = [], []
         for tp, spec in topic_partition_offsets.items():
@@ -838,7 +833,8 @@ class AdminClient:
             queries.append((tp.topic, int(tp.partition), int(spec._value)))
             raws.append(raw)
         if queries:
-            self._core.list_offsets(queries, _timeout(request_timeout), raws)
+            self._core.list_offsets(queries, isolation_level == IsolationLevel.READ_COMMITTED,
+                                    _timeout(request_timeout), raws)
         return out
 
     def delete_records(

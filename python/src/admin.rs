@@ -666,13 +666,15 @@ impl AdminCore {
     }
 
     /// Looks up offsets (`queries`: `(topic, partition, spec)`, spec as confluent-kafka's
-    /// `OffsetSpec` values), read_uncommitted: each future gets `(offset, timestamp,
-    /// leader_epoch)`, -1 for what is unknown (offset -1: no record matches).
-    #[pyo3(signature = (queries, timeout, futures))]
+    /// `OffsetSpec` values) at an isolation level (`read_committed`: latest is the last stable
+    /// offset): each future gets `(offset, timestamp, leader_epoch)`, -1 for what is unknown
+    /// (offset -1: no record matches).
+    #[pyo3(signature = (queries, read_committed, timeout, futures))]
     fn list_offsets(
         &self,
         py: Python<'_>,
         queries: Vec<(String, i32, i64)>,
+        read_committed: bool,
         timeout: Option<f64>,
         futures: Vec<Py<PyAny>>,
     ) -> PyResult<()> {
@@ -685,9 +687,12 @@ impl AdminCore {
         runtime::spawn_then(
             &self.handle,
             async move {
-                bounded(timeout, admin.list_offsets(&queries))
-                    .await
-                    .map(|r| r.into_iter().map(|(_, x)| x).collect())
+                bounded(
+                    timeout,
+                    admin.list_offsets_isolated(&queries, read_committed),
+                )
+                .await
+                .map(|r| r.into_iter().map(|(_, x)| x).collect())
             },
             move |results| {
                 settle_with(futures, results, |py, found| {

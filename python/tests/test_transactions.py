@@ -135,3 +135,28 @@ def test_a_new_instance_fences_the_old_one(tbroker, topic):
         old.commit_transaction(30)
     assert info.value.args[0].fatal(), info.value.args[0]
     assert read_values(tbroker, topic, "read_committed", 1) == [b"fresh"]
+
+
+def test_admin_list_offsets_read_committed_stops_at_an_open_transaction(tbroker, topic):
+    from odradek.admin import AdminClient, IsolationLevel, OffsetSpec
+    p = txn_producer(tbroker, "tx-" + topic)
+    p.begin_transaction()
+    for i in range(3):
+        p.produce(topic, b"open-%d" % i, partition=0)
+    assert p.flush(30) == 0
+    admin = AdminClient({"bootstrap.servers": tbroker.bootstrap})
+    tp = TopicPartition(topic, 0)
+
+    def latest(level):
+        return admin.list_offsets({tp: OffsetSpec.latest()}, isolation_level=level)[tp] \
+            .result(timeout=30).offset
+
+    assert latest(IsolationLevel.READ_UNCOMMITTED) == 3
+    assert latest(IsolationLevel.READ_COMMITTED) == 0, "the last stable offset"
+    p.commit_transaction(30)
+    # The commit marker takes an offset: both levels now end after it.
+    deadline = time.monotonic() + 10
+    while latest(IsolationLevel.READ_COMMITTED) != 4:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert latest(IsolationLevel.READ_UNCOMMITTED) == 4

@@ -165,7 +165,21 @@ impl Admin {
         &self,
         queries: &[(TopicPartition, OffsetSpec)],
     ) -> Result<Vec<(TopicPartition, Result<Option<ListedOffset>>)>> {
-        let results = driver::run(self, &offsets::ListOffsets { queries }, queries.len()).await?;
+        self.list_offsets_isolated(queries, false).await
+    }
+
+    /// [`Admin::list_offsets`] at an isolation level: with `read_committed`, `Latest` is each
+    /// partition's last stable offset (the end of what a read_committed consumer can read).
+    pub async fn list_offsets_isolated(
+        &self,
+        queries: &[(TopicPartition, OffsetSpec)],
+        read_committed: bool,
+    ) -> Result<Vec<(TopicPartition, Result<Option<ListedOffset>>)>> {
+        let call = offsets::ListOffsets {
+            queries,
+            read_committed,
+        };
+        let results = driver::run(self, &call, queries.len()).await?;
         Ok(queries.iter().map(|q| q.0.clone()).zip(results).collect())
     }
 

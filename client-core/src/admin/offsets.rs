@@ -63,6 +63,8 @@ fn rounds(items: &[usize], key_of: impl Fn(usize) -> Key) -> Vec<Vec<usize>> {
 /// ListOffsets for `(partition, spec)` queries.
 pub(crate) struct ListOffsets<'a> {
     pub(crate) queries: &'a [(TopicPartition, OffsetSpec)],
+    /// Read committed: `Latest` is the last stable offset, not the high watermark.
+    pub(crate) read_committed: bool,
 }
 
 impl Call for ListOffsets<'_> {
@@ -136,7 +138,7 @@ impl ListOffsets<'_> {
         .collect();
         let mut request = ListOffsetsRequest::default()
             .with_replica_id(BrokerId(-1))
-            .with_isolation_level(0)
+            .with_isolation_level(i8::from(self.read_committed))
             .with_topics(topics);
         if version >= 10 {
             request = request.with_timeout_ms(timeout_ms);
