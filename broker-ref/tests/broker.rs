@@ -450,3 +450,56 @@ fn idempotent_batches_are_written_once_and_gaps_refused() {
         "duplicate detected after restart"
     );
 }
+
+/// The coordinators' topics are created on first use, as Kafka does, so a broker that never
+/// sees a group or a transaction starts without writing them; once created they survive a
+/// restart.
+#[test]
+fn internal_topics_are_created_by_the_first_find_coordinator() {
+    let dir = temp_dir("lazy-internal");
+    let overrides = [
+        ("offsets.topic.num.partitions", "5"),
+        ("transaction.state.log.num.partitions", "3"),
+    ];
+    let broker = BrokerProcess::start(&dir, &overrides);
+    let mut c = broker.client();
+    let all = MetadataRequest::default().with_topics(None);
+    let internal = |resp: &MetadataResponse| -> Vec<(String, usize)> {
+        let mut v: Vec<(String, usize)> = resp
+            .topics
+            .iter()
+            .filter(|t| t.is_internal)
+            .map(|t| {
+                (
+                    t.name.as_ref().map(|n| n.to_string()).unwrap_or_default(),
+                    t.partitions.len(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(internal(&c.call(&all, 12)), vec![], "nothing at startup");
+    let find = |key_type: i8, key: &str| {
+        FindCoordinatorRequest::default()
+            .with_key_type(key_type)
+            .with_coordinator_keys(vec![StrBytes::from_string(key.to_string())])
+    };
+    let resp = c.call(&find(0, "g1"), 4);
+    assert_eq!(resp.coordinators[0].error_code, 0);
+    assert_eq!(
+        internal(&c.call(&all, 12)),
+        vec![("__consumer_offsets".to_string(), 5)]
+    );
+    let resp = c.call(&find(1, "t1"), 4);
+    assert_eq!(resp.coordinators[0].error_code, 0);
+    let expected = vec![
+        ("__consumer_offsets".to_string(), 5),
+        ("__transaction_state".to_string(), 3),
+    ];
+    assert_eq!(internal(&c.call(&all, 12)), expected);
+    drop(c);
+    broker.stop();
+    let again = BrokerProcess::start(&dir, &overrides);
+    assert_eq!(internal(&again.client().call(&all, 12)), expected);
+}

@@ -49,15 +49,28 @@ pub struct GroupCoordinator {
     max_metadata: usize,
     offsets_partitions: i32,
     retention_ms: i64,
+    /// `__consumer_offsets`' configs, for its creation on first use.
+    offsets_overrides: BTreeMap<String, String>,
+    /// Serialises the creation of `__consumer_offsets`.
+    creating: Mutex<()>,
 }
 
 impl GroupCoordinator {
-    /// Creates the coordinator, ensures `__consumer_offsets` exists and replays it.
+    /// Creates the coordinator and replays `__consumer_offsets` if it exists. The topic itself
+    /// is created on first use ([`GroupCoordinator::ensure_topic`]), as Kafka does: a broker
+    /// that never sees a group starts without writing its 50 partitions.
     pub fn open(
         broker_config: &crate::config::BrokerConfig,
         topics: &crate::partition::TopicRegistry,
     ) -> Result<GroupCoordinator> {
         let partitions = broker_config.int("offsets.topic.num.partitions").max(1);
+        let mut offsets_overrides = BTreeMap::new();
+        offsets_overrides.insert("cleanup.policy".to_string(), "compact".to_string());
+        offsets_overrides.insert(
+            "segment.bytes".to_string(),
+            broker_config.get("offsets.topic.segment.bytes").to_string(),
+        );
+        offsets_overrides.insert("compression.type".to_string(), "producer".to_string());
         let coordinator = GroupCoordinator {
             groups: Mutex::new(HashMap::new()),
             initial_delay: Duration::from_millis(
@@ -73,19 +86,30 @@ impl GroupCoordinator {
             offsets_partitions: partitions,
             retention_ms: i64::from(broker_config.int("offsets.retention.minutes"))
                 .saturating_mul(60_000),
+            offsets_overrides,
+            creating: Mutex::new(()),
         };
-        if topics.get(OFFSETS_TOPIC).is_none() {
-            let mut overrides = BTreeMap::new();
-            overrides.insert("cleanup.policy".to_string(), "compact".to_string());
-            overrides.insert(
-                "segment.bytes".to_string(),
-                broker_config.get("offsets.topic.segment.bytes").to_string(),
-            );
-            overrides.insert("compression.type".to_string(), "producer".to_string());
-            topics.create(OFFSETS_TOPIC, partitions, overrides, false)?;
-        }
         coordinator.replay(topics)?;
         Ok(coordinator)
+    }
+
+    /// Creates `__consumer_offsets` if it does not exist yet (FindCoordinator for a group,
+    /// AddOffsetsToTxn and every write call this first). Failing, the caller answers
+    /// COORDINATOR_NOT_AVAILABLE and the client retries.
+    pub fn ensure_topic(&self, topics: &crate::partition::TopicRegistry) -> Result<()> {
+        if topics.get(OFFSETS_TOPIC).is_some() {
+            return Ok(());
+        }
+        let _guard = self.creating.lock().unwrap_or_else(|e| e.into_inner());
+        if topics.get(OFFSETS_TOPIC).is_none() {
+            topics.create(
+                OFFSETS_TOPIC,
+                self.offsets_partitions,
+                self.offsets_overrides.clone(),
+                false,
+            )?;
+        }
+        Ok(())
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Group>> {
@@ -193,6 +217,7 @@ impl GroupCoordinator {
         if records.is_empty() {
             return Ok(());
         }
+        self.ensure_topic(&broker.topics)?;
         let topic = broker.topics.get(OFFSETS_TOPIC).ok_or_else(|| {
             Error::kafka(ErrorCode::CoordinatorNotAvailable, "offsets topic missing")
         })?;

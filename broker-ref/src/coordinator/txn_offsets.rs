@@ -193,6 +193,8 @@ impl GroupCoordinator {
         group_id: &str,
         builder: BatchBuilder,
     ) -> Result<(), ErrorCode> {
+        self.ensure_topic(&broker.topics)
+            .map_err(|_| ErrorCode::CoordinatorNotAvailable)?;
         let partition = broker
             .topics
             .get(OFFSETS_TOPIC)

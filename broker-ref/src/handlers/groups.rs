@@ -49,11 +49,19 @@ pub fn find_coordinator(
     r: FindCoordinatorRequest,
     version: i16,
 ) -> HandlerResult {
+    // The coordinators' topics are created on the first FindCoordinator that needs them.
+    let ready = |created: crate::error::Result<()>| match created {
+        Ok(()) => (ErrorCode::NoError, None),
+        Err(e) => (
+            ErrorCode::CoordinatorNotAvailable,
+            Some(format!("creating the coordinator's topic: {e}")),
+        ),
+    };
     let answer = |key: &str| -> (ErrorCode, Option<String>) {
         match r.key_type {
-            0 if !key.is_empty() => (ErrorCode::NoError, None),
+            0 if !key.is_empty() => ready(broker.groups.ensure_topic(&broker.topics)),
             0 => (ErrorCode::InvalidGroupId, Some("empty group id".into())),
-            1 if !key.is_empty() => (ErrorCode::NoError, None),
+            1 if !key.is_empty() => ready(broker.txns.ensure_topic(&broker.topics)),
             1 => (
                 ErrorCode::InvalidRequest,
                 Some("empty transactional id".into()),

@@ -177,6 +177,8 @@ pub fn add_offsets_to_txn(
 ) -> HandlerResult {
     let code = if r.group_id.is_empty() {
         ErrorCode::InvalidGroupId
+    } else if broker.groups.ensure_topic(&broker.topics).is_err() {
+        ErrorCode::CoordinatorNotAvailable
     } else {
         let tp = (
             OFFSETS_TOPIC.to_string(),

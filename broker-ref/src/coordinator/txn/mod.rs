@@ -64,32 +64,54 @@ pub struct TransactionCoordinator {
     partitions: i32,
     max_timeout_ms: i32,
     id_expiration_ms: i64,
+    /// `__transaction_state`'s configs, for its creation on first use.
+    overrides: BTreeMap<String, String>,
+    /// Serialises the creation of `__transaction_state`.
+    creating: Mutex<()>,
 }
 
 impl TransactionCoordinator {
-    /// Creates the coordinator, ensures `__transaction_state` exists and replays it.
+    /// Creates the coordinator and replays `__transaction_state` if it exists. The topic is
+    /// created on first use ([`TransactionCoordinator::ensure_topic`]), as Kafka does.
     pub fn open(config: &BrokerConfig, topics: &TopicRegistry) -> Result<TransactionCoordinator> {
         let partitions = config.int("transaction.state.log.num.partitions").max(1);
-        if topics.get(TRANSACTION_TOPIC).is_none() {
-            let mut overrides = BTreeMap::new();
-            overrides.insert("cleanup.policy".to_string(), "compact".to_string());
-            overrides.insert(
-                "segment.bytes".to_string(),
-                config
-                    .get("transaction.state.log.segment.bytes")
-                    .to_string(),
-            );
-            overrides.insert("compression.type".to_string(), "producer".to_string());
-            topics.create(TRANSACTION_TOPIC, partitions, overrides, false)?;
-        }
+        let mut overrides = BTreeMap::new();
+        overrides.insert("cleanup.policy".to_string(), "compact".to_string());
+        overrides.insert(
+            "segment.bytes".to_string(),
+            config
+                .get("transaction.state.log.segment.bytes")
+                .to_string(),
+        );
+        overrides.insert("compression.type".to_string(), "producer".to_string());
         let coordinator = TransactionCoordinator {
             txns: Mutex::new(HashMap::new()),
             partitions,
             max_timeout_ms: config.int("transaction.max.timeout.ms"),
             id_expiration_ms: i64::from(config.int("transactional.id.expiration.ms")),
+            overrides,
+            creating: Mutex::new(()),
         };
         coordinator.replay(topics)?;
         Ok(coordinator)
+    }
+
+    /// Creates `__transaction_state` if it does not exist yet (FindCoordinator for a
+    /// transactional id, and every state write, call this first).
+    pub fn ensure_topic(&self, topics: &TopicRegistry) -> Result<()> {
+        if topics.get(TRANSACTION_TOPIC).is_some() {
+            return Ok(());
+        }
+        let _guard = self.creating.lock().unwrap_or_else(|e| e.into_inner());
+        if topics.get(TRANSACTION_TOPIC).is_none() {
+            topics.create(
+                TRANSACTION_TOPIC,
+                self.partitions,
+                self.overrides.clone(),
+                false,
+            )?;
+        }
+        Ok(())
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, TxnMetadata>> {
@@ -146,6 +168,7 @@ impl TransactionCoordinator {
 
     /// Appends `txn_id`'s state (or a tombstone) to its partition.
     fn persist(&self, broker: &Broker, txn_id: &str, meta: Option<&TxnMetadata>) -> Result<()> {
+        self.ensure_topic(&broker.topics)?;
         let partition = broker
             .topics
             .get(TRANSACTION_TOPIC)
