@@ -49,10 +49,47 @@ pub struct GroupCoordinator {
     max_metadata: usize,
     offsets_partitions: i32,
     retention_ms: i64,
-    /// `__consumer_offsets`' configs, for its creation on first use.
-    offsets_overrides: BTreeMap<String, String>,
-    /// Serialises the creation of `__consumer_offsets`.
+    /// `__consumer_offsets`, created on first use.
+    offsets_topic: InternalTopic,
+}
+
+/// A compacted internal topic a coordinator keeps its state in, created on first use.
+#[derive(Debug)]
+pub(crate) struct InternalTopic {
+    name: &'static str,
+    partitions: i32,
+    overrides: BTreeMap<String, String>,
+    /// Serialises the creation.
     creating: Mutex<()>,
+}
+
+impl InternalTopic {
+    /// `name` with `partitions` partitions, compacted, segments of `segment_bytes`, batches
+    /// kept as the coordinator wrote them.
+    pub(crate) fn new(name: &'static str, partitions: i32, segment_bytes: &str) -> Self {
+        let mut overrides = BTreeMap::new();
+        overrides.insert("cleanup.policy".to_string(), "compact".to_string());
+        overrides.insert("segment.bytes".to_string(), segment_bytes.to_string());
+        overrides.insert("compression.type".to_string(), "producer".to_string());
+        InternalTopic {
+            name,
+            partitions,
+            overrides,
+            creating: Mutex::new(()),
+        }
+    }
+
+    /// Creates the topic if it does not exist yet.
+    pub(crate) fn ensure(&self, topics: &crate::partition::TopicRegistry) -> Result<()> {
+        if topics.get(self.name).is_some() {
+            return Ok(());
+        }
+        let _guard = self.creating.lock().unwrap_or_else(|e| e.into_inner());
+        if topics.get(self.name).is_none() {
+            topics.create(self.name, self.partitions, self.overrides.clone(), false)?;
+        }
+        Ok(())
+    }
 }
 
 impl GroupCoordinator {
@@ -64,13 +101,6 @@ impl GroupCoordinator {
         topics: &crate::partition::TopicRegistry,
     ) -> Result<GroupCoordinator> {
         let partitions = broker_config.int("offsets.topic.num.partitions").max(1);
-        let mut offsets_overrides = BTreeMap::new();
-        offsets_overrides.insert("cleanup.policy".to_string(), "compact".to_string());
-        offsets_overrides.insert(
-            "segment.bytes".to_string(),
-            broker_config.get("offsets.topic.segment.bytes").to_string(),
-        );
-        offsets_overrides.insert("compression.type".to_string(), "producer".to_string());
         let coordinator = GroupCoordinator {
             groups: Mutex::new(HashMap::new()),
             initial_delay: Duration::from_millis(
@@ -86,8 +116,11 @@ impl GroupCoordinator {
             offsets_partitions: partitions,
             retention_ms: i64::from(broker_config.int("offsets.retention.minutes"))
                 .saturating_mul(60_000),
-            offsets_overrides,
-            creating: Mutex::new(()),
+            offsets_topic: InternalTopic::new(
+                OFFSETS_TOPIC,
+                partitions,
+                broker_config.get("offsets.topic.segment.bytes"),
+            ),
         };
         coordinator.replay(topics)?;
         Ok(coordinator)
@@ -97,19 +130,7 @@ impl GroupCoordinator {
     /// AddOffsetsToTxn and every write call this first). Failing, the caller answers
     /// COORDINATOR_NOT_AVAILABLE and the client retries.
     pub fn ensure_topic(&self, topics: &crate::partition::TopicRegistry) -> Result<()> {
-        if topics.get(OFFSETS_TOPIC).is_some() {
-            return Ok(());
-        }
-        let _guard = self.creating.lock().unwrap_or_else(|e| e.into_inner());
-        if topics.get(OFFSETS_TOPIC).is_none() {
-            topics.create(
-                OFFSETS_TOPIC,
-                self.offsets_partitions,
-                self.offsets_overrides.clone(),
-                false,
-            )?;
-        }
-        Ok(())
+        self.offsets_topic.ensure(topics)
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Group>> {

@@ -21,6 +21,23 @@ pub struct BrokerInfo {
     pub rack: Option<String>,
 }
 
+impl BrokerInfo {
+    /// The brokers a response lists in `node_endpoints` for its leader hints (KIP-951), from
+    /// `(node id, host, port, rack)` of each.
+    pub(crate) fn hinted<'a>(
+        nodes: impl Iterator<Item = (i32, &'a str, i32, Option<&'a str>)>,
+    ) -> Vec<BrokerInfo> {
+        nodes
+            .map(|(node_id, host, port, rack)| BrokerInfo {
+                node_id,
+                host: host.to_string(),
+                port,
+                rack: rack.map(str::to_string),
+            })
+            .collect()
+    }
+}
+
 /// One partition's leadership.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PartitionInfo {

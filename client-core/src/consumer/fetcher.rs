@@ -559,13 +559,9 @@ fn release(shared: &Shared, parts: &Planned, backoff: Option<Instant>) {
 
 /// The brokers a Fetch response names for its leader hints (KIP-951, v16+).
 fn hint_endpoints(resp: &kafka_protocol::messages::FetchResponse) -> Vec<BrokerInfo> {
-    resp.node_endpoints
-        .iter()
-        .map(|n| BrokerInfo {
-            node_id: n.node_id.0,
-            host: n.host.to_string(),
-            port: n.port,
-            rack: n.rack.as_ref().map(|r| r.to_string()),
-        })
-        .collect()
+    BrokerInfo::hinted(
+        resp.node_endpoints
+            .iter()
+            .map(|n| (n.node_id.0, n.host.as_str(), n.port, n.rack.as_deref())),
+    )
 }

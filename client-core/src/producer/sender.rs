@@ -435,15 +435,11 @@ fn refresh_metadata(shared: &Arc<Shared>) {
 
 /// The broker endpoints a Produce response carries for its leader hints (KIP-951, v10+).
 fn hint_endpoints(resp: &kafka_protocol::messages::ProduceResponse) -> Vec<BrokerInfo> {
-    resp.node_endpoints
-        .iter()
-        .map(|n| BrokerInfo {
-            node_id: n.node_id.0,
-            host: n.host.to_string(),
-            port: n.port,
-            rack: n.rack.as_ref().map(|r| r.to_string()),
-        })
-        .collect()
+    BrokerInfo::hinted(
+        resp.node_endpoints
+            .iter()
+            .map(|n| (n.node_id.0, n.host.as_str(), n.port, n.rack.as_deref())),
+    )
 }
 
 fn finish_in_flight(accumulator: &SharedAccumulator, batch: &ProducerBatch) {

@@ -18,7 +18,7 @@
 pub mod metadata;
 pub mod storage;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use odradek::records::{BatchBuilder, Compression, RecordBatches};
@@ -27,7 +27,7 @@ use odradek::ErrorCode;
 use crate::broker::{now_ms, Broker};
 use crate::config::BrokerConfig;
 use crate::coordinator::storage::partition_for_group;
-use crate::coordinator::OFFSETS_TOPIC;
+use crate::coordinator::{InternalTopic, OFFSETS_TOPIC};
 use crate::partition::{Marker, TopicRegistry};
 use crate::{Error, Result};
 use metadata::{TxnMetadata, TxnState};
@@ -64,10 +64,8 @@ pub struct TransactionCoordinator {
     partitions: i32,
     max_timeout_ms: i32,
     id_expiration_ms: i64,
-    /// `__transaction_state`'s configs, for its creation on first use.
-    overrides: BTreeMap<String, String>,
-    /// Serialises the creation of `__transaction_state`.
-    creating: Mutex<()>,
+    /// `__transaction_state`, created on first use.
+    topic: InternalTopic,
 }
 
 impl TransactionCoordinator {
@@ -75,22 +73,16 @@ impl TransactionCoordinator {
     /// created on first use ([`TransactionCoordinator::ensure_topic`]), as Kafka does.
     pub fn open(config: &BrokerConfig, topics: &TopicRegistry) -> Result<TransactionCoordinator> {
         let partitions = config.int("transaction.state.log.num.partitions").max(1);
-        let mut overrides = BTreeMap::new();
-        overrides.insert("cleanup.policy".to_string(), "compact".to_string());
-        overrides.insert(
-            "segment.bytes".to_string(),
-            config
-                .get("transaction.state.log.segment.bytes")
-                .to_string(),
-        );
-        overrides.insert("compression.type".to_string(), "producer".to_string());
         let coordinator = TransactionCoordinator {
             txns: Mutex::new(HashMap::new()),
             partitions,
             max_timeout_ms: config.int("transaction.max.timeout.ms"),
             id_expiration_ms: i64::from(config.int("transactional.id.expiration.ms")),
-            overrides,
-            creating: Mutex::new(()),
+            topic: InternalTopic::new(
+                TRANSACTION_TOPIC,
+                partitions,
+                config.get("transaction.state.log.segment.bytes"),
+            ),
         };
         coordinator.replay(topics)?;
         Ok(coordinator)
@@ -99,19 +91,7 @@ impl TransactionCoordinator {
     /// Creates `__transaction_state` if it does not exist yet (FindCoordinator for a
     /// transactional id, and every state write, call this first).
     pub fn ensure_topic(&self, topics: &TopicRegistry) -> Result<()> {
-        if topics.get(TRANSACTION_TOPIC).is_some() {
-            return Ok(());
-        }
-        let _guard = self.creating.lock().unwrap_or_else(|e| e.into_inner());
-        if topics.get(TRANSACTION_TOPIC).is_none() {
-            topics.create(
-                TRANSACTION_TOPIC,
-                self.partitions,
-                self.overrides.clone(),
-                false,
-            )?;
-        }
-        Ok(())
+        self.topic.ensure(topics)
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, TxnMetadata>> {
@@ -495,6 +475,7 @@ mod tests {
     use super::*;
     use crate::config::BrokerConfig;
     use bytes::Bytes;
+    use std::collections::BTreeMap;
 
     fn open(dir: &std::path::Path) -> std::sync::Arc<Broker> {
         let config = BrokerConfig::from_entries([
