@@ -12,7 +12,9 @@ ROOT=$PWD
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 cargo build --release -q -p odradek-broker
 VENV="$TARGET/bench-venv"
-if [[ ! -x "$VENV/bin/python" ]]; then
+# A venv whose tools no longer run (moved or copied target dir, removed interpreter) is rebuilt.
+if ! "$VENV/bin/pip" --version >/dev/null 2>&1; then
+  rm -rf "$VENV"
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q --upgrade pip
 fi
