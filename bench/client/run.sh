@@ -31,6 +31,8 @@ ODRADEK_RUNTIME="${ODRADEK_RUNTIME:-multi}"
 REL="${CARGO_TARGET_DIR:-$ROOT/target}/release"        # workspace binaries
 BENCH_REL="${CARGO_TARGET_DIR:-$HERE/target}/release" # bench/client binaries
 log() { printf 'bench/client/run.sh: %s\n' "$*" >&2; }
+# shellcheck source=lib.sh
+source "$HERE/lib.sh"
 
 # 1. Binaries, release builds.
 log "cargo build --release (bench/client)"
@@ -53,12 +55,7 @@ BENCH="$WORK/odradek-bench"
 
 BROKER_PID=""
 cleanup() {
-  if [[ -n "$BROKER_PID" ]] && kill -0 "$BROKER_PID" 2>/dev/null; then
-    kill -TERM "$BROKER_PID" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$BROKER_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$BROKER_PID" 2>/dev/null || true
-    wait "$BROKER_PID" 2>/dev/null || true
-  fi
+  stop_broker
   if [[ "${KEEP:-0}" == 1 ]]; then log "kept $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
@@ -67,20 +64,9 @@ trap 'exit 130' INT TERM
 # 2. One broker on an ephemeral port. Retention keeps at most ~0.5-0.75 GiB per partition
 # (segments of 256 MiB, checked every 5 s) and each scenario's topics are deleted after it, so the
 # data of a run (~20 GB written) never needs more than ~1.5 GiB.
-mkdir -p "$WORK/data"
-"$WORK/odradek-broker" --override listeners=PLAINTEXT://127.0.0.1:0 \
-  --override "log.dirs=$WORK/data" --override log.segment.bytes=268435456 \
-  --override log.retention.bytes=536870912 --override log.retention.check.interval.ms=5000 \
-  --override log.segment.delete.delay.ms=1000 >"$WORK/broker.out" 2>"$WORK/broker.err" &
-BROKER_PID=$!
-BOOTSTRAP=""
-for _ in $(seq 300); do
-  line="$(head -n1 "$WORK/broker.out" 2>/dev/null || true)"
-  if [[ "$line" == "odradek-broker listening on "* ]]; then BOOTSTRAP="${line#odradek-broker listening on }"; break; fi
-  kill -0 "$BROKER_PID" 2>/dev/null || { cat "$WORK/broker.err" >&2; log "broker exited"; exit 1; }
-  sleep 0.1
-done
-[[ -n "$BOOTSTRAP" ]] || { log "broker did not report its address"; exit 1; }
+start_broker "$WORK/odradek-broker" "$WORK" log.segment.bytes=268435456 \
+  log.retention.bytes=536870912 log.retention.check.interval.ms=5000 \
+  log.segment.delete.delay.ms=1000
 log "broker pid $BROKER_PID on $BOOTSTRAP"
 
 # 3. Scenarios: name size acks compression partitions count.
@@ -98,11 +84,7 @@ SCENARIOS=(
   "1KiB-acksall-zstd-p8    1024 all zstd 8 $COUNT_1K"
   "10KiB-acksall-none-p1   10240 all none 1 $COUNT_10K"
 )
-if [[ -n "${ONLY:-}" ]]; then
-  kept=()
-  for s in "${SCENARIOS[@]}"; do [[ "${s%% *}" =~ $ONLY ]] && kept+=("$s"); done
-  SCENARIOS=("${kept[@]}")
-fi
+only_matching
 
 DATE="$(date +%Y-%m-%d)"
 mkdir -p "$HERE/results"

@@ -25,6 +25,8 @@ CHECK_CRCS="${CHECK_CRCS:-false}"
 REL="${CARGO_TARGET_DIR:-$ROOT/target}/release"
 BENCH_REL="${CARGO_TARGET_DIR:-$HERE/target}/release"
 log() { printf 'run_consume.sh: %s\n' "$*" >&2; }
+# shellcheck source=lib.sh
+source "$HERE/lib.sh"
 
 log "cargo build --release (bench/client: odradek-bench, consume)"
 (cd "$HERE" && cargo build --release --quiet --bin odradek-bench --bin consume) >&2
@@ -45,12 +47,7 @@ cp "$REL/odradek-broker" "$BENCH_REL/odradek-bench" \
 
 BROKER_PID=""
 cleanup() {
-  if [[ -n "$BROKER_PID" ]] && kill -0 "$BROKER_PID" 2>/dev/null; then
-    kill -TERM "$BROKER_PID" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$BROKER_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$BROKER_PID" 2>/dev/null || true
-    wait "$BROKER_PID" 2>/dev/null || true
-  fi
+  stop_broker
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -58,20 +55,7 @@ trap 'exit 130' INT TERM
 
 BROKER="${BROKER_NAME:-odradek-broker (release)}"
 if [[ -z "${BOOTSTRAP:-}" ]]; then
-  mkdir -p "$WORK/data"
-  "$WORK/odradek-broker" --override listeners=PLAINTEXT://127.0.0.1:0 \
-    --override "log.dirs=$WORK/data" >"$WORK/broker.out" 2>"$WORK/broker.err" &
-  BROKER_PID=$!
-  for _ in $(seq 300); do
-    line="$(head -n1 "$WORK/broker.out" 2>/dev/null || true)"
-    if [[ "$line" == "odradek-broker listening on "* ]]; then
-      BOOTSTRAP="${line#odradek-broker listening on }"
-      break
-    fi
-    kill -0 "$BROKER_PID" 2>/dev/null || { cat "$WORK/broker.err" >&2; log "broker exited"; exit 1; }
-    sleep 0.1
-  done
-  [[ -n "${BOOTSTRAP:-}" ]] || { log "broker did not report its address"; exit 1; }
+  start_broker "$WORK/odradek-broker" "$WORK"
 fi
 log "broker $BROKER on $BOOTSTRAP"
 
@@ -87,11 +71,7 @@ SCENARIOS=(
   "1KiB-lz4-p8  1024 lz4  8 $COUNT_1K"
   "1KiB-zstd-p1 1024 zstd 1 $COUNT_1K"
 )
-if [[ -n "${ONLY:-}" ]]; then
-  kept=()
-  for s in "${SCENARIOS[@]}"; do [[ "${s%% *}" =~ $ONLY ]] && kept+=("$s"); done
-  SCENARIOS=("${kept[@]}")
-fi
+only_matching
 
 # 1. Fill every topic once (odradek's producer: linger.ms=5, batch.size=1000000, acks=1, text-like
 # values that lz4 compresses about 2x; keyless, so 8-partition topics get sticky batches).

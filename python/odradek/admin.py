@@ -374,9 +374,8 @@ class OffsetSpec:
         except KeyError:
             raise ValueError("unknown OffsetSpec index %d" % index) from None
 
-    @property
-    def _value(self) -> int:
-        raise NotImplementedError
+    #: confluent-kafka's number for the spec (set by each kind).
+    _value: int
 
     @classmethod
     def earliest(cls) -> "OffsetSpec":
@@ -412,10 +411,7 @@ class TimestampSpec(OffsetSpec):
 
     def __init__(self, timestamp: int) -> None:
         self.timestamp = timestamp
-
-    @property
-    def _value(self) -> int:
-        return self.timestamp
+        self._value = timestamp
 
     def __repr__(self) -> str:
         return "TimestampSpec(%d)" % self.timestamp
@@ -424,25 +420,19 @@ class TimestampSpec(OffsetSpec):
 class MaxTimestampSpec(OffsetSpec):
     """:meth:`OffsetSpec.max_timestamp`."""
 
-    @property
-    def _value(self) -> int:
-        return -3
+    _value = -3
 
 
 class LatestSpec(OffsetSpec):
     """:meth:`OffsetSpec.latest`."""
 
-    @property
-    def _value(self) -> int:
-        return -1
+    _value = -1
 
 
 class EarliestSpec(OffsetSpec):
     """:meth:`OffsetSpec.earliest`."""
 
-    @property
-    def _value(self) -> int:
-        return -2
+    _value = -2
 
 
 _SPECS: Dict[int, OffsetSpec] = {-3: MaxTimestampSpec(), -2: EarliestSpec(), -1: LatestSpec()}

@@ -1,0 +1,44 @@
+# Shared by the bench/client scripts (sourced, not run): the broker they measure against and
+# the scenario filter. Expects `log` to be defined by the caller.
+
+# start_broker BIN WORK [OVERRIDE...]: starts BIN on an ephemeral port with its data in
+# WORK/data and the given `key=value` overrides; sets BROKER_PID and BOOTSTRAP, exits on failure.
+start_broker() {
+  local bin="$1" work="$2" line
+  shift 2
+  local args=(--override listeners=PLAINTEXT://127.0.0.1:0 --override "log.dirs=$work/data")
+  for o in "$@"; do args+=(--override "$o"); done
+  mkdir -p "$work/data"
+  "$bin" "${args[@]}" >"$work/broker.out" 2>"$work/broker.err" &
+  BROKER_PID=$!
+  BOOTSTRAP=""
+  for _ in $(seq 300); do
+    line="$(head -n1 "$work/broker.out" 2>/dev/null || true)"
+    if [[ "$line" == "odradek-broker listening on "* ]]; then
+      BOOTSTRAP="${line#odradek-broker listening on }"
+      return 0
+    fi
+    kill -0 "$BROKER_PID" 2>/dev/null || { cat "$work/broker.err" >&2; log "broker exited"; exit 1; }
+    sleep 0.1
+  done
+  log "broker did not report its address"
+  exit 1
+}
+
+# stop_broker: SIGTERM, then SIGKILL after 10 s, of the broker start_broker started.
+stop_broker() {
+  if [[ -n "${BROKER_PID:-}" ]] && kill -0 "$BROKER_PID" 2>/dev/null; then
+    kill -TERM "$BROKER_PID" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$BROKER_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$BROKER_PID" 2>/dev/null || true
+    wait "$BROKER_PID" 2>/dev/null || true
+  fi
+}
+
+# only_matching: keeps the SCENARIOS whose name (first word) matches the regex in $ONLY.
+only_matching() {
+  [[ -n "${ONLY:-}" ]] || return 0
+  local kept=() s
+  for s in "${SCENARIOS[@]}"; do [[ "${s%% *}" =~ $ONLY ]] && kept+=("$s"); done
+  SCENARIOS=("${kept[@]}")
+}
