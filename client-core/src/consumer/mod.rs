@@ -150,6 +150,9 @@ pub struct Consumer {
     shared: Arc<Shared>,
     fetcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
     ready: Mutex<VecDeque<ConsumerRecord>>,
+    /// The partition and offset of the record `recv` returned last: handled once `recv` is
+    /// called again.
+    recv_last: Mutex<Option<(TopicPartition, i64)>>,
     membership: Mutex<Option<(Arc<group::Membership>, tokio::task::JoinHandle<()>)>>,
     committer: std::sync::OnceLock<commit_async::AsyncCommitter>,
 }
@@ -191,6 +194,7 @@ impl Consumer {
             shared,
             fetcher: Mutex::new(Some(fetcher)),
             ready: Mutex::new(VecDeque::new()),
+            recv_last: Mutex::new(None),
             membership: Mutex::new(None),
             committer: std::sync::OnceLock::new(),
         })
@@ -433,9 +437,9 @@ impl Consumer {
         }
     }
 
-    /// The application asks for more records, so it has finished with every record handed out
-    /// before: each partition's `processed` offset becomes its position, or the first offset
-    /// still waiting in `recv`'s buffer.
+    /// The application asks for more records (`poll`), so it has finished with every record
+    /// handed out before: each partition's `processed` offset becomes its position, or the
+    /// first offset still waiting in `recv`'s buffer (when the two are mixed).
     fn mark_processed(&self) {
         let mut waiting: HashMap<TopicPartition, i64> = HashMap::new();
         if let Ok(ready) = self.ready.lock() {
@@ -459,9 +463,24 @@ impl Consumer {
 
     /// Waits for the next record.
     pub async fn recv(&self) -> Result<ConsumerRecord> {
-        self.mark_processed();
+        // The record returned last is handled now (O(1); `poll`, called below only once the
+        // buffer is empty, marks everything before it).
+        if let Some((tp, offset)) = self.recv_last.lock().ok().and_then(|mut l| l.take()) {
+            if let Some(p) = self.shared.lock().parts.get_mut(&tp) {
+                p.processed = Some(p.processed.map_or(offset + 1, |o| o.max(offset + 1)));
+            }
+        }
         loop {
             if let Some(r) = self.ready.lock().ok().and_then(|mut r| r.pop_front()) {
+                if let Ok(mut last) = self.recv_last.lock() {
+                    *last = Some((
+                        TopicPartition {
+                            topic: r.topic.clone(),
+                            partition: r.partition,
+                        },
+                        r.offset,
+                    ));
+                }
                 return Ok(r);
             }
             let batch = self.poll(Duration::from_secs(3600)).await?;

@@ -719,3 +719,57 @@ async fn auto_commit_covers_only_records_the_application_polled_past() {
     }
     c.close().await;
 }
+
+/// The same rule one record at a time: a record `recv` returned counts as handled once `recv`
+/// is called again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_commit_after_recv_covers_records_received_before_the_last() {
+    let target = Target::start(&[("group.initial.rebalance.delay.ms", "0")]);
+    let topic = topic_name("autocommit-recv");
+    let group = topic_name("g");
+    let c = Consumer::new(group_config(
+        &target,
+        &group,
+        &[("auto.commit.interval.ms", "50")],
+    ))
+    .unwrap();
+    create_topic(c.cluster(), &topic, 1).await;
+    produce(&target, &topic, 10).await;
+    let tp = TopicPartition {
+        topic: topic.as_str().into(),
+        partition: 0,
+    };
+    c.subscribe(&[&topic], None).unwrap();
+    let committed_soon = |want: i64| {
+        let (c, tp) = (&c, tp.clone());
+        async move {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+            loop {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let got = c.committed(std::slice::from_ref(&tp)).await.unwrap()[&tp];
+                if got == Some(want) {
+                    return;
+                }
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "committed {got:?}, want {want}"
+                );
+            }
+        }
+    };
+    let first = tokio::time::timeout(Duration::from_secs(30), c.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let second = c.recv().await.unwrap();
+    assert_eq!((first.offset, second.offset), (0, 1));
+    // `second` is still being handled: only `first` is committed, however long we wait.
+    committed_soon(1).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let got = c.committed(std::slice::from_ref(&tp)).await.unwrap()[&tp];
+    assert_eq!(got, Some(1));
+    let third = c.recv().await.unwrap();
+    assert_eq!(third.offset, 2);
+    committed_soon(2).await;
+    c.close().await;
+}
