@@ -57,6 +57,44 @@ pub enum PartitionerKind {
     RoundRobin,
 }
 
+/// A partition assignment strategy (`partition.assignment.strategy`); the assignment itself is
+/// computed in `consumer::group`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Assignor {
+    /// Java's `RangeAssignor`.
+    Range,
+    /// Java's `RoundRobinAssignor`.
+    RoundRobin,
+    /// Sticky, eager.
+    Sticky,
+    /// Sticky, incremental cooperative (KIP-429).
+    CooperativeSticky,
+}
+
+impl Assignor {
+    /// The protocol name members advertise.
+    pub fn name(self) -> &'static str {
+        match self {
+            Assignor::Range => "range",
+            Assignor::RoundRobin => "roundrobin",
+            Assignor::Sticky => "sticky",
+            Assignor::CooperativeSticky => "cooperative-sticky",
+        }
+    }
+
+    /// Parses a protocol name or a Java class name.
+    pub fn from_name(name: &str) -> Option<Assignor> {
+        let short = name.rsplit('.').next().unwrap_or(name);
+        match short {
+            "range" | "RangeAssignor" => Some(Assignor::Range),
+            "roundrobin" | "RoundRobinAssignor" => Some(Assignor::RoundRobin),
+            "sticky" | "StickyAssignor" => Some(Assignor::Sticky),
+            "cooperative-sticky" | "CooperativeStickyAssignor" => Some(Assignor::CooperativeSticky),
+            _ => None,
+        }
+    }
+}
+
 /// Connection and metadata settings shared by every client.
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
@@ -440,7 +478,7 @@ impl ClientConfig {
                     return Err(Error::config(key, "at least one assignor is required"));
                 }
                 for n in &names {
-                    if crate::consumer::Assignor::from_name(n).is_none() {
+                    if Assignor::from_name(n).is_none() {
                         return Err(Error::config(
                             key,
                             format!("unknown assignor `{n}` (range, roundrobin, sticky, cooperative-sticky)"),

@@ -1,6 +1,6 @@
 //! The crate's single error type.
 
-use crate::protocol::ErrorCode;
+use crate::error_code::ErrorCode;
 
 /// Shorthand for results carrying [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -113,6 +113,18 @@ pub enum Error {
     /// The producer's buffer stayed full for `max.block.ms`.
     #[error("producer queue full: {0}")]
     QueueFull(String),
+    /// A record's topic did not appear in the cluster's metadata before the record's deadline
+    /// (`max.block.ms` / `delivery.timeout.ms`): the cluster reported no such topic.
+    #[error("unknown topic `{topic}`: {detail}")]
+    UnknownTopic {
+        /// The topic.
+        topic: String,
+        /// How long it was waited for.
+        detail: String,
+    },
+    /// The record was purged from the producer's queue before it was sent.
+    #[error("record purged from the producer queue before it was sent")]
+    Purged,
     /// A record larger than the producer may send (`max.request.size` or `buffer.memory`).
     #[error("record of {size} bytes exceeds {limit_name} ({limit} bytes)")]
     RecordTooLarge {
@@ -159,7 +171,7 @@ impl Error {
         match self {
             Error::Kafka(code) => code.is_retriable(),
             Error::Io(_) | Error::Connection { .. } | Error::Timeout(_) => true,
-            Error::CrcMismatch { .. } => true,
+            Error::CrcMismatch { .. } | Error::UnknownTopic { .. } => true,
             _ => false,
         }
     }
@@ -180,7 +192,8 @@ impl Error {
             Error::Compression { .. } => ErrorCode::CorruptMessage,
             Error::Io(_) | Error::Connection { .. } => ErrorCode::NetworkException,
             Error::Timeout(_) => ErrorCode::RequestTimedOut,
-            Error::QueueFull(_) => ErrorCode::UnknownServerError,
+            Error::QueueFull(_) | Error::Purged => ErrorCode::UnknownServerError,
+            Error::UnknownTopic { .. } => ErrorCode::UnknownTopicOrPartition,
             Error::RecordTooLarge { .. } => ErrorCode::MessageTooLarge,
             Error::Config { .. } => ErrorCode::InvalidConfig,
             Error::Closed => ErrorCode::UnknownServerError,
@@ -251,5 +264,122 @@ pub fn is_fatal_code(code: ErrorCode) -> bool {
 impl From<ErrorCode> for Error {
     fn from(code: ErrorCode) -> Self {
         Error::Kafka(code)
+    }
+}
+
+impl Error {
+    /// A copy of this error, for another record or item that failed the same way (a request-level
+    /// failure fails every item the request carried). `Error` is not `Clone` because it can hold
+    /// an `io::Error`; an I/O error is copied by kind and message.
+    pub fn duplicate(&self) -> Error {
+        match self {
+            Error::FrameTooLarge { size, max } => Error::FrameTooLarge {
+                size: *size,
+                max: *max,
+            },
+            Error::InvalidFrameLength(n) => Error::InvalidFrameLength(*n),
+            Error::Malformed { what, detail } => Error::Malformed {
+                what,
+                detail: detail.clone(),
+            },
+            Error::UnknownApiKey(k) => Error::UnknownApiKey(*k),
+            Error::UnsupportedVersion {
+                api,
+                version,
+                min,
+                max,
+            } => Error::UnsupportedVersion {
+                api,
+                version: *version,
+                min: *min,
+                max: *max,
+            },
+            Error::NoCommonVersion {
+                api,
+                ours_min,
+                ours_max,
+                broker,
+            } => Error::NoCommonVersion {
+                api,
+                ours_min: *ours_min,
+                ours_max: *ours_max,
+                broker: broker.clone(),
+            },
+            Error::CorruptBatch(s) => Error::CorruptBatch(s.clone()),
+            Error::CrcMismatch { stored, computed } => Error::CrcMismatch {
+                stored: *stored,
+                computed: *computed,
+            },
+            Error::UnsupportedMessageFormat(m) => Error::UnsupportedMessageFormat(*m),
+            Error::UnsupportedCompression(c) => Error::UnsupportedCompression(*c),
+            Error::Compression { codec, detail } => Error::Compression {
+                codec,
+                detail: detail.clone(),
+            },
+            Error::Kafka(code) => Error::Kafka(*code),
+            Error::Io(io) => Error::Io(std::io::Error::new(io.kind(), io.to_string())),
+            Error::Config { key, message } => Error::Config {
+                key: key.clone(),
+                message: message.clone(),
+            },
+            Error::Connection { broker, detail } => Error::Connection {
+                broker: broker.clone(),
+                detail: detail.clone(),
+            },
+            Error::Timeout(s) => Error::Timeout(s.clone()),
+            Error::QueueFull(s) => Error::QueueFull(s.clone()),
+            Error::UnknownTopic { topic, detail } => Error::UnknownTopic {
+                topic: topic.clone(),
+                detail: detail.clone(),
+            },
+            Error::Purged => Error::Purged,
+            Error::RecordTooLarge {
+                size,
+                limit_name,
+                limit,
+            } => Error::RecordTooLarge {
+                size: *size,
+                limit_name,
+                limit: *limit,
+            },
+            Error::Closed => Error::Closed,
+            Error::Transaction {
+                abortable,
+                code,
+                detail,
+            } => Error::Transaction {
+                abortable: *abortable,
+                code: *code,
+                detail: detail.clone(),
+            },
+            Error::State(s) => Error::State(s.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicates_keep_message_and_class() {
+        let errors = [
+            Error::Kafka(ErrorCode::NotController),
+            Error::Io(std::io::Error::new(
+                std::io::ErrorKind::ConnectionRefused,
+                "refused",
+            )),
+            Error::Connection {
+                broker: "h:1".into(),
+                detail: "gone".into(),
+            },
+            Error::Timeout("slow".into()),
+        ];
+        for e in &errors {
+            let d = e.duplicate();
+            assert_eq!(d.to_string(), e.to_string());
+            assert_eq!(d.is_retriable(), e.is_retriable());
+            assert_eq!(d.kafka_code(), e.kafka_code());
+        }
     }
 }

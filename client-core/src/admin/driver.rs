@@ -16,7 +16,7 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use tokio::time::Instant;
 
-use super::errors::duplicate;
+
 use super::Admin;
 use crate::net::Connection;
 use crate::{Error, ErrorCode, Result};
@@ -139,7 +139,7 @@ pub(crate) async fn run<C: Call>(
             Ok(Err(e)) if e.is_retriable() => {
                 admin.mark_stale();
                 for &i in &pending {
-                    progress.retry(i, duplicate(&e));
+                    progress.retry(i, e.duplicate());
                 }
                 continue;
             }
@@ -204,12 +204,12 @@ async fn attempt<C: Call>(
                 admin.cluster().on_error(&e);
                 admin.mark_stale();
                 for i in items {
-                    progress.retry(i, duplicate(&e));
+                    progress.retry(i, e.duplicate());
                 }
             }
             Err(e) => {
                 for i in items {
-                    progress.done(i, Err(duplicate(&e)));
+                    progress.done(i, Err(e.duplicate()));
                 }
             }
         }

@@ -15,7 +15,7 @@ use super::driver::{Call, Outcome, Route};
 use super::groups::{coordinator_error, coordinator_routes, sb};
 use super::Admin;
 use crate::net::Connection;
-use crate::producer::TopicPartition;
+use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
 
 /// Per-partition answers of one group call.

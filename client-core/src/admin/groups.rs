@@ -13,9 +13,9 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::driver::{answers_by_key, Call, Outcome, Route};
 use super::Admin;
-use crate::consumer::group::decode_assignment;
+use crate::protocol::consumer_protocol::decode_assignment;
 use crate::net::Connection;
-use crate::producer::TopicPartition;
+use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
 
 /// A group as `list_groups` reports it.

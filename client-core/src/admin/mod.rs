@@ -16,7 +16,6 @@
 mod configs;
 mod describe;
 mod driver;
-mod errors;
 mod group_offsets;
 mod groups;
 mod offsets;
@@ -25,7 +24,6 @@ mod topics;
 mod types;
 
 /// A full copy of an [`Error`](crate::Error) (it is not `Clone`); the producer uses it too.
-pub(crate) use errors::duplicate as duplicate_error;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::Arc;
@@ -39,7 +37,7 @@ pub use types::{
 
 use crate::cluster::Cluster;
 use crate::config::ClientConfig;
-use crate::producer::TopicPartition;
+use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
 
 /// An asynchronous Kafka admin client. Every method takes `&self`; share it behind an `Arc`.

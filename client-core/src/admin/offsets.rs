@@ -15,7 +15,7 @@ use super::driver::{answers_by_key, Call, Outcome, Route};
 use super::types::{ListedOffset, OffsetSpec};
 use super::Admin;
 use crate::net::Connection;
-use crate::producer::TopicPartition;
+use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
 
 type Key = (String, i32);

@@ -19,7 +19,7 @@ use kafka_protocol::protocol::StrBytes;
 use super::driver::Route;
 use super::Admin;
 use crate::cluster::ClusterMetadata;
-use crate::producer::TopicPartition;
+use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
 
 impl Admin {

@@ -27,6 +27,23 @@ use crate::config::ClientConfig;
 use crate::net::Connection;
 use crate::{Error, ErrorCode, Result};
 
+/// Per-broker counters of a statistics snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerStats {
+    /// Broker address.
+    pub broker: String,
+    /// Requests sent.
+    pub requests: u64,
+    /// Bytes written.
+    pub bytes_sent: u64,
+    /// Bytes read.
+    pub bytes_received: u64,
+    /// Mean round trip, microseconds.
+    pub mean_latency_us: u64,
+    /// Requests awaiting a response.
+    pub in_flight: usize,
+}
+
 /// Connection state for one broker.
 #[derive(Debug, Default)]
 struct BrokerSlot {
@@ -84,6 +101,18 @@ impl Cluster {
             .read()
             .map(|m| m.clone())
             .unwrap_or_else(|e| e.into_inner().clone())
+    }
+
+    /// Adds `topics` to the topics every refresh asks for (the producer's held records wait for
+    /// theirs).
+    pub fn add_interest(&self, topics: &[String]) {
+        if let Ok(mut interest) = self.interest.lock() {
+            for t in topics {
+                if !interest.contains(t) {
+                    interest.insert(t.clone());
+                }
+            }
+        }
     }
 
     /// Marks metadata stale so the next lookup refreshes it.
@@ -326,14 +355,14 @@ impl Cluster {
     }
 
     /// Per-broker traffic counters of live connections.
-    pub fn broker_stats(&self) -> Vec<crate::producer::BrokerStats> {
+    pub fn broker_stats(&self) -> Vec<BrokerStats> {
         let mut out = Vec::new();
         if let Ok(slots) = self.slots.lock() {
             for slot in slots.values() {
                 if let Ok(s) = slot.try_lock() {
                     if let Some(c) = &s.connection {
                         let requests = c.stats.requests.load(Ordering::Relaxed);
-                        out.push(crate::producer::BrokerStats {
+                        out.push(BrokerStats {
                             broker: c.addr().to_string(),
                             requests,
                             bytes_sent: c.stats.bytes_sent.load(Ordering::Relaxed),

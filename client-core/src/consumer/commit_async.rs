@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 use super::group::GroupClient;
-use crate::producer::TopicPartition;
+use crate::types::TopicPartition;
 use crate::{Error, Result};
 
 /// One queued commit.

@@ -19,7 +19,7 @@ use super::validate::{observe_leader_epoch, validate_positions};
 use super::Shared;
 use crate::cluster::BrokerInfo;
 use crate::config::ConsumerConfig;
-use crate::producer::TopicPartition;
+use crate::types::TopicPartition;
 use crate::records::RecordBatches;
 use crate::{Error, ErrorCode};
 

@@ -37,7 +37,7 @@ pub use offsets::{list_offsets, EARLIEST, LATEST};
 
 use crate::cluster::Cluster;
 use crate::config::{ClientConfig, OffsetReset};
-use crate::producer::TopicPartition;
+use crate::types::TopicPartition;
 use crate::records::{Header, TimestampType};
 use crate::{Error, ErrorCode, Result};
 use state::{PartState, Reset, State};
@@ -819,9 +819,9 @@ impl Consumer {
     /// member id, generation and `group.instance.id`, so the coordinator fences this consumer's
     /// transactional commits once it has lost its partitions (KIP-447). `None` without
     /// `group.id`.
-    pub async fn consumer_group_metadata(&self) -> Option<crate::producer::GroupMetadata> {
+    pub async fn consumer_group_metadata(&self) -> Option<crate::types::GroupMetadata> {
         let g = self.shared.group.as_ref()?.lock().await;
-        Some(crate::producer::GroupMetadata {
+        Some(crate::types::GroupMetadata {
             group_id: g.group_id.clone(),
             member_id: g.member_id.clone(),
             generation_id: g.generation,

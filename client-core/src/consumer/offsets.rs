@@ -7,7 +7,7 @@ use kafka_protocol::messages::{BrokerId, ListOffsetsRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
 use crate::cluster::Cluster;
-use crate::producer::TopicPartition;
+use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
 
 /// ListOffsets timestamp meaning "the log start offset".

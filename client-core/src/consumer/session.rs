@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use crate::producer::TopicPartition;
+use crate::types::TopicPartition;
 use crate::ErrorCode;
 
 /// Session id meaning "no session".

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use bytes::Bytes;
 
 use super::session::FetchSession;
-use crate::producer::TopicPartition;
+use crate::types::TopicPartition;
 use crate::records::{ControlRecordType, RecordBatch, RecordBatches, Records};
 use crate::Error;
 

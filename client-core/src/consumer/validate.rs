@@ -23,7 +23,7 @@ use kafka_protocol::protocol::StrBytes;
 use super::state::{PartState, Reset};
 use super::Shared;
 use crate::config::OffsetReset;
-use crate::producer::TopicPartition;
+use crate::types::TopicPartition;
 use crate::{Error, ErrorCode};
 
 /// First OffsetForLeaderEpoch version a consumer may use (it carries `replica_id`; Java skips

@@ -1,169 +1,38 @@
 //! Per-partition queues of batches being filled or waiting to be sent.
+//!
+//! The accumulator owns every batch that is not in flight. Records go in through
+//! [`Accumulator::run`] / [`QueueRun::append`] (the admission step); the sender takes the batches
+//! that are ready, grouped by leader, from [`Accumulator::drain`] and reports back what became of
+//! them ([`Accumulator::sent_settled`], [`Accumulator::requeue`]). Nothing outside this module
+//! edits a queue's fields.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use tokio::sync::OwnedSemaphorePermit;
 
-use super::delivery::{Completion, Resolver};
-use super::{RecordMetadata, TopicPartition};
-use crate::records::{BatchBuilder, Compression, Header};
-use crate::{Error, Result};
-
-/// One record's completion.
-#[derive(Debug)]
-pub(crate) struct Delivery {
-    pub tx: Completion,
-    pub timestamp: i64,
-}
-
-/// A batch for one partition: records appended once, encoded once, sent (and resent) as bytes.
-#[derive(Debug)]
-pub(crate) struct ProducerBatch {
-    pub tp: TopicPartition,
-    builder: Option<BatchBuilder>,
-    encoded: Option<Bytes>,
-    pub deliveries: Vec<Delivery>,
-    pub created: Instant,
-    pub attempts: u32,
-    pub retry_at: Option<Instant>,
-    pub bytes: usize,
-    /// Base sequence, once assigned (idempotent producers).
-    pub sequence: Option<i32>,
-    memory: Option<OwnedSemaphorePermit>,
-}
-
-impl ProducerBatch {
-    fn new(
-        tp: TopicPartition,
-        compression: Compression,
-        level: Option<i32>,
-        capacity: usize,
-        transactional: bool,
-    ) -> Self {
-        ProducerBatch {
-            tp,
-            builder: Some(
-                BatchBuilder::with_capacity(compression, capacity)
-                    .compression_level(level)
-                    .transactional(transactional),
-            ),
-            encoded: None,
-            deliveries: Vec::new(),
-            created: Instant::now(),
-            attempts: 0,
-            retry_at: None,
-            bytes: 0,
-            sequence: None,
-            memory: None,
-        }
-    }
-
-    /// Records in the batch.
-    pub fn record_count(&self) -> usize {
-        self.deliveries.len()
-    }
-
-    /// Stamps idempotence fields before the batch is sent; its sequence then stays fixed across
-    /// retries, so the broker recognises them (an epoch bump clears and restamps it).
-    pub fn assign_sequence(&mut self, producer_id: i64, epoch: i16, sequence: i32) {
-        if self.sequence.is_some() {
-            return;
-        }
-        self.sequence = Some(sequence);
-        if let Some(b) = self.builder.take() {
-            self.builder = Some(b.producer(producer_id, epoch, sequence));
-        } else if let Some(encoded) = self.encoded.take() {
-            // Already encoded under an earlier epoch: rewrite its header (and CRC).
-            let mut bytes = bytes::BytesMut::from(&encoded[..]);
-            match crate::records::restamp_producer(&mut bytes, producer_id, epoch, sequence) {
-                Ok(()) => self.encoded = Some(bytes.freeze()),
-                Err(_) => self.encoded = Some(encoded),
-            }
-        }
-    }
-
-    /// Forgets the sequence (after an epoch bump the batch is stamped again when resent).
-    pub fn clear_sequence(&mut self) {
-        self.sequence = None;
-    }
-
-    /// The encoded batch (encoding on first use).
-    pub fn encoded(&mut self) -> Result<Bytes> {
-        if let Some(b) = &self.encoded {
-            return Ok(b.clone());
-        }
-        let builder = self
-            .builder
-            .take()
-            .ok_or_else(|| Error::malformed("producer batch", "neither built nor buildable"))?;
-        let bytes = builder.build()?;
-        self.encoded = Some(bytes.clone());
-        Ok(bytes)
-    }
-
-    /// Completes every record: offsets follow the base offset in append order.
-    pub fn complete(self, base_offset: i64, log_append_time: i64) {
-        let mut resolver = Resolver::default();
-        for (i, d) in self.deliveries.into_iter().enumerate() {
-            if matches!(d.tx, Completion::None) {
-                continue;
-            }
-            resolver.resolve(
-                d.tx,
-                Ok(RecordMetadata {
-                    topic: self.tp.topic.clone(),
-                    partition: self.tp.partition,
-                    offset: if base_offset >= 0 {
-                        base_offset + i as i64
-                    } else {
-                        -1
-                    },
-                    timestamp: if log_append_time >= 0 {
-                        log_append_time
-                    } else {
-                        d.timestamp
-                    },
-                }),
-            );
-        }
-        resolver.finish();
-    }
-
-    /// Fails every record with a copy of `error`.
-    pub fn fail(self, error: &Error) {
-        let mut resolver = Resolver::default();
-        for d in self.deliveries {
-            if !matches!(d.tx, Completion::None) {
-                resolver.resolve(d.tx, Err(clone_error(error)));
-            }
-        }
-        resolver.finish();
-    }
-}
-
-/// Errors are not `Clone` (they may hold an `io::Error`); this copies every variant (an I/O
-/// error by kind and message).
-pub(crate) fn clone_error(e: &Error) -> Error {
-    crate::admin::duplicate_error(e)
-}
+use super::batch::ProducerBatch;
+use super::delivery::Completion;
+use super::stats::PartitionStats;
+use crate::records::{Compression, Header};
+use crate::types::TopicPartition;
+use crate::Error;
 
 /// A partition's queue.
 #[derive(Debug, Default)]
-pub(crate) struct PartitionQueue {
-    pub batches: VecDeque<ProducerBatch>,
+struct PartitionQueue {
+    batches: VecDeque<ProducerBatch>,
     /// Next base sequence to assign (idempotent producers).
-    pub next_sequence: i32,
+    next_sequence: i32,
     /// The broker acknowledged a sequenced batch of this partition since sequences last
     /// started at 0. Until it has, only one batch is in flight: a broker with no state for a
     /// producer accepts any first sequence (Apache Kafka does), so a later batch overtaking a
     /// retried first one would leave a gap the first can never fill.
-    pub sequence_acked: bool,
-    pub in_flight: usize,
-    pub retries: u64,
-    pub batches_sent: u64,
+    sequence_acked: bool,
+    in_flight: usize,
+    retries: u64,
+    batches_sent: u64,
 }
 
 /// What `append` did.
@@ -174,10 +43,55 @@ pub(crate) struct Appended {
     pub new_batch: bool,
 }
 
+/// What an append returns: on failure, the record's completion comes back with the error.
+pub(crate) type AppendResult = std::result::Result<Appended, (Error, Completion)>;
+
+/// Which partitions a transactional producer may send now.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum TxnFilter<'a> {
+    /// Not transactional: every partition.
+    Any,
+    /// Only partitions the coordinator added to the open transaction.
+    Added(&'a HashSet<TopicPartition>),
+    /// None (no transaction open, or AddPartitionsToTxn has not answered).
+    Nothing,
+}
+
+/// What the sender knows when it asks for ready batches.
+pub(crate) struct DrainParams<'a> {
+    /// The time of this pass.
+    pub now: Instant,
+    /// Send everything queued at once, without waiting for `linger.ms` (flush, close).
+    pub flushing: bool,
+    /// `linger.ms`.
+    pub linger: Duration,
+    /// `max.request.size`: a request to one broker stops growing at this size.
+    pub max_request_size: usize,
+    /// `max.in.flight.requests.per.connection`.
+    pub max_in_flight: usize,
+    /// `Some` for an idempotent producer: its producer id and epoch, once initialised.
+    pub idempotence: Option<Option<(i64, i16)>>,
+    /// Which partitions may be sent (transactions).
+    pub txn: TxnFilter<'a>,
+    /// The current leader of a partition.
+    pub leader: &'a (dyn Fn(&str, i32) -> Option<i32> + Sync),
+}
+
+/// The batches [`Accumulator::drain`] took, and when to look again.
+#[derive(Debug, Default)]
+pub(crate) struct Drained {
+    /// Ready batches by leader, each leader's in drain order (so in sequence order).
+    pub by_leader: HashMap<i32, Vec<ProducerBatch>>,
+    /// The earliest time a batch that is not ready yet will be (linger or retry backoff).
+    pub next_wake: Option<Instant>,
+    /// A ready batch's partition has no known leader.
+    pub unknown_leader: bool,
+}
+
 /// Batches of every partition.
 #[derive(Debug)]
 pub(crate) struct Accumulator {
-    pub queues: HashMap<TopicPartition, PartitionQueue>,
+    queues: HashMap<TopicPartition, PartitionQueue>,
     /// The topic name of the last append, shared by the `TopicPartition`s of later appends to
     /// the same topic instead of allocating a name per record.
     last_topic: Option<Arc<str>>,
@@ -186,6 +100,10 @@ pub(crate) struct Accumulator {
     level: Option<i32>,
     /// Batches carry the transactional attribute (a producer with `transactional.id`).
     transactional: bool,
+}
+
+fn earliest(a: Option<Instant>, b: Instant) -> Option<Instant> {
+    Some(a.map_or(b, |a| a.min(b)))
 }
 
 impl Accumulator {
@@ -240,7 +158,7 @@ impl Accumulator {
         size: usize,
         memory: OwnedSemaphorePermit,
         completion: Completion,
-    ) -> Result<Appended> {
+    ) -> AppendResult {
         self.run(topic, partition)
             .append(timestamp, key, value, headers, size, memory, completion)
     }
@@ -260,6 +178,100 @@ impl Accumulator {
             }
         }
         expired
+    }
+
+    /// Takes the batches that are ready to be sent, assigning sequence numbers to idempotent
+    /// ones as they leave, grouped by leader and within each request's size limit.
+    pub fn drain(&mut self, p: &DrainParams<'_>) -> Drained {
+        let mut out = Drained::default();
+        let mut request_bytes: HashMap<i32, usize> = HashMap::new();
+        let batch_size = self.batch_size;
+        for (tp, queue) in self.queues.iter_mut() {
+            let Some(front) = queue.batches.front() else {
+                continue;
+            };
+            // With max.in.flight=1 a partition's next batch waits for the previous one, which is
+            // what keeps order under retries.
+            if p.max_in_flight == 1 && queue.in_flight > 0 {
+                continue;
+            }
+            // Idempotence: the first sequenced batch of a partition is confirmed before more
+            // follow (see `PartitionQueue::sequence_acked`).
+            if p.idempotence.is_some() && !queue.sequence_acked && queue.in_flight > 0 {
+                continue;
+            }
+            let wake_at = match front.retry_at {
+                Some(at) => at,
+                None => front.created + p.linger,
+            };
+            let full = front.bytes >= batch_size || queue.batches.len() > 1;
+            let ready = match front.retry_at {
+                Some(at) => at <= p.now,
+                None => full || p.flushing || wake_at <= p.now,
+            };
+            if !ready {
+                out.next_wake = earliest(out.next_wake, wake_at);
+                continue;
+            }
+            match p.txn {
+                TxnFilter::Any => {}
+                TxnFilter::Added(added) if added.contains(tp) => {}
+                // Not in the transaction yet (AddPartitionsToTxn wakes the sender), or no
+                // transaction open.
+                TxnFilter::Added(_) | TxnFilter::Nothing => continue,
+            }
+            let Some(leader) = (p.leader)(&tp.topic, tp.partition) else {
+                out.unknown_leader = true;
+                continue;
+            };
+            let used = request_bytes.entry(leader).or_default();
+            if *used > 0 && *used + front.bytes > p.max_request_size {
+                // This request is full; the batch goes in the next one.
+                out.next_wake = earliest(out.next_wake, p.now);
+                continue;
+            }
+            if let Some(id) = p.idempotence {
+                let Some((pid, epoch)) = id else {
+                    // Not initialised yet: InitProducerId wakes the sender when it is.
+                    continue;
+                };
+                if let Some(front) = queue.batches.front_mut() {
+                    if front.sequence.is_none() {
+                        let seq = queue.next_sequence;
+                        front.assign_sequence(pid, epoch, seq);
+                        let n = front.record_count() as i64;
+                        queue.next_sequence =
+                            ((i64::from(seq) + n) % (i64::from(i32::MAX) + 1)) as i32;
+                    }
+                }
+            }
+            if let Some(batch) = queue.batches.pop_front() {
+                *used += batch.bytes;
+                queue.in_flight += 1;
+                queue.batches_sent += 1;
+                out.by_leader.entry(leader).or_default().push(batch);
+            }
+        }
+        out
+    }
+
+    /// A batch that was in flight has settled (acknowledged, failed or about to be retried):
+    /// its partition may send the next one. `acked` marks a sequenced batch the broker
+    /// confirmed (see `PartitionQueue::sequence_acked`).
+    pub fn sent_settled(&mut self, batch: &ProducerBatch, acked: bool) {
+        if let Some(q) = self.queues.get_mut(&batch.tp) {
+            q.in_flight = q.in_flight.saturating_sub(1);
+            // Sequences restart (an epoch bump) only once nothing is in flight, so this batch
+            // belongs to the current run.
+            if acked && batch.sequence.is_some() {
+                q.sequence_acked = true;
+            }
+        }
+    }
+
+    /// Batches in flight, over every partition.
+    pub fn in_flight(&self) -> usize {
+        self.queues.values().map(|q| q.in_flight).sum()
     }
 
     /// After an epoch bump: every partition starts again at sequence 0 and queued batches are
@@ -282,6 +294,19 @@ impl Accumulator {
             .collect()
     }
 
+    /// Removes the batches that were never handed to the network (librdkafka's purge of the
+    /// queue): retries stay, since their sequence numbers are already on the broker's books.
+    pub fn take_never_sent(&mut self) -> Vec<ProducerBatch> {
+        let mut out = Vec::new();
+        for q in self.queues.values_mut() {
+            let (keep, purge): (VecDeque<_>, VecDeque<_>) =
+                q.batches.drain(..).partition(|b| !b.never_sent());
+            q.batches = keep;
+            out.extend(purge);
+        }
+        out
+    }
+
     /// Puts a batch back at the front of its partition's queue for a retry.
     pub fn requeue(&mut self, mut batch: ProducerBatch, retry_at: Instant) {
         batch.retry_at = Some(retry_at);
@@ -298,6 +323,23 @@ impl Accumulator {
             None => 0,
         };
         q.batches.insert(at, batch);
+    }
+
+    /// Per-partition counters, sorted by topic and partition.
+    pub fn stats(&self) -> Vec<PartitionStats> {
+        let mut out: Vec<PartitionStats> = self
+            .queues
+            .iter()
+            .map(|(tp, q)| PartitionStats {
+                partition: tp.clone(),
+                queued_records: q.batches.iter().map(|b| b.record_count()).sum(),
+                batches_sent: q.batches_sent,
+                retries: q.retries,
+                in_flight: q.in_flight,
+            })
+            .collect();
+        out.sort_by(|a, b| a.partition.cmp(&b.partition));
+        out
     }
 }
 
@@ -326,15 +368,14 @@ impl QueueRun<'_> {
         size: usize,
         memory: OwnedSemaphorePermit,
         completion: Completion,
-    ) -> Result<Appended> {
+    ) -> AppendResult {
         let queue = &mut *self.queue;
         // Exact sizes keep `bytes` equal to the encoded records, so a batch never outgrows the
         // buffer reserved for `batch.size` (growing it would copy the whole batch).
-        let size_in_open = queue.batches.back().and_then(|b| {
-            let builder = b.builder.as_ref()?;
-            let n = builder.record_size(timestamp, key, value, headers);
-            (b.retry_at.is_none() && b.attempts == 0 && b.bytes + n <= self.batch_size).then_some(n)
-        });
+        let size_in_open = queue
+            .batches
+            .back()
+            .and_then(|b| b.room_for(timestamp, key, value, headers, self.batch_size));
         let fits = size_in_open.is_some();
         if !fits {
             queue.batches.push_back(ProducerBatch::new(
@@ -345,26 +386,18 @@ impl QueueRun<'_> {
                 self.transactional,
             ));
         }
-        let batch = queue
-            .batches
-            .back_mut()
-            .ok_or_else(|| Error::malformed("accumulator", "no open batch"))?;
-        let builder = batch
-            .builder
-            .as_mut()
-            .ok_or_else(|| Error::malformed("accumulator", "open batch already encoded"))?;
-        let exact =
-            size_in_open.unwrap_or_else(|| builder.record_size(timestamp, key, value, headers));
-        builder.append(timestamp, key, value, headers)?;
-        batch.deliveries.push(Delivery {
-            tx: completion,
+        let Some(batch) = queue.batches.back_mut() else {
+            return Err((Error::malformed("accumulator", "no open batch"), completion));
+        };
+        batch.push(
             timestamp,
-        });
-        batch.bytes += exact;
-        match &mut batch.memory {
-            Some(m) => m.merge(memory),
-            None => batch.memory = Some(memory),
-        }
+            key,
+            value,
+            headers,
+            size_in_open,
+            memory,
+            completion,
+        )?;
         let batch_full = batch.bytes >= self.batch_size || queue.batches.len() > 1;
         Ok(Appended {
             batch_full,

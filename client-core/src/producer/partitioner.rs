@@ -4,10 +4,13 @@
 //! default partitioner and librdkafka's `murmur2_random`, so the same key lands in the same
 //! partition whichever client wrote it. Unkeyed records: uniform sticky partitioning (KIP-794):
 //! stay on one partition until `batch.size` bytes went to it, then move to another at random.
+//! [`PartitionChooser`] applies the configured `partitioner` (or a custom one) to a record.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use crate::config::PartitionerKind;
 
 /// Kafka's murmur2 variant (seed `0x9747b28c`), on signed 32-bit arithmetic like the Java code.
 pub fn murmur2(data: &[u8]) -> i32 {
@@ -268,6 +271,95 @@ impl Drop for StickyRun<'_> {
         }
     }
 }
+
+/// The producer's partition choice for records without an explicit partition: a custom
+/// [`Partitioner`] when one is set, otherwise the configured `partitioner` (librdkafka's names
+/// and hashes), with sticky partitioning for the records it does not hash.
+#[derive(Debug)]
+pub(crate) struct PartitionChooser {
+    kind: PartitionerKind,
+    ignore_keys: bool,
+    sticky: StickyPartitioner,
+    /// Set by `Producer::with_partitioner`; `has_custom` spares the default path the lock.
+    custom: RwLock<Option<Arc<dyn Partitioner>>>,
+    has_custom: AtomicBool,
+}
+
+impl PartitionChooser {
+    /// A chooser for `partitioner` (`kind`), `partitioner.ignore.keys` and `batch.size`.
+    pub fn new(kind: PartitionerKind, ignore_keys: bool, batch_size: usize) -> Self {
+        PartitionChooser {
+            kind,
+            ignore_keys,
+            sticky: StickyPartitioner::new(batch_size),
+            custom: RwLock::new(None),
+            has_custom: AtomicBool::new(false),
+        }
+    }
+
+    /// Replaces the configured partitioner with `custom`.
+    pub fn set_custom(&self, custom: Arc<dyn Partitioner>) {
+        if let Ok(mut slot) = self.custom.write() {
+            *slot = Some(custom);
+            self.has_custom.store(true, Ordering::Release);
+        }
+    }
+
+    fn custom(&self) -> Option<Arc<dyn Partitioner>> {
+        if !self.has_custom.load(Ordering::Acquire) {
+            return None;
+        }
+        self.custom.read().ok().and_then(|c| c.clone())
+    }
+
+    /// Whether an unkeyed (or key-ignoring) run of records of one topic can take its partitions
+    /// from one [`StickyRun`] (the default partitioner, no custom one).
+    pub fn sticky_runs(&self) -> bool {
+        !self.has_custom.load(Ordering::Acquire) && self.kind == PartitionerKind::Default
+    }
+
+    /// Whether a record with `key` is placed sticky by the default partitioner.
+    pub fn is_sticky(&self, key: Option<&[u8]>) -> bool {
+        key.is_none() || self.ignore_keys
+    }
+
+    /// Sticky choices for a run of records of `topic` (see [`StickyPartitioner::run`]).
+    pub fn run<'a>(&'a self, topic: &str, partitions: i32) -> StickyRun<'a> {
+        self.sticky.run(topic, partitions)
+    }
+
+    /// The partition in `0..partitions` for a record of `topic` with `key`, `size` bytes.
+    pub fn choose(&self, topic: &str, key: Option<&[u8]>, partitions: i32, size: usize) -> i32 {
+        if let Some(custom) = self.custom() {
+            return custom
+                .partition(topic, key, partitions)
+                .clamp(0, (partitions - 1).max(0));
+        }
+        let key = key.filter(|_| !self.ignore_keys);
+        let n = partitions.max(1);
+        let hashed = |h: u32| (h % n as u32) as i32;
+        match (self.kind, key) {
+            (PartitionerKind::RoundRobin, _) => self.sticky.round_robin(topic, partitions),
+            (PartitionerKind::Default, Some(key)) => partition_for_key(key, partitions),
+            (PartitionerKind::Murmur2, key) => partition_for_key(key.unwrap_or_default(), partitions),
+            (PartitionerKind::Consistent, key) => hashed(crc32(key.unwrap_or_default())),
+            (PartitionerKind::ConsistentRandom, Some(key)) if !key.is_empty() => {
+                hashed(crc32(key))
+            }
+            (PartitionerKind::Fnv1a, key) => hashed(fnv1a_partition_hash(key.unwrap_or_default())),
+            (PartitionerKind::Fnv1aRandom, Some(key)) => hashed(fnv1a_partition_hash(key)),
+            (PartitionerKind::Random, Some(_)) => self.sticky.random(partitions),
+            (
+                PartitionerKind::Default
+                | PartitionerKind::ConsistentRandom
+                | PartitionerKind::Fnv1aRandom
+                | PartitionerKind::Random,
+                _,
+            ) => self.sticky.sticky(topic, partitions, size),
+        }
+    }
+}
+
 
 #[cfg(test)]
 mod tests {

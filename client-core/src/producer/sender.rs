@@ -10,37 +10,50 @@ use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProdu
 use kafka_protocol::messages::{ProduceRequest, TopicName, TransactionalId};
 use kafka_protocol::protocol::StrBytes;
 
-use super::accumulator::{ProducerBatch, SharedAccumulator};
+use super::accumulator::{DrainParams, TxnFilter};
+use super::batch::ProducerBatch;
+use super::settle::{fail_held, fail_unsent, retry_or_fail, settle_failed, settle_ok};
+use super::shared::Shared;
 use super::txn::{DrainPolicy, PRODUCE_MAX_VERSION_V1};
-use super::Shared;
 use crate::cluster::BrokerInfo;
 use crate::config::Acks;
 use crate::{Error, ErrorCode};
 
 /// Runs until the producer closes and every queued record is resolved.
 pub(crate) async fn run(shared: Arc<Shared>) {
-    // A transactional producer gets its id from `init_transactions`.
+    // A transactional producer gets its id from `init_transactions`. InitProducerId runs on a
+    // task of its own, so held records and queued batches still expire while it retries.
     if shared.cluster.config().producer.enable_idempotence && shared.txn.is_none() {
-        init_producer_id(&shared).await;
+        tokio::spawn(init_producer_id(shared.clone()));
     }
+    let mut bump: Option<tokio::task::JoinHandle<()>> = None;
+    let mut age_refresh_at = Instant::now();
     loop {
         let notified = shared.wake.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
         add_partitions_to_txn(&shared).await;
-        if shared.needs_epoch_bump.load(Ordering::Acquire) && in_flight(&shared) == 0 {
-            // Every in-flight batch has settled: bump the epoch, restart sequences at 0.
-            init_producer_id(&shared).await;
-            if let Ok(mut acc) = shared.accumulator.lock() {
-                acc.reset_sequences();
-            }
-            shared.needs_epoch_bump.store(false, Ordering::Release);
+        if bump.as_ref().is_some_and(|b| b.is_finished()) {
+            bump = None;
         }
-        let next_wake = if shared.needs_epoch_bump.load(Ordering::Acquire) {
-            Some(Instant::now() + std::time::Duration::from_millis(10))
-        } else {
-            drain_and_send(&shared).await
-        };
+        let bumping = shared.needs_epoch_bump.load(Ordering::Acquire);
+        if bumping && bump.is_none() && in_flight(&shared) == 0 {
+            // Every in-flight batch has settled: bump the epoch, restart sequences at 0.
+            let shared = shared.clone();
+            bump = Some(tokio::spawn(async move {
+                init_producer_id(shared.clone()).await;
+                if let Ok(mut acc) = shared.accumulator.lock() {
+                    acc.reset_sequences();
+                }
+                shared.needs_epoch_bump.store(false, Ordering::Release);
+                shared.wake.notify_one();
+            }));
+        }
+        let mut next_wake = drain_and_send(&shared, !bumping, &mut age_refresh_at).await;
+        if bumping {
+            let soon = Instant::now() + std::time::Duration::from_millis(10);
+            next_wake = Some(next_wake.map_or(soon, |w| w.min(soon)));
+        }
         let closing = shared.closing.load(Ordering::Acquire);
         if closing && shared.pending.load(Ordering::Acquire) == 0 {
             return;
@@ -75,13 +88,13 @@ fn in_flight(shared: &Shared) -> usize {
     shared
         .accumulator
         .lock()
-        .map(|acc| acc.queues.values().map(|q| q.in_flight).sum())
+        .map(|acc| acc.in_flight())
         .unwrap_or(0)
 }
 
 /// Obtains a producer id and epoch (retrying with backoff until it succeeds or the producer
 /// closes with nothing left to send).
-async fn init_producer_id(shared: &Shared) {
+async fn init_producer_id(shared: Arc<Shared>) {
     use kafka_protocol::messages::{InitProducerIdRequest, ProducerId};
     let current = shared.producer_id.lock().ok().and_then(|p| *p);
     let backoff = shared.cluster.config().retry_backoff;
@@ -129,19 +142,59 @@ async fn init_producer_id(shared: &Shared) {
     }
 }
 
-/// Sends every ready batch; returns when the sender should look again if nothing wakes it.
-async fn drain_and_send(shared: &Arc<Shared>) -> Option<Instant> {
+/// Moves held records into batches, expires what waited too long, then (when `send`) sends
+/// every ready batch; returns when the sender should look again if nothing wakes it. Metadata
+/// older than `metadata.max.age.ms` is refreshed in the background (at most once per
+/// `retry.backoff.max.ms`, tracked in `age_refresh_at`).
+async fn drain_and_send(
+    shared: &Arc<Shared>,
+    send: bool,
+    age_refresh_at: &mut Instant,
+) -> Option<Instant> {
     let config = &shared.cluster.config().producer;
     let now = Instant::now();
+    let policy = shared.txn.as_ref().map(|t| t.drain_policy());
+    if let Some(DrainPolicy::FailUnsent(error)) = &policy {
+        // The transaction is being aborted or has failed: nothing queued may be sent.
+        let held = shared.held.lock().take_all();
+        for record in held {
+            shared.held.popped(record.memory.is_some());
+            fail_held(shared, record, error.duplicate());
+        }
+        let unsent = shared
+            .accumulator
+            .lock()
+            .map(|mut acc| acc.take_unsent())
+            .unwrap_or_default();
+        for batch in unsent {
+            fail_unsent(shared, batch, error);
+        }
+        return None;
+    }
+    let held_wake = super::admission::pump(shared, now);
     let flushing =
         shared.flushing.load(Ordering::Acquire) > 0 || shared.closing.load(Ordering::Acquire);
     let metadata = shared.cluster.metadata();
-    let idempotence = shared.producer_id.lock().ok().and_then(|p| *p);
-    let policy = shared.txn.as_ref().map(|t| t.drain_policy());
-    let mut by_leader: HashMap<i32, Vec<ProducerBatch>> = HashMap::new();
-    let mut next_wake: Option<Instant> = None;
-    let mut unknown_leader = false;
-    {
+    let idempotence = config
+        .enable_idempotence
+        .then(|| shared.producer_id.lock().ok().and_then(|p| *p));
+    let txn = match &policy {
+        None => TxnFilter::Any,
+        Some(DrainPolicy::Added(added)) => TxnFilter::Added(added),
+        Some(_) => TxnFilter::Nothing,
+    };
+    let leader = |topic: &str, partition: i32| metadata.leader(topic, partition);
+    let params = DrainParams {
+        now,
+        flushing,
+        linger: config.linger,
+        max_request_size: config.max_request_size,
+        max_in_flight: shared.cluster.config().max_in_flight,
+        idempotence,
+        txn,
+        leader: &leader,
+    };
+    let drained = {
         let Ok(mut acc) = shared.accumulator.lock() else {
             return None;
         };
@@ -149,85 +202,27 @@ async fn drain_and_send(shared: &Arc<Shared>) -> Option<Instant> {
             "record expired after delivery.timeout.ms ({:?}) before it could be sent",
             config.delivery_timeout
         ));
-        for batch in acc.expire(now, config.delivery_timeout) {
+        let expired_batches = acc.expire(now, config.delivery_timeout);
+        let drained = if send {
+            acc.drain(&params)
+        } else {
+            Default::default()
+        };
+        drop(acc);
+        for batch in expired_batches {
             fail_unsent(shared, batch, &expired);
         }
-        if let Some(DrainPolicy::FailUnsent(error)) = &policy {
-            for batch in acc.take_unsent() {
-                fail_unsent(shared, batch, error);
-            }
-            return None;
-        }
-        let max_in_flight = shared.cluster.config().max_in_flight;
-        let mut request_bytes: HashMap<i32, usize> = HashMap::new();
-        for (tp, queue) in acc.queues.iter_mut() {
-            let Some(front) = queue.batches.front() else {
-                continue;
-            };
-            // With max.in.flight=1 a partition's next batch waits for the previous one, which is
-            // what keeps order under retries.
-            if max_in_flight == 1 && queue.in_flight > 0 {
-                continue;
-            }
-            // Idempotence: the first sequenced batch of a partition is confirmed before more
-            // follow (see `PartitionQueue::sequence_acked`).
-            if config.enable_idempotence && !queue.sequence_acked && queue.in_flight > 0 {
-                continue;
-            }
-            let wake_at = match front.retry_at {
-                Some(at) => at,
-                None => front.created + config.linger,
-            };
-            let full = front.bytes >= config.batch_size || queue.batches.len() > 1;
-            let ready = match front.retry_at {
-                Some(at) => at <= now,
-                None => full || flushing || wake_at <= now,
-            };
-            if !ready {
-                next_wake = Some(next_wake.map_or(wake_at, |w| w.min(wake_at)));
-                continue;
-            }
-            match &policy {
-                None => {}
-                Some(DrainPolicy::Added(added)) if added.contains(tp) => {}
-                // Not in the transaction yet (AddPartitionsToTxn wakes the sender), or no
-                // transaction open.
-                Some(_) => continue,
-            }
-            let Some(leader) = metadata.leader(&tp.topic, tp.partition) else {
-                unknown_leader = true;
-                continue;
-            };
-            let used = request_bytes.entry(leader).or_default();
-            if *used > 0 && *used + front.bytes > config.max_request_size {
-                // This request is full; the batch goes in the next one.
-                next_wake = Some(now);
-                continue;
-            }
-            if config.enable_idempotence {
-                let Some((pid, epoch)) = idempotence else {
-                    // Not initialised yet: InitProducerId wakes the sender when it is.
-                    continue;
-                };
-                if let Some(front) = queue.batches.front_mut() {
-                    if front.sequence.is_none() {
-                        let seq = queue.next_sequence;
-                        front.assign_sequence(pid, epoch, seq);
-                        let n = front.record_count() as i64;
-                        queue.next_sequence =
-                            ((i64::from(seq) + n) % (i64::from(i32::MAX) + 1)) as i32;
-                    }
-                }
-            }
-            if let Some(batch) = queue.batches.pop_front() {
-                *used += batch.bytes;
-                queue.in_flight += 1;
-                queue.batches_sent += 1;
-                by_leader.entry(leader).or_default().push(batch);
-            }
-        }
+        drained
+    };
+    if metadata.age() >= shared.cluster.config().metadata_max_age && now >= *age_refresh_at {
+        *age_refresh_at = now + shared.cluster.config().retry_backoff_max;
+        refresh_metadata(shared);
     }
-    if unknown_leader {
+    let mut next_wake = drained.next_wake;
+    if let Some(at) = held_wake {
+        next_wake = Some(next_wake.map_or(at, |w| w.min(at)));
+    }
+    if drained.unknown_leader {
         shared.cluster.invalidate();
         refresh_metadata(shared);
         let retry = now + shared.cluster.config().retry_backoff;
@@ -235,7 +230,7 @@ async fn drain_and_send(shared: &Arc<Shared>) -> Option<Instant> {
     }
     // Requests are written from this task in drain order, so each broker receives a partition's
     // batches in sequence order (idempotence needs that); responses are awaited concurrently.
-    for (leader, batches) in by_leader {
+    for (leader, batches) in drained.by_leader {
         send_to(shared.clone(), leader, batches).await;
     }
     next_wake
@@ -440,83 +435,4 @@ fn hint_endpoints(resp: &kafka_protocol::messages::ProduceResponse) -> Vec<Broke
             .iter()
             .map(|n| (n.node_id.0, n.host.as_str(), n.port, n.rack.as_deref())),
     )
-}
-
-fn finish_in_flight(accumulator: &SharedAccumulator, batch: &ProducerBatch) {
-    if let Ok(mut acc) = accumulator.lock() {
-        if let Some(q) = acc.queues.get_mut(&batch.tp) {
-            q.in_flight = q.in_flight.saturating_sub(1);
-        }
-    }
-}
-
-fn settle_ok(shared: &Shared, batch: ProducerBatch, base_offset: i64, log_append_time: i64) {
-    if let Ok(mut acc) = shared.accumulator.lock() {
-        if let Some(q) = acc.queues.get_mut(&batch.tp) {
-            q.in_flight = q.in_flight.saturating_sub(1);
-            // Sequences restart (an epoch bump) only once nothing is in flight, so this batch
-            // belongs to the current run.
-            if batch.sequence.is_some() {
-                q.sequence_acked = true;
-            }
-        }
-    }
-    // Count the records settled before their futures complete, so anyone who sees a completed
-    // delivery also sees it gone from `pending` (a binding's outstanding count).
-    shared
-        .pending
-        .fetch_sub(batch.record_count(), Ordering::AcqRel);
-    batch.complete(base_offset, log_append_time);
-    shared.drained.notify_waiters();
-}
-
-fn settle_failed(shared: &Shared, batch: ProducerBatch, error: &Error) {
-    finish_in_flight(&shared.accumulator, &batch);
-    if let Some(txn) = &shared.txn {
-        txn.batch_failed(error, batch.sequence.is_some());
-    }
-    shared
-        .pending
-        .fetch_sub(batch.record_count(), Ordering::AcqRel);
-    batch.fail(error);
-    shared.drained.notify_waiters();
-}
-
-/// Retries a batch (at the front of its partition queue, after `retry.backoff.ms`) while the
-/// error is retriable, retries remain and the delivery timeout has not passed; fails it otherwise.
-fn retry_or_fail(shared: &Shared, mut batch: ProducerBatch, retriable: bool, error: &Error) {
-    let config = &shared.cluster.config().producer;
-    batch.attempts += 1;
-    let retry_at = Instant::now() + shared.cluster.config().retry_backoff;
-    let expired = retry_at.duration_since(batch.created) >= config.delivery_timeout;
-    if retriable && batch.attempts <= config.retries && !expired {
-        tracing::debug!(topic = %batch.tp.topic, partition = batch.tp.partition, attempt = batch.attempts, error = %error, "retrying batch");
-        finish_in_flight(&shared.accumulator, &batch);
-        if let Ok(mut acc) = shared.accumulator.lock() {
-            acc.requeue(batch, retry_at);
-        }
-        return;
-    }
-    let error = if expired && retriable {
-        Error::Timeout(format!("delivery.timeout.ms passed; last error: {error}"))
-    } else {
-        super::accumulator::clone_error(error)
-    };
-    if config.enable_idempotence && batch.sequence.is_some() && shared.txn.is_none() {
-        shared.needs_epoch_bump.store(true, Ordering::Release);
-    }
-    settle_failed(shared, batch, &error);
-}
-
-/// Fails a batch that was never sent (expired, or its transaction is being aborted); a
-/// transaction learns of it (its sequence numbers, if any, are lost).
-fn fail_unsent(shared: &Shared, batch: ProducerBatch, error: &Error) {
-    if let Some(txn) = &shared.txn {
-        txn.batch_failed(error, batch.sequence.is_some());
-    }
-    shared
-        .pending
-        .fetch_sub(batch.record_count(), Ordering::AcqRel);
-    batch.fail(error);
-    shared.drained.notify_waiters();
 }

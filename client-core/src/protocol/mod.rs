@@ -7,7 +7,7 @@
 //! into a typed [`Error`](crate::Error), and version negotiation.
 
 mod codec;
-mod error_code;
+pub mod consumer_protocol;
 mod frame;
 mod negotiate;
 
@@ -17,7 +17,7 @@ pub use codec::{
     encode_response_kind, request_header_version, response_header_version, DecodedRequest,
     RequestPrefix,
 };
-pub use error_code::ErrorCode;
+pub use crate::error_code::ErrorCode;
 pub use frame::{FrameCodec, DEFAULT_MAX_FRAME_SIZE};
 pub use negotiate::{ApiVersionRange, NegotiatedVersions};
 

@@ -7,48 +7,14 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::protocol::Subscription;
-use crate::producer::TopicPartition;
+use crate::protocol::consumer_protocol::Subscription;
+pub use crate::config::Assignor;
+use crate::types::TopicPartition;
 
 /// The assignment each member gets.
 pub type Assignment = BTreeMap<String, Vec<TopicPartition>>;
 
-/// An assignment strategy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Assignor {
-    /// Java's `RangeAssignor`.
-    Range,
-    /// Java's `RoundRobinAssignor`.
-    RoundRobin,
-    /// Sticky, eager.
-    Sticky,
-    /// Sticky, incremental cooperative (KIP-429).
-    CooperativeSticky,
-}
-
 impl Assignor {
-    /// The protocol name members advertise.
-    pub fn name(self) -> &'static str {
-        match self {
-            Assignor::Range => "range",
-            Assignor::RoundRobin => "roundrobin",
-            Assignor::Sticky => "sticky",
-            Assignor::CooperativeSticky => "cooperative-sticky",
-        }
-    }
-
-    /// Parses a protocol name or a Java class name.
-    pub fn from_name(name: &str) -> Option<Assignor> {
-        let short = name.rsplit('.').next().unwrap_or(name);
-        match short {
-            "range" | "RangeAssignor" => Some(Assignor::Range),
-            "roundrobin" | "RoundRobinAssignor" => Some(Assignor::RoundRobin),
-            "sticky" | "StickyAssignor" => Some(Assignor::Sticky),
-            "cooperative-sticky" | "CooperativeStickyAssignor" => Some(Assignor::CooperativeSticky),
-            _ => None,
-        }
-    }
-
     /// Whether members revoke only what they lose (cooperative) rather than everything.
     pub fn is_cooperative(self) -> bool {
         self == Assignor::CooperativeSticky

@@ -20,7 +20,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use crate::cluster::Cluster;
 use crate::net::Connection;
-use crate::producer::TopicPartition;
+use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
 
 fn sb(s: &str) -> StrBytes {

@@ -8,7 +8,6 @@
 
 mod assignors;
 mod client;
-mod protocol;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,13 +18,13 @@ use tokio::sync::Notify;
 
 pub use assignors::{Assignment, Assignor};
 pub use client::GroupClient;
-pub use protocol::{
+pub use crate::protocol::consumer_protocol::{
     decode_assignment, decode_subscription, encode_assignment, encode_subscription, Subscription,
 };
 
 use super::state::Reset;
 use super::Shared;
-use crate::producer::TopicPartition;
+use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
 
 /// A future a [`RebalanceListener`] hands the membership task to wait on.

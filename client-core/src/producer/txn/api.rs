@@ -16,44 +16,17 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use super::{OpKind, PendingOp, TransactionManager, TransactionState};
-use crate::producer::accumulator::clone_error;
-use crate::producer::{Producer, TopicPartition};
+
+use crate::producer::Producer;
+use crate::types::{GroupMetadata, TopicPartition};
 use crate::{Error, Result};
-
-/// The consumer group whose offsets a transaction commits, with the member's identity so the
-/// group coordinator can fence a zombie that lost its partitions (KIP-447). From
-/// [`crate::Consumer::consumer_group_metadata`], or [`GroupMetadata::new`] for a group id alone
-/// (no fencing by generation).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GroupMetadata {
-    /// `group.id`.
-    pub group_id: String,
-    /// The member id the consumer got when it joined ("" if unknown).
-    pub member_id: String,
-    /// The group generation of that membership (-1 if unknown).
-    pub generation_id: i32,
-    /// `group.instance.id` of a static member.
-    pub group_instance_id: Option<String>,
-}
-
-impl GroupMetadata {
-    /// Metadata carrying only the group id.
-    pub fn new(group_id: impl Into<String>) -> Self {
-        GroupMetadata {
-            group_id: group_id.into(),
-            member_id: String::new(),
-            generation_id: -1,
-            group_instance_id: None,
-        }
-    }
-}
 
 type OpResult = Option<Arc<Result<()>>>;
 
 fn op_result(r: &Result<()>) -> Result<()> {
     match r {
         Ok(()) => Ok(()),
-        Err(e) => Err(clone_error(e)),
+        Err(e) => Err(e.duplicate()),
     }
 }
 

@@ -23,10 +23,9 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::TopicPartition;
+use crate::types::TopicPartition;
 use crate::{Error, ErrorCode};
 
-pub use api::GroupMetadata;
 
 /// Highest Produce version of a protocol-V1 transactional producer (v12 makes the broker add
 /// partitions to the transaction implicitly, which is protocol V2).
@@ -144,7 +143,7 @@ impl TransactionManager {
     /// The error of `AbortableError` / `FatalError`, as the application sees it.
     fn state_error(inner: &Inner) -> Error {
         match &inner.error {
-            Some(e) => super::accumulator::clone_error(e),
+            Some(e) => e.duplicate(),
             None => Error::State(format!("transaction state {:?}", inner.state)),
         }
     }
@@ -321,7 +320,7 @@ impl TransactionManager {
 /// The abortable form of a failure inside a transaction (fatal ones stay fatal).
 pub(crate) fn abortable_from(error: &Error) -> Error {
     match error {
-        Error::Transaction { .. } => super::accumulator::clone_error(error),
+        Error::Transaction { .. } => error.duplicate(),
         other => Error::Transaction {
             abortable: !other.is_fatal(),
             code: other.kafka_code(),

@@ -19,9 +19,11 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Request, StrBytes};
 
-use super::{GroupMetadata, TransactionManager};
+use super::TransactionManager;
+use crate::types::GroupMetadata;
 use crate::cluster::CoordinatorType;
-use crate::producer::{Shared, TopicPartition};
+use crate::producer::shared::Shared;
+use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
 
 /// Highest AddPartitionsToTxn version a client sends (v4+ is the brokers' batched form).

@@ -12,7 +12,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
-use crate::producer::TopicPartition;
+use crate::types::TopicPartition;
 use crate::{Error, Result};
 
 /// Version of the subscription we write (v1 adds owned partitions, needed for cooperative).

@@ -1,0 +1,132 @@
+//! The producer's public data types: the record an application sends, where it was written,
+//! what a non-waiting send did, and what it may do with records that cannot be batched yet.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::delivery::DeliveryBatch;
+use crate::records::Header;
+use crate::Error;
+
+/// A record to send.
+#[derive(Debug, Clone, Default)]
+pub struct ProducerRecord {
+    /// Destination topic.
+    pub topic: String,
+    /// Explicit partition; `None` lets the partitioner choose.
+    pub partition: Option<i32>,
+    /// Key; `None` is null.
+    pub key: Option<Bytes>,
+    /// Value; `None` is null (a tombstone on compacted topics).
+    pub value: Option<Bytes>,
+    /// Headers, in order; keys may repeat.
+    pub headers: Vec<Header>,
+    /// Create timestamp in ms; `None` uses the current time.
+    pub timestamp: Option<i64>,
+}
+
+impl ProducerRecord {
+    /// A record with a value for `topic`.
+    pub fn new(topic: impl Into<String>, value: impl Into<Bytes>) -> Self {
+        ProducerRecord {
+            topic: topic.into(),
+            value: Some(value.into()),
+            ..Default::default()
+        }
+    }
+
+    /// Sets the key.
+    pub fn key(mut self, key: impl Into<Bytes>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// Sets the partition.
+    pub fn partition(mut self, partition: i32) -> Self {
+        self.partition = Some(partition);
+        self
+    }
+
+    /// Adds a header.
+    pub fn header(mut self, key: impl Into<Bytes>, value: Option<impl Into<Bytes>>) -> Self {
+        self.headers.push(Header::new(key, value));
+        self
+    }
+
+    /// Sets the create timestamp.
+    pub fn timestamp(mut self, ms: i64) -> Self {
+        self.timestamp = Some(ms);
+        self
+    }
+}
+
+/// Where a record was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordMetadata {
+    /// Topic.
+    pub topic: Arc<str>,
+    /// Partition.
+    pub partition: i32,
+    /// Offset, or -1 with `acks=0`.
+    pub offset: i64,
+    /// The create time, or the broker's log-append time.
+    pub timestamp: i64,
+}
+
+/// What a non-waiting send ([`crate::Producer::try_send_batch`] and its siblings) does with a
+/// record that cannot go into its partition's batch at once.
+///
+/// A *held* record stays inside the producer, in order behind the records of its topic held
+/// before it, until what it lacks arrives; it then joins its batch like any other. It counts in
+/// [`crate::Producer::pending`] (so `flush` waits for it) and fails, like every record, by its
+/// deadline: `max.block.ms` or `delivery.timeout.ms` after it was sent, whichever comes first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HoldPolicy {
+    /// Hold records whose topic has no metadata yet (librdkafka's "unassigned partition"
+    /// queue). The metadata is fetched in the background (creating the topic where the
+    /// broker auto-creates topics); the records take `buffer.memory` while they wait, and fail
+    /// with [`Error::UnknownTopic`] (the broker reported no such topic) or [`Error::Timeout`]
+    /// (no answer) at their deadline. Otherwise the call stops before such a record.
+    pub metadata: bool,
+    /// Hold records for which `buffer.memory` has no room now: they get it in order as batches
+    /// complete, or fail with [`Error::QueueFull`] at their deadline. Otherwise the call stops
+    /// before such a record (librdkafka's `QUEUE_FULL`, for callers that refuse it).
+    pub memory: bool,
+}
+
+impl HoldPolicy {
+    /// Stop before any record that would wait (the caller waits, or refuses it).
+    pub const NONE: HoldPolicy = HoldPolicy {
+        metadata: false,
+        memory: false,
+    };
+    /// Hold records that wait for metadata; stop when `buffer.memory` is full. The policy of
+    /// librdkafka's `produce()`, which never blocks and answers `QUEUE_FULL`.
+    pub const METADATA: HoldPolicy = HoldPolicy {
+        metadata: true,
+        memory: false,
+    };
+    /// Hold every record that would wait: the call never stops (a Promise-returning `send`
+    /// whose calls must keep their order without blocking the caller).
+    pub const ALL: HoldPolicy = HoldPolicy {
+        metadata: true,
+        memory: true,
+    };
+}
+
+/// What a non-waiting send did with the records it was given.
+#[derive(Debug, Default)]
+pub struct BatchAppend {
+    /// Records handled from the front of the slice: appended, held or refused. The rest were
+    /// not looked at: the first of them would have had to wait (for the topic's metadata or for
+    /// room in `buffer.memory`) and the [`HoldPolicy`] said not to hold it.
+    pub consumed: usize,
+    /// Of `consumed`, records held until their topic's metadata or room in `buffer.memory`
+    /// arrives (see [`HoldPolicy`]).
+    pub held: usize,
+    /// Records refused, by index, in ascending order (too large, unknown partition, ...).
+    pub refused: Vec<(usize, Error)>,
+    /// The appended and held records' deliveries, by index (untracked unless asked for).
+    pub deliveries: DeliveryBatch,
+}
