@@ -61,9 +61,14 @@ fn parse_u64(key: &str, v: &str) -> Result<u64, ClientError> {
 
 /// Producer defaults of the librdkafka-compatible shells (Python, C) where librdkafka's differ
 /// from the core's (Java's): the `consistent_random` partitioner (CRC-32 of the key), so a
-/// program moving from confluent-kafka or librdkafka keeps every key on the partition it had.
-/// Entries given later (the application's) override these.
-pub const LIBRDKAFKA_PRODUCER_DEFAULTS: &[(&str, &str)] = &[("partitioner", "consistent_random")];
+/// program moving from confluent-kafka or librdkafka keeps every key on the partition it had,
+/// and librdkafka's `queue.buffering.max.kbytes` (1 GiB; Java's `buffer.memory` is 32 MiB), so
+/// `produce` answers `_QUEUE_FULL` where librdkafka would. Entries given later (the
+/// application's) override these.
+pub const LIBRDKAFKA_PRODUCER_DEFAULTS: &[(&str, &str)] = &[
+    ("partitioner", "consistent_random"),
+    ("queue.buffering.max.kbytes", "1048576"),
+];
 
 /// `entries` behind [`LIBRDKAFKA_PRODUCER_DEFAULTS`].
 pub fn with_librdkafka_producer_defaults(
@@ -74,6 +79,24 @@ pub fn with_librdkafka_producer_defaults(
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .chain(entries)
         .collect()
+}
+
+/// Checks one property alone: its name is known and its value parses. Combinations (such as
+/// `delivery.timeout.ms` against `request.timeout.ms`) are checked when a client is created
+/// from the whole configuration, so the order properties are set in does not matter.
+pub fn check_property(key: &str, value: &str) -> Result<(), ClientError> {
+    let key = key.trim();
+    match key {
+        "statistics.interval.ms" | "queue.buffering.max.messages" => {
+            parse_u64(key, value).map(drop)
+        }
+        "enable.partition.eof" | "delivery.report.only.error" | "enable.auto.offset.store" => {
+            parse_bool(key, value).map(drop)
+        }
+        _ => ClientConfig::default()
+            .set(key, value)
+            .map_err(|e| ClientError::from_core(&e, crate::Stage::Request)),
+    }
 }
 
 /// Splits `entries` into the core's configuration and the binding's settings. Unknown keys fail
@@ -126,6 +149,19 @@ mod tests {
         assert_eq!(s.statistics_interval, Some(Duration::from_millis(250)));
         assert!(!s.enable_auto_offset_store);
         assert_eq!(c.producer.linger, Duration::from_millis(7));
+    }
+
+    #[test]
+    fn single_properties_are_checked_alone() {
+        // Valid alone although it conflicts with the default request.timeout.ms: combinations
+        // are checked when the client is created.
+        assert!(check_property("message.timeout.ms", "2000").is_ok());
+        assert!(check_property("statistics.interval.ms", "10").is_ok());
+        let e = check_property("message.timeout.ms", "soon").unwrap_err();
+        assert!(e.message().contains("message.timeout.ms"), "{e}");
+        let e = check_property("no.such", "1").unwrap_err();
+        assert!(e.message().contains("no.such"), "{e}");
+        assert!(check_property("enable.partition.eof", "maybe").is_err());
     }
 
     #[test]

@@ -128,6 +128,8 @@ impl ClientError {
                 Stage::Request | Stage::Consume => codes::TIMED_OUT,
             },
             Error::QueueFull(_) => codes::QUEUE_FULL,
+            Error::UnknownTopic { .. } => codes::UNKNOWN_TOPIC,
+            Error::Purged => codes::PURGE_QUEUE,
             Error::Io(_) | Error::Connection { .. } => codes::TRANSPORT,
             Error::Config { .. } => codes::INVALID_ARG,
             Error::Closed => codes::DESTROY,
@@ -148,7 +150,11 @@ impl ClientError {
             _ => codes::FAIL,
         };
         let retriable = match error {
-            Error::Kafka(_) | Error::Timeout(_) | Error::QueueFull(_) => codes::is_retriable(code),
+            Error::Kafka(_)
+            | Error::Timeout(_)
+            | Error::QueueFull(_)
+            | Error::UnknownTopic { .. }
+            | Error::Purged => codes::is_retriable(code),
             other => other.is_retriable(),
         };
         ClientError {

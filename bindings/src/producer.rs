@@ -1,17 +1,15 @@
 //! The producer every shell wraps: `produce` never blocks, delivery reports queue up per client
 //! and are served on the caller's thread (`poll`/`flush`) or pushed to a callback on the runtime
-//! (asyncio, Promises).
+//! (asyncio, Promises). It adapts the core's [`Producer`] and its [`ReportQueue`].
 //!
-//! **Fast path.** `produce` hands the record to the core's non-waiting batch entry point
-//! (`try_send_reported`) on the caller's thread. With metadata cached and buffer space free the
-//! record is in its partition's batch when the call returns, and nothing was allocated or woken
-//! on our side.
-//!
-//! **Backlog.** If the record would have to wait (unknown topic metadata, `buffer.memory` full),
-//! it is queued in the client's backlog and one runtime task sends the backlog in order with the
-//! core's waiting `send_reported`. While the backlog is not empty every later record joins it, so
-//! records keep their order. Like librdkafka, `produce` fails fast with `_QUEUE_FULL` once
-//! `queue.buffering.max.messages` records are outstanding, instead of blocking.
+//! **Produce.** `produce` hands the record to the core's non-waiting batch entry point
+//! (`try_send_reported`, [`HoldPolicy::METADATA`]) on the caller's thread. With metadata cached
+//! and buffer space free the record is in its partition's batch when the call returns; a record
+//! whose topic has no metadata yet is held inside the core (librdkafka's unassigned-partition
+//! queue, counted in `buffer.memory`) and fails at its deadline if the topic never appears.
+//! When `buffer.memory` (`queue.buffering.max.kbytes`) is full, or
+//! `queue.buffering.max.messages` records are outstanding, `produce` fails fast with
+//! `_QUEUE_FULL`, as librdkafka does, instead of blocking.
 //!
 //! **Delivery reports.** A record produced with an opaque (the shell's callback, future or
 //! message reference) gets a token, the index of its slot in `State::slots`; the core reports
@@ -22,14 +20,12 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::pin::pin;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::Poll;
 use std::time::Duration;
 
-use futures_util::FutureExt;
-use odradek::producer::{Report, ReportQueue};
+use odradek::producer::{HoldPolicy, Report, ReportQueue};
 use odradek::{Producer, ProducerRecord, RecordMetadata};
 use tokio::runtime::Handle;
 
@@ -75,11 +71,6 @@ pub enum Mode<T> {
     Push(EventSink<T>),
 }
 
-struct Queued<T> {
-    record: ProducerRecord,
-    opaque: Option<T>,
-}
-
 struct State<T> {
     /// Opaques of records whose reports are awaited, by token: `slots[token - base]` (`None`:
     /// reported, or a token burnt by a refused record).
@@ -88,14 +79,9 @@ struct State<T> {
     base: u64,
     /// `Some` entries in `slots`: records whose reports are awaited.
     tracked: usize,
-    /// Of `tracked`, records the backlog task registered but has not handed to the core yet
-    /// (still counted in `backlog_count`).
-    registered_unsent: usize,
     /// Scratch buffer for draining the report queue.
     reports: Vec<Report>,
     events: VecDeque<Event<T>>,
-    backlog: VecDeque<Queued<T>>,
-    backlog_running: bool,
 }
 
 impl<T> State<T> {
@@ -143,8 +129,6 @@ struct Inner<T> {
     /// Where the core reports the outcomes of records produced with an opaque.
     reports: Arc<ReportQueue>,
     state: Mutex<State<T>>,
-    /// Records accepted but not yet appended by the core (the backlog plus the one being sent).
-    backlog_count: AtomicUsize,
     flush_running: AtomicBool,
     closed: AtomicBool,
     push: bool,
@@ -159,7 +143,7 @@ impl<T> Inner<T> {
 /// What [`ProducerClient::produce_batch`] did.
 #[derive(Debug, Default)]
 pub struct BatchOutcome {
-    /// Records accepted (sent or queued).
+    /// Records accepted (appended to a batch, or held by the core).
     pub queued: usize,
     /// Records refused, by index, with the reason.
     pub failed: Vec<(usize, ClientError)>,
@@ -244,13 +228,9 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
                 slots: VecDeque::new(),
                 base: 0,
                 tracked: 0,
-                registered_unsent: 0,
                 reports: Vec::new(),
                 events: VecDeque::new(),
-                backlog: VecDeque::new(),
-                backlog_running: false,
             }),
-            backlog_count: AtomicUsize::new(0),
             flush_running: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             push,
@@ -293,18 +273,23 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
 
     /// Records counted against `queue.buffering.max.messages`.
     fn outstanding(&self, st: &State<T>) -> usize {
-        self.inner.backlog_count.load(Ordering::Acquire)
-            + self
-                .inner
-                .core
-                .pending()
-                .max(st.tracked.saturating_sub(st.registered_unsent))
-            + st.events.len()
+        self.inner.core.pending().max(st.tracked) + st.events.len()
     }
 
     fn queue_full(&self, st: &State<T>) -> Option<ClientError> {
         (self.outstanding(st) >= self.inner.settings.queue_max_messages)
             .then(|| self.queue_full_error())
+    }
+
+    /// `_QUEUE_FULL` for a record the core stopped at: `buffer.memory` has no room for it.
+    fn memory_full_error(&self) -> ClientError {
+        ClientError::new(
+            codes::QUEUE_FULL,
+            Some(format!(
+                "buffer.memory (queue.buffering.max.kbytes: {} bytes) is full: serve delivery reports with poll() or flush()",
+                self.inner.core.cluster().config().producer.buffer_memory
+            )),
+        )
     }
 
     fn queue_full_error(&self) -> ClientError {
@@ -340,10 +325,6 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
         opaque: Option<T>,
     ) -> Result<(), ClientError> {
         let record = make();
-        if st.backlog_running {
-            return self.enqueue_backlog(st, record, opaque);
-        }
-        // The core's non-waiting entry point: appended now, or it would wait (backlog).
         let token = opaque.is_some().then(|| st.next_token());
         let sent = self
             .inner
@@ -356,24 +337,21 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
             }
             return Err(ClientError::from_core(&e, Stage::Enqueue));
         }
-        if sent.consumed == 1 {
-            if token.is_some() {
-                st.register(opaque);
-            }
-            return Ok(());
+        if sent.consumed == 0 {
+            return Err(self.memory_full_error());
         }
-        // It would wait: the backlog sends it (the size was checked).
-        self.enqueue_backlog(st, record, opaque)
+        if token.is_some() {
+            st.register(opaque);
+        }
+        Ok(())
     }
 
     /// Produces `n` records built by `make(i)` under one lock. The records go to the core in
     /// chunks through its batch entry point (one clock read, topic lookup and accumulator lock
-    /// per chunk, one shared delivery completion); from the first record that would wait (for
-    /// metadata or buffer space) on, they join the backlog in order, as `produce` would. `make`
-    /// is called once per index. A record `make` refuses, or the core rejects, is listed in
-    /// `failed` (by ascending index); the others are queued. Stops early (the rest failed with
-    /// `_QUEUE_FULL`) when the queue fills. Delivery reports of a chunk are served together,
-    /// once all its records are resolved.
+    /// per chunk); records whose topic has no metadata yet are held by the core, as `produce`
+    /// would. `make` is called once per index. A record `make` refuses, or the core rejects, is
+    /// listed in `failed` (by ascending index); the others are queued. Stops early (the rest
+    /// failed with `_QUEUE_FULL`) when the queue or `buffer.memory` fills.
     pub fn produce_batch(
         &self,
         n: usize,
@@ -409,8 +387,13 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
                 }
                 i += 1;
             }
-            if !records.is_empty() {
-                self.send_chunk(&mut st, &mut records, &mut slots, &mut out);
+            if !records.is_empty() && !self.send_chunk(&mut st, &mut records, &mut slots, &mut out)
+            {
+                // buffer.memory is full: the rest are refused like the records the core
+                // stopped at.
+                let e = self.memory_full_error();
+                out.failed.extend((i..n).map(|j| (j, e.clone())));
+                break;
             }
         }
         out.failed.sort_by_key(|(j, _)| *j);
@@ -418,95 +401,71 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
     }
 
     /// Hands `records` (with their batch index and opaque in `slots`) to the core's batch entry
-    /// point, then queues what it did not take in the backlog. Leaves both vectors empty.
+    /// point; records it stopped at (no room in `buffer.memory`) are failed with `_QUEUE_FULL`.
+    /// Leaves both vectors empty. Returns false when the core stopped.
     fn send_chunk(
         &self,
         st: &mut State<T>,
         records: &mut Vec<ProducerRecord>,
         slots: &mut Vec<(usize, Option<T>)>,
         out: &mut BatchOutcome,
-    ) {
-        let mut start = 0;
-        if !st.backlog_running {
-            // Tokens in order for the records with an opaque; registered (or burnt) below for
-            // the records the core consumed; the others' tokens are handed out again later.
-            let mut next = st.next_token();
-            let tokens: Vec<Option<u64>> = slots
-                .iter()
-                .map(|(_, o)| {
-                    o.is_some().then(|| {
-                        next += 1;
-                        next - 1
-                    })
+    ) -> bool {
+        // Tokens in order for the records with an opaque; registered (or burnt) below for the
+        // records the core consumed; the others' tokens are handed out again later.
+        let mut next = st.next_token();
+        let tokens: Vec<Option<u64>> = slots
+            .iter()
+            .map(|(_, o)| {
+                o.is_some().then(|| {
+                    next += 1;
+                    next - 1
                 })
-                .collect();
-            match self
-                .inner
-                .core
-                .try_send_reported(records, &self.inner.reports, &tokens)
-            {
-                Err(e) => {
-                    let e = ClientError::from_core(&e, Stage::Enqueue);
-                    out.failed
-                        .extend(slots.drain(..).map(|(j, _)| (j, e.clone())));
-                    records.clear();
-                    return;
+            })
+            .collect();
+        let sent = match self.inner.core.try_send_reported_with(
+            records,
+            &self.inner.reports,
+            &tokens,
+            HoldPolicy::METADATA,
+        ) {
+            Err(e) => {
+                let e = ClientError::from_core(&e, Stage::Enqueue);
+                out.failed
+                    .extend(slots.drain(..).map(|(j, _)| (j, e.clone())));
+                records.clear();
+                return true;
+            }
+            Ok(sent) => sent,
+        };
+        let mut refused = sent.refused.into_iter().peekable();
+        for (k, (j, opaque)) in slots.drain(..sent.consumed).enumerate() {
+            let has_token = opaque.is_some();
+            if let Some((_, e)) = refused.next_if(|(r, _)| *r == k) {
+                out.failed
+                    .push((j, ClientError::from_core(&e, Stage::Enqueue)));
+                if has_token {
+                    st.register(None);
                 }
-                Ok(sent) => {
-                    let mut refused = sent.refused.into_iter().peekable();
-                    for (k, (j, opaque)) in slots.drain(..sent.consumed).enumerate() {
-                        let has_token = opaque.is_some();
-                        if let Some((_, e)) = refused.next_if(|(r, _)| *r == k) {
-                            out.failed
-                                .push((j, ClientError::from_core(&e, Stage::Enqueue)));
-                            if has_token {
-                                st.register(None);
-                            }
-                            continue;
-                        }
-                        out.queued += 1;
-                        if has_token {
-                            st.register(opaque);
-                        }
-                    }
-                    start = sent.consumed;
-                }
+                continue;
+            }
+            out.queued += 1;
+            if has_token {
+                st.register(opaque);
             }
         }
-        // The first of these would have waited: they go to the backlog, in order.
-        for (record, (j, opaque)) in records.drain(start..).zip(slots.drain(..)) {
-            match self.enqueue_backlog(st, record, opaque) {
-                Ok(()) => out.queued += 1,
-                Err(e) => out.failed.push((j, e)),
-            }
+        let stopped = !slots.is_empty();
+        if stopped {
+            let e = self.memory_full_error();
+            out.failed
+                .extend(slots.drain(..).map(|(j, _)| (j, e.clone())));
         }
         records.clear();
-    }
-
-    /// Queues a record behind the backlog (starting its task), refusing at once what the core
-    /// would refuse at once (too large).
-    fn enqueue_backlog(
-        &self,
-        st: &mut State<T>,
-        record: ProducerRecord,
-        opaque: Option<T>,
-    ) -> Result<(), ClientError> {
-        if let Err(e) = self.inner.core.check_size(&record) {
-            return Err(ClientError::from_core(&e, Stage::Enqueue));
-        }
-        st.backlog.push_back(Queued { record, opaque });
-        self.inner.backlog_count.fetch_add(1, Ordering::AcqRel);
-        if !st.backlog_running {
-            st.backlog_running = true;
-            self.inner.handle.spawn(run_backlog(self.inner.clone()));
-        }
-        Ok(())
+        !stopped
     }
 
     /// Records outstanding: queued, in flight, or delivered but not yet served by
     /// [`ProducerClient::take_events`] (librdkafka's `rd_kafka_outq_len`).
     pub fn len(&self) -> usize {
-        let backlog = self.inner.backlog_count.load(Ordering::Acquire);
         let pending = self.inner.core.pending();
         let mut st = self.inner.lock();
         collect_ready(&mut st, &self.inner.reports);
@@ -515,7 +474,7 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
             .iter()
             .filter(|e| matches!(e, Event::Delivery(_)))
             .count();
-        backlog + pending.max(st.tracked.saturating_sub(st.registered_unsent)) + events
+        pending.max(st.tracked) + events
     }
 
     /// Whether nothing is outstanding.
@@ -578,7 +537,7 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
         self.inner.handle.spawn(async move {
             loop {
                 inner.core.flush().await;
-                if inner.backlog_count.load(Ordering::Acquire) == 0 && inner.core.pending() == 0 {
+                if inner.core.pending() == 0 {
                     // The core settles its pending count just before it reports: wait for the
                     // reports too, so every one precedes `Flushed`.
                     let mut st = inner.lock();
@@ -599,7 +558,7 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
 
     /// Whether every record has been delivered and every report taken: the end of `flush`.
     pub fn flushed(&self) -> bool {
-        if self.inner.backlog_count.load(Ordering::Acquire) > 0 || self.inner.core.pending() > 0 {
+        if self.inner.core.pending() > 0 {
             return false;
         }
         let mut st = self.inner.lock();
@@ -607,23 +566,12 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
         st.tracked == 0 && !st.events.iter().any(|e| matches!(e, Event::Delivery(_)))
     }
 
-    /// Fails every record still in the backlog with `_PURGE_QUEUE` (reported like any failure).
-    /// Records the core has already batched cannot be recalled in this release. Returns how many
-    /// were purged.
+    /// Fails every record not yet handed to the network (held by the core, or in a batch not
+    /// yet sent) with `_PURGE_QUEUE`, reported like any failure (librdkafka's
+    /// `purge(PURGE_F_QUEUE)`). Batches in flight are left to complete. Returns how many
+    /// records were purged.
     pub fn purge_queue(&self) -> usize {
-        let mut st = self.inner.lock();
-        let purged: Vec<Queued<T>> = st.backlog.drain(..).collect();
-        let n = purged.len();
-        for q in purged {
-            if let Some(opaque) = q.opaque {
-                st.events.push_back(Event::Delivery(Delivery {
-                    opaque,
-                    result: Err(ClientError::new(codes::PURGE_QUEUE, None)),
-                }));
-            }
-        }
-        self.inner.backlog_count.fetch_sub(n, Ordering::AcqRel);
-        drop(st);
+        let n = self.inner.core.purge_queued();
         self.inner.signal.notify();
         n
     }
@@ -650,10 +598,6 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
         self.inner.closed.store(true, Ordering::Release);
         let inner = self.inner.clone();
         async move {
-            while inner.backlog_count.load(Ordering::Acquire) > 0 {
-                inner.core.flush().await;
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
             inner.core.close().await;
             inner.signal.notify();
         }
@@ -666,114 +610,6 @@ impl<T: Send + Unpin + 'static> Drop for ProducerClient<T> {
         self.inner.closed.store(true, Ordering::Release);
         self.inner.signal.notify();
     }
-}
-
-/// Sends the backlog in order until it is empty. Records are taken in chunks under one lock
-/// (a record with an opaque gets its token then, before the core can report it); each is
-/// polled once and awaited only if it must wait (metadata, buffer space), so a backlog that
-/// formed during a stall drains at fast-path speed once the stall ends. The chunk starts at one
-/// record and doubles while nothing waits, so during a stall the records stay in the backlog
-/// (where `purge` can reach them).
-async fn run_backlog<T: Send + Unpin + 'static>(inner: Arc<Inner<T>>) {
-    /// A record taken from the backlog, with its token when its report is awaited.
-    type Taken = (ProducerRecord, Option<u64>);
-    /// What sending it did.
-    type Sent = (Option<u64>, String, odradek::Result<()>);
-    let mut chunk: VecDeque<Taken> = VecDeque::new();
-    let mut sent: Vec<Sent> = Vec::new();
-    let mut chunk_size = 1usize;
-    loop {
-        {
-            let mut st = inner.lock();
-            let n = sent.len();
-            for (token, topic, result) in sent.drain(..) {
-                if token.is_some() {
-                    st.registered_unsent -= 1;
-                }
-                if let Err(e) = result {
-                    settle_refused(&inner, &mut st, token, &topic, &e);
-                }
-            }
-            inner.backlog_count.fetch_sub(n, Ordering::AcqRel);
-            if st.backlog.is_empty() {
-                st.backlog_running = false;
-                drop(st);
-                inner.signal.notify();
-                return;
-            }
-            let take = st.backlog.len().min(chunk_size);
-            let taken: Vec<Queued<T>> = st.backlog.drain(..take).collect();
-            for q in taken {
-                let token = q.opaque.map(|o| st.register(Some(o)));
-                st.registered_unsent += usize::from(token.is_some());
-                chunk.push_back((q.record, token));
-            }
-        }
-        inner.signal.notify();
-        let mut waited = false;
-        while let Some((record, token)) = chunk.pop_front() {
-            let topic = record.topic.clone();
-            let result = match token {
-                Some(token) => {
-                    let mut fut = pin!(inner.core.send_reported(record, &inner.reports, token));
-                    match fut.as_mut().now_or_never() {
-                        Some(r) => r,
-                        None => {
-                            waited = true;
-                            fut.await
-                        }
-                    }
-                }
-                None => {
-                    let mut fut = pin!(inner.core.send(record));
-                    match fut.as_mut().now_or_never() {
-                        Some(r) => r.map(drop),
-                        None => {
-                            waited = true;
-                            fut.await.map(drop)
-                        }
-                    }
-                }
-            };
-            sent.push((token, topic, result));
-        }
-        chunk_size = if waited {
-            1
-        } else {
-            (chunk_size * 2).min(1024)
-        };
-    }
-}
-
-/// A backlog record the core refused: its enqueue error becomes its report (or an error event
-/// when nobody awaits the report and the error is fatal).
-fn settle_refused<T: Send + Unpin + 'static>(
-    inner: &Inner<T>,
-    st: &mut State<T>,
-    token: Option<u64>,
-    topic: &str,
-    e: &odradek::Error,
-) {
-    let mut err = ClientError::from_core(e, Stage::Enqueue);
-    if err.code() == codes::MSG_TIMED_OUT && !topic_exists(&inner.core, topic) {
-        err = ClientError::unknown_topic(topic, &err);
-    }
-    match token.and_then(|t| st.take_slot(t)) {
-        Some(opaque) => st.events.push_back(Event::Delivery(Delivery {
-            opaque,
-            result: Err(err),
-        })),
-        None if err.is_fatal() => st.events.push_back(Event::Error(err)),
-        None => {}
-    }
-}
-
-fn topic_exists(core: &Producer, topic: &str) -> bool {
-    core.cluster()
-        .metadata()
-        .topics
-        .get(topic)
-        .is_some_and(|t| t.error.is_ok() && !t.partitions.is_empty())
 }
 
 /// Push mode: hands ready events to the sink as they come, in batches. Ends once the shell has
@@ -793,10 +629,7 @@ async fn push_driver<T: Send + Unpin + 'static>(inner: Arc<Inner<T>>, sink: Even
             if !ready.is_empty() {
                 return Poll::Ready(ready);
             }
-            let idle = st.tracked == 0
-                && st.backlog.is_empty()
-                && inner.core.pending() == 0
-                && inner.backlog_count.load(Ordering::Acquire) == 0;
+            let idle = st.tracked == 0 && inner.core.pending() == 0;
             if idle && inner.closed.load(Ordering::Acquire) {
                 return Poll::Ready(Vec::new());
             }
@@ -822,8 +655,7 @@ async fn stats_ticker<T: Send + Unpin + 'static>(inner: Weak<Inner<T>>, every: D
         if inner.closed.load(Ordering::Acquire) {
             return;
         }
-        let json =
-            crate::stats::producer_json(&inner.core, inner.backlog_count.load(Ordering::Acquire));
+        let json = crate::stats::producer_json(&inner.core);
         inner.lock().events.push_back(Event::Stats(json));
         inner.signal.notify();
     }

@@ -12,7 +12,7 @@ fn now_ms() -> i64 {
 }
 
 /// A producer snapshot.
-pub fn producer_json(core: &odradek::Producer, backlog: usize) -> String {
+pub fn producer_json(core: &odradek::Producer) -> String {
     let s = core.stats();
     let partitions: Vec<Value> = s
         .partitions
@@ -33,7 +33,7 @@ pub fn producer_json(core: &odradek::Producer, backlog: usize) -> String {
         "client_id": core.cluster().config().client_id,
         "ts": now_ms(),
         "pending_records": s.pending_records,
-        "backlog_records": backlog,
+        "held_records": s.held_records,
         "partitions": partitions,
         "brokers": brokers(&s.brokers),
     })

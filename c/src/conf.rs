@@ -84,15 +84,9 @@ impl odk_conf_t {
         match value {
             None => self.entries.retain(|(k, _)| k != name),
             Some(v) => {
-                // Checks the key and value alone (with a placeholder for the one required
-                // key); combinations are checked when a client is created from the whole
-                // configuration.
-                let required = ("bootstrap.servers", "127.0.0.1:9092");
-                if matches!(name, "bootstrap.servers" | "metadata.broker.list") {
-                    odradek_bindings::config::split([(name, v)])?;
-                } else {
-                    odradek_bindings::config::split([required, (name, v)])?;
-                }
+                // Checks the key and value alone; combinations are checked when a client is
+                // created from the whole configuration.
+                odradek_bindings::config::check_property(name, v)?;
                 match self.entries.iter_mut().find(|(k, _)| k == name) {
                     Some(slot) => slot.1 = v.to_string(),
                     None => self.entries.push((name.to_string(), v.to_string())),

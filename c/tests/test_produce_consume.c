@@ -213,7 +213,85 @@ static void produce_then_consume(void) {
     odk_consumer_destroy(c);
 }
 
+struct held_reports {
+    int count;
+    int unknown_topic;
+    int64_t first_ms, last_ms;
+};
+
+static void on_held_delivery(odk_producer_t *p, const odk_message_t *m, void *opaque) {
+    (void)p;
+    struct held_reports *r = opaque;
+    int64_t now = now_ms();
+    if (r->count++ == 0) r->first_ms = now;
+    r->last_ms = now;
+    if (odk_message_err(m) == ODK_ERR__UNKNOWN_TOPIC) r->unknown_topic++;
+}
+
+/* Records for a topic that does not exist are held by the library (never blocking produce) and
+ * fail together at their delivery timeout; held records count against the buffer, and a full
+ * buffer refuses more with _QUEUE_FULL at once. */
+static void missing_topic_records_fail_together(void) {
+    char topic[128], errstr[512];
+    unique_name(topic, sizeof topic, "c-missing");
+    static struct held_reports reports;
+    memset(&reports, 0, sizeof reports);
+    odk_conf_t *conf = test_conf("allow.auto.create.topics", "false", "request.timeout.ms", "1000",
+                                 "message.timeout.ms", "2000", NULL);
+    odk_conf_set_dr_msg_cb(conf, on_held_delivery);
+    odk_conf_set_opaque(conf, &reports);
+    odk_producer_t *p = odk_producer_new(conf, errstr, sizeof errstr);
+    odk_conf_destroy(conf);
+    CHECK(p != NULL, "%s", errstr);
+    enum { N = 2000 };
+    int64_t start = now_ms();
+    for (int i = 0; i < N; i++) {
+        char value[16];
+        int len = snprintf(value, sizeof value, "%d", i);
+        odk_err_t e = odk_produce(p, topic, ODK_PARTITION_ANY, NULL, 0, value, (size_t)len, NULL, 0, 0, NULL);
+        CHECK(e == ODK_ERR_NO_ERROR, "produce %d: %s", i, odk_err_name(e));
+    }
+    int64_t produced = now_ms() - start;
+    CHECK(produced < 2000, "produce blocked: %lld ms", (long long)produced);
+    CHECK(odk_producer_outq_len(p) == N);
+    CHECK_OK(odk_flush(p, DEADLINE_MS), "flush");
+    CHECK(reports.count == N && reports.unknown_topic == N, "%d reports, %d _UNKNOWN_TOPIC",
+          reports.count, reports.unknown_topic);
+    CHECK(reports.first_ms - start >= 1900, "failed after %lld ms", (long long)(reports.first_ms - start));
+    CHECK(reports.last_ms - reports.first_ms < 1000 + produced, "spread %lld ms",
+          (long long)(reports.last_ms - reports.first_ms));
+    odk_producer_destroy(p);
+
+    /* 4 KiB of buffer: a few held ~1 KiB records fill it; the next produce is refused at once. */
+    memset(&reports, 0, sizeof reports);
+    conf = test_conf("allow.auto.create.topics", "false", "request.timeout.ms", "1000",
+                     "message.timeout.ms", "2000", "queue.buffering.max.kbytes", "4", NULL);
+    odk_conf_set_dr_msg_cb(conf, on_held_delivery);
+    odk_conf_set_opaque(conf, &reports);
+    p = odk_producer_new(conf, errstr, sizeof errstr);
+    odk_conf_destroy(conf);
+    CHECK(p != NULL, "%s", errstr);
+    static char big[1000];
+    memset(big, 'x', sizeof big);
+    int accepted = 0;
+    odk_err_t err = ODK_ERR_NO_ERROR;
+    for (int i = 0; i < 100 && err == ODK_ERR_NO_ERROR; i++) {
+        err = odk_produce(p, topic, ODK_PARTITION_ANY, NULL, 0, big, sizeof big, NULL, 0, 0, NULL);
+        if (err == ODK_ERR_NO_ERROR) accepted++;
+    }
+    CHECK(err == ODK_ERR__QUEUE_FULL, "%s", odk_err_name(err));
+    CHECK(accepted >= 1 && accepted <= 4, "%d accepted", accepted);
+    CHECK_OK(odk_flush(p, DEADLINE_MS), "flush");
+    CHECK(reports.count == accepted && reports.unknown_topic == accepted);
+    /* The failed records gave their room back. */
+    CHECK_OK(odk_produce(p, topic, ODK_PARTITION_ANY, NULL, 0, big, sizeof big, NULL, 0, 0, NULL), "again");
+    CHECK_OK(odk_flush(p, DEADLINE_MS), "flush");
+    CHECK(reports.count == accepted + 1);
+    odk_producer_destroy(p);
+}
+
 int main(void) {
     RUN(produce_then_consume);
+    RUN(missing_topic_records_fail_together);
     return 0;
 }

@@ -191,7 +191,8 @@ pub struct ProducerConfig {
     pub linger: Duration,
     /// `batch.size` (16384).
     pub batch_size: usize,
-    /// `buffer.memory` (33554432).
+    /// `buffer.memory` (33554432); librdkafka's `queue.buffering.max.kbytes` sets it in KiB.
+    /// Every record takes its size from admission until its batch settles; held records too.
     pub buffer_memory: usize,
     /// `max.block.ms` (60000).
     pub max_block: Duration,
@@ -368,6 +369,13 @@ impl ClientConfig {
                 }
             }
             "buffer.memory" => p.buffer_memory = parse_num(key, value)?,
+            "queue.buffering.max.kbytes" => {
+                let kb: usize = parse_num(key, value)?;
+                if kb == 0 {
+                    return Err(Error::config(key, "must be at least 1"));
+                }
+                p.buffer_memory = kb.saturating_mul(1024);
+            }
             "max.block.ms" => p.max_block = parse_ms(key, value)?,
             "max.request.size" | "message.max.bytes" => p.max_request_size = parse_num(key, value)?,
             "compression.type" | "compression.codec" => {

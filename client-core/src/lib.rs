@@ -18,16 +18,16 @@ pub mod config;
 pub mod consumer;
 mod error;
 mod error_code;
-mod types;
 pub mod net;
 pub mod producer;
 pub mod protocol;
 pub mod records;
+mod types;
 
 pub use admin::Admin;
 pub use config::ClientConfig;
 pub use consumer::{Consumer, ConsumerRecord};
 pub use error::{is_fatal_code, Error, Result};
-pub use producer::{Producer, ProducerRecord, RecordMetadata};
 pub use error_code::ErrorCode;
+pub use producer::{Producer, ProducerRecord, RecordMetadata};
 pub use types::{GroupMetadata, TopicPartition};

@@ -51,8 +51,3 @@ pub fn kafka(code: ErrorCode, context: &str) -> napi::Error {
 pub fn invalid(message: impl AsRef<str>) -> napi::Error {
     encode(codes::INVALID_ARG, false, message.as_ref())
 }
-
-/// `_STATE`: the client cannot do this now (closed, not subscribed).
-pub fn state(message: impl AsRef<str>) -> napi::Error {
-    encode(codes::STATE, false, message.as_ref())
-}

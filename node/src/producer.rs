@@ -1,11 +1,13 @@
 //! `NativeProducer`: the core producer behind KafkaJS's `producer.send` / `sendBatch`.
 //!
-//! `send` reads the messages on the JavaScript thread and hands them, in call order, to one
-//! enqueue task per producer; that task appends them to the core's batches (`Producer::send`,
-//! which waits only for metadata and `buffer.memory`) and then lets their delivery futures
-//! resolve on their own task, so the next call's records are appended while this call's batches
-//! are in flight. A single enqueue task keeps the order of records across calls that were not
-//! awaited, which an idempotent producer's per-partition sequence relies on.
+//! `send` reads the messages on the JavaScript thread and hands them, in call order, to the
+//! core's non-waiting batch entry point ([`HoldPolicy::METADATA`]): records whose topic has no
+//! metadata yet are held inside the core in order (and fail at `max.block.ms` /
+//! `delivery.timeout.ms` if the topic never appears), so calls that were not awaited keep their
+//! order, which an idempotent producer's per-partition sequence relies on, without a task or a
+//! queue of our own. When `buffer.memory` is full the call rejects with a retriable
+//! `KafkaJSError` (`_QUEUE_FULL`) for the records it could not take (the ones before are
+//! sent). The Promise settles once every record of the call is acknowledged or one failed.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -13,10 +15,9 @@ use std::sync::Arc;
 use napi::bindgen_prelude::{Array, PromiseRaw};
 use napi::Env;
 use napi_derive::napi;
-use odradek::producer::DeliveryFuture;
-use odradek::{Producer, ProducerRecord};
-use odradek_bindings::{codes, Stage};
-use tokio::sync::{mpsc, oneshot};
+use odradek::producer::{DeliveryFuture, HoldPolicy};
+use odradek::Producer;
+use odradek_bindings::Stage;
 
 use crate::{error, records, rt};
 
@@ -35,48 +36,6 @@ pub struct PartitionResult {
     pub log_append_time: String,
     /// Not reported by the core (`-1`).
     pub log_start_offset: String,
-}
-
-type Reply = oneshot::Sender<napi::Result<Vec<DeliveryFuture>>>;
-
-struct Job {
-    records: Vec<ProducerRecord>,
-    reply: Reply,
-}
-
-/// Appends each job's records in arrival order.
-async fn enqueue_loop(core: Arc<Producer>, mut jobs: mpsc::UnboundedReceiver<Job>) {
-    while let Some(job) = jobs.recv().await {
-        let mut deliveries = Vec::with_capacity(job.records.len());
-        let mut failed = None;
-        for record in job.records {
-            let topic = record.topic.clone();
-            match core.send(record).await {
-                Ok(d) => deliveries.push(d),
-                Err(e) => {
-                    let mut err = odradek_bindings::ClientError::from_core(&e, Stage::Enqueue);
-                    if err.code() == codes::MSG_TIMED_OUT && !topic_known(&core, &topic) {
-                        err = odradek_bindings::ClientError::unknown_topic(&topic, &err);
-                    }
-                    failed = Some(error::from_client(&err));
-                    break;
-                }
-            }
-        }
-        // Records appended before a failure are still delivered; the call reports the failure.
-        let _ = job.reply.send(match failed {
-            Some(e) => Err(e),
-            None => Ok(deliveries),
-        });
-    }
-}
-
-fn topic_known(core: &Producer, topic: &str) -> bool {
-    core.cluster()
-        .metadata()
-        .topics
-        .get(topic)
-        .is_some_and(|t| t.error.is_ok() && !t.partitions.is_empty())
 }
 
 /// Waits for every delivery and folds them into one result per partition.
@@ -121,7 +80,6 @@ async fn settle(deliveries: Vec<DeliveryFuture>) -> napi::Result<Vec<PartitionRe
 #[napi]
 pub struct NativeProducer {
     core: Arc<Producer>,
-    jobs: mpsc::UnboundedSender<Job>,
 }
 
 #[napi]
@@ -130,10 +88,9 @@ impl NativeProducer {
     #[napi(constructor)]
     pub fn new(config: HashMap<String, String>) -> napi::Result<Self> {
         let core = rt::enter(|| Producer::from_map(config))?.map_err(error::request)?;
-        let core = Arc::new(core);
-        let (tx, rx) = mpsc::unbounded_channel();
-        rt::handle()?.spawn(enqueue_loop(core.clone(), rx));
-        Ok(NativeProducer { core, jobs: tx })
+        Ok(NativeProducer {
+            core: Arc::new(core),
+        })
     }
 
     /// Sends `[{ topic, messages }]`; resolves with one result per partition written to, once
@@ -146,15 +103,34 @@ impl NativeProducer {
         topic_messages: Array<'env>,
     ) -> napi::Result<PromiseRaw<'env, Vec<PartitionResult>>> {
         let records = records::topic_messages(&topic_messages)?;
-        let (reply, rx) = oneshot::channel();
-        self.jobs
-            .send(Job { records, reply })
-            .map_err(|_| error::state("producer is disconnected"))?;
+        let appended = self
+            .core
+            .try_send_batch_with(&records, true, HoldPolicy::METADATA)
+            .map_err(|e| error::from_core(&e, Stage::Enqueue))?;
+        // Records appended or held before a refused one are still delivered; the call reports
+        // the refusal (or that buffer.memory had no room for the rest).
+        let refused = match appended.refused.first() {
+            Some((_, e)) => Some(error::from_core(e, Stage::Enqueue)),
+            None if appended.consumed < records.len() => Some(error::from_core(
+                &odradek::Error::QueueFull(format!(
+                    "buffer.memory ({} bytes) is full: {} of {} records not sent",
+                    self.core.cluster().config().producer.buffer_memory,
+                    records.len() - appended.consumed,
+                    records.len()
+                )),
+                Stage::Enqueue,
+            )),
+            None => None,
+        };
+        let deliveries: Vec<DeliveryFuture> = (0..appended.consumed)
+            .filter_map(|i| appended.deliveries.delivery(i))
+            .collect();
         rt::promise(env, async move {
-            let deliveries = rx
-                .await
-                .map_err(|_| error::state("producer is disconnected"))??;
-            settle(deliveries).await
+            let settled = settle(deliveries).await;
+            match refused {
+                Some(e) => Err(e),
+                None => settled,
+            }
         })
     }
 

@@ -167,3 +167,46 @@ test('errors are KafkaJS-shaped: name, code, type, retriable', async () => {
     (e) => e.name === 'KafkaJSProtocolError' && e.type === 'UNKNOWN_TOPIC_OR_PARTITION' && e.retriable === true)
   await strict.disconnect()
 })
+
+test('records for a missing topic are held and fail together at their delivery timeout', async () => {
+  // The core holds records whose topic has no metadata: send() calls that are not awaited keep
+  // their order and all fail at their own delivery timeout, not one max.block.ms after another.
+  const producer = kafka.producer({ allowAutoTopicCreation: false, 'delivery.timeout.ms': 2000, 'request.timeout.ms': 1000 })
+  await producer.connect()
+  const topic = uniqueName('missing')
+  const start = Date.now()
+  const calls = []
+  for (let i = 0; i < 200; i++) {
+    calls.push(producer.send({ topic, messages: [{ value: `v${i}` }, { value: `w${i}` }] })
+      .then(() => { throw new Error('delivered to a missing topic') }, (e) => ({ e, at: Date.now() - start })))
+  }
+  const issued = Date.now() - start
+  const results = await Promise.all(calls)
+  for (const { e } of results) {
+    assert.equal(e.name, 'KafkaJSProtocolError')
+    assert.equal(e.type, 'UNKNOWN_TOPIC_OR_PARTITION')
+  }
+  const times = results.map(r => r.at)
+  assert.ok(Math.min(...times) >= 1900, `failed before the delivery timeout: ${Math.min(...times)} ms`)
+  assert.ok(Math.max(...times) - Math.min(...times) < 1000 + issued, `spread ${Math.min(...times)}..${Math.max(...times)} ms`)
+  await producer.disconnect()
+})
+
+test('held records count against buffer.memory: a full buffer rejects the call at once', async () => {
+  const producer = kafka.producer({ allowAutoTopicCreation: false, 'buffer.memory': 4096, 'delivery.timeout.ms': 2000, 'request.timeout.ms': 1000 })
+  await producer.connect()
+  const topic = uniqueName('missing')
+  const big = 'x'.repeat(1000)
+  const first = producer.send({ topic, messages: [{ value: big }, { value: big }, { value: big }] })
+    .then(() => null, (e) => e)
+  const start = Date.now()
+  await assert.rejects(producer.send({ topic, messages: [{ value: big }] }),
+    (e) => e.name === 'KafkaJSError' && e.type === '_QUEUE_FULL' && e.retriable === true && /buffer\.memory/.test(e.message))
+  assert.ok(Date.now() - start < 1000, 'refused without waiting')
+  const e = await first
+  assert.equal(e && e.type, 'UNKNOWN_TOPIC_OR_PARTITION')
+  // The held records failed and gave their room back.
+  await assert.rejects(producer.send({ topic, messages: [{ value: 'small' }] }),
+    (err) => err.type === 'UNKNOWN_TOPIC_OR_PARTITION')
+  await producer.disconnect()
+})

@@ -144,6 +144,56 @@ def test_unknown_topic_with_auto_create_off_is_reported(no_autocreate, topic):
     assert md.topics[missing].error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
 
 
+def test_records_for_a_missing_topic_fail_together_at_the_delivery_timeout(no_autocreate, topic):
+    # The core holds records whose topic has no metadata (librdkafka's unassigned-partition
+    # queue): produce() never blocks, and they all fail at their own delivery timeout
+    # (message.timeout.ms), not one max.block.ms after another.
+    bootstrap, conf = no_autocreate
+    missing = topic + "-missing"
+    p = Producer(dict(conf, **{"bootstrap.servers": bootstrap, "message.timeout.ms": 2000,
+                               "request.timeout.ms": 1000}))
+    n = 5000
+    reported = []
+    start = time.monotonic()
+    for i in range(n):
+        p.produce(missing, b"%d" % i,
+                  on_delivery=lambda e, m: reported.append((time.monotonic(), e.code())))
+    produced = time.monotonic() - start
+    assert produced < 2.0, f"produce() blocked: {produced:.1f}s for {n} records"
+    assert len(p) == n
+    assert p.flush(30) == 0
+    assert len(reported) == n
+    assert {code for _, code in reported} == {KafkaError._UNKNOWN_TOPIC}
+    times = [t - start for t, _ in reported]
+    # Every record waited its whole timeout (>= 2 s after it was produced), and all of them
+    # failed within a second of each other (the old backlog needed n x max.block.ms).
+    assert min(times) >= 1.9, min(times)
+    assert max(times) - min(times) < 1.0 + produced, (min(times), max(times))
+
+
+def test_held_records_count_against_buffer_memory(no_autocreate, topic):
+    bootstrap, conf = no_autocreate
+    missing = topic + "-missing"
+    # 4 KiB of buffer: held records of ~1 KiB each fill it, then produce() refuses at once.
+    p = Producer(dict(conf, **{"bootstrap.servers": bootstrap, "queue.buffering.max.kbytes": 4,
+                               "message.timeout.ms": 2000, "request.timeout.ms": 1000}))
+    got = []
+    accepted = 0
+    with pytest.raises(BufferError) as ei:
+        for _ in range(100):
+            p.produce(missing, b"x" * 1000, on_delivery=lambda e, m: got.append(e.code()))
+            accepted += 1
+    assert 1 <= accepted <= 4, accepted
+    assert "buffer.memory" in str(ei.value)
+    assert len(p) == accepted
+    # Once the held records have failed, the buffer takes records again.
+    assert p.flush(30) == 0
+    assert got == [KafkaError._UNKNOWN_TOPIC] * accepted
+    p.produce(missing, b"y", on_delivery=lambda e, m: got.append(e.code()))
+    assert p.flush(30) == 0
+    assert len(got) == accepted + 1
+
+
 def test_unknown_partition_raises(producer_conf, topic):
     p = Producer(producer_conf)
     p.produce(topic, b"create it")

@@ -16,7 +16,6 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use tokio::time::Instant;
 
-
 use super::Admin;
 use crate::net::Connection;
 use crate::{Error, ErrorCode, Result};

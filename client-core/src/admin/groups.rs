@@ -13,8 +13,8 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::driver::{answers_by_key, Call, Outcome, Route};
 use super::Admin;
-use crate::protocol::consumer_protocol::decode_assignment;
 use crate::net::Connection;
+use crate::protocol::consumer_protocol::decode_assignment;
 use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
 

@@ -24,7 +24,6 @@ mod topics;
 mod types;
 
 /// A full copy of an [`Error`](crate::Error) (it is not `Clone`); the producer uses it too.
-
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::Arc;
 

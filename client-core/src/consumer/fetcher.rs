@@ -19,8 +19,8 @@ use super::validate::{observe_leader_epoch, validate_positions};
 use super::Shared;
 use crate::cluster::BrokerInfo;
 use crate::config::ConsumerConfig;
-use crate::types::TopicPartition;
 use crate::records::RecordBatches;
+use crate::types::TopicPartition;
 use crate::{Error, ErrorCode};
 
 /// How long closing fetch sessions may hold up `close`.

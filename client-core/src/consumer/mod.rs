@@ -37,8 +37,8 @@ pub use offsets::{list_offsets, EARLIEST, LATEST};
 
 use crate::cluster::Cluster;
 use crate::config::{ClientConfig, OffsetReset};
-use crate::types::TopicPartition;
 use crate::records::{Header, TimestampType};
+use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
 use state::{PartState, Reset, State};
 

@@ -5,8 +5,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use bytes::Bytes;
 
 use super::session::FetchSession;
-use crate::types::TopicPartition;
 use crate::records::{ControlRecordType, RecordBatch, RecordBatches, Records};
+use crate::types::TopicPartition;
 use crate::Error;
 
 /// Why a partition needs its position looked up.

@@ -6,11 +6,12 @@
 //! `buffer.memory` → partition choice → registration with the open transaction → append to the
 //! partition's open batch → wake the sender when it has something new to schedule.
 //!
-//! A record that cannot be appended at once (no metadata for its topic yet, no room in
-//! `buffer.memory`) is *held* or *stopped* at, as the caller's [`HoldPolicy`] says. Held records
-//! live in [`super::held`] until [`pump`] (run by the sender task) moves them into batches, in
-//! order, or fails them at their deadline; a stopped record is handed back to the caller, which
-//! waits (`send`, bounded by `max.block.ms`) or refuses it (`QUEUE_FULL`).
+//! A record whose topic has no metadata yet is *held* (with its room in `buffer.memory`) when
+//! the caller's [`HoldPolicy`] says so, and *stopped* at otherwise; a record for which
+//! `buffer.memory` has no room is always stopped at. Held records live in [`super::held`] until
+//! [`pump`] (run by the sender task) moves them into batches, in order, or fails them at their
+//! deadline; a stopped record is handed back to the caller, which waits (`send`, bounded by
+//! `max.block.ms`) or refuses it (`QUEUE_FULL`).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -53,8 +54,8 @@ enum Verdict {
         partition: i32,
         memory: OwnedSemaphorePermit,
     },
-    /// Hold (with its room in `buffer.memory`, or waiting for it).
-    Hold { memory: Option<OwnedSemaphorePermit> },
+    /// Hold, with its room in `buffer.memory`.
+    Hold { memory: OwnedSemaphorePermit },
     /// Refused at once.
     Refuse(Error),
     /// Stop here: the caller waits for this, or refuses the record.
@@ -148,18 +149,10 @@ impl<'s> Classifier<'s> {
         }
     }
 
-    /// A record that must be held: with its room in `buffer.memory` if there is some.
+    /// A record that must be held: it takes its room in `buffer.memory` now, or stops.
     fn hold(&self, size: usize, memory: Option<OwnedSemaphorePermit>) -> Verdict {
-        if memory.is_some() {
-            return Verdict::Hold { memory };
-        }
-        if self.hold.memory && self.shared.held.waiting_for_memory() {
-            // Others wait for room already: queue behind them.
-            return Verdict::Hold { memory: None };
-        }
-        match try_memory(self.shared, size) {
-            Ok(p) => Verdict::Hold { memory: Some(p) },
-            Err(Verdict::Stop(Blocked::Memory)) if self.hold.memory => Verdict::Hold { memory: None },
+        match memory.map_or_else(|| try_memory(self.shared, size), Ok) {
+            Ok(memory) => Verdict::Hold { memory },
             Err(v) => v,
         }
     }
@@ -194,18 +187,9 @@ impl<'s> Classifier<'s> {
                 return Verdict::Refuse(Error::Kafka(ErrorCode::UnknownTopicOrPartition));
             }
         }
-        let memory = match memory {
-            Some(m) => m,
-            None if self.hold.memory && self.shared.held.waiting_for_memory() => {
-                return Verdict::Hold { memory: None }
-            }
-            None => match try_memory(self.shared, size) {
-                Ok(m) => m,
-                Err(Verdict::Stop(Blocked::Memory)) if self.hold.memory => {
-                    return Verdict::Hold { memory: None }
-                }
-                Err(v) => return v,
-            },
+        let memory = match memory.map_or_else(|| try_memory(self.shared, size), Ok) {
+            Ok(m) => m,
+            Err(v) => return v,
         };
         let partition = match record.partition {
             Some(p) => p,
@@ -260,7 +244,7 @@ fn push_held(
     queues: &mut HeldQueues,
     record: ProducerRecord,
     size: usize,
-    memory: Option<OwnedSemaphorePermit>,
+    memory: OwnedSemaphorePermit,
     completion: Completion,
     now: (i64, Instant),
 ) {
@@ -320,18 +304,19 @@ pub(crate) fn admit_one(
             let new_txn_partition = register_txn_partition(shared, &record.topic, partition);
             let appended = {
                 let mut acc = shared.accumulator.lock().map_err(|_| Error::Closed)?;
-                let appended = acc.append(
-                    &record.topic,
-                    partition,
-                    record.timestamp.unwrap_or_else(now_ms),
-                    record.key.as_deref(),
-                    record.value.as_deref(),
-                    &record.headers,
-                    size - crate::records::RECORD_BATCH_OVERHEAD,
-                    memory,
-                    completion(),
-                )
-                .map_err(|(e, _)| e)?;
+                let appended = acc
+                    .append(
+                        &record.topic,
+                        partition,
+                        record.timestamp.unwrap_or_else(now_ms),
+                        record.key.as_deref(),
+                        record.value.as_deref(),
+                        &record.headers,
+                        size - crate::records::RECORD_BATCH_OVERHEAD,
+                        memory,
+                        completion(),
+                    )
+                    .map_err(|(e, _)| e)?;
                 // Counted while the accumulator is still locked: the sender cannot settle the
                 // record before it is pending.
                 shared.pending.fetch_add(1, Ordering::AcqRel);
@@ -515,12 +500,6 @@ pub(crate) fn admit_batch(
 fn expiry_error(shared: &Shared, record: &HeldRecord) -> Error {
     let config = &shared.cluster.config().producer;
     let waited = config.max_block.min(config.delivery_timeout);
-    if record.memory.is_none() {
-        return Error::QueueFull(format!(
-            "buffer.memory ({} bytes) stayed full for {waited:?} (max.block.ms / delivery.timeout.ms)",
-            config.buffer_memory
-        ));
-    }
     let topic = &record.record.topic;
     match shared.cluster.metadata().topics.get(topic.as_str()) {
         Some(t) if t.error == ErrorCode::UnknownTopicOrPartition || t.error.is_ok() => {
@@ -538,8 +517,8 @@ fn expiry_error(shared: &Shared, record: &HeldRecord) -> Error {
     }
 }
 
-/// Moves held records whose topic's metadata and room in `buffer.memory` are there into their
-/// batches, in order, and fails those past their deadline. Asks for the metadata of topics
+/// Moves held records whose topic's metadata is there into their batches, in order, and fails
+/// those past their deadline. Asks for the metadata of topics
 /// still unknown (with backoff). Returns when to look again. Runs on the sender task.
 pub(crate) fn pump(shared: &Arc<Shared>, now: Instant) -> Option<Instant> {
     if shared.held.is_empty() {
@@ -556,10 +535,10 @@ pub(crate) fn pump(shared: &Arc<Shared>, now: Instant) -> Option<Instant> {
             let Some(queue) = queues.queue_mut(&topic) else {
                 continue;
             };
-            while let Some(front) = queue.front_mut() {
+            while let Some(front) = queue.front() {
                 if front.deadline <= now {
                     if let Some(r) = queue.pop_front() {
-                        shared.held.popped(r.memory.is_some());
+                        shared.held.popped();
                         let e = expiry_error(shared, &r);
                         failed.push((r, e));
                     }
@@ -569,17 +548,8 @@ pub(crate) fn pump(shared: &Arc<Shared>, now: Instant) -> Option<Instant> {
                     unknown.push(topic.to_string());
                     break;
                 };
-                if front.memory.is_none() {
-                    match try_memory(shared, front.size) {
-                        Ok(m) => {
-                            front.memory = Some(m);
-                            shared.held.memory_granted();
-                        }
-                        Err(_) => break,
-                    }
-                }
                 let Some(r) = queue.pop_front() else { break };
-                shared.held.popped(true);
+                shared.held.popped();
                 appended_any |= append_held(shared, r, n);
             }
         }
@@ -615,13 +585,17 @@ pub(crate) fn pump(shared: &Arc<Shared>, now: Instant) -> Option<Instant> {
     }
 }
 
-/// Appends a held record (which has its room in `buffer.memory`) to a partition of its topic,
-/// which has `partitions` partitions now; fails it if it cannot go.
+/// Appends a held record to a partition of its topic, which has `partitions` partitions now;
+/// fails it if it cannot go.
 fn append_held(shared: &Shared, held: HeldRecord, partitions: i32) -> bool {
     let record = &held.record;
     let partition = match record.partition {
         Some(p) if p < 0 || p >= partitions => {
-            fail_held(shared, held, Error::Kafka(ErrorCode::UnknownTopicOrPartition));
+            fail_held(
+                shared,
+                held,
+                Error::Kafka(ErrorCode::UnknownTopicOrPartition),
+            );
             return false;
         }
         Some(p) => p,
@@ -638,10 +612,6 @@ fn append_held(shared: &Shared, held: HeldRecord, partitions: i32) -> bool {
         completion,
         ..
     } = held;
-    let Some(memory) = memory else {
-        fail_completion(shared, completion, Error::Closed);
-        return false;
-    };
     let Ok(mut acc) = shared.accumulator.lock() else {
         fail_completion(shared, completion, Error::Closed);
         return false;

@@ -1,6 +1,5 @@
 //! Records the producer holds because they cannot join a batch yet: their topic's metadata is
-//! not known (librdkafka's "unassigned partition" queue), or `buffer.memory` had no room and
-//! the caller asked not to be refused ([`super::HoldPolicy`]).
+//! not known (librdkafka's "unassigned partition" queue; see [`super::HoldPolicy`]).
 //!
 //! One FIFO per topic keeps the records of a topic in the order they were sent; while a topic
 //! has held records, every later record of that topic is held behind them. A held record has
@@ -28,8 +27,8 @@ pub(crate) struct HeldRecord {
     pub timestamp: i64,
     /// Its size as the first record of a batch (what `buffer.memory` counts).
     pub size: usize,
-    /// Its share of `buffer.memory`: `None` while it waits for room.
-    pub memory: Option<OwnedSemaphorePermit>,
+    /// Its share of `buffer.memory`.
+    pub memory: OwnedSemaphorePermit,
     /// How its outcome is reported.
     pub completion: Completion,
     /// When it fails if it is still held.
@@ -95,9 +94,6 @@ pub(crate) struct Held {
     queues: Mutex<HeldQueues>,
     /// Records held (a fast "nothing held" check).
     count: AtomicUsize,
-    /// Of `count`, records still waiting for room in `buffer.memory` (while any do, records that
-    /// may be held for memory queue behind them instead of taking the room first).
-    waiting_for_memory: AtomicUsize,
     retry: Mutex<MetadataRetry>,
     min_backoff: Duration,
     max_backoff: Duration,
@@ -110,7 +106,6 @@ impl Held {
         Held {
             queues: Mutex::new(HeldQueues::default()),
             count: AtomicUsize::new(0),
-            waiting_for_memory: AtomicUsize::new(0),
             retry: Mutex::new(MetadataRetry {
                 next_at: None,
                 backoff: min_backoff,
@@ -130,21 +125,13 @@ impl Held {
         self.count.load(Ordering::Acquire)
     }
 
-    /// Whether records wait for room in `buffer.memory`.
-    pub fn waiting_for_memory(&self) -> bool {
-        self.waiting_for_memory.load(Ordering::Acquire) > 0
-    }
-
-    /// The queues, locked. Counters change only through [`Held::push`] and [`Held::popped`].
+    /// The queues, locked. The count changes only through [`Held::push`] and [`Held::popped`].
     pub fn lock(&self) -> MutexGuard<'_, HeldQueues> {
         self.queues.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Holds `record` at the back of its topic's queue.
     pub fn push(&self, queues: &mut HeldQueues, topic: &str, record: HeldRecord) {
-        if record.memory.is_none() {
-            self.waiting_for_memory.fetch_add(1, Ordering::AcqRel);
-        }
         self.count.fetch_add(1, Ordering::AcqRel);
         match queues.topics.get_mut(topic) {
             Some(q) => q.push_back(record),
@@ -156,18 +143,9 @@ impl Held {
         }
     }
 
-    /// Accounts for a record taken out of a queue; `had_memory` says whether it held its room
-    /// in `buffer.memory` when it was pushed or acquired it since ([`Held::memory_granted`]).
-    pub fn popped(&self, had_memory: bool) {
-        if !had_memory {
-            self.waiting_for_memory.fetch_sub(1, Ordering::AcqRel);
-        }
+    /// Accounts for a record taken out of a queue.
+    pub fn popped(&self) {
         self.count.fetch_sub(1, Ordering::AcqRel);
-    }
-
-    /// A record that waited for room in `buffer.memory` got it.
-    pub fn memory_granted(&self) {
-        self.waiting_for_memory.fetch_sub(1, Ordering::AcqRel);
     }
 
     /// Whether the held topics' metadata should be asked for now; if so the next request waits

@@ -124,7 +124,11 @@ impl Producer {
         let mut memory = None;
         let mut completion = Some(completion);
         loop {
-            let make = || completion.take().map_or(delivery::Completion::None, |c| c());
+            let make = || {
+                completion
+                    .take()
+                    .map_or(delivery::Completion::None, |c| c())
+            };
             let blocked =
                 admission::admit_one(&self.shared, &record, memory.take(), HoldPolicy::NONE, make)?;
             let Some(blocked) = blocked else {
@@ -281,7 +285,7 @@ impl Producer {
         let held = self.shared.held.lock().take_all();
         let mut purged = held.len();
         for record in held {
-            self.shared.held.popped(record.memory.is_some());
+            self.shared.held.popped();
             settle::fail_held(&self.shared, record, Error::Purged);
         }
         let batches = self

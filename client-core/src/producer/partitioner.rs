@@ -341,11 +341,11 @@ impl PartitionChooser {
         match (self.kind, key) {
             (PartitionerKind::RoundRobin, _) => self.sticky.round_robin(topic, partitions),
             (PartitionerKind::Default, Some(key)) => partition_for_key(key, partitions),
-            (PartitionerKind::Murmur2, key) => partition_for_key(key.unwrap_or_default(), partitions),
-            (PartitionerKind::Consistent, key) => hashed(crc32(key.unwrap_or_default())),
-            (PartitionerKind::ConsistentRandom, Some(key)) if !key.is_empty() => {
-                hashed(crc32(key))
+            (PartitionerKind::Murmur2, key) => {
+                partition_for_key(key.unwrap_or_default(), partitions)
             }
+            (PartitionerKind::Consistent, key) => hashed(crc32(key.unwrap_or_default())),
+            (PartitionerKind::ConsistentRandom, Some(key)) if !key.is_empty() => hashed(crc32(key)),
             (PartitionerKind::Fnv1a, key) => hashed(fnv1a_partition_hash(key.unwrap_or_default())),
             (PartitionerKind::Fnv1aRandom, Some(key)) => hashed(fnv1a_partition_hash(key)),
             (PartitionerKind::Random, Some(_)) => self.sticky.random(partitions),
@@ -359,7 +359,6 @@ impl PartitionChooser {
         }
     }
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -75,55 +75,40 @@ pub struct RecordMetadata {
 }
 
 /// What a non-waiting send ([`crate::Producer::try_send_batch`] and its siblings) does with a
-/// record that cannot go into its partition's batch at once.
+/// record whose topic has no metadata yet.
 ///
-/// A *held* record stays inside the producer, in order behind the records of its topic held
-/// before it, until what it lacks arrives; it then joins its batch like any other. It counts in
-/// [`crate::Producer::pending`] (so `flush` waits for it) and fails, like every record, by its
-/// deadline: `max.block.ms` or `delivery.timeout.ms` after it was sent, whichever comes first.
+/// A *held* record stays inside the producer (librdkafka's "unassigned partition" queue), in
+/// order behind the records of its topic held before it, while the metadata is fetched in the
+/// background (creating the topic where the broker auto-creates topics); it then joins its
+/// batch like any other. It takes its room in `buffer.memory` while it waits, counts in
+/// [`crate::Producer::pending`] (so `flush` waits for it), and fails, like every record, by its
+/// deadline: `max.block.ms` or `delivery.timeout.ms` after it was sent, whichever comes first,
+/// with [`Error::UnknownTopic`] (the cluster reported no such topic) or [`Error::Timeout`] (no
+/// answer). A record for which `buffer.memory` has no room is never held: the call stops before
+/// it (librdkafka's `QUEUE_FULL`), and a waiting caller ([`crate::Producer::send`]) waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HoldPolicy {
-    /// Hold records whose topic has no metadata yet (librdkafka's "unassigned partition"
-    /// queue). The metadata is fetched in the background (creating the topic where the
-    /// broker auto-creates topics); the records take `buffer.memory` while they wait, and fail
-    /// with [`Error::UnknownTopic`] (the broker reported no such topic) or [`Error::Timeout`]
-    /// (no answer) at their deadline. Otherwise the call stops before such a record.
+    /// Hold records whose topic has no metadata yet; otherwise the call stops before such a
+    /// record (unless earlier records of its topic are held: then it is held behind them).
     pub metadata: bool,
-    /// Hold records for which `buffer.memory` has no room now: they get it in order as batches
-    /// complete, or fail with [`Error::QueueFull`] at their deadline. Otherwise the call stops
-    /// before such a record (librdkafka's `QUEUE_FULL`, for callers that refuse it).
-    pub memory: bool,
 }
 
 impl HoldPolicy {
     /// Stop before any record that would wait (the caller waits, or refuses it).
-    pub const NONE: HoldPolicy = HoldPolicy {
-        metadata: false,
-        memory: false,
-    };
-    /// Hold records that wait for metadata; stop when `buffer.memory` is full. The policy of
+    pub const NONE: HoldPolicy = HoldPolicy { metadata: false };
+    /// Hold records that wait for metadata; stop when `buffer.memory` is full: the policy of
     /// librdkafka's `produce()`, which never blocks and answers `QUEUE_FULL`.
-    pub const METADATA: HoldPolicy = HoldPolicy {
-        metadata: true,
-        memory: false,
-    };
-    /// Hold every record that would wait: the call never stops (a Promise-returning `send`
-    /// whose calls must keep their order without blocking the caller).
-    pub const ALL: HoldPolicy = HoldPolicy {
-        metadata: true,
-        memory: true,
-    };
+    pub const METADATA: HoldPolicy = HoldPolicy { metadata: true };
 }
 
 /// What a non-waiting send did with the records it was given.
 #[derive(Debug, Default)]
 pub struct BatchAppend {
     /// Records handled from the front of the slice: appended, held or refused. The rest were
-    /// not looked at: the first of them would have had to wait (for the topic's metadata or for
-    /// room in `buffer.memory`) and the [`HoldPolicy`] said not to hold it.
+    /// not looked at: the first of them would have had to wait (for room in `buffer.memory`, or
+    /// for the topic's metadata when the [`HoldPolicy`] said not to hold it).
     pub consumed: usize,
-    /// Of `consumed`, records held until their topic's metadata or room in `buffer.memory`
-    /// arrives (see [`HoldPolicy`]).
+    /// Of `consumed`, records held until their topic's metadata arrives (see [`HoldPolicy`]).
     pub held: usize,
     /// Records refused, by index, in ascending order (too large, unknown partition, ...).
     pub refused: Vec<(usize, Error)>,

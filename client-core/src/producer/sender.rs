@@ -158,7 +158,7 @@ async fn drain_and_send(
         // The transaction is being aborted or has failed: nothing queued may be sent.
         let held = shared.held.lock().take_all();
         for record in held {
-            shared.held.popped(record.memory.is_some());
+            shared.held.popped();
             fail_held(shared, record, error.duplicate());
         }
         let unsent = shared

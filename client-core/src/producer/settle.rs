@@ -11,7 +11,12 @@ use super::shared::Shared;
 use crate::Error;
 
 /// The broker acknowledged `batch` at `base_offset`.
-pub(crate) fn settle_ok(shared: &Shared, batch: ProducerBatch, base_offset: i64, log_append_time: i64) {
+pub(crate) fn settle_ok(
+    shared: &Shared,
+    batch: ProducerBatch,
+    base_offset: i64,
+    log_append_time: i64,
+) {
     if let Ok(mut acc) = shared.accumulator.lock() {
         acc.sent_settled(&batch, true);
     }
@@ -30,7 +35,12 @@ pub(crate) fn settle_failed(shared: &Shared, batch: ProducerBatch, error: &Error
 
 /// Retries a batch (at the front of its partition queue, after `retry.backoff.ms`) while the
 /// error is retriable, retries remain and the delivery timeout has not passed; fails it otherwise.
-pub(crate) fn retry_or_fail(shared: &Shared, mut batch: ProducerBatch, retriable: bool, error: &Error) {
+pub(crate) fn retry_or_fail(
+    shared: &Shared,
+    mut batch: ProducerBatch,
+    retriable: bool,
+    error: &Error,
+) {
     let config = &shared.cluster.config().producer;
     batch.attempts += 1;
     let retry_at = Instant::now() + shared.cluster.config().retry_backoff;
@@ -69,7 +79,9 @@ pub(crate) fn fail_held(shared: &Shared, record: HeldRecord, error: Error) {
     if let Some(txn) = &shared.txn {
         txn.batch_failed(&error, false);
     }
-    let HeldRecord { completion, memory, .. } = record;
+    let HeldRecord {
+        completion, memory, ..
+    } = record;
     shared.settle(1, || {
         drop(memory);
         completion.send(Err(error));

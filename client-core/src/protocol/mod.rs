@@ -11,13 +11,13 @@ pub mod consumer_protocol;
 mod frame;
 mod negotiate;
 
+pub use crate::error_code::ErrorCode;
 pub use codec::{
     api_name, codec_versions, decode_request, decode_request_header, decode_response,
     decode_response_kind, encode_request, encode_request_kind, encode_response,
     encode_response_kind, request_header_version, response_header_version, DecodedRequest,
     RequestPrefix,
 };
-pub use crate::error_code::ErrorCode;
 pub use frame::{FrameCodec, DEFAULT_MAX_FRAME_SIZE};
 pub use negotiate::{ApiVersionRange, NegotiatedVersions};
 

@@ -7,8 +7,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::protocol::consumer_protocol::Subscription;
 pub use crate::config::Assignor;
+use crate::protocol::consumer_protocol::Subscription;
 use crate::types::TopicPartition;
 
 /// The assignment each member gets.

@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
-pub use assignors::{Assignment, Assignor};
-pub use client::GroupClient;
 pub use crate::protocol::consumer_protocol::{
     decode_assignment, decode_subscription, encode_assignment, encode_subscription, Subscription,
 };
+pub use assignors::{Assignment, Assignor};
+pub use client::GroupClient;
 
 use super::state::Reset;
 use super::Shared;

@@ -26,7 +26,6 @@ use tokio::sync::watch;
 use crate::types::TopicPartition;
 use crate::{Error, ErrorCode};
 
-
 /// Highest Produce version of a protocol-V1 transactional producer (v12 makes the broker add
 /// partitions to the transaction implicitly, which is protocol V2).
 pub(crate) const PRODUCE_MAX_VERSION_V1: i16 = 11;

@@ -20,9 +20,9 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Request, StrBytes};
 
 use super::TransactionManager;
-use crate::types::GroupMetadata;
 use crate::cluster::CoordinatorType;
 use crate::producer::shared::Shared;
+use crate::types::GroupMetadata;
 use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
 
