@@ -1,10 +1,7 @@
-//! Cluster metadata for `list_topics`: one Metadata request for all topics or one, answered with
-//! brokers, topics, partitions, leaders, replicas and ISRs (more than the core's cache keeps).
+//! Cluster metadata for `list_topics`: the core's [`Cluster::describe_metadata`] (brokers,
+//! topics, partitions, leaders, replicas and ISRs) with errors in the shells' form.
 
-use odradek::cluster::Cluster;
-use odradek::protocol::messages::metadata_request::MetadataRequestTopic;
-use odradek::protocol::messages::{MetadataRequest, TopicName};
-use odradek::protocol::types::StrBytes;
+use odradek::cluster::{Cluster, MetadataDetail};
 use odradek::ErrorCode;
 
 use crate::{ClientError, Stage};
@@ -63,88 +60,58 @@ pub struct ClusterMeta {
     pub orig_broker_name: String,
 }
 
-fn error_of(code: i16) -> Option<ClientError> {
-    let code = ErrorCode::from_code(code);
+fn error_of(code: ErrorCode) -> Option<ClientError> {
     (!code.is_ok()).then(|| ClientError::from_core(&odradek::Error::Kafka(code), Stage::Request))
 }
 
-/// Asks any broker for metadata of `topic`, or of every topic.
+fn convert(detail: MetadataDetail) -> ClusterMeta {
+    ClusterMeta {
+        cluster_id: detail.cluster_id,
+        controller_id: detail.controller,
+        brokers: detail
+            .brokers
+            .into_iter()
+            .map(|b| BrokerMeta {
+                id: b.node_id,
+                host: b.host,
+                port: b.port,
+            })
+            .collect(),
+        topics: detail
+            .topics
+            .into_iter()
+            .map(|t| TopicMeta {
+                name: t.name,
+                partitions: t
+                    .partitions
+                    .into_iter()
+                    .map(|p| PartitionMeta {
+                        id: p.partition,
+                        leader: p.leader,
+                        replicas: p.replicas,
+                        isrs: p.isr,
+                        error: error_of(p.error),
+                    })
+                    .collect(),
+                error: error_of(t.error),
+            })
+            .collect(),
+        orig_broker_id: detail.answered_by.0,
+        orig_broker_name: detail.answered_by.1,
+    }
+}
+
+/// Asks any broker for metadata of `topic`, or of every topic (`_ALL_BROKERS_DOWN` when no
+/// broker is known).
 pub async fn list_topics(
     cluster: &Cluster,
     topic: Option<&str>,
 ) -> Result<ClusterMeta, ClientError> {
-    let map = |e: odradek::Error| ClientError::from_core(&e, Stage::Request);
-    let mut meta = cluster.metadata();
-    if meta.brokers.is_empty() {
-        meta = cluster.refresh().await.map_err(map)?;
+    match cluster.describe_metadata(topic).await {
+        Ok(detail) => Ok(convert(detail)),
+        Err(odradek::Error::Kafka(ErrorCode::BrokerNotAvailable)) => {
+            Err(ClientError::new(crate::codes::ALL_BROKERS_DOWN, None))
+        }
+        Err(e) => Err(ClientError::from_core(&e, Stage::Request)),
     }
-    let mut ids: Vec<i32> = meta.brokers.keys().copied().collect();
-    ids.sort_unstable();
-    let mut last = ClientError::new(crate::codes::ALL_BROKERS_DOWN, None);
-    for id in ids {
-        let connection = match cluster.connection(id).await {
-            Ok(c) => c,
-            Err(e) => {
-                last = map(e);
-                continue;
-            }
-        };
-        let request = MetadataRequest::default()
-            .with_topics(topic.map(|t| {
-                vec![MetadataRequestTopic::default()
-                    .with_name(Some(TopicName(StrBytes::from_string(t.to_string()))))]
-            }))
-            .with_allow_auto_topic_creation(cluster.config().allow_auto_create_topics);
-        let response = match connection.send(&request).await {
-            Ok(r) => r,
-            Err(e) => {
-                cluster.on_error(&e);
-                last = map(e);
-                continue;
-            }
-        };
-        let mut brokers: Vec<BrokerMeta> = response
-            .brokers
-            .iter()
-            .map(|b| BrokerMeta {
-                id: b.node_id.0,
-                host: b.host.to_string(),
-                port: b.port,
-            })
-            .collect();
-        brokers.sort_by_key(|b| b.id);
-        let topics = response
-            .topics
-            .iter()
-            .filter_map(|t| {
-                let name = t.name.as_ref()?.to_string();
-                let mut partitions: Vec<PartitionMeta> = t
-                    .partitions
-                    .iter()
-                    .map(|p| PartitionMeta {
-                        id: p.partition_index,
-                        leader: p.leader_id.0,
-                        replicas: p.replica_nodes.iter().map(|n| n.0).collect(),
-                        isrs: p.isr_nodes.iter().map(|n| n.0).collect(),
-                        error: error_of(p.error_code),
-                    })
-                    .collect();
-                partitions.sort_by_key(|p| p.id);
-                Some(TopicMeta {
-                    name,
-                    partitions,
-                    error: error_of(t.error_code),
-                })
-            })
-            .collect();
-        return Ok(ClusterMeta {
-            cluster_id: response.cluster_id.as_ref().map(|c| c.to_string()),
-            controller_id: response.controller_id.0,
-            brokers,
-            topics,
-            orig_broker_id: id,
-            orig_broker_name: connection.addr().to_string(),
-        });
-    }
-    Err(last)
 }

@@ -4,7 +4,7 @@
 //! or null), so the JavaScript layer can reproduce KafkaJS's aggregate errors and its
 //! "already exists is not a failure" rule for `createTopics`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{Buffer, PromiseRaw};
@@ -14,7 +14,7 @@ use odradek::admin::{NewTopic, OffsetSpec, TopicDescription};
 use odradek::producer::TopicPartition;
 use odradek::{Admin, ErrorCode};
 
-use crate::{error, groups, rt};
+use crate::{error, rt};
 
 /// A config entry.
 #[napi(object)]
@@ -421,9 +421,21 @@ impl NativeAdmin {
     ) -> napi::Result<PromiseRaw<'env, Vec<TopicOffsets>>> {
         let core = self.core.clone();
         rt::promise(env, async move {
-            let mut committed = groups::offset_fetch(core.cluster(), &group_id)
+            let offsets = core
+                .list_group_offsets(&group_id, None)
                 .await
                 .map_err(error::request)?;
+            let mut committed: BTreeMap<String, Vec<(i32, i64, Option<String>)>> = BTreeMap::new();
+            for o in offsets {
+                if let Some(code) = o.error {
+                    return Err(error::kafka(code, &format!("{}-{}", o.partition.topic, o.partition.partition)));
+                }
+                committed.entry(o.partition.topic.to_string()).or_default().push((
+                    o.partition.partition,
+                    o.offset.unwrap_or(-1),
+                    Some(o.metadata).filter(|m| !m.is_empty()),
+                ));
+            }
             let names: Vec<String> = match topics {
                 Some(t) => t,
                 None => committed.keys().cloned().collect(),
@@ -433,19 +445,19 @@ impl NativeAdmin {
                 let found = committed.remove(&topic).unwrap_or_default();
                 let mut parts: Vec<i32> = partitions_of(&core, &topic).await?;
                 for c in &found {
-                    if !parts.contains(&c.partition) {
-                        parts.push(c.partition);
+                    if !parts.contains(&c.0) {
+                        parts.push(c.0);
                     }
                 }
                 parts.sort_unstable();
                 let partitions = parts
                     .into_iter()
                     .map(|p| {
-                        let c = found.iter().find(|c| c.partition == p);
+                        let c = found.iter().find(|c| c.0 == p);
                         PartitionOffset {
                             partition: p,
-                            offset: c.map_or(-1, |c| c.offset).to_string(),
-                            metadata: c.and_then(|c| c.metadata.clone()),
+                            offset: c.map_or(-1, |c| c.1).to_string(),
+                            metadata: c.and_then(|c| c.2.clone()),
                         }
                     })
                     .collect();
@@ -463,16 +475,19 @@ impl NativeAdmin {
     ) -> napi::Result<PromiseRaw<'env, Vec<GroupOverview>>> {
         let core = self.core.clone();
         rt::promise(env, async move {
-            let listed = groups::list_groups(core.cluster())
-                .await
-                .map_err(error::request)?;
-            Ok(listed
-                .into_iter()
-                .map(|g| GroupOverview {
-                    group_id: g.group_id,
-                    protocol_type: g.protocol_type,
-                })
-                .collect())
+            let mut listed: BTreeMap<String, GroupOverview> = BTreeMap::new();
+            for (_, answer) in core.list_groups().await.map_err(error::request)? {
+                for g in answer.map_err(error::request)? {
+                    listed.insert(
+                        g.group_id.clone(),
+                        GroupOverview {
+                            group_id: g.group_id,
+                            protocol_type: g.protocol_type,
+                        },
+                    );
+                }
+            }
+            Ok(listed.into_values().collect())
         })
     }
 
@@ -485,28 +500,37 @@ impl NativeAdmin {
     ) -> napi::Result<PromiseRaw<'env, Vec<GroupDescription>>> {
         let core = self.core.clone();
         rt::promise(env, async move {
-            let described = groups::describe_groups(core.cluster(), &group_ids)
-                .await
-                .map_err(error::request)?;
+            let names: Vec<&str> = group_ids.iter().map(String::as_str).collect();
+            let described = core.describe_groups(&names).await.map_err(error::request)?;
             Ok(described
                 .into_iter()
-                .map(|g| GroupDescription {
-                    error_code: i32::from(g.error_code),
-                    group_id: g.group_id,
-                    state: g.state,
-                    protocol_type: g.protocol_type,
-                    protocol: g.protocol,
-                    members: g
-                        .members
-                        .into_iter()
-                        .map(|m| MemberDescription {
-                            member_id: m.member_id,
-                            client_id: m.client_id,
-                            client_host: m.client_host,
-                            member_metadata: Buffer::from(m.metadata.to_vec()),
-                            member_assignment: Buffer::from(m.assignment.to_vec()),
-                        })
-                        .collect(),
+                .map(|(group_id, answer)| match answer {
+                    Ok(g) => GroupDescription {
+                        error_code: 0,
+                        group_id: g.group_id,
+                        state: g.state,
+                        protocol_type: g.protocol_type,
+                        protocol: g.protocol,
+                        members: g
+                            .members
+                            .into_iter()
+                            .map(|m| MemberDescription {
+                                member_id: m.member_id,
+                                client_id: m.client_id,
+                                client_host: m.client_host,
+                                member_metadata: Buffer::from(m.metadata_bytes.to_vec()),
+                                member_assignment: Buffer::from(m.assignment_bytes.to_vec()),
+                            })
+                            .collect(),
+                    },
+                    Err(e) => GroupDescription {
+                        error_code: i32::from(e.kafka_code().code()),
+                        group_id,
+                        state: String::new(),
+                        protocol_type: String::new(),
+                        protocol: String::new(),
+                        members: Vec::new(),
+                    },
                 })
                 .collect())
         })

@@ -19,7 +19,6 @@
 mod admin;
 mod consumer;
 mod error;
-mod groups;
 mod pack;
 mod producer;
 mod records;

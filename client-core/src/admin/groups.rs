@@ -43,6 +43,11 @@ pub struct GroupMember {
     pub client_host: String,
     /// Partitions assigned to it (decoded for `consumer` groups; empty otherwise).
     pub assignment: Vec<TopicPartition>,
+    /// The member's metadata as the broker returned it (the consumer protocol's subscription
+    /// for `consumer` groups): what KafkaJS's `describeGroups` hands out.
+    pub metadata_bytes: bytes::Bytes,
+    /// The member's assignment as the broker returned it.
+    pub assignment_bytes: bytes::Bytes,
 }
 
 /// A described group.
@@ -222,6 +227,8 @@ impl Call for DescribeGroups<'_> {
                         } else {
                             Vec::new()
                         },
+                        metadata_bytes: m.member_metadata,
+                        assignment_bytes: m.member_assignment,
                     })
                     .collect();
                 let description = GroupDescription {

@@ -9,6 +9,7 @@
 //! newer entry.
 
 mod coordinator;
+mod describe;
 mod metadata;
 
 use std::collections::{HashMap, HashSet};
@@ -21,6 +22,7 @@ use kafka_protocol::messages::{MetadataRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
 pub use coordinator::CoordinatorType;
+pub use describe::{MetadataDetail, PartitionDetail, TopicDetail};
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
 
 use crate::config::ClientConfig;
