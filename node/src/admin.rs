@@ -428,13 +428,19 @@ impl NativeAdmin {
             let mut committed: BTreeMap<String, Vec<(i32, i64, Option<String>)>> = BTreeMap::new();
             for o in offsets {
                 if let Some(code) = o.error {
-                    return Err(error::kafka(code, &format!("{}-{}", o.partition.topic, o.partition.partition)));
+                    return Err(error::kafka(
+                        code,
+                        &format!("{}-{}", o.partition.topic, o.partition.partition),
+                    ));
                 }
-                committed.entry(o.partition.topic.to_string()).or_default().push((
-                    o.partition.partition,
-                    o.offset.unwrap_or(-1),
-                    Some(o.metadata).filter(|m| !m.is_empty()),
-                ));
+                committed
+                    .entry(o.partition.topic.to_string())
+                    .or_default()
+                    .push((
+                        o.partition.partition,
+                        o.offset.unwrap_or(-1),
+                        Some(o.metadata).filter(|m| !m.is_empty()),
+                    ));
             }
             let names: Vec<String> = match topics {
                 Some(t) => t,

@@ -18,9 +18,9 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
+use super::client::Admin;
 use super::driver::{answers_by_key, retry_mutation, retry_read, Call, Outcome, Route};
 use super::types::{AlterConfigOp, ConfigEntry, ConfigResource, ConfigSource};
-use super::Admin;
 use crate::net::Connection;
 use crate::{ErrorCode, Result};
 

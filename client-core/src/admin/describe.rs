@@ -6,13 +6,13 @@ use std::collections::HashMap;
 use kafka_protocol::messages::metadata_response::MetadataResponseTopic;
 use kafka_protocol::messages::{ApiKey, DescribeClusterRequest, DescribeLogDirsRequest};
 
+use super::client::Admin;
 use super::driver::{all_to, answers_by_key, retry_read, Call, Outcome, Route};
 use super::route::metadata_request;
 use super::types::{
     BrokerDescription, ClusterDescription, LogDirDescription, PartitionDescription, ReplicaInfo,
     TopicDescription, TopicListing,
 };
-use super::Admin;
 use crate::net::Connection;
 use crate::{ErrorCode, Result};
 

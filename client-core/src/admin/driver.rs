@@ -16,7 +16,7 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use tokio::time::Instant;
 
-use super::Admin;
+use super::client::Admin;
 use crate::net::Connection;
 use crate::{Error, ErrorCode, Result};
 

@@ -11,9 +11,9 @@ use kafka_protocol::messages::offset_delete_request::{
 };
 use kafka_protocol::messages::{GroupId, OffsetCommitRequest, OffsetDeleteRequest, TopicName};
 
+use super::client::Admin;
 use super::driver::{Call, Outcome, Route};
 use super::groups::{coordinator_error, coordinator_routes, sb};
-use super::Admin;
 use crate::net::Connection;
 use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};

@@ -11,8 +11,8 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
+use super::client::Admin;
 use super::driver::{answers_by_key, Call, Outcome, Route};
-use super::Admin;
 use crate::net::Connection;
 use crate::protocol::consumer_protocol::decode_assignment;
 use crate::types::TopicPartition;

@@ -13,6 +13,7 @@
 //! `driver`). Versions are negotiated per connection and every request sets only fields that
 //! exist in the version chosen. The admin client never auto-creates topics.
 
+mod client;
 mod configs;
 mod describe;
 mod driver;
@@ -23,10 +24,7 @@ mod route;
 mod topics;
 mod types;
 
-/// A full copy of an [`Error`](crate::Error) (it is not `Clone`); the producer uses it too.
-use std::sync::atomic::{AtomicBool, AtomicUsize};
-use std::sync::Arc;
-
+pub use client::Admin;
 pub use groups::{GroupDescription, GroupListing, GroupMember, GroupOffset};
 pub use types::{
     AlterConfigOp, BrokerDescription, ClusterDescription, ConfigEntry, ConfigOp, ConfigResource,
@@ -34,45 +32,10 @@ pub use types::{
     PartitionDescription, ReplicaInfo, TopicDescription, TopicListing,
 };
 
-use crate::cluster::Cluster;
-use crate::config::ClientConfig;
 use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
 
-/// An asynchronous Kafka admin client. Every method takes `&self`; share it behind an `Arc`.
-#[derive(Debug)]
-pub struct Admin {
-    cluster: Arc<Cluster>,
-    /// Set after a retriable failure: the next routing step refreshes metadata.
-    stale: AtomicBool,
-    /// Bumped on failures so "any broker" requests move on to another broker.
-    rotation: AtomicUsize,
-}
-
 impl Admin {
-    /// An admin client; nothing is connected until the first call. `allow.auto.create.topics`
-    /// is forced off: looking a topic up must never create it.
-    pub fn new(mut config: ClientConfig) -> Admin {
-        config.allow_auto_create_topics = false;
-        Admin {
-            cluster: Cluster::new(config),
-            stale: AtomicBool::new(true),
-            rotation: AtomicUsize::new(0),
-        }
-    }
-
-    /// Builds an admin client from Kafka property names.
-    pub fn from_map<K: AsRef<str>, V: AsRef<str>>(
-        entries: impl IntoIterator<Item = (K, V)>,
-    ) -> Result<Admin> {
-        Ok(Admin::new(ClientConfig::from_map(entries)?))
-    }
-
-    /// The cluster view (metadata, connections).
-    pub fn cluster(&self) -> &Arc<Cluster> {
-        &self.cluster
-    }
-
     /// Creates topics. With `validate_only` the broker checks the request (name, partitions,
     /// replication factor, configs) without creating anything. Per topic: its id, partition
     /// count, replication factor and configs, or e.g. TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS,
@@ -287,11 +250,6 @@ impl Admin {
     ) -> Result<Vec<(TopicPartition, Result<()>)>> {
         let call = group_offsets::DeleteGroupOffsets { group, partitions };
         Ok(per_partition(one(driver::run(self, &call, 1).await?)?))
-    }
-
-    /// Closes every connection.
-    pub fn close(&self) {
-        self.cluster.close();
     }
 }
 

@@ -11,9 +11,9 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
+use super::client::Admin;
 use super::driver::{answers_by_key, Call, Outcome, Route};
 use super::types::{ListedOffset, OffsetSpec};
-use super::Admin;
 use crate::net::Connection;
 use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};

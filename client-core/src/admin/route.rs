@@ -16,8 +16,8 @@ use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::{MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
+use super::client::Admin;
 use super::driver::Route;
-use super::Admin;
 use crate::cluster::ClusterMetadata;
 use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};

@@ -12,9 +12,9 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
+use super::client::Admin;
 use super::driver::{all_to, answers_by_key, retry_mutation, Call, Outcome, Route};
 use super::types::{ConfigEntry, ConfigSource, CreatedTopic, NewTopic};
-use super::Admin;
 use crate::net::Connection;
 use crate::{ErrorCode, Result};
 

@@ -3,7 +3,7 @@
 use kafka_protocol::messages::{ApiKey, FindCoordinatorRequest};
 use kafka_protocol::protocol::StrBytes;
 
-use super::Cluster;
+use super::view::Cluster;
 use crate::{Error, ErrorCode, Result};
 
 /// The kind of coordinator to look up (the request's `key_type`).

@@ -7,7 +7,8 @@ use kafka_protocol::messages::{MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
-use super::{BrokerInfo, Cluster};
+use super::metadata::BrokerInfo;
+use super::view::Cluster;
 use crate::{Error, ErrorCode, Result};
 
 /// A partition as one Metadata response describes it.

@@ -14,9 +14,9 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::offsets::{list_offsets, EARLIEST, LATEST};
 use super::session::{FetchParams, SessionRequest, MIN_SESSION_VERSION};
+use super::shared::Shared;
 use super::state::{Buffered, Reset};
 use super::validate::{observe_leader_epoch, validate_positions};
-use super::Shared;
 use crate::cluster::BrokerInfo;
 use crate::config::ConsumerConfig;
 use crate::records::RecordBatches;

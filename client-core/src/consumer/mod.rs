@@ -20,129 +20,30 @@ mod commit_async;
 mod fetcher;
 pub mod group;
 mod offsets;
+mod record;
 mod session;
+mod shared;
 mod state;
 mod validate;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use tokio::sync::Notify;
 
 pub use group::{Assignor, Handled, RebalanceListener, Topics};
 pub use offsets::{list_offsets, EARLIEST, LATEST};
+pub use record::ConsumerRecord;
 
 use crate::cluster::Cluster;
 use crate::config::{ClientConfig, OffsetReset};
-use crate::records::{Header, TimestampType};
+use crate::records::TimestampType;
 use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
+use shared::Shared;
 use state::{PartState, Reset, State};
-
-/// A record handed to the application.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConsumerRecord {
-    /// Topic.
-    pub topic: Arc<str>,
-    /// Partition.
-    pub partition: i32,
-    /// Offset.
-    pub offset: i64,
-    /// Timestamp in ms.
-    pub timestamp: i64,
-    /// Create time or log-append time.
-    pub timestamp_type: TimestampType,
-    /// Key; `None` is null.
-    pub key: Option<Bytes>,
-    /// Value; `None` is null.
-    pub value: Option<Bytes>,
-    /// Headers in wire order.
-    pub headers: Vec<Header>,
-    /// Leader epoch of the batch (`None` when not stamped).
-    pub leader_epoch: Option<i32>,
-}
-
-/// State shared with the fetcher and the group membership task.
-#[derive(Debug)]
-pub(crate) struct Shared {
-    cluster: Arc<Cluster>,
-    state: Mutex<State>,
-    fetch_wake: Notify,
-    data_ready: Notify,
-    /// The group client when `group.id` is set.
-    group: Option<Arc<tokio::sync::Mutex<group::GroupClient>>>,
-    /// An error for the next `poll` that is not tied to a partition (e.g. fenced member).
-    error: Mutex<Option<Error>>,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn set_error(&self, e: Error) {
-        if let Ok(mut slot) = self.error.lock() {
-            *slot = Some(e);
-        }
-        self.data_ready.notify_waiters();
-    }
-
-    /// Adopts a group assignment: kept partitions keep their positions, `added` ones start from
-    /// the committed offsets.
-    fn set_group_assignment(&self, all: &[TopicPartition], added: &[TopicPartition]) {
-        let mut state = self.lock();
-        let mut parts = HashMap::new();
-        for tp in all {
-            let p = match state.parts.remove(tp) {
-                Some(p) if !added.contains(tp) => p,
-                _ => PartState::new(Some(group::committed_reset())),
-            };
-            parts.insert(tp.clone(), p);
-        }
-        state.parts = parts;
-        state.order = all.to_vec();
-        let State {
-            buffer,
-            parts,
-            buffered_bytes,
-            ..
-        } = &mut *state;
-        buffer.retain(|b| {
-            let keep = parts.contains_key(&b.tp);
-            if !keep {
-                *buffered_bytes -= b.bytes;
-            }
-            keep
-        });
-        drop(state);
-        self.fetch_wake.notify_one();
-    }
-
-    /// Drops partitions from the assignment (revoked or lost).
-    fn remove_partitions(&self, partitions: &[TopicPartition]) {
-        let mut state = self.lock();
-        for tp in partitions {
-            state.parts.remove(tp);
-        }
-        state.order.retain(|tp| !partitions.contains(tp));
-        let State {
-            buffer,
-            parts,
-            buffered_bytes,
-            ..
-        } = &mut *state;
-        buffer.retain(|b| {
-            let keep = parts.contains_key(&b.tp);
-            if !keep {
-                *buffered_bytes -= b.bytes;
-            }
-            keep
-        });
-    }
-}
 
 /// An asynchronous Kafka consumer for assigned partitions.
 #[derive(Debug)]
@@ -217,7 +118,7 @@ impl Consumer {
     pub fn assign(&self, partitions: &[TopicPartition]) {
         // With group.id set, assigned partitions start from the group's committed offsets.
         let reset = if self.shared.group.is_some() {
-            Some(group::committed_reset())
+            Some(Reset::Committed)
         } else {
             default_reset(self.shared.cluster.config().consumer.auto_offset_reset)
         };

@@ -20,8 +20,8 @@ use kafka_protocol::messages::offset_for_leader_epoch_request::{
 use kafka_protocol::messages::{ApiKey, BrokerId, OffsetForLeaderEpochRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
+use super::shared::Shared;
 use super::state::{PartState, Reset};
-use super::Shared;
 use crate::config::OffsetReset;
 use crate::types::TopicPartition;
 use crate::{Error, ErrorCode};

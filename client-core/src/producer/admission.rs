@@ -22,11 +22,26 @@ use tokio::sync::{OwnedSemaphorePermit, TryAcquireError};
 use super::delivery::{self, Completion, DeliveryBatch, ReportQueue};
 use super::held::{HeldQueues, HeldRecord};
 use super::partitioner::StickyRun;
+use super::record::{HoldPolicy, ProducerRecord};
 use super::settle::fail_held;
 use super::shared::Shared;
-use super::{BatchAppend, HoldPolicy, ProducerRecord};
 use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
+
+/// What a non-waiting send did with the records it was given.
+#[derive(Debug, Default)]
+pub struct BatchAppend {
+    /// Records handled from the front of the slice: appended, held or refused. The rest were
+    /// not looked at: the first of them would have had to wait (for room in `buffer.memory`, or
+    /// for the topic's metadata when the [`HoldPolicy`] said not to hold it).
+    pub consumed: usize,
+    /// Of `consumed`, records held until their topic's metadata arrives (see [`HoldPolicy`]).
+    pub held: usize,
+    /// Records refused, by index, in ascending order (too large, unknown partition, ...).
+    pub refused: Vec<(usize, Error)>,
+    /// The appended and held records' deliveries, by index (untracked unless asked for).
+    pub deliveries: DeliveryBatch,
+}
 
 /// How the records of one call report their outcomes.
 pub(crate) enum Tracking<'a> {

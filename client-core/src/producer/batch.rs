@@ -7,7 +7,7 @@ use bytes::Bytes;
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::delivery::{Completion, Resolver};
-use super::RecordMetadata;
+use super::record::RecordMetadata;
 use crate::records::{BatchBuilder, Compression, Header};
 use crate::types::TopicPartition;
 use crate::{Error, Result};

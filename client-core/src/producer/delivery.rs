@@ -10,7 +10,7 @@ use std::task::{Context, Poll, Waker};
 
 use tokio::sync::oneshot;
 
-use super::RecordMetadata;
+use super::record::RecordMetadata;
 use crate::{Error, Result};
 
 /// One record's slot in a shared completion.

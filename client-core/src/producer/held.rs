@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::delivery::Completion;
-use super::ProducerRecord;
+use super::record::ProducerRecord;
 
 /// A record waiting to join a batch.
 #[derive(Debug)]

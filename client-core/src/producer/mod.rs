@@ -33,9 +33,10 @@ use tokio::sync::oneshot;
 
 pub use crate::cluster::BrokerStats;
 pub use crate::types::{GroupMetadata, TopicPartition};
+pub use admission::BatchAppend;
 pub use delivery::{DeliveryBatch, DeliveryFuture, Report, ReportQueue};
 pub use partitioner::{murmur2, partition_for_key, Partitioner, StickyPartitioner};
-pub use record::{BatchAppend, HoldPolicy, ProducerRecord, RecordMetadata};
+pub use record::{HoldPolicy, ProducerRecord, RecordMetadata};
 pub use stats::{PartitionStats, ProducerStats};
 pub use txn::TransactionState;
 

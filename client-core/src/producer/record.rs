@@ -1,13 +1,11 @@
 //! The producer's public data types: the record an application sends, where it was written,
-//! what a non-waiting send did, and what it may do with records that cannot be batched yet.
+//! and what a non-waiting send may do with records that cannot be batched yet.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::delivery::DeliveryBatch;
 use crate::records::Header;
-use crate::Error;
 
 /// A record to send.
 #[derive(Debug, Clone, Default)]
@@ -83,7 +81,7 @@ pub struct RecordMetadata {
 /// batch like any other. It takes its room in `buffer.memory` while it waits, counts in
 /// [`crate::Producer::pending`] (so `flush` waits for it), and fails, like every record, by its
 /// deadline: `max.block.ms` or `delivery.timeout.ms` after it was sent, whichever comes first,
-/// with [`Error::UnknownTopic`] (the cluster reported no such topic) or [`Error::Timeout`] (no
+/// with [`crate::Error::UnknownTopic`] (the cluster reported no such topic) or [`crate::Error::Timeout`] (no
 /// answer). A record for which `buffer.memory` has no room is never held: the call stops before
 /// it (librdkafka's `QUEUE_FULL`), and a waiting caller ([`crate::Producer::send`]) waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,19 +97,4 @@ impl HoldPolicy {
     /// Hold records that wait for metadata; stop when `buffer.memory` is full: the policy of
     /// librdkafka's `produce()`, which never blocks and answers `QUEUE_FULL`.
     pub const METADATA: HoldPolicy = HoldPolicy { metadata: true };
-}
-
-/// What a non-waiting send did with the records it was given.
-#[derive(Debug, Default)]
-pub struct BatchAppend {
-    /// Records handled from the front of the slice: appended, held or refused. The rest were
-    /// not looked at: the first of them would have had to wait (for room in `buffer.memory`, or
-    /// for the topic's metadata when the [`HoldPolicy`] said not to hold it).
-    pub consumed: usize,
-    /// Of `consumed`, records held until their topic's metadata arrives (see [`HoldPolicy`]).
-    pub held: usize,
-    /// Records refused, by index, in ascending order (too large, unknown partition, ...).
-    pub refused: Vec<(usize, Error)>,
-    /// The appended and held records' deliveries, by index (untracked unless asked for).
-    pub deliveries: DeliveryBatch,
 }

@@ -7,7 +7,7 @@
 //! so a restart within `session.timeout.ms` gets the same partitions without a rebalance.
 
 mod assignors;
-mod client;
+pub(crate) mod client;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,8 +22,7 @@ pub use crate::protocol::consumer_protocol::{
 pub use assignors::{Assignment, Assignor};
 pub use client::GroupClient;
 
-use super::state::Reset;
-use super::Shared;
+use super::shared::Shared;
 use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
 
@@ -478,9 +477,4 @@ async fn settled(l: &dyn RebalanceListener, max_wait: Duration) -> bool {
         tracing::warn!("rebalance event not handled within max.poll.interval.ms; applying it");
     }
     done
-}
-
-/// Marks `partitions` to start from the group's committed offsets.
-pub(crate) fn committed_reset() -> Reset {
-    Reset::Committed
 }

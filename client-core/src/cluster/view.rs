@@ -1,0 +1,397 @@
+//! The cluster view one client instance keeps: metadata snapshot, topics of interest, one
+//! connection slot per broker, and the refresh that merges concurrent callers.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+use kafka_protocol::messages::{MetadataRequest, TopicName};
+use kafka_protocol::protocol::StrBytes;
+
+use super::metadata::{BrokerInfo, ClusterMetadata, TopicInfo};
+use crate::config::ClientConfig;
+use crate::net::Connection;
+use crate::{Error, ErrorCode, Result};
+
+/// Per-broker counters of a statistics snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerStats {
+    /// Broker address.
+    pub broker: String,
+    /// Requests sent.
+    pub requests: u64,
+    /// Bytes written.
+    pub bytes_sent: u64,
+    /// Bytes read.
+    pub bytes_received: u64,
+    /// Mean round trip, microseconds.
+    pub mean_latency_us: u64,
+    /// Requests awaiting a response.
+    pub in_flight: usize,
+}
+
+/// Connection state for one broker.
+#[derive(Debug, Default)]
+struct BrokerSlot {
+    connection: Option<Arc<Connection>>,
+    failures: u32,
+    retry_at: Option<Instant>,
+}
+
+/// Shared cluster state of one client instance.
+#[derive(Debug)]
+pub struct Cluster {
+    config: ClientConfig,
+    metadata: RwLock<Arc<ClusterMetadata>>,
+    /// Topics this client cares about (refreshed together).
+    interest: Mutex<HashSet<String>>,
+    slots: Mutex<HashMap<i32, Arc<tokio::sync::Mutex<BrokerSlot>>>>,
+    bootstrap: tokio::sync::Mutex<Option<Arc<Connection>>>,
+    refresh_lock: tokio::sync::Mutex<()>,
+    generation: AtomicU64,
+    stale: std::sync::atomic::AtomicBool,
+}
+
+/// A little jitter (±20%) without a random-number dependency.
+fn jitter(d: Duration) -> Duration {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |t| t.subsec_nanos());
+    let factor = 0.8 + f64::from(nanos % 400) / 1000.0;
+    d.mul_f64(factor)
+}
+
+impl Cluster {
+    /// A cluster handle; nothing is connected until first use.
+    pub fn new(config: ClientConfig) -> Arc<Cluster> {
+        Arc::new(Cluster {
+            config,
+            metadata: RwLock::new(Arc::new(ClusterMetadata::default())),
+            interest: Mutex::new(HashSet::new()),
+            slots: Mutex::new(HashMap::new()),
+            bootstrap: tokio::sync::Mutex::new(None),
+            refresh_lock: tokio::sync::Mutex::new(()),
+            generation: AtomicU64::new(0),
+            stale: std::sync::atomic::AtomicBool::new(true),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// The current metadata snapshot.
+    pub fn metadata(&self) -> Arc<ClusterMetadata> {
+        self.metadata
+            .read()
+            .map(|m| m.clone())
+            .unwrap_or_else(|e| e.into_inner().clone())
+    }
+
+    /// Adds `topics` to the topics every refresh asks for (the producer's held records wait for
+    /// theirs).
+    pub fn add_interest(&self, topics: &[String]) {
+        if let Ok(mut interest) = self.interest.lock() {
+            for t in topics {
+                if !interest.contains(t) {
+                    interest.insert(t.clone());
+                }
+            }
+        }
+    }
+
+    /// Marks metadata stale so the next lookup refreshes it.
+    pub fn invalidate(&self) {
+        self.stale.store(true, Ordering::Release);
+    }
+
+    /// Moves a partition to the leader an error response named (KIP-951) without a metadata
+    /// round trip. Returns whether the hint was applied; when it was not (older epoch, unknown
+    /// leader address), the caller falls back to [`Cluster::on_error`].
+    pub fn apply_leader_hint(
+        &self,
+        topic: &str,
+        partition: i32,
+        leader: i32,
+        leader_epoch: i32,
+        endpoints: &[BrokerInfo],
+    ) -> bool {
+        let Ok(mut guard) = self.metadata.write() else {
+            return false;
+        };
+        match guard.with_leader_hint(topic, partition, leader, leader_epoch, endpoints) {
+            Some(updated) => {
+                *guard = Arc::new(updated);
+                drop(guard);
+                self.generation.fetch_add(1, Ordering::AcqRel);
+                tracing::debug!(
+                    topic,
+                    partition,
+                    leader,
+                    leader_epoch,
+                    "leader hint applied"
+                );
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Reacts to an error from a broker: stale-metadata errors and lost connections trigger a
+    /// refresh on next use.
+    pub fn on_error(&self, error: &Error) {
+        let refresh = match error {
+            Error::Kafka(code) => code.invalidates_metadata(),
+            Error::Connection { .. } | Error::Io(_) | Error::Timeout(_) => true,
+            _ => false,
+        };
+        if refresh {
+            self.invalidate();
+        }
+    }
+
+    fn connect(
+        &self,
+        addr: &str,
+    ) -> impl std::future::Future<Output = Result<Arc<Connection>>> + '_ {
+        let c = &self.config;
+        let addr = addr.to_string();
+        async move {
+            Connection::connect(
+                &addr,
+                &c.client_id,
+                c.connection_setup_timeout,
+                c.request_timeout,
+                c.max_in_flight,
+            )
+            .await
+        }
+    }
+
+    /// A connection to any bootstrap server (tried in order), for the first metadata request.
+    async fn bootstrap_connection(&self) -> Result<Arc<Connection>> {
+        let mut guard = self.bootstrap.lock().await;
+        if let Some(c) = guard.as_ref().filter(|c| !c.is_closed()) {
+            return Ok(c.clone());
+        }
+        let mut last = Error::config("bootstrap.servers", "no server given");
+        for addr in &self.config.bootstrap_servers {
+            match self.connect(addr).await {
+                Ok(c) => {
+                    *guard = Some(c.clone());
+                    return Ok(c);
+                }
+                Err(e) => {
+                    tracing::debug!(broker = %addr, error = %e, "bootstrap server unreachable");
+                    last = e;
+                }
+            }
+        }
+        Err(last)
+    }
+
+    /// The connection to broker `node_id`, reconnecting with exponential backoff and jitter
+    /// (`reconnect.backoff.ms` .. `reconnect.backoff.max.ms`) after failures.
+    pub async fn connection(&self, node_id: i32) -> Result<Arc<Connection>> {
+        self.connection_in_slot(node_id, node_id).await
+    }
+
+    /// A connection to broker `node_id` of its own, beside the one produce and fetch requests
+    /// use. A broker answers each connection's requests in order, so a group's heartbeats,
+    /// joins and commits must not queue behind a fetch long-polling for `fetch.max.wait.ms`
+    /// (Kafka's clients keep a separate coordinator connection for the same reason).
+    pub async fn coordinator_connection(&self, node_id: i32) -> Result<Arc<Connection>> {
+        self.connection_in_slot(i32::MAX - node_id, node_id).await
+    }
+
+    async fn connection_in_slot(&self, slot_key: i32, node_id: i32) -> Result<Arc<Connection>> {
+        let slot = {
+            let mut slots = self.slots.lock().map_err(|_| Error::Closed)?;
+            slots.entry(slot_key).or_default().clone()
+        };
+        let mut slot = slot.lock().await;
+        if let Some(c) = slot.connection.as_ref().filter(|c| !c.is_closed()) {
+            return Ok(c.clone());
+        }
+        if let Some(at) = slot.retry_at {
+            tokio::time::sleep_until(at.into()).await;
+        }
+        let addr = self
+            .metadata()
+            .brokers
+            .get(&node_id)
+            .map(|b| format!("{}:{}", b.host, b.port))
+            .ok_or_else(|| Error::Connection {
+                broker: format!("node {node_id}"),
+                detail: "broker not in metadata".into(),
+            })?;
+        match self.connect(&addr).await {
+            Ok(c) => {
+                slot.connection = Some(c.clone());
+                slot.failures = 0;
+                slot.retry_at = None;
+                Ok(c)
+            }
+            Err(e) => {
+                slot.failures = slot.failures.saturating_add(1);
+                let base = self.config.reconnect_backoff;
+                let exp = base.saturating_mul(1u32 << slot.failures.min(16));
+                let backoff = jitter(exp.min(self.config.reconnect_backoff_max));
+                slot.retry_at = Some(Instant::now() + backoff);
+                self.invalidate();
+                Err(e)
+            }
+        }
+    }
+
+    /// Any live connection, preferring an existing one (for metadata requests).
+    async fn any_connection(&self) -> Result<Arc<Connection>> {
+        let nodes: Vec<i32> = self.metadata().brokers.keys().copied().collect();
+        for node in nodes {
+            let existing = {
+                let slots = self.slots.lock().map_err(|_| Error::Closed)?;
+                slots.get(&node).cloned()
+            };
+            if let Some(slot) = existing {
+                if let Ok(s) = slot.try_lock() {
+                    if let Some(c) = s.connection.as_ref().filter(|c| !c.is_closed()) {
+                        return Ok(c.clone());
+                    }
+                }
+            }
+        }
+        self.bootstrap_connection().await
+    }
+
+    /// Metadata for `topic`, refreshing (and, when allowed, auto-creating) until it has
+    /// partitions or `deadline` passes.
+    pub async fn topic(&self, topic: &str, deadline: Instant) -> Result<TopicInfo> {
+        if let Ok(mut interest) = self.interest.lock() {
+            interest.insert(topic.to_string());
+        }
+        let mut backoff = self.config.retry_backoff;
+        loop {
+            let fresh = !self.stale.load(Ordering::Acquire)
+                && self.metadata().age() < self.config.metadata_max_age;
+            let meta = if fresh {
+                self.metadata()
+            } else {
+                self.refresh().await.unwrap_or_else(|_| self.metadata())
+            };
+            let last_error = match meta.topics.get(topic) {
+                Some(t) if t.error.is_ok() && !t.partitions.is_empty() => return Ok(t.clone()),
+                Some(t) => t.error,
+                None => ErrorCode::UnknownTopicOrPartition,
+            };
+            self.invalidate();
+            if Instant::now() + backoff > deadline {
+                return Err(match last_error {
+                    ErrorCode::NoError => ErrorCode::UnknownTopicOrPartition.into(),
+                    code if code.is_retriable() => Error::Timeout(format!(
+                        "topic `{topic}` not available within max.block.ms ({code})"
+                    )),
+                    code => code.into(),
+                });
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(self.config.retry_backoff_max);
+        }
+    }
+
+    /// Fetches metadata for every topic of interest. Callers arriving during a refresh share it.
+    pub async fn refresh(&self) -> Result<Arc<ClusterMetadata>> {
+        let seen = self.generation.load(Ordering::Acquire);
+        let _guard = self.refresh_lock.lock().await;
+        if self.generation.load(Ordering::Acquire) != seen {
+            return Ok(self.metadata());
+        }
+        let topics: Vec<String> = self
+            .interest
+            .lock()
+            .map(|i| i.iter().cloned().collect())
+            .unwrap_or_default();
+        let request = MetadataRequest::default()
+            .with_topics(Some(
+                topics
+                    .iter()
+                    .map(|t| {
+                        MetadataRequestTopic::default()
+                            .with_name(Some(TopicName(StrBytes::from_string(t.clone()))))
+                    })
+                    .collect(),
+            ))
+            .with_allow_auto_topic_creation(self.config.allow_auto_create_topics);
+        let connection = self.any_connection().await?;
+        let response = match connection.send(&request).await {
+            Ok(r) => r,
+            Err(e) => {
+                connection.close("metadata request failed");
+                return Err(e);
+            }
+        };
+        let merged = self.metadata().merge(&response);
+        let merged = Arc::new(merged);
+        if let Ok(mut m) = self.metadata.write() {
+            *m = merged.clone();
+        }
+        self.stale.store(false, Ordering::Release);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        Ok(merged)
+    }
+
+    /// Per-broker traffic counters of live connections.
+    pub fn broker_stats(&self) -> Vec<BrokerStats> {
+        let mut out = Vec::new();
+        if let Ok(slots) = self.slots.lock() {
+            for slot in slots.values() {
+                if let Ok(s) = slot.try_lock() {
+                    if let Some(c) = &s.connection {
+                        let requests = c.stats.requests.load(Ordering::Relaxed);
+                        out.push(BrokerStats {
+                            broker: c.addr().to_string(),
+                            requests,
+                            bytes_sent: c.stats.bytes_sent.load(Ordering::Relaxed),
+                            bytes_received: c.stats.bytes_received.load(Ordering::Relaxed),
+                            mean_latency_us: c.stats.latency_us_total.load(Ordering::Relaxed)
+                                / requests.max(1),
+                            in_flight: c.in_flight(),
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Fetches metadata for every topic in the cluster (pattern subscriptions need this).
+    pub async fn refresh_all(&self) -> Result<Arc<ClusterMetadata>> {
+        let _guard = self.refresh_lock.lock().await;
+        let request = MetadataRequest::default()
+            .with_topics(None)
+            .with_allow_auto_topic_creation(false);
+        let connection = self.any_connection().await?;
+        let response = connection.send(&request).await?;
+        let merged = Arc::new(self.metadata().merge(&response));
+        if let Ok(mut m) = self.metadata.write() {
+            *m = merged.clone();
+        }
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        Ok(merged)
+    }
+
+    /// Closes every connection.
+    pub fn close(&self) {
+        if let Ok(slots) = self.slots.lock() {
+            for slot in slots.values() {
+                if let Ok(s) = slot.try_lock() {
+                    if let Some(c) = &s.connection {
+                        c.close("client closed");
+                    }
+                }
+            }
+        }
+    }
+}
