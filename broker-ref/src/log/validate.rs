@@ -107,8 +107,7 @@ pub fn validate_batch_from(
     now_ms: i64,
     origin: AppendOrigin,
 ) -> Result<ValidatedBatch> {
-    if batch.len() > 16 {
-        let magic = batch[16] as i8;
+    if let Some(magic) = odradek::records::peek_magic(batch) {
         if magic != MAGIC_V2 {
             let code = if (0..MAGIC_V2).contains(&magic) {
                 ErrorCode::UnsupportedForMessageFormat
