@@ -6,6 +6,7 @@
 //! (segmented, indexed, crash-safe storage).
 
 pub mod broker;
+pub mod clock;
 pub mod config;
 pub mod coordinator;
 pub mod dynamic_config;

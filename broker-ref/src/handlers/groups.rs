@@ -59,9 +59,9 @@ pub fn find_coordinator(
     };
     let answer = |key: &str| -> (ErrorCode, Option<String>) {
         match r.key_type {
-            0 if !key.is_empty() => ready(broker.groups.ensure_topic(&broker.topics)),
+            0 if !key.is_empty() => ready(broker.groups.ensure_topic()),
             0 => (ErrorCode::InvalidGroupId, Some("empty group id".into())),
-            1 if !key.is_empty() => ready(broker.txns.ensure_topic(&broker.topics)),
+            1 if !key.is_empty() => ready(broker.txns.ensure_topic()),
             1 => (
                 ErrorCode::InvalidRequest,
                 Some("empty transactional id".into()),
@@ -137,7 +137,7 @@ pub async fn join_group(
         require_known_member: version >= 4,
         version,
     };
-    let a = broker.groups.join(broker, &r.group_id, params).await;
+    let a = broker.groups.join(&r.group_id, params).await;
     let members = a
         .members
         .into_iter()
@@ -170,7 +170,6 @@ pub async fn sync_group(broker: &Arc<Broker>, r: SyncGroupRequest) -> HandlerRes
     let a = broker
         .groups
         .sync(
-            broker,
             &r.group_id,
             &r.member_id,
             r.generation_id,
@@ -212,7 +211,7 @@ pub fn leave_group(broker: &Arc<Broker>, r: LeaveGroupRequest, version: i16) -> 
     } else {
         vec![(r.member_id.to_string(), None)]
     };
-    let resp = match broker.groups.leave(broker, &r.group_id, &members) {
+    let resp = match broker.groups.leave(&r.group_id, &members) {
         Err(code) => LeaveGroupResponse::default().with_error_code(code.code()),
         Ok(codes) if version >= 3 => LeaveGroupResponse::default().with_members(
             members
@@ -247,7 +246,6 @@ pub fn offset_commit(broker: &Arc<Broker>, r: OffsetCommitRequest) -> HandlerRes
         }
     }
     let results = broker.groups.commit(
-        broker,
         &r.group_id,
         &r.member_id,
         r.generation_id_or_member_epoch,
@@ -455,7 +453,7 @@ pub fn delete_groups(broker: &Arc<Broker>, r: DeleteGroupsRequest) -> HandlerRes
         .map(|g| {
             DeletableGroupResult::default()
                 .with_group_id(g.clone())
-                .with_error_code(broker.groups.delete_group(broker, g).code())
+                .with_error_code(broker.groups.delete_group(g).code())
         })
         .collect();
     Ok(ResponseKind::DeleteGroups(
@@ -474,10 +472,7 @@ pub fn offset_delete(broker: &Arc<Broker>, r: OffsetDeleteRequest) -> HandlerRes
                 .map(|p| (t.name.to_string(), p.partition_index))
         })
         .collect();
-    let resp = match broker
-        .groups
-        .delete_offsets(broker, &r.group_id, &partitions)
-    {
+    let resp = match broker.groups.delete_offsets(&r.group_id, &partitions) {
         Err(code) => OffsetDeleteResponse::default().with_error_code(code.code()),
         Ok(results) => {
             let mut topics: Vec<OffsetDeleteResponseTopic> = Vec::new();

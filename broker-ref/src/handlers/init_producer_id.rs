@@ -27,12 +27,10 @@ pub fn handle(broker: &Arc<Broker>, r: InitProducerIdRequest, version: i16) -> H
     if let Some(txn_id) = r.transactional_id.as_ref().filter(|t| !t.is_empty()) {
         let expected = (r.producer_id.0 >= 0 && r.producer_epoch >= 0)
             .then_some((r.producer_id.0, r.producer_epoch));
-        return match broker.txns.init_producer_id(
-            broker,
-            txn_id,
-            r.transaction_timeout_ms,
-            expected,
-        ) {
+        return match broker
+            .txns
+            .init_producer_id(txn_id, r.transaction_timeout_ms, expected)
+        {
             Ok((id, epoch)) => Ok(ResponseKind::InitProducerId(
                 InitProducerIdResponse::default()
                     .with_producer_id(ProducerId(id))

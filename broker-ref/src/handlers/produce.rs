@@ -7,7 +7,8 @@ use kafka_protocol::messages::{ProduceRequest, ProduceResponse, ResponseKind};
 use odradek::ErrorCode;
 
 use super::error_parts;
-use crate::broker::{now_ms, Broker};
+use crate::broker::Broker;
+use crate::clock::now_ms;
 use crate::partition::Partition;
 use crate::Result;
 

@@ -27,7 +27,8 @@ use kafka_protocol::messages::*;
 use odradek::ErrorCode;
 
 use super::{sb, HandlerResult};
-use crate::broker::{now_ms, Broker};
+use crate::broker::Broker;
+use crate::clock::now_ms;
 use crate::coordinator::txn::TxnView;
 use crate::coordinator::TxnCommit;
 use crate::coordinator::OFFSETS_TOPIC;
@@ -115,10 +116,7 @@ fn add_one(
             })
             .collect();
     }
-    let code = match broker
-        .txns
-        .add_partitions(broker, txn_id, producer_id, epoch, &tps)
-    {
+    let code = match broker.txns.add_partitions(txn_id, producer_id, epoch, &tps) {
         Ok(()) => ErrorCode::NoError,
         Err(code) => fenced_for(code, version, 2),
     };
@@ -177,7 +175,7 @@ pub fn add_offsets_to_txn(
 ) -> HandlerResult {
     let code = if r.group_id.is_empty() {
         ErrorCode::InvalidGroupId
-    } else if broker.groups.ensure_topic(&broker.topics).is_err() {
+    } else if broker.groups.ensure_topic().is_err() {
         ErrorCode::CoordinatorNotAvailable
     } else {
         let tp = (
@@ -185,7 +183,6 @@ pub fn add_offsets_to_txn(
             broker.groups.offsets_partition(&r.group_id),
         );
         match broker.txns.add_partitions(
-            broker,
             &r.transactional_id,
             r.producer_id.0,
             r.producer_epoch,
@@ -203,7 +200,6 @@ pub fn add_offsets_to_txn(
 /// Handles EndTxn.
 pub fn end_txn(broker: &Arc<Broker>, r: EndTxnRequest, version: i16) -> HandlerResult {
     let resp = match broker.txns.end_txn(
-        broker,
         &r.transactional_id,
         r.producer_id.0,
         r.producer_epoch,
@@ -257,7 +253,7 @@ pub fn txn_offset_commit(
         r.producer_id.0,
         r.producer_epoch,
         &offsets_tp,
-        || broker.groups.txn_commit(broker, commit),
+        || broker.groups.txn_commit(commit),
     ) {
         Ok(results) => results,
         Err(code) => tps.into_iter().map(|tp| (tp, code)).collect(),
