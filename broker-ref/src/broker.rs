@@ -10,9 +10,9 @@ use crate::config::BrokerConfig;
 use crate::coordinator::producer_ids::ProducerIdManager;
 use crate::coordinator::txn::TransactionCoordinator;
 use crate::coordinator::{CoordinatorLog, GroupCoordinator};
-use crate::handlers::fetch_session::FetchSessionCache;
 use crate::log::LogConfig;
 use crate::partition::TopicRegistry;
+use crate::session::FetchSessionCache;
 use crate::{Error, Result};
 
 /// The broker's shared state.

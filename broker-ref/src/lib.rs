@@ -15,5 +15,6 @@ pub mod handlers;
 pub mod log;
 pub mod partition;
 pub mod server;
+pub mod session;
 
 pub use error::{Error, Result};

@@ -2,7 +2,7 @@
 //! stable offset for read_committed), `max_bytes` and per-partition limits.
 //!
 //! Fetch sessions (KIP-227, Fetch v7+): the session state machine lives in
-//! [`super::fetch_session`]; this module reads what the session context names. A sessionless
+//! [`crate::session::fetch`]; this module reads what the session context names. A sessionless
 //! request (epoch -1, and every request before v7) reads the request's partitions and answers
 //! with session id 0. A full request with epoch 0 reads the request's partitions, answers all of
 //! them and creates a session. An incremental request reads every partition of its session, so
@@ -22,12 +22,12 @@ use odradek::ErrorCode;
 use uuid::Uuid;
 
 use super::error_parts;
-use super::fetch_session::{
+use crate::broker::Broker;
+use crate::partition::{Topic, LEADER_EPOCH};
+use crate::session::fetch::{
     FetchContext, FetchParams, PartitionKey, PartitionResult, SessionUpdate, TopicKey,
     INVALID_SESSION_ID,
 };
-use crate::broker::Broker;
-use crate::partition::{Topic, LEADER_EPOCH};
 use crate::{Error, Result};
 
 /// Handles Fetch.

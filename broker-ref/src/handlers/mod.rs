@@ -8,7 +8,6 @@ mod broker_configs;
 mod chunked;
 mod cluster;
 mod fetch;
-pub mod fetch_session;
 pub mod groups;
 mod init_producer_id;
 pub mod kafka4_api_versions;
