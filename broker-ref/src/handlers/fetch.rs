@@ -21,6 +21,7 @@ use kafka_protocol::protocol::StrBytes;
 use odradek::ErrorCode;
 use uuid::Uuid;
 
+use super::context::RequestContext;
 use super::error_parts;
 use crate::broker::Broker;
 use crate::partition::{Topic, LEADER_EPOCH};
@@ -32,10 +33,11 @@ use crate::{Error, Result};
 
 /// Handles Fetch.
 pub async fn handle(
-    broker: &Arc<Broker>,
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
     request: FetchRequest,
-    version: i16,
 ) -> Result<ResponseKind> {
+    let version = ctx.api_version;
     let max_wait = Duration::from_millis(request.max_wait_ms.max(0) as u64);
     let deadline = tokio::time::Instant::now() + max_wait;
     let min_bytes = request.min_bytes.max(0) as usize;

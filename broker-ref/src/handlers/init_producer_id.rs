@@ -4,18 +4,22 @@
 //! `transaction.max.timeout.ms` is INVALID_TRANSACTION_TIMEOUT, and a new session fences the
 //! previous one.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::{
     InitProducerIdRequest, InitProducerIdResponse, ProducerId, ResponseKind,
 };
 use odradek::ErrorCode;
 
+use super::context::RequestContext;
 use super::HandlerResult;
 use crate::broker::Broker;
 
 /// Handles InitProducerId.
-pub fn handle(broker: &Arc<Broker>, r: InitProducerIdRequest, version: i16) -> HandlerResult {
+pub fn handle(
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
+    r: InitProducerIdRequest,
+) -> HandlerResult {
+    let version = ctx.api_version;
     let error = |code: ErrorCode| {
         Ok(ResponseKind::InitProducerId(
             InitProducerIdResponse::default()

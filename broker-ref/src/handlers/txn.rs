@@ -7,8 +7,6 @@
 //! in the transaction. Both are answered; clients of transaction protocol V1 (this broker does
 //! not finalize `transaction.version` 2) use v0-3.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
 use kafka_protocol::messages::add_partitions_to_txn_response::{
     AddPartitionsToTxnPartitionResult, AddPartitionsToTxnResult, AddPartitionsToTxnTopicResult,
@@ -26,6 +24,7 @@ use kafka_protocol::messages::txn_offset_commit_response::{
 use kafka_protocol::messages::*;
 use odradek::ErrorCode;
 
+use super::context::RequestContext;
 use super::{sb, HandlerResult};
 use crate::broker::Broker;
 use crate::clock::now_ms;
@@ -125,10 +124,11 @@ fn add_one(
 
 /// Handles AddPartitionsToTxn (v0-3 client form, v4+ batched form).
 pub fn add_partitions_to_txn(
-    broker: &Arc<Broker>,
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
     r: AddPartitionsToTxnRequest,
-    version: i16,
 ) -> HandlerResult {
+    let version = ctx.api_version;
     if version <= 3 {
         let codes = add_one(
             broker,
@@ -169,10 +169,11 @@ pub fn add_partitions_to_txn(
 
 /// Handles AddOffsetsToTxn: adds the group's `__consumer_offsets` partition.
 pub fn add_offsets_to_txn(
-    broker: &Arc<Broker>,
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
     r: AddOffsetsToTxnRequest,
-    version: i16,
 ) -> HandlerResult {
+    let version = ctx.api_version;
     let code = if r.group_id.is_empty() {
         ErrorCode::InvalidGroupId
     } else if broker.groups.ensure_topic().is_err() {
@@ -198,7 +199,8 @@ pub fn add_offsets_to_txn(
 }
 
 /// Handles EndTxn.
-pub fn end_txn(broker: &Arc<Broker>, r: EndTxnRequest, version: i16) -> HandlerResult {
+pub fn end_txn(broker: &Broker, ctx: &RequestContext<'_>, r: EndTxnRequest) -> HandlerResult {
+    let version = ctx.api_version;
     let resp = match broker.txns.end_txn(
         &r.transactional_id,
         r.producer_id.0,
@@ -219,10 +221,11 @@ pub fn end_txn(broker: &Arc<Broker>, r: EndTxnRequest, version: i16) -> HandlerR
 /// Handles TxnOffsetCommit: verified against the transaction (the group's offsets partition
 /// must have been added), then written as pending offsets.
 pub fn txn_offset_commit(
-    broker: &Arc<Broker>,
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
     r: TxnOffsetCommitRequest,
-    version: i16,
 ) -> HandlerResult {
+    let version = ctx.api_version;
     let mut offsets = Vec::new();
     for t in &r.topics {
         for p in &t.partitions {
@@ -279,7 +282,8 @@ pub fn txn_offset_commit(
 
 /// Handles DescribeTransactions.
 pub fn describe_transactions(
-    broker: &Arc<Broker>,
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
     r: DescribeTransactionsRequest,
 ) -> HandlerResult {
     let states = r
@@ -324,7 +328,11 @@ fn describe_one(id: TransactionalId, v: TxnView) -> DescribedTxn {
 }
 
 /// Handles ListTransactions (state, producer id, duration and id-pattern filters).
-pub fn list_transactions(broker: &Arc<Broker>, r: ListTransactionsRequest) -> HandlerResult {
+pub fn list_transactions(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    r: ListTransactionsRequest,
+) -> HandlerResult {
     const STATES: [&str; 8] = [
         "Empty",
         "Ongoing",
@@ -390,7 +398,11 @@ pub fn list_transactions(broker: &Arc<Broker>, r: ListTransactionsRequest) -> Ha
 }
 
 /// Handles DescribeProducers: each partition's producer state.
-pub fn describe_producers(broker: &Arc<Broker>, r: DescribeProducersRequest) -> HandlerResult {
+pub fn describe_producers(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    r: DescribeProducersRequest,
+) -> HandlerResult {
     let topics = r
         .topics
         .iter()
