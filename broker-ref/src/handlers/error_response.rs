@@ -88,6 +88,8 @@ pub fn error_response(
             JoinGroupResponse::default()
                 .with_error_code(e)
                 .with_generation_id(-1)
+                // Nullable only from v7.
+                .with_protocol_name((version < 7).then(|| super::sb("")))
                 .with_member_id(r.member_id.clone()),
         ),
         RequestKind::SyncGroup(_) => {
@@ -420,3 +422,6 @@ fn txn_offset_commit(r: &TxnOffsetCommitRequest, e: i16) -> TxnOffsetCommitRespo
         .collect();
     TxnOffsetCommitResponse::default().with_topics(topics)
 }
+
+#[cfg(test)]
+mod tests;
