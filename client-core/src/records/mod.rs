@@ -30,9 +30,9 @@ pub use batch::{
     RECORD_BATCH_OVERHEAD,
 };
 pub use builder::{restamp_producer, stamp_offsets, BatchBuilder};
-pub use header::{peek_batch_length, peek_magic, BatchHeaderView, LOG_OVERHEAD};
 pub use compression::{compress, decompress, Compression};
 pub use control::{ControlRecordType, EndTxnMarker};
+pub use header::{peek_batch_length, peek_magic, BatchHeaderView, LOG_OVERHEAD};
 pub use record::{Header, Record};
 pub use record_set::RecordBatches;
 
