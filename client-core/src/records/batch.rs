@@ -68,6 +68,13 @@ impl BatchAttributes {
             TimestampType::CreateTime
         }
     }
+    /// The same attributes with the timestamp type set to `kind`.
+    pub fn with_timestamp_type(self, kind: TimestampType) -> Self {
+        match kind {
+            TimestampType::LogAppendTime => BatchAttributes(self.0 | Self::TIMESTAMP_TYPE),
+            TimestampType::CreateTime => BatchAttributes(self.0 & !Self::TIMESTAMP_TYPE),
+        }
+    }
     /// Part of a transaction.
     pub fn is_transactional(self) -> bool {
         self.0 & Self::TRANSACTIONAL != 0

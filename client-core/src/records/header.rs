@@ -30,9 +30,6 @@ pub(crate) const PRODUCER_EPOCH: usize = 51;
 pub(crate) const BASE_SEQUENCE: usize = 53;
 pub(crate) const RECORD_COUNT: usize = 57;
 
-/// The timestamp-type bit of the attributes.
-const TIMESTAMP_TYPE_BIT: i16 = 0x08;
-
 #[inline]
 pub(crate) fn read_i16(b: &[u8], at: usize) -> i16 {
     i16::from_be_bytes([b[at], b[at + 1]])
@@ -206,12 +203,8 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> BatchHeaderView<T> {
     }
     /// Sets only the timestamp-type bit of the attributes (covered by the CRC).
     pub fn set_timestamp_type(&mut self, kind: TimestampType) {
-        let mut attributes = self.attributes().0;
-        match kind {
-            TimestampType::LogAppendTime => attributes |= TIMESTAMP_TYPE_BIT,
-            TimestampType::CreateTime => attributes &= !TIMESTAMP_TYPE_BIT,
-        }
-        self.set_attributes(BatchAttributes(attributes));
+        let attributes = self.attributes().with_timestamp_type(kind);
+        self.set_attributes(attributes);
     }
     /// Sets the idempotence fields `producerId`, `producerEpoch` and `baseSequence` (covered by
     /// the CRC).
