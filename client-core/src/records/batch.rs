@@ -158,11 +158,13 @@ impl RecordBatch {
     }
     /// Offset of the last record.
     pub fn last_offset(&self) -> i64 {
-        self.base_offset() + i64::from(self.last_offset_delta())
+        // Wrapping: the base offset of an unstamped batch is whatever the peer sent.
+        self.base_offset()
+            .wrapping_add(i64::from(self.last_offset_delta()))
     }
     /// The offset after this batch.
     pub fn next_offset(&self) -> i64 {
-        self.last_offset() + 1
+        self.last_offset().wrapping_add(1)
     }
     /// Leader epoch stamped by the broker that appended the batch.
     pub fn partition_leader_epoch(&self) -> i32 {
@@ -449,7 +451,9 @@ fn parse_record(
     }
     Ok((
         RecordRef {
-            offset: base_offset + i64::from(offset_delta),
+            // Wrapping, like the timestamp: the base offset is whatever the peer sent (a broker
+            // restamps it), and made-up bytes must not panic.
+            offset: base_offset.wrapping_add(i64::from(offset_delta)),
             timestamp: log_append_time.unwrap_or_else(|| base_timestamp.wrapping_add(ts_delta)),
             key,
             value,
