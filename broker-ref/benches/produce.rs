@@ -31,7 +31,7 @@ fn batch(codec: Compression, producer: Option<(i64, i32)>) -> bytes::Bytes {
             v.push(b'A' + (state % 26) as u8);
         }
         b.append(
-            odradek_broker::broker::now_ms() + i as i64 % 3,
+            odradek_broker::clock::now_ms() + i as i64 % 3,
             None,
             Some(&v),
             &[],
@@ -66,11 +66,11 @@ fn produce(c: &mut Criterion) {
                     if n % 1024 == 0 {
                         // Keeps the directory small; amortised over 1024 appends.
                         partition
-                            .enforce_retention(odradek_broker::broker::now_ms())
+                            .enforce_retention(odradek_broker::clock::now_ms())
                             .expect("retention");
                     }
                     partition
-                        .append_record_set(sample.clone(), odradek_broker::broker::now_ms())
+                        .append_record_set(sample.clone(), odradek_broker::clock::now_ms())
                         .expect("append")
                 })
             },

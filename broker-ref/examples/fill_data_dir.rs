@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use odradek::records::{BatchBuilder, Compression};
-use odradek_broker::broker::{now_ms, Broker};
+use odradek_broker::broker::Broker;
+use odradek_broker::clock::now_ms;
 use odradek_broker::config::BrokerConfig;
 
 fn arg(args: &[String], name: &str, default: i64) -> Result<i64, String> {

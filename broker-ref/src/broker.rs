@@ -3,14 +3,16 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use tokio::sync::Notify;
 
 use crate::config::BrokerConfig;
-use crate::handlers::fetch_session::FetchSessionCache;
+use crate::coordinator::producer_ids::ProducerIdManager;
+use crate::coordinator::txn::TransactionCoordinator;
+use crate::coordinator::{CoordinatorLog, GroupCoordinator};
 use crate::log::LogConfig;
 use crate::partition::TopicRegistry;
+use crate::session::FetchSessionCache;
 use crate::{Error, Result};
 
 /// The broker's shared state.
@@ -29,25 +31,18 @@ pub struct Broker {
     pub advertised_host: String,
     /// Port clients should connect to.
     pub advertised_port: u16,
-    /// Hosted topics.
-    pub topics: TopicRegistry,
+    /// Hosted topics (shared with the coordinators, which keep their state in internal topics).
+    pub topics: Arc<TopicRegistry>,
     /// Notified after every append, so long-polling fetches re-check.
-    pub data_arrived: Notify,
+    pub data_arrived: Arc<Notify>,
     /// Consumer groups and committed offsets.
-    pub groups: crate::coordinator::GroupCoordinator,
-    /// Producer id allocation (InitProducerId).
-    pub producer_ids: crate::coordinator::producer_ids::ProducerIdManager,
+    pub groups: Arc<GroupCoordinator>,
+    /// Producer id allocation (InitProducerId; shared with the transaction coordinator).
+    pub producer_ids: Arc<ProducerIdManager>,
     /// Transactions (transactional ids, markers), persisted in `__transaction_state`.
-    pub txns: crate::coordinator::txn::TransactionCoordinator,
+    pub txns: TransactionCoordinator,
     /// Incremental fetch sessions (KIP-227).
     pub fetch_sessions: FetchSessionCache,
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// Reads or creates `meta.properties` (cluster id and node id), refusing a data directory that
@@ -130,10 +125,20 @@ impl Broker {
         let dynamic = crate::dynamic_config::DynamicConfig::open(&dir, config.clone())?;
         let effective = dynamic.effective();
         let defaults = topic_defaults(&effective)?;
-        let topics = TopicRegistry::open(&dir, defaults, recovery_threads(&effective))?;
-        let groups = crate::coordinator::GroupCoordinator::open(&config, &topics)?;
-        let producer_ids = crate::coordinator::producer_ids::ProducerIdManager::open(&dir)?;
-        let txns = crate::coordinator::txn::TransactionCoordinator::open(&config, &topics)?;
+        let topics = Arc::new(TopicRegistry::open(
+            &dir,
+            defaults,
+            recovery_threads(&effective),
+        )?);
+        let data_arrived = Arc::new(Notify::new());
+        let log = CoordinatorLog {
+            topics: topics.clone(),
+            data_arrived: data_arrived.clone(),
+        };
+        let groups = Arc::new(GroupCoordinator::open(&config, log.clone())?);
+        let producer_ids = Arc::new(ProducerIdManager::open(&dir)?);
+        let txns =
+            TransactionCoordinator::open(&config, log, groups.clone(), producer_ids.clone())?;
         let broker = Arc::new(Broker {
             config,
             dynamic,
@@ -142,14 +147,14 @@ impl Broker {
             advertised_host,
             advertised_port,
             topics,
-            data_arrived: Notify::new(),
+            data_arrived,
             groups,
             producer_ids,
             txns,
             fetch_sessions: FetchSessionCache::new(),
         });
         // Transactions a crash left between their Prepare state and their markers.
-        broker.txns.recover(&broker);
+        broker.txns.recover();
         Ok(broker)
     }
 

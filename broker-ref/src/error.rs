@@ -31,6 +31,9 @@ pub enum Error {
     /// A wire or record codec error.
     #[error(transparent)]
     Codec(#[from] odradek::Error),
+    /// An interception rule the broker cannot apply (see `server::intercept`).
+    #[error("cannot intercept: {0}")]
+    Intercept(String),
 }
 
 impl Error {
@@ -57,6 +60,7 @@ impl Error {
             Error::Config { .. } => ErrorCode::InvalidConfig,
             Error::Io(_) => ErrorCode::KafkaStorageError,
             Error::Codec(e) => e.kafka_code(),
+            Error::Intercept(_) => ErrorCode::InvalidRequest,
         }
     }
 }

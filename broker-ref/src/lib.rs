@@ -1,11 +1,15 @@
 //! Odradek reference broker: a single-node Kafka broker built on the `odradek` protocol and
 //! record modules.
 //!
-//! Request path: [`server`] (listener, connections, framing) → [`handlers`] (one module per API
-//! family) → [`partition`] state (log end offset, high watermark, last stable offset) → [`log`]
-//! (segmented, indexed, crash-safe storage).
+//! Request path: [`server`] (listener, connections, framing, dispatch, the interception point)
+//! → [`handlers`] (request → response, one module per API family, given a
+//! [`handlers::RequestContext`]) → [`coordinator`] (groups, transactions), [`session`] (fetch
+//! sessions) and [`partition`] state (log end offset, high watermark, last stable offset) →
+//! [`log`] (segmented, indexed, crash-safe storage). Each layer uses only those after it in
+//! this list (`scripts/check_layers.py` checks it); [`broker`] assembles the shared state.
 
 pub mod broker;
+pub mod clock;
 pub mod config;
 pub mod coordinator;
 pub mod dynamic_config;
@@ -14,5 +18,6 @@ pub mod handlers;
 pub mod log;
 pub mod partition;
 pub mod server;
+pub mod session;
 
 pub use error::{Error, Result};

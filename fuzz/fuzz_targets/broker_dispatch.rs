@@ -10,7 +10,8 @@ use libfuzzer_sys::fuzz_target;
 use odradek::alloc::UntrustedInputAllocator;
 use odradek_broker::broker::Broker;
 use odradek_broker::config::BrokerConfig;
-use odradek_broker::handlers::dispatch;
+use odradek_broker::handlers::ConnectionContext;
+use odradek_broker::server::{dispatch, Interceptor};
 
 #[global_allocator]
 static ALLOC: UntrustedInputAllocator = UntrustedInputAllocator;
@@ -18,6 +19,8 @@ static ALLOC: UntrustedInputAllocator = UntrustedInputAllocator;
 struct Harness {
     runtime: tokio::runtime::Runtime,
     broker: Arc<Broker>,
+    connection: ConnectionContext,
+    interceptor: Interceptor,
 }
 
 fn harness() -> &'static Harness {
@@ -34,7 +37,13 @@ fn harness() -> &'static Harness {
             .enable_time()
             .build()
             .expect("runtime");
-        Harness { runtime, broker }
+        let connection = ConnectionContext::plaintext(([127, 0, 0, 1], 40000).into(), "PLAINTEXT");
+        Harness {
+            runtime,
+            broker,
+            connection,
+            interceptor: Interceptor::new(),
+        }
     })
 }
 
@@ -44,7 +53,12 @@ fuzz_target!(|data: &[u8]| {
         // Long-polling fetches may legitimately wait; bound each request.
         let _ = tokio::time::timeout(
             Duration::from_millis(20),
-            dispatch(&h.broker, Bytes::copy_from_slice(data)),
+            dispatch(
+                &h.broker,
+                &h.connection,
+                &h.interceptor,
+                Bytes::copy_from_slice(data),
+            ),
         )
         .await;
     });

@@ -14,14 +14,16 @@ pub mod txn;
 mod txn_offsets;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use odradek::records::{BatchBuilder, Compression, RecordBatches};
 use odradek::ErrorCode;
+use tokio::sync::Notify;
 
-use crate::broker::{now_ms, Broker};
+use crate::clock::now_ms;
+use crate::partition::TopicRegistry;
 use crate::{Error, Result};
 use group::{Group, GroupState, JoinAnswer, JoinParams, Pending, SyncAnswer};
 use storage::{CommittedOffset, CoordinatorRecord};
@@ -39,9 +41,21 @@ pub type OffsetToCommit = (TopicPartitionKey, i64, i32, Option<String>);
 /// Per-partition outcome.
 pub type PartitionResult = (TopicPartitionKey, ErrorCode);
 
+/// What a coordinator needs from the rest of the broker to keep its state in an internal
+/// topic: the topic registry (where that topic lives) and the signal that wakes waiting fetches
+/// after it appends. Coordinators get this at construction instead of the whole broker.
+#[derive(Debug, Clone)]
+pub struct CoordinatorLog {
+    /// Hosted topics, the coordinators' internal topics among them.
+    pub topics: Arc<TopicRegistry>,
+    /// Notified after every append, so long-polling fetches re-check.
+    pub data_arrived: Arc<Notify>,
+}
+
 /// The group coordinator.
 #[derive(Debug)]
 pub struct GroupCoordinator {
+    log: CoordinatorLog,
     groups: Mutex<HashMap<String, Group>>,
     initial_delay: Duration,
     min_session: Duration,
@@ -80,7 +94,7 @@ impl InternalTopic {
     }
 
     /// Creates the topic if it does not exist yet.
-    pub(crate) fn ensure(&self, topics: &crate::partition::TopicRegistry) -> Result<()> {
+    pub(crate) fn ensure(&self, topics: &TopicRegistry) -> Result<()> {
         if topics.get(self.name).is_some() {
             return Ok(());
         }
@@ -98,10 +112,11 @@ impl GroupCoordinator {
     /// that never sees a group starts without writing its 50 partitions.
     pub fn open(
         broker_config: &crate::config::BrokerConfig,
-        topics: &crate::partition::TopicRegistry,
+        log: CoordinatorLog,
     ) -> Result<GroupCoordinator> {
         let partitions = broker_config.int("offsets.topic.num.partitions").max(1);
         let coordinator = GroupCoordinator {
+            log,
             groups: Mutex::new(HashMap::new()),
             initial_delay: Duration::from_millis(
                 broker_config.int("group.initial.rebalance.delay.ms").max(0) as u64,
@@ -122,23 +137,23 @@ impl GroupCoordinator {
                 broker_config.get("offsets.topic.segment.bytes"),
             ),
         };
-        coordinator.replay(topics)?;
+        coordinator.replay()?;
         Ok(coordinator)
     }
 
     /// Creates `__consumer_offsets` if it does not exist yet (FindCoordinator for a group,
     /// AddOffsetsToTxn and every write call this first). Failing, the caller answers
     /// COORDINATOR_NOT_AVAILABLE and the client retries.
-    pub fn ensure_topic(&self, topics: &crate::partition::TopicRegistry) -> Result<()> {
-        self.offsets_topic.ensure(topics)
+    pub fn ensure_topic(&self) -> Result<()> {
+        self.offsets_topic.ensure(&self.log.topics)
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Group>> {
         self.groups.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn replay(&self, topics: &crate::partition::TopicRegistry) -> Result<()> {
-        let Some(topic) = topics.get(OFFSETS_TOPIC) else {
+    fn replay(&self) -> Result<()> {
+        let Some(topic) = self.log.topics.get(OFFSETS_TOPIC) else {
             return Ok(());
         };
         let mut offsets: HashMap<String, HashMap<(String, i32), CommittedOffset>> = HashMap::new();
@@ -229,17 +244,12 @@ impl GroupCoordinator {
         storage::partition_for_group(group, self.offsets_partitions)
     }
 
-    fn append(
-        &self,
-        broker: &Broker,
-        group: &str,
-        records: Vec<(Bytes, Option<Bytes>)>,
-    ) -> Result<()> {
+    fn append(&self, group: &str, records: Vec<(Bytes, Option<Bytes>)>) -> Result<()> {
         if records.is_empty() {
             return Ok(());
         }
-        self.ensure_topic(&broker.topics)?;
-        let topic = broker.topics.get(OFFSETS_TOPIC).ok_or_else(|| {
+        self.ensure_topic()?;
+        let topic = self.log.topics.get(OFFSETS_TOPIC).ok_or_else(|| {
             Error::kafka(ErrorCode::CoordinatorNotAvailable, "offsets topic missing")
         })?;
         let partition = topic
@@ -261,22 +271,30 @@ impl GroupCoordinator {
                 format!("cannot persist group state: {e}"),
             )
         })?;
-        broker.data_arrived.notify_waiters();
+        self.log.data_arrived.notify_waiters();
         Ok(())
     }
 
-    fn persist_if_dirty(&self, broker: &Broker, group: &mut Group) {
+    /// Whether `topic` has partition `partition` (an offset commit for anything else fails).
+    fn partition_exists(&self, topic: &str, partition: i32) -> bool {
+        self.log
+            .topics
+            .get(topic)
+            .is_some_and(|t| t.partition(partition).is_some())
+    }
+
+    fn persist_if_dirty(&self, group: &mut Group) {
         if group.take_dirty() {
             let stored = group.stored(now_ms());
             let rec = storage::group_record(&group.id, Some(&stored));
-            if let Err(e) = self.append(broker, &group.id, vec![rec]) {
+            if let Err(e) = self.append(&group.id, vec![rec]) {
                 tracing::warn!(group = %group.id, error = %e, "persisting group metadata failed");
             }
         }
     }
 
     /// Handles JoinGroup, waiting for the rebalance when needed.
-    pub async fn join(&self, broker: &Broker, group_id: &str, params: JoinParams) -> JoinAnswer {
+    pub async fn join(&self, group_id: &str, params: JoinParams) -> JoinAnswer {
         if group_id.is_empty() {
             return error_join(ErrorCode::InvalidGroupId, &params.member_id);
         }
@@ -290,7 +308,7 @@ impl GroupCoordinator {
                 .entry(group_id.to_string())
                 .or_insert_with(|| Group::new(group_id, now_ms()));
             let pending = group.join(params, Instant::now(), self.initial_delay);
-            self.persist_if_dirty(broker, group);
+            self.persist_if_dirty(group);
             pending
         };
         match pending {
@@ -305,7 +323,6 @@ impl GroupCoordinator {
     #[allow(clippy::too_many_arguments)]
     pub async fn sync(
         &self,
-        broker: &Broker,
         group_id: &str,
         member_id: &str,
         generation: i32,
@@ -328,7 +345,7 @@ impl GroupCoordinator {
                 assignments,
                 Instant::now(),
             );
-            self.persist_if_dirty(broker, group);
+            self.persist_if_dirty(group);
             p
         };
         match pending {
@@ -357,7 +374,6 @@ impl GroupCoordinator {
     /// Handles LeaveGroup for several members; returns one code per member.
     pub fn leave(
         &self,
-        broker: &Broker,
         group_id: &str,
         members: &[(String, Option<String>)],
     ) -> Result<Vec<ErrorCode>, ErrorCode> {
@@ -368,7 +384,7 @@ impl GroupCoordinator {
             .iter()
             .map(|(m, i)| group.leave(m, i.as_deref(), now, self.initial_delay))
             .collect();
-        self.persist_if_dirty(broker, group);
+        self.persist_if_dirty(group);
         Ok(codes)
     }
 
@@ -376,7 +392,6 @@ impl GroupCoordinator {
     #[allow(clippy::too_many_arguments)]
     pub fn commit(
         &self,
-        broker: &Broker,
         group_id: &str,
         member_id: &str,
         generation: i32,
@@ -402,10 +417,7 @@ impl GroupCoordinator {
         let mut accepted = Vec::new();
         for (tp, offset, leader_epoch, metadata) in offsets {
             let metadata = metadata.unwrap_or_default();
-            let known = broker
-                .topics
-                .get(&tp.0)
-                .is_some_and(|t| t.partition(tp.1).is_some());
+            let known = self.partition_exists(&tp.0, tp.1);
             let code = if metadata.len() > self.max_metadata {
                 ErrorCode::OffsetMetadataTooLarge
             } else if !known {
@@ -425,7 +437,7 @@ impl GroupCoordinator {
             }
             results.push((tp, code));
         }
-        match self.append(broker, group_id, records) {
+        match self.append(group_id, records) {
             Ok(()) => {
                 for (tp, c) in accepted {
                     group.offsets.insert(tp, c);
@@ -508,7 +520,7 @@ impl GroupCoordinator {
     }
 
     /// Deletes an empty group and its offsets.
-    pub fn delete_group(&self, broker: &Broker, group_id: &str) -> ErrorCode {
+    pub fn delete_group(&self, group_id: &str) -> ErrorCode {
         let mut groups = self.lock();
         let Some(group) = groups.get(group_id) else {
             return ErrorCode::GroupIdNotFound;
@@ -522,7 +534,7 @@ impl GroupCoordinator {
             .map(|(t, p)| storage::offset_record(group_id, t, *p, None))
             .collect();
         records.push(storage::group_record(group_id, None));
-        if self.append(broker, group_id, records).is_err() {
+        if self.append(group_id, records).is_err() {
             return ErrorCode::CoordinatorNotAvailable;
         }
         groups.remove(group_id);
@@ -532,7 +544,6 @@ impl GroupCoordinator {
     /// OffsetDelete: removes committed offsets of partitions no member subscribes to.
     pub fn delete_offsets(
         &self,
-        broker: &Broker,
         group_id: &str,
         partitions: &[(String, i32)],
     ) -> Result<Vec<PartitionResult>, ErrorCode> {
@@ -549,7 +560,7 @@ impl GroupCoordinator {
                 results.push((tp.clone(), ErrorCode::NoError));
             }
         }
-        self.append(broker, group_id, records)
+        self.append(group_id, records)
             .map_err(|_| ErrorCode::CoordinatorNotAvailable)?;
         for (tp, code) in &results {
             if code.is_ok() {
@@ -560,14 +571,14 @@ impl GroupCoordinator {
     }
 
     /// Timers: member sessions, join deadlines, and offset retention of empty groups.
-    pub fn tick(&self, broker: &Broker) {
+    pub fn tick(&self) {
         let now = Instant::now();
         let now_ms = now_ms();
         let mut groups = self.lock();
         let mut expired_groups = Vec::new();
         for group in groups.values_mut() {
             group.tick(now, now_ms, self.initial_delay);
-            self.persist_if_dirty(broker, group);
+            self.persist_if_dirty(group);
             if group.members.is_empty()
                 && group.state == GroupState::Empty
                 && self.retention_ms > 0
@@ -584,7 +595,7 @@ impl GroupCoordinator {
                     .map(|(t, p)| storage::offset_record(&id, t, *p, None))
                     .collect();
                 records.push(storage::group_record(&id, None));
-                if self.append(broker, &id, records).is_ok() {
+                if self.append(&id, records).is_ok() {
                     tracing::info!(group = %id, "expired offsets of empty group (offsets.retention.minutes)");
                     groups.remove(&id);
                 }

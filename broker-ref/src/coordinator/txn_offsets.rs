@@ -14,7 +14,7 @@ use odradek::ErrorCode;
 use super::group::Group;
 use super::storage::{self, CommittedOffset};
 use super::{GroupCoordinator, OffsetToCommit, PartitionResult, TopicPartitionKey, OFFSETS_TOPIC};
-use crate::broker::{now_ms, Broker};
+use crate::clock::now_ms;
 
 /// Pending offsets of one group, by producer id.
 pub(super) type PendingByProducer = HashMap<i64, HashMap<TopicPartitionKey, CommittedOffset>>;
@@ -114,7 +114,7 @@ impl GroupCoordinator {
     /// TxnOffsetCommit: validates the member (only when the client names one, as Kafka does),
     /// appends the offsets as a transactional batch and keeps them pending. The caller has
     /// verified that the group's `__consumer_offsets` partition is in the transaction.
-    pub fn txn_commit(&self, broker: &Broker, req: TxnCommit) -> Vec<PartitionResult> {
+    pub fn txn_commit(&self, req: TxnCommit) -> Vec<PartitionResult> {
         let all = |code: ErrorCode, offsets: Vec<OffsetToCommit>| -> Vec<PartitionResult> {
             offsets.into_iter().map(|(tp, ..)| (tp, code)).collect()
         };
@@ -141,10 +141,7 @@ impl GroupCoordinator {
             .transactional(true);
         for (tp, offset, leader_epoch, metadata) in req.offsets {
             let metadata = metadata.unwrap_or_default();
-            let known = broker
-                .topics
-                .get(&tp.0)
-                .is_some_and(|t| t.partition(tp.1).is_some());
+            let known = self.partition_exists(&tp.0, tp.1);
             let code = if metadata.len() > self.max_metadata {
                 ErrorCode::OffsetMetadataTooLarge
             } else if !known {
@@ -171,7 +168,7 @@ impl GroupCoordinator {
         if accepted.is_empty() {
             return results;
         }
-        let written = self.append_txn_batch(broker, &req.group_id, builder);
+        let written = self.append_txn_batch(&req.group_id, builder);
         match written {
             Ok(()) => {
                 let pending = group.pending_txn.entry(req.producer_id).or_default();
@@ -187,15 +184,11 @@ impl GroupCoordinator {
         }
     }
 
-    fn append_txn_batch(
-        &self,
-        broker: &Broker,
-        group_id: &str,
-        builder: BatchBuilder,
-    ) -> Result<(), ErrorCode> {
-        self.ensure_topic(&broker.topics)
+    fn append_txn_batch(&self, group_id: &str, builder: BatchBuilder) -> Result<(), ErrorCode> {
+        self.ensure_topic()
             .map_err(|_| ErrorCode::CoordinatorNotAvailable)?;
-        let partition = broker
+        let partition = self
+            .log
             .topics
             .get(OFFSETS_TOPIC)
             .and_then(|t| t.partition(self.offsets_partition(group_id)))
@@ -203,7 +196,7 @@ impl GroupCoordinator {
         let batch = builder.build().map_err(|_| ErrorCode::UnknownServerError)?;
         match partition.append_from_coordinator(batch, now_ms()) {
             Ok(_) => {
-                broker.data_arrived.notify_waiters();
+                self.log.data_arrived.notify_waiters();
                 Ok(())
             }
             Err(e) if e.code() == ErrorCode::InvalidProducerEpoch => {

@@ -1,7 +1,6 @@
 //! DescribeConfigs, AlterConfigs and IncrementalAlterConfigs for topics and the broker.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceResponse;
 use kafka_protocol::messages::describe_configs_response::{
@@ -15,6 +14,7 @@ use kafka_protocol::messages::{
 use odradek::ErrorCode;
 
 use super::broker_configs::{alter_broker, describe_broker, dynamic_topic_default_source, op_of};
+use super::context::RequestContext;
 use super::{error_parts, sb, HandlerResult};
 use crate::broker::Broker;
 use crate::config::BrokerConfig;
@@ -103,7 +103,11 @@ fn describe_topic(broker: &Broker, name: &str) -> Result<Vec<ConfigEntry>> {
 }
 
 /// Handles DescribeConfigs.
-pub fn describe(broker: &Arc<Broker>, request: DescribeConfigsRequest) -> HandlerResult {
+pub fn describe(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    request: DescribeConfigsRequest,
+) -> HandlerResult {
     let results = request
         .resources
         .into_iter()
@@ -158,7 +162,11 @@ pub fn describe(broker: &Arc<Broker>, request: DescribeConfigsRequest) -> Handle
 }
 
 /// Handles AlterConfigs: replaces a topic's whole set of overrides.
-pub fn alter(broker: &Arc<Broker>, request: AlterConfigsRequest) -> HandlerResult {
+pub fn alter(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    request: AlterConfigsRequest,
+) -> HandlerResult {
     let responses = request
         .resources
         .into_iter()
@@ -282,7 +290,8 @@ fn apply_incremental(
 
 /// Handles IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT per key.
 pub fn incremental_alter(
-    broker: &Arc<Broker>,
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
     request: IncrementalAlterConfigsRequest,
 ) -> HandlerResult {
     let responses = request

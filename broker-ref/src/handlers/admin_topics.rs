@@ -1,7 +1,6 @@
 //! CreateTopics, DeleteTopics and CreatePartitions.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
 
 use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
@@ -17,6 +16,7 @@ use odradek::ErrorCode;
 use uuid::Uuid;
 
 use super::admin_configs::topic_config_entries;
+use super::context::RequestContext;
 use super::{error_parts, sb, HandlerResult};
 use crate::broker::Broker;
 use crate::{Error, Result};
@@ -96,10 +96,11 @@ fn create_one(
 
 /// Handles CreateTopics.
 pub fn create_topics(
-    broker: &Arc<Broker>,
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
     request: CreateTopicsRequest,
-    version: i16,
 ) -> HandlerResult {
+    let version = ctx.api_version;
     let mut seen = HashSet::new();
     let duplicates: HashSet<String> = request
         .topics
@@ -170,7 +171,11 @@ pub fn create_topics(
 }
 
 /// Handles DeleteTopics (by name, or by id from v6).
-pub fn delete_topics(broker: &Arc<Broker>, request: DeleteTopicsRequest) -> HandlerResult {
+pub fn delete_topics(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    request: DeleteTopicsRequest,
+) -> HandlerResult {
     let mut targets: Vec<(Option<TopicName>, Uuid)> = request
         .topic_names
         .into_iter()
@@ -224,7 +229,11 @@ pub fn delete_topics(broker: &Arc<Broker>, request: DeleteTopicsRequest) -> Hand
 
 /// Handles CreatePartitions. A topic named more than once gets one INVALID_REQUEST result and
 /// is left unchanged, as Kafka's controller does.
-pub fn create_partitions(broker: &Arc<Broker>, request: CreatePartitionsRequest) -> HandlerResult {
+pub fn create_partitions(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    request: CreatePartitionsRequest,
+) -> HandlerResult {
     let mut seen = HashSet::new();
     let duplicates: HashSet<TopicName> = request
         .topics

@@ -6,6 +6,7 @@
 //! advertising v0 (older librdkafka releases stop compressing otherwise) while v0-2 are refused
 //! exactly as Kafka refuses them: by closing the connection.
 
+use bytes::Bytes;
 use kafka_protocol::messages::api_versions_response::{
     ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
 };
@@ -13,8 +14,9 @@ use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse, 
 use odradek::protocol::{encode_response, RequestPrefix};
 use odradek::ErrorCode;
 
+use super::context::RequestContext;
 use super::kafka4_api_versions::{ApiRange, ADVERTISED};
-use super::{sb, Reply};
+use super::sb;
 
 /// API keys this broker implements.
 pub const ADVERTISED_APIS: &[ApiKey] = &[
@@ -71,7 +73,8 @@ pub fn advertised_range(api_key: i16) -> Option<ApiRange> {
 
 /// Kafka's answer to an ApiVersions request newer than it knows: a v0 response with
 /// UNSUPPORTED_VERSION listing only ApiVersions' own range, so the client can retry lower.
-pub fn reject_unsupported_version(prefix: &RequestPrefix) -> Option<Reply> {
+/// `None` when the version is known; otherwise the response frame (size prefix included).
+pub fn reject_unsupported_version(prefix: &RequestPrefix) -> Option<odradek::Result<Bytes>> {
     let range = advertised_range(prefix.api_key)?;
     if prefix.api_version <= range.max {
         return None;
@@ -82,14 +85,12 @@ pub fn reject_unsupported_version(prefix: &RequestPrefix) -> Option<Reply> {
             .with_api_key(range.api_key)
             .with_min_version(range.min)
             .with_max_version(range.max)]);
-    Some(match encode_response(0, prefix.correlation_id, &body) {
-        Ok(frame) => Reply::Frame(frame),
-        Err(e) => Reply::Close(e.to_string()),
-    })
+    Some(encode_response(0, prefix.correlation_id, &body))
 }
 
 /// The full ApiVersions response.
-pub fn handle(_request: &ApiVersionsRequest, version: i16) -> ResponseKind {
+pub fn handle(ctx: &RequestContext<'_>, _request: &ApiVersionsRequest) -> ResponseKind {
+    let version = ctx.api_version;
     let api_keys = ADVERTISED_APIS
         .iter()
         .filter_map(|k| advertised_range(*k as i16))
@@ -153,7 +154,7 @@ mod tests {
             api_version: 9,
             correlation_id: 5,
         };
-        let Some(Reply::Frame(frame)) = reject_unsupported_version(&prefix) else {
+        let Some(Ok(frame)) = reject_unsupported_version(&prefix) else {
             panic!("expected a frame");
         };
         // size, correlation id, error code 35, array of one: key 18, 0..=4.

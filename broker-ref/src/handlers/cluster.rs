@@ -1,7 +1,5 @@
 //! DescribeCluster and DescribeLogDirs.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
 use kafka_protocol::messages::describe_log_dirs_response::{
     DescribeLogDirsPartition, DescribeLogDirsResult, DescribeLogDirsTopic,
@@ -12,11 +10,16 @@ use kafka_protocol::messages::{
 };
 use odradek::ErrorCode;
 
+use super::context::RequestContext;
 use super::{sb, HandlerResult};
 use crate::broker::Broker;
 
 /// Handles DescribeCluster (brokers endpoint type only: this node is its own controller).
-pub fn describe_cluster(broker: &Arc<Broker>, request: &DescribeClusterRequest) -> ResponseKind {
+pub fn describe_cluster(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    request: &DescribeClusterRequest,
+) -> ResponseKind {
     let rack = broker.config.get("broker.rack");
     let mut response = DescribeClusterResponse::default()
         .with_endpoint_type(request.endpoint_type)
@@ -43,7 +46,11 @@ pub fn describe_cluster(broker: &Arc<Broker>, request: &DescribeClusterRequest) 
 }
 
 /// Handles DescribeLogDirs: the single data directory with per-partition sizes.
-pub fn describe_log_dirs(broker: &Arc<Broker>, request: DescribeLogDirsRequest) -> HandlerResult {
+pub fn describe_log_dirs(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    request: DescribeLogDirsRequest,
+) -> HandlerResult {
     let wanted = request.topics;
     let mut topics = Vec::new();
     for topic in broker.topics.list() {

@@ -2,7 +2,7 @@
 //! stable offset for read_committed), `max_bytes` and per-partition limits.
 //!
 //! Fetch sessions (KIP-227, Fetch v7+): the session state machine lives in
-//! [`super::fetch_session`]; this module reads what the session context names. A sessionless
+//! [`crate::session::fetch`]; this module reads what the session context names. A sessionless
 //! request (epoch -1, and every request before v7) reads the request's partitions and answers
 //! with session id 0. A full request with epoch 0 reads the request's partitions, answers all of
 //! them and creates a session. An incremental request reads every partition of its session, so
@@ -21,21 +21,23 @@ use kafka_protocol::protocol::StrBytes;
 use odradek::ErrorCode;
 use uuid::Uuid;
 
+use super::context::RequestContext;
 use super::error_parts;
-use super::fetch_session::{
+use crate::broker::Broker;
+use crate::partition::{Topic, LEADER_EPOCH};
+use crate::session::fetch::{
     FetchContext, FetchParams, PartitionKey, PartitionResult, SessionUpdate, TopicKey,
     INVALID_SESSION_ID,
 };
-use crate::broker::Broker;
-use crate::partition::{Topic, LEADER_EPOCH};
 use crate::{Error, Result};
 
 /// Handles Fetch.
 pub async fn handle(
-    broker: &Arc<Broker>,
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
     request: FetchRequest,
-    version: i16,
 ) -> Result<ResponseKind> {
+    let version = ctx.api_version;
     let max_wait = Duration::from_millis(request.max_wait_ms.max(0) as u64);
     let deadline = tokio::time::Instant::now() + max_wait;
     let min_bytes = request.min_bytes.max(0) as usize;

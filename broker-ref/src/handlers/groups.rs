@@ -1,7 +1,6 @@
 //! Consumer-group APIs (classic protocol): FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
 //! LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups, ListGroups, DeleteGroups, OffsetDelete.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
@@ -24,20 +23,11 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use odradek::ErrorCode;
 
+use super::context::RequestContext;
 use super::{sb, HandlerResult};
 use crate::broker::Broker;
 use crate::coordinator::group::JoinParams;
 use crate::coordinator::OffsetEntry;
-
-tokio::task_local! {
-    /// The peer address of the connection being served (JoinGroup reports it as the client host).
-    pub static PEER: std::net::SocketAddr;
-}
-
-fn client_host() -> String {
-    PEER.try_with(|p| format!("/{}", p.ip()))
-        .unwrap_or_else(|_| "/unknown".into())
-}
 
 fn opt(s: &Option<StrBytes>) -> Option<String> {
     s.as_ref().map(|s| s.to_string())
@@ -45,10 +35,11 @@ fn opt(s: &Option<StrBytes>) -> Option<String> {
 
 /// Handles FindCoordinator: this broker coordinates every group and every transactional id.
 pub fn find_coordinator(
-    broker: &Arc<Broker>,
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
     r: FindCoordinatorRequest,
-    version: i16,
 ) -> HandlerResult {
+    let version = ctx.api_version;
     // The coordinators' topics are created on the first FindCoordinator that needs them.
     let ready = |created: crate::error::Result<()>| match created {
         Ok(()) => (ErrorCode::NoError, None),
@@ -59,9 +50,9 @@ pub fn find_coordinator(
     };
     let answer = |key: &str| -> (ErrorCode, Option<String>) {
         match r.key_type {
-            0 if !key.is_empty() => ready(broker.groups.ensure_topic(&broker.topics)),
+            0 if !key.is_empty() => ready(broker.groups.ensure_topic()),
             0 => (ErrorCode::InvalidGroupId, Some("empty group id".into())),
-            1 if !key.is_empty() => ready(broker.txns.ensure_topic(&broker.topics)),
+            1 if !key.is_empty() => ready(broker.txns.ensure_topic()),
             1 => (
                 ErrorCode::InvalidRequest,
                 Some("empty transactional id".into()),
@@ -109,16 +100,17 @@ pub fn find_coordinator(
 
 /// Handles JoinGroup (waits for the rebalance).
 pub async fn join_group(
-    broker: &Arc<Broker>,
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
     r: JoinGroupRequest,
-    version: i16,
-    client_id: String,
 ) -> HandlerResult {
+    let version = ctx.api_version;
     let params = JoinParams {
         member_id: r.member_id.to_string(),
         instance_id: opt(&r.group_instance_id),
-        client_id,
-        client_host: client_host(),
+        client_id: ctx.client_id().to_string(),
+        // As Kafka reports it: the peer's address with a leading slash.
+        client_host: format!("/{}", ctx.peer().ip()),
         session_timeout: Duration::from_millis(r.session_timeout_ms.max(0) as u64),
         rebalance_timeout: Duration::from_millis(
             if version >= 1 {
@@ -137,7 +129,7 @@ pub async fn join_group(
         require_known_member: version >= 4,
         version,
     };
-    let a = broker.groups.join(broker, &r.group_id, params).await;
+    let a = broker.groups.join(&r.group_id, params).await;
     let members = a
         .members
         .into_iter()
@@ -161,7 +153,11 @@ pub async fn join_group(
 }
 
 /// Handles SyncGroup (followers wait for the leader's assignment).
-pub async fn sync_group(broker: &Arc<Broker>, r: SyncGroupRequest) -> HandlerResult {
+pub async fn sync_group(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    r: SyncGroupRequest,
+) -> HandlerResult {
     let assignments = r
         .assignments
         .iter()
@@ -170,7 +166,6 @@ pub async fn sync_group(broker: &Arc<Broker>, r: SyncGroupRequest) -> HandlerRes
     let a = broker
         .groups
         .sync(
-            broker,
             &r.group_id,
             &r.member_id,
             r.generation_id,
@@ -190,7 +185,7 @@ pub async fn sync_group(broker: &Arc<Broker>, r: SyncGroupRequest) -> HandlerRes
 }
 
 /// Handles Heartbeat.
-pub fn heartbeat(broker: &Arc<Broker>, r: HeartbeatRequest) -> HandlerResult {
+pub fn heartbeat(broker: &Broker, _ctx: &RequestContext<'_>, r: HeartbeatRequest) -> HandlerResult {
     let code = broker.groups.heartbeat(
         &r.group_id,
         &r.member_id,
@@ -203,7 +198,12 @@ pub fn heartbeat(broker: &Arc<Broker>, r: HeartbeatRequest) -> HandlerResult {
 }
 
 /// Handles LeaveGroup (single member before v3, batched from v3).
-pub fn leave_group(broker: &Arc<Broker>, r: LeaveGroupRequest, version: i16) -> HandlerResult {
+pub fn leave_group(
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
+    r: LeaveGroupRequest,
+) -> HandlerResult {
+    let version = ctx.api_version;
     let members: Vec<(String, Option<String>)> = if version >= 3 {
         r.members
             .iter()
@@ -212,7 +212,7 @@ pub fn leave_group(broker: &Arc<Broker>, r: LeaveGroupRequest, version: i16) -> 
     } else {
         vec![(r.member_id.to_string(), None)]
     };
-    let resp = match broker.groups.leave(broker, &r.group_id, &members) {
+    let resp = match broker.groups.leave(&r.group_id, &members) {
         Err(code) => LeaveGroupResponse::default().with_error_code(code.code()),
         Ok(codes) if version >= 3 => LeaveGroupResponse::default().with_members(
             members
@@ -234,7 +234,11 @@ pub fn leave_group(broker: &Arc<Broker>, r: LeaveGroupRequest, version: i16) -> 
 }
 
 /// Handles OffsetCommit.
-pub fn offset_commit(broker: &Arc<Broker>, r: OffsetCommitRequest) -> HandlerResult {
+pub fn offset_commit(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    r: OffsetCommitRequest,
+) -> HandlerResult {
     let mut offsets = Vec::new();
     for t in &r.topics {
         for p in &t.partitions {
@@ -247,7 +251,6 @@ pub fn offset_commit(broker: &Arc<Broker>, r: OffsetCommitRequest) -> HandlerRes
         }
     }
     let results = broker.groups.commit(
-        broker,
         &r.group_id,
         &r.member_id,
         r.generation_id_or_member_epoch,
@@ -303,7 +306,12 @@ fn unstable_set(
 }
 
 /// Handles OffsetFetch (one group before v8, several from v8).
-pub fn offset_fetch(broker: &Arc<Broker>, r: OffsetFetchRequest, version: i16) -> HandlerResult {
+pub fn offset_fetch(
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
+    r: OffsetFetchRequest,
+) -> HandlerResult {
+    let version = ctx.api_version;
     if version >= 8 {
         let groups = r
             .groups
@@ -385,7 +393,11 @@ pub fn offset_fetch(broker: &Arc<Broker>, r: OffsetFetchRequest, version: i16) -
 }
 
 /// Handles DescribeGroups.
-pub fn describe_groups(broker: &Arc<Broker>, r: DescribeGroupsRequest) -> HandlerResult {
+pub fn describe_groups(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    r: DescribeGroupsRequest,
+) -> HandlerResult {
     let groups = r
         .groups
         .iter()
@@ -425,7 +437,11 @@ pub fn describe_groups(broker: &Arc<Broker>, r: DescribeGroupsRequest) -> Handle
 }
 
 /// Handles ListGroups (state filter from v4, type filter from v5).
-pub fn list_groups(broker: &Arc<Broker>, r: ListGroupsRequest) -> HandlerResult {
+pub fn list_groups(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    r: ListGroupsRequest,
+) -> HandlerResult {
     let states: Vec<String> = r.states_filter.iter().map(|s| s.to_lowercase()).collect();
     let types: Vec<String> = r.types_filter.iter().map(|s| s.to_lowercase()).collect();
     let groups = broker
@@ -448,14 +464,18 @@ pub fn list_groups(broker: &Arc<Broker>, r: ListGroupsRequest) -> HandlerResult 
 }
 
 /// Handles DeleteGroups.
-pub fn delete_groups(broker: &Arc<Broker>, r: DeleteGroupsRequest) -> HandlerResult {
+pub fn delete_groups(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    r: DeleteGroupsRequest,
+) -> HandlerResult {
     let results = r
         .groups_names
         .iter()
         .map(|g| {
             DeletableGroupResult::default()
                 .with_group_id(g.clone())
-                .with_error_code(broker.groups.delete_group(broker, g).code())
+                .with_error_code(broker.groups.delete_group(g).code())
         })
         .collect();
     Ok(ResponseKind::DeleteGroups(
@@ -464,7 +484,11 @@ pub fn delete_groups(broker: &Arc<Broker>, r: DeleteGroupsRequest) -> HandlerRes
 }
 
 /// Handles OffsetDelete.
-pub fn offset_delete(broker: &Arc<Broker>, r: OffsetDeleteRequest) -> HandlerResult {
+pub fn offset_delete(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    r: OffsetDeleteRequest,
+) -> HandlerResult {
     let partitions: Vec<(String, i32)> = r
         .topics
         .iter()
@@ -474,10 +498,7 @@ pub fn offset_delete(broker: &Arc<Broker>, r: OffsetDeleteRequest) -> HandlerRes
                 .map(|p| (t.name.to_string(), p.partition_index))
         })
         .collect();
-    let resp = match broker
-        .groups
-        .delete_offsets(broker, &r.group_id, &partitions)
-    {
+    let resp = match broker.groups.delete_offsets(&r.group_id, &partitions) {
         Err(code) => OffsetDeleteResponse::default().with_error_code(code.code()),
         Ok(results) => {
             let mut topics: Vec<OffsetDeleteResponseTopic> = Vec::new();

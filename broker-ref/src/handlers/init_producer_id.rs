@@ -4,18 +4,22 @@
 //! `transaction.max.timeout.ms` is INVALID_TRANSACTION_TIMEOUT, and a new session fences the
 //! previous one.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::{
     InitProducerIdRequest, InitProducerIdResponse, ProducerId, ResponseKind,
 };
 use odradek::ErrorCode;
 
+use super::context::RequestContext;
 use super::HandlerResult;
 use crate::broker::Broker;
 
 /// Handles InitProducerId.
-pub fn handle(broker: &Arc<Broker>, r: InitProducerIdRequest, version: i16) -> HandlerResult {
+pub fn handle(
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
+    r: InitProducerIdRequest,
+) -> HandlerResult {
+    let version = ctx.api_version;
     let error = |code: ErrorCode| {
         Ok(ResponseKind::InitProducerId(
             InitProducerIdResponse::default()
@@ -27,12 +31,10 @@ pub fn handle(broker: &Arc<Broker>, r: InitProducerIdRequest, version: i16) -> H
     if let Some(txn_id) = r.transactional_id.as_ref().filter(|t| !t.is_empty()) {
         let expected = (r.producer_id.0 >= 0 && r.producer_epoch >= 0)
             .then_some((r.producer_id.0, r.producer_epoch));
-        return match broker.txns.init_producer_id(
-            broker,
-            txn_id,
-            r.transaction_timeout_ms,
-            expected,
-        ) {
+        return match broker
+            .txns
+            .init_producer_id(txn_id, r.transaction_timeout_ms, expected)
+        {
             Ok((id, epoch)) => Ok(ResponseKind::InitProducerId(
                 InitProducerIdResponse::default()
                     .with_producer_id(ProducerId(id))

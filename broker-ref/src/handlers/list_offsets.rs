@@ -1,13 +1,12 @@
 //! ListOffsets: earliest (-2), latest (-1), max timestamp (-3), earliest local (-4), by timestamp.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::list_offsets_response::{
     ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
 };
 use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse, ResponseKind};
 use odradek::ErrorCode;
 
+use super::context::RequestContext;
 use super::HandlerResult;
 use crate::broker::Broker;
 use crate::partition::{Partition, LEADER_EPOCH};
@@ -20,7 +19,12 @@ const EARLIEST_LOCAL: i64 = -4;
 const LATEST_TIERED: i64 = -5;
 
 /// Handles ListOffsets. The leader epoch exists from v4 on; earlier versions cannot encode it.
-pub fn handle(broker: &Arc<Broker>, request: ListOffsetsRequest, version: i16) -> HandlerResult {
+pub fn handle(
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
+    request: ListOffsetsRequest,
+) -> HandlerResult {
+    let version = ctx.api_version;
     let leader_epoch = if version >= 4 { LEADER_EPOCH } else { -1 };
     let read_committed = request.isolation_level == 1;
     let topics = request

@@ -1,7 +1,6 @@
 //! Metadata: brokers, topics, partitions and leaders; auto-creates topics when allowed.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use kafka_protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
@@ -12,6 +11,7 @@ use kafka_protocol::messages::{
 use odradek::ErrorCode;
 use uuid::Uuid;
 
+use super::context::RequestContext;
 use super::{sb, HandlerResult};
 use crate::broker::Broker;
 use crate::partition::{Topic, LEADER_EPOCH};
@@ -57,7 +57,12 @@ fn missing_topic(name: Option<TopicName>, id: Uuid, code: ErrorCode) -> Metadata
 }
 
 /// Handles Metadata.
-pub fn handle(broker: &Arc<Broker>, request: MetadataRequest, version: i16) -> HandlerResult {
+pub fn handle(
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
+    request: MetadataRequest,
+) -> HandlerResult {
+    let version = ctx.api_version;
     let include_ops = request.include_topic_authorized_operations;
     let all = match &request.topics {
         None => true,
@@ -80,16 +85,7 @@ pub fn handle(broker: &Arc<Broker>, request: MetadataRequest, version: i16) -> H
             .map(|t| lookup(broker, t.name, t.topic_id, auto_create, include_ops))
             .collect()
     };
-    let host = &broker.advertised_host;
-    let rack = broker.config.get("broker.rack");
-    let response = MetadataResponse::default()
-        .with_brokers(vec![MetadataResponseBroker::default()
-            .with_node_id(BrokerId(broker.node_id))
-            .with_host(sb(host))
-            .with_port(i32::from(broker.advertised_port))
-            .with_rack((!rack.is_empty()).then(|| sb(rack)))])
-        .with_cluster_id(Some(sb(&broker.cluster_id)))
-        .with_controller_id(BrokerId(broker.node_id))
+    let response = cluster_part(broker)
         .with_topics(topics)
         .with_cluster_authorized_operations(if request.include_cluster_authorized_operations {
             ALL_CLUSTER_OPERATIONS
@@ -97,6 +93,19 @@ pub fn handle(broker: &Arc<Broker>, request: MetadataRequest, version: i16) -> H
             i32::MIN
         });
     Ok(ResponseKind::Metadata(response))
+}
+
+/// A Metadata response's cluster part: this broker, the cluster id and the controller.
+pub(crate) fn cluster_part(broker: &Broker) -> MetadataResponse {
+    let rack = broker.config.get("broker.rack");
+    MetadataResponse::default()
+        .with_brokers(vec![MetadataResponseBroker::default()
+            .with_node_id(BrokerId(broker.node_id))
+            .with_host(sb(&broker.advertised_host))
+            .with_port(i32::from(broker.advertised_port))
+            .with_rack((!rack.is_empty()).then(|| sb(rack)))])
+        .with_cluster_id(Some(sb(&broker.cluster_id)))
+        .with_controller_id(BrokerId(broker.node_id))
 }
 
 fn lookup(

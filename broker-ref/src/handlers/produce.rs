@@ -1,18 +1,22 @@
 //! Produce: validates and appends record sets, acks 0 / 1 / all.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse, ResponseKind};
 use odradek::ErrorCode;
 
+use super::context::RequestContext;
 use super::error_parts;
-use crate::broker::{now_ms, Broker};
+use crate::broker::Broker;
+use crate::clock::now_ms;
 use crate::partition::Partition;
 use crate::Result;
 
 /// Handles Produce; `Ok(None)` means no response (acks=0).
-pub async fn handle(broker: &Arc<Broker>, request: ProduceRequest) -> Result<Option<ResponseKind>> {
+pub async fn handle(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    request: ProduceRequest,
+) -> Result<Option<ResponseKind>> {
     let acks = request.acks;
     let txn_id = request
         .transactional_id

@@ -1,7 +1,5 @@
 //! DeleteRecords and OffsetForLeaderEpoch.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::delete_records_response::{
     DeleteRecordsPartitionResult, DeleteRecordsTopicResult,
 };
@@ -14,12 +12,17 @@ use kafka_protocol::messages::{
 };
 use odradek::ErrorCode;
 
+use super::context::RequestContext;
 use super::HandlerResult;
 use crate::broker::Broker;
 use crate::partition::LEADER_EPOCH;
 
 /// Handles DeleteRecords: moves each partition's log start offset forward.
-pub fn delete_records(broker: &Arc<Broker>, request: DeleteRecordsRequest) -> HandlerResult {
+pub fn delete_records(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    request: DeleteRecordsRequest,
+) -> HandlerResult {
     let topics = request
         .topics
         .into_iter()
@@ -53,7 +56,8 @@ pub fn delete_records(broker: &Arc<Broker>, request: DeleteRecordsRequest) -> Ha
 
 /// Handles OffsetForLeaderEpoch (KIP-320 validation by clients).
 pub fn offset_for_leader_epoch(
-    broker: &Arc<Broker>,
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
     request: OffsetForLeaderEpochRequest,
 ) -> HandlerResult {
     let topics = request

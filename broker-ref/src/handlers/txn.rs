@@ -7,8 +7,6 @@
 //! in the transaction. Both are answered; clients of transaction protocol V1 (this broker does
 //! not finalize `transaction.version` 2) use v0-3.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
 use kafka_protocol::messages::add_partitions_to_txn_response::{
     AddPartitionsToTxnPartitionResult, AddPartitionsToTxnResult, AddPartitionsToTxnTopicResult,
@@ -26,8 +24,10 @@ use kafka_protocol::messages::txn_offset_commit_response::{
 use kafka_protocol::messages::*;
 use odradek::ErrorCode;
 
+use super::context::RequestContext;
 use super::{sb, HandlerResult};
-use crate::broker::{now_ms, Broker};
+use crate::broker::Broker;
+use crate::clock::now_ms;
 use crate::coordinator::txn::TxnView;
 use crate::coordinator::TxnCommit;
 use crate::coordinator::OFFSETS_TOPIC;
@@ -115,10 +115,7 @@ fn add_one(
             })
             .collect();
     }
-    let code = match broker
-        .txns
-        .add_partitions(broker, txn_id, producer_id, epoch, &tps)
-    {
+    let code = match broker.txns.add_partitions(txn_id, producer_id, epoch, &tps) {
         Ok(()) => ErrorCode::NoError,
         Err(code) => fenced_for(code, version, 2),
     };
@@ -127,10 +124,11 @@ fn add_one(
 
 /// Handles AddPartitionsToTxn (v0-3 client form, v4+ batched form).
 pub fn add_partitions_to_txn(
-    broker: &Arc<Broker>,
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
     r: AddPartitionsToTxnRequest,
-    version: i16,
 ) -> HandlerResult {
+    let version = ctx.api_version;
     if version <= 3 {
         let codes = add_one(
             broker,
@@ -171,13 +169,14 @@ pub fn add_partitions_to_txn(
 
 /// Handles AddOffsetsToTxn: adds the group's `__consumer_offsets` partition.
 pub fn add_offsets_to_txn(
-    broker: &Arc<Broker>,
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
     r: AddOffsetsToTxnRequest,
-    version: i16,
 ) -> HandlerResult {
+    let version = ctx.api_version;
     let code = if r.group_id.is_empty() {
         ErrorCode::InvalidGroupId
-    } else if broker.groups.ensure_topic(&broker.topics).is_err() {
+    } else if broker.groups.ensure_topic().is_err() {
         ErrorCode::CoordinatorNotAvailable
     } else {
         let tp = (
@@ -185,7 +184,6 @@ pub fn add_offsets_to_txn(
             broker.groups.offsets_partition(&r.group_id),
         );
         match broker.txns.add_partitions(
-            broker,
             &r.transactional_id,
             r.producer_id.0,
             r.producer_epoch,
@@ -201,9 +199,9 @@ pub fn add_offsets_to_txn(
 }
 
 /// Handles EndTxn.
-pub fn end_txn(broker: &Arc<Broker>, r: EndTxnRequest, version: i16) -> HandlerResult {
+pub fn end_txn(broker: &Broker, ctx: &RequestContext<'_>, r: EndTxnRequest) -> HandlerResult {
+    let version = ctx.api_version;
     let resp = match broker.txns.end_txn(
-        broker,
         &r.transactional_id,
         r.producer_id.0,
         r.producer_epoch,
@@ -223,10 +221,11 @@ pub fn end_txn(broker: &Arc<Broker>, r: EndTxnRequest, version: i16) -> HandlerR
 /// Handles TxnOffsetCommit: verified against the transaction (the group's offsets partition
 /// must have been added), then written as pending offsets.
 pub fn txn_offset_commit(
-    broker: &Arc<Broker>,
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
     r: TxnOffsetCommitRequest,
-    version: i16,
 ) -> HandlerResult {
+    let version = ctx.api_version;
     let mut offsets = Vec::new();
     for t in &r.topics {
         for p in &t.partitions {
@@ -257,7 +256,7 @@ pub fn txn_offset_commit(
         r.producer_id.0,
         r.producer_epoch,
         &offsets_tp,
-        || broker.groups.txn_commit(broker, commit),
+        || broker.groups.txn_commit(commit),
     ) {
         Ok(results) => results,
         Err(code) => tps.into_iter().map(|tp| (tp, code)).collect(),
@@ -283,7 +282,8 @@ pub fn txn_offset_commit(
 
 /// Handles DescribeTransactions.
 pub fn describe_transactions(
-    broker: &Arc<Broker>,
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
     r: DescribeTransactionsRequest,
 ) -> HandlerResult {
     let states = r
@@ -328,7 +328,11 @@ fn describe_one(id: TransactionalId, v: TxnView) -> DescribedTxn {
 }
 
 /// Handles ListTransactions (state, producer id, duration and id-pattern filters).
-pub fn list_transactions(broker: &Arc<Broker>, r: ListTransactionsRequest) -> HandlerResult {
+pub fn list_transactions(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    r: ListTransactionsRequest,
+) -> HandlerResult {
     const STATES: [&str; 8] = [
         "Empty",
         "Ongoing",
@@ -394,7 +398,11 @@ pub fn list_transactions(broker: &Arc<Broker>, r: ListTransactionsRequest) -> Ha
 }
 
 /// Handles DescribeProducers: each partition's producer state.
-pub fn describe_producers(broker: &Arc<Broker>, r: DescribeProducersRequest) -> HandlerResult {
+pub fn describe_producers(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    r: DescribeProducersRequest,
+) -> HandlerResult {
     let topics = r
         .topics
         .iter()

@@ -9,17 +9,12 @@
 //! log; neither is covered by the CRC.
 
 use bytes::{Bytes, BytesMut};
-use odradek::records::{BatchBuilder, Compression, RecordBatch, TimestampType};
+use odradek::records::{BatchBuilder, BatchHeaderView, Compression, RecordBatch, TimestampType};
 use odradek::ErrorCode;
 
 use super::config::LogConfig;
 use super::validate::{validate_batch_from, AppendOrigin, ValidatedBatch};
 use crate::{Error, Result};
-
-const ATTRIBUTES: usize = 21;
-const MAX_TIMESTAMP: usize = 35;
-const CRC: usize = 17;
-const TIMESTAMP_TYPE_BIT: i16 = 0x08;
 
 /// A batch ready to be stamped and written.
 #[derive(Debug)]
@@ -76,15 +71,16 @@ pub(crate) fn prepare_validated(
     } else {
         into_mut(frozen)
     };
+    let mut header = BatchHeaderView::new(&mut bytes[..])?;
     let log_append_time = match config.message_timestamp_type {
         TimestampType::LogAppendTime => {
-            set_max_timestamp(&mut bytes, TimestampType::LogAppendTime, now_ms);
+            set_max_timestamp(&mut header, TimestampType::LogAppendTime, now_ms);
             now_ms
         }
         TimestampType::CreateTime => {
-            if header_max_timestamp(&bytes) != validated.max_timestamp {
+            if header.max_timestamp() != validated.max_timestamp {
                 set_max_timestamp(
-                    &mut bytes,
+                    &mut header,
                     TimestampType::CreateTime,
                     validated.max_timestamp,
                 );
@@ -130,23 +126,16 @@ fn rebuild(batch: &Bytes, codec: Compression, config: &LogConfig) -> Result<Byte
     Ok(into_mut(builder.build()?))
 }
 
-fn header_max_timestamp(b: &[u8]) -> i64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[MAX_TIMESTAMP..MAX_TIMESTAMP + 8]);
-    i64::from_be_bytes(a)
-}
-
-/// Sets the timestamp-type attribute and maxTimestamp, then recomputes the CRC.
-fn set_max_timestamp(b: &mut [u8], kind: TimestampType, max_timestamp: i64) {
-    let mut attributes = i16::from_be_bytes([b[ATTRIBUTES], b[ATTRIBUTES + 1]]);
-    match kind {
-        TimestampType::LogAppendTime => attributes |= TIMESTAMP_TYPE_BIT,
-        TimestampType::CreateTime => attributes &= !TIMESTAMP_TYPE_BIT,
-    }
-    b[ATTRIBUTES..ATTRIBUTES + 2].copy_from_slice(&attributes.to_be_bytes());
-    b[MAX_TIMESTAMP..MAX_TIMESTAMP + 8].copy_from_slice(&max_timestamp.to_be_bytes());
-    let crc = crc32c::crc32c(&b[ATTRIBUTES..]);
-    b[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+/// Sets the timestamp-type attribute and maxTimestamp, then recomputes the CRC (the view spans
+/// the whole batch).
+fn set_max_timestamp(
+    header: &mut BatchHeaderView<&mut [u8]>,
+    kind: TimestampType,
+    max_timestamp: i64,
+) {
+    header.set_timestamp_type(kind);
+    header.set_max_timestamp(max_timestamp);
+    header.update_crc();
 }
 
 #[cfg(test)]
@@ -246,9 +235,9 @@ mod tests {
     #[test]
     fn wrong_header_max_timestamp_is_corrected() {
         let mut b = batch(Compression::None, 2);
-        b[MAX_TIMESTAMP..MAX_TIMESTAMP + 8].copy_from_slice(&5i64.to_be_bytes());
-        let crc = crc32c::crc32c(&b[ATTRIBUTES..]);
-        b[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+        let mut header = BatchHeaderView::new(&mut b[..]).unwrap();
+        header.set_max_timestamp(5);
+        header.update_crc();
         let p = prepare(b, &LogConfig::default(), NOW, AppendOrigin::Client).unwrap();
         let view = RecordBatch::new(p.bytes.freeze()).unwrap();
         view.validate_crc().unwrap();

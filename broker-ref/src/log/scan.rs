@@ -6,24 +6,11 @@ use std::io;
 use std::os::unix::fs::FileExt;
 
 use bytes::Bytes;
-use odradek::records::{RecordBatch, MAGIC_V2, RECORD_BATCH_OVERHEAD};
+use odradek::records::{BatchHeaderView, RecordBatch, MAGIC_V2, RECORD_BATCH_OVERHEAD};
 
-/// Bytes of a batch before its `batchLength` count starts (baseOffset + batchLength).
-pub(crate) const LOG_OVERHEAD: usize = 12;
+pub(crate) use odradek::records::LOG_OVERHEAD;
 /// Bytes of a batch header, from baseOffset through recordCount.
 pub(crate) const HEADER_SIZE: usize = RECORD_BATCH_OVERHEAD;
-
-fn be_i16(b: &[u8], at: usize) -> i16 {
-    i16::from_be_bytes([b[at], b[at + 1]])
-}
-fn be_i32(b: &[u8], at: usize) -> i32 {
-    i32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-fn be_i64(b: &[u8], at: usize) -> i64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    i64::from_be_bytes(a)
-}
 
 /// The fields of a stored batch's header the log needs without decoding records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,22 +32,17 @@ pub(crate) struct BatchHeader {
 impl BatchHeader {
     /// Parses the first [`HEADER_SIZE`] bytes of `b`; `None` if they cannot start a v2 batch.
     pub(crate) fn parse(b: &[u8]) -> Option<BatchHeader> {
-        if b.len() < HEADER_SIZE || b[16] as i8 != MAGIC_V2 {
+        let view = BatchHeaderView::new(b).ok()?;
+        if view.magic() != MAGIC_V2 {
             return None;
         }
-        let length = be_i32(b, 8);
-        let delta = be_i32(b, 23);
-        if length < (HEADER_SIZE - LOG_OVERHEAD) as i32 || delta < 0 {
-            return None;
-        }
-        let base_offset = be_i64(b, 0);
         Some(BatchHeader {
-            base_offset,
-            last_offset: base_offset.checked_add(i64::from(delta))?,
-            size: LOG_OVERHEAD as u64 + length as u64,
-            partition_leader_epoch: be_i32(b, 12),
-            max_timestamp: be_i64(b, 35),
-            attributes: be_i16(b, 21),
+            base_offset: view.base_offset(),
+            last_offset: view.last_offset()?,
+            size: view.size()? as u64,
+            partition_leader_epoch: view.partition_leader_epoch(),
+            max_timestamp: view.max_timestamp(),
+            attributes: view.attributes().0,
         })
     }
 

@@ -262,7 +262,7 @@ impl Segment {
                 let Some(head) = reader.bytes_at(pos, LOG_OVERHEAD)? else {
                     break;
                 };
-                let length = i32::from_be_bytes([head[8], head[9], head[10], head[11]]);
+                let length = odradek::records::peek_batch_length(&head).unwrap_or(-1);
                 if length < (HEADER_SIZE - LOG_OVERHEAD) as i32 {
                     break;
                 }

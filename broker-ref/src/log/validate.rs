@@ -107,8 +107,7 @@ pub fn validate_batch_from(
     now_ms: i64,
     origin: AppendOrigin,
 ) -> Result<ValidatedBatch> {
-    if batch.len() > 16 {
-        let magic = batch[16] as i8;
+    if let Some(magic) = odradek::records::peek_magic(batch) {
         if magic != MAGIC_V2 {
             let code = if (0..MAGIC_V2).contains(&magic) {
                 ErrorCode::UnsupportedForMessageFormat
@@ -210,7 +209,7 @@ fn check_records(view: &RecordBatch, config: &LogConfig, now_ms: i64) -> Result<
         let record = record.map_err(|e| kafka(ErrorCode::CorruptMessage, e.to_string()))?;
         let this = index;
         index += 1;
-        if record.offset - view.base_offset() != this as i64 {
+        if record.offset.wrapping_sub(view.base_offset()) != this as i64 {
             offsets_in_order = false;
         }
         max_timestamp = max_timestamp.max(record.timestamp);
@@ -300,6 +299,17 @@ mod tests {
             v[17..21].copy_from_slice(&crc.to_be_bytes());
         }
         Bytes::from(v)
+    }
+
+    #[test]
+    fn a_made_up_base_offset_near_i64_max_does_not_panic() {
+        // The client's base offset is restamped on append; validation must survive any value.
+        let mut b = BatchBuilder::new(Compression::None).base_offset(i64::MAX - 1);
+        for _ in 0..3 {
+            b.append(NOW, None, Some(b"v"), &[]).unwrap();
+        }
+        let v = validate_batch(&b.build().unwrap(), &LogConfig::default(), NOW).unwrap();
+        assert!(v.offsets_in_order);
     }
 
     #[test]

@@ -12,8 +12,10 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio_util::codec::FramedRead;
 
+use super::dispatch::{dispatch, Reply};
+use super::intercept::Interceptor;
 use crate::broker::Broker;
-use crate::handlers::{dispatch, Reply};
+use crate::handlers::ConnectionContext;
 
 /// Whether `buf` already holds a complete frame (so the next request needs no read).
 fn has_complete_frame(buf: &[u8]) -> bool {
@@ -24,25 +26,31 @@ fn has_complete_frame(buf: &[u8]) -> bool {
     size >= 0 && buf.len() >= 4 + size as usize
 }
 
-/// Serves requests on `stream` until the peer closes, a request is rejected, the connection is
-/// idle for `connections.max.idle.ms`, or the broker shuts down.
-pub async fn serve(
-    broker: Arc<Broker>,
-    stream: TcpStream,
-    peer: SocketAddr,
-    shutdown: watch::Receiver<bool>,
-) {
-    crate::handlers::groups::PEER
-        .scope(peer, serve_inner(broker, stream, peer, shutdown))
-        .await
+/// What a connection task shares with the rest of the broker.
+#[derive(Debug, Clone)]
+pub(super) struct Shared {
+    /// The broker's state.
+    pub(super) broker: Arc<Broker>,
+    /// The interception point (tests' fault injection and request log).
+    pub(super) interceptor: Arc<Interceptor>,
 }
 
-async fn serve_inner(
-    broker: Arc<Broker>,
+/// Serves requests on `stream`, which arrived on `listener`, until the peer closes, a request
+/// is rejected, the connection is idle for `connections.max.idle.ms`, or the broker shuts down.
+pub(super) async fn serve(
+    shared: Shared,
+    listener: Arc<str>,
     stream: TcpStream,
     peer: SocketAddr,
     mut shutdown: watch::Receiver<bool>,
 ) {
+    let Shared {
+        broker,
+        interceptor,
+    } = shared;
+    // Built once: what every request on this connection shares (the security work will set the
+    // principal here after the TLS / SASL handshake).
+    let connection = ConnectionContext::plaintext(peer, listener);
     let _ = stream.set_nodelay(true);
     let max_frame = broker.config.int("socket.request.max.bytes").max(1) as usize;
     let idle = Duration::from_millis(broker.config.long("connections.max.idle.ms").max(1) as u64);
@@ -66,7 +74,19 @@ async fn serve_inner(
             }
             Ok(Some(Ok(frame))) => frame,
         };
-        match dispatch(&broker, frame).await {
+        let mut reply = dispatch(&broker, &connection, &interceptor, frame).await;
+        // An interceptor's delay; shutdown does not wait for it.
+        let reply = loop {
+            match reply {
+                Reply::Delayed(delay, inner) => tokio::select! {
+                    _ = shutdown.changed() => break None,
+                    _ = tokio::time::sleep(delay) => reply = *inner,
+                },
+                other => break Some(other),
+            }
+        };
+        let Some(reply) = reply else { break };
+        match reply {
             Reply::Frame(bytes) => {
                 if writer.write_all(&bytes).await.is_err() {
                     break;
@@ -85,7 +105,8 @@ async fn serve_inner(
                     break;
                 }
             }
-            Reply::Nothing => {}
+            // (A delay was waited out above.)
+            Reply::Nothing | Reply::Delayed(..) => {}
             Reply::Close(reason) => {
                 tracing::warn!(%peer, %reason, "closing connection");
                 break;

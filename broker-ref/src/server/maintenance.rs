@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use crate::broker::{now_ms, Broker};
+use crate::broker::Broker;
+use crate::clock::now_ms;
 use crate::log::{CleanOutcome, CleanerOptions};
 use crate::partition::Partition;
 use crate::Result;
@@ -128,7 +129,7 @@ async fn group_timers(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) 
     loop {
         tokio::select! {
             _ = shutdown.changed() => return,
-            _ = ticker.tick() => broker.groups.tick(&broker),
+            _ = ticker.tick() => broker.groups.tick(),
         }
     }
 }
@@ -148,7 +149,7 @@ async fn txn_timers(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) {
             _ = ticker.tick() => {
                 let b = broker.clone();
                 // Markers are file writes: keep them off the async workers.
-                if let Err(e) = tokio::task::spawn_blocking(move || b.txns.tick(&b)).await {
+                if let Err(e) = tokio::task::spawn_blocking(move || b.txns.tick()).await {
                     tracing::error!(error = %e, "transaction timer panicked");
                 }
             }

@@ -1,11 +1,19 @@
-//! Listeners, connections and background maintenance.
+//! Listeners, connections, request dispatch, the interception point and background
+//! maintenance.
 //!
-//! Each connection is one task: it splits the byte stream into frames (the size limit is checked
-//! before any buffer grows), handles requests one at a time (so responses leave in request order
-//! even when a client pipelines), and flushes its writes only when no further complete request is
-//! already buffered, so pipelined requests share system calls.
+//! Each connection is one task: it builds its [`ConnectionContext`](crate::handlers::ConnectionContext)
+//! once, splits the byte stream into frames (the size limit is checked before any buffer grows),
+//! and hands each frame to [`dispatch`], which decodes it, adds the header's fields to make the
+//! request's [`RequestContext`](crate::handlers::RequestContext), asks the [`Interceptor`] (one
+//! atomic load when no test registered anything) and calls the handler. Requests are handled one
+//! at a time, so responses leave in request order even when a client pipelines, and writes are
+//! flushed only when no further complete request is already buffered, so pipelined requests
+//! share system calls.
 
+mod chunked;
 mod connection;
+mod dispatch;
+pub mod intercept;
 mod maintenance;
 
 use std::net::SocketAddr;
@@ -18,6 +26,10 @@ use tokio::task::JoinHandle;
 use crate::broker::Broker;
 use crate::config::BrokerConfig;
 use crate::{Error, Result};
+use connection::Shared;
+
+pub use dispatch::{dispatch, Reply};
+pub use intercept::{Action, Interceptor, LoggedRequest, Rule, RuleId};
 
 /// A started broker: its address, and the handle to stop it.
 #[derive(Debug)]
@@ -26,6 +38,9 @@ pub struct RunningBroker {
     pub local_addr: SocketAddr,
     /// Shared state.
     pub broker: Arc<Broker>,
+    /// The interception point every connection consults: tests inject errors, delays, dropped
+    /// requests and closed connections per API key, and read the request log.
+    pub interceptor: Arc<Interceptor>,
     shutdown: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -54,9 +69,13 @@ pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
         let listener = TcpListener::bind((host, l.port)).await.map_err(|e| {
             Error::config("listeners", format!("cannot bind {host}:{}: {e}", l.port))
         })?;
-        bound.push(listener);
+        bound.push((Arc::<str>::from(l.name.as_str()), listener));
     }
-    let local_addr = bound[0].local_addr()?;
+    let local_addr = bound
+        .first()
+        .ok_or_else(|| Error::config("listeners", "no listener configured"))?
+        .1
+        .local_addr()?;
     let advertised = config.advertised_listeners()?;
     let adv = &advertised[0];
     let advertised_host = if adv.host.is_empty() || adv.host == "0.0.0.0" {
@@ -71,12 +90,18 @@ pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
         adv.port
     };
     let broker = Broker::open(config, advertised_host, advertised_port)?;
+    let interceptor = Arc::new(Interceptor::new());
+    let shared = Shared {
+        broker: broker.clone(),
+        interceptor: interceptor.clone(),
+    };
     let (shutdown, shutdown_rx) = watch::channel(false);
     let mut tasks = Vec::new();
-    for listener in bound {
+    for (name, listener) in bound {
         tasks.push(tokio::spawn(accept_loop(
+            name,
             listener,
-            broker.clone(),
+            shared.clone(),
             shutdown_rx.clone(),
         )));
     }
@@ -84,17 +109,19 @@ pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
     Ok(RunningBroker {
         local_addr,
         broker,
+        interceptor,
         shutdown,
         tasks,
     })
 }
 
 async fn accept_loop(
+    name: Arc<str>,
     listener: TcpListener,
-    broker: Arc<Broker>,
+    shared: Shared,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let max_connections = broker.config.int("max.connections").max(1) as usize;
+    let max_connections = shared.broker.config.int("max.connections").max(1) as usize;
     let permits = Arc::new(tokio::sync::Semaphore::new(max_connections));
     let mut connections = tokio::task::JoinSet::new();
     loop {
@@ -112,10 +139,10 @@ async fn accept_loop(
                     tracing::warn!(%peer, "max.connections reached, closing new connection");
                     continue;
                 };
-                let broker = broker.clone();
+                let (shared, name) = (shared.clone(), name.clone());
                 let shutdown = shutdown.clone();
                 connections.spawn(async move {
-                    connection::serve(broker, stream, peer, shutdown).await;
+                    connection::serve(shared, name, stream, peer, shutdown).await;
                     drop(permit);
                 });
             }

@@ -8,43 +8,13 @@ use super::varint::{get_varint, get_varlong};
 use super::MAGIC_V2;
 use crate::{Error, Result};
 
-/// Size of the batch header that precedes the records section.
-pub const RECORD_BATCH_OVERHEAD: usize = 61;
+pub use super::header::RECORD_BATCH_OVERHEAD;
+use super::header::{BatchHeaderView, LOG_OVERHEAD};
+
 /// Default cap on the decompressed size of one batch's records section (128 MiB).
 pub const DEFAULT_DECOMPRESSION_LIMIT: usize = 128 << 20;
-
-pub(crate) const BASE_OFFSET: usize = 0;
-pub(crate) const BATCH_LENGTH: usize = 8;
-pub(crate) const PARTITION_LEADER_EPOCH: usize = 12;
-pub(crate) const MAGIC: usize = 16;
-pub(crate) const CRC: usize = 17;
-pub(crate) const ATTRIBUTES: usize = 21;
-pub(crate) const LAST_OFFSET_DELTA: usize = 23;
-pub(crate) const BASE_TIMESTAMP: usize = 27;
-pub(crate) const MAX_TIMESTAMP: usize = 35;
-pub(crate) const PRODUCER_ID: usize = 43;
-pub(crate) const PRODUCER_EPOCH: usize = 51;
-pub(crate) const BASE_SEQUENCE: usize = 53;
-pub(crate) const RECORD_COUNT: usize = 57;
-/// Bytes before `batchLength`'s count starts (baseOffset + batchLength).
-pub(crate) const LOG_OVERHEAD: usize = 12;
 /// The smallest encoded record: length, attributes, three deltas/lengths and a header count.
 const MIN_RECORD_SIZE: usize = 7;
-
-#[inline]
-pub(crate) fn read_i16(b: &[u8], at: usize) -> i16 {
-    i16::from_be_bytes([b[at], b[at + 1]])
-}
-#[inline]
-pub(crate) fn read_i32(b: &[u8], at: usize) -> i32 {
-    i32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-#[inline]
-pub(crate) fn read_i64(b: &[u8], at: usize) -> i64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    i64::from_be_bytes(a)
-}
 
 /// How a batch's timestamps were assigned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +68,13 @@ impl BatchAttributes {
             TimestampType::CreateTime
         }
     }
+    /// The same attributes with the timestamp type set to `kind`.
+    pub fn with_timestamp_type(self, kind: TimestampType) -> Self {
+        match kind {
+            TimestampType::LogAppendTime => BatchAttributes(self.0 | Self::TIMESTAMP_TYPE),
+            TimestampType::CreateTime => BatchAttributes(self.0 & !Self::TIMESTAMP_TYPE),
+        }
+    }
     /// Part of a transaction.
     pub fn is_transactional(self) -> bool {
         self.0 & Self::TRANSACTIONAL != 0
@@ -123,8 +100,7 @@ impl RecordBatch {
     /// Wraps exactly one batch. Fails on v0/v1 messages, on a size that disagrees with
     /// `batchLength`, and on an unknown codec.
     pub fn new(buf: Bytes) -> Result<RecordBatch> {
-        if buf.len() > MAGIC {
-            let magic = buf[MAGIC] as i8;
+        if let Some(magic) = super::header::peek_magic(&buf) {
             if magic != MAGIC_V2 {
                 return Err(if (0..MAGIC_V2).contains(&magic) {
                     Error::UnsupportedMessageFormat(magic)
@@ -139,7 +115,7 @@ impl RecordBatch {
                 buf.len()
             )));
         }
-        let declared = read_i32(&buf, BATCH_LENGTH);
+        let declared = BatchHeaderView::new_unchecked(&buf[..]).batch_length();
         if declared < 0 || declared as usize + LOG_OVERHEAD != buf.len() {
             return Err(Error::CorruptBatch(format!(
                 "batchLength {declared} does not match the {} bytes present",
@@ -160,6 +136,10 @@ impl RecordBatch {
         Ok(batch)
     }
 
+    /// The header's fields, read in place.
+    pub fn header(&self) -> BatchHeaderView<&[u8]> {
+        BatchHeaderView::new_unchecked(&self.buf[..])
+    }
     /// The whole batch as stored and sent.
     pub fn as_bytes(&self) -> &Bytes {
         &self.buf
@@ -174,31 +154,33 @@ impl RecordBatch {
     }
     /// Offset of the first record.
     pub fn base_offset(&self) -> i64 {
-        read_i64(&self.buf, BASE_OFFSET)
+        self.header().base_offset()
     }
     /// Offset of the last record.
     pub fn last_offset(&self) -> i64 {
-        self.base_offset() + i64::from(self.last_offset_delta())
+        // Wrapping: the base offset of an unstamped batch is whatever the peer sent.
+        self.base_offset()
+            .wrapping_add(i64::from(self.last_offset_delta()))
     }
     /// The offset after this batch.
     pub fn next_offset(&self) -> i64 {
-        self.last_offset() + 1
+        self.last_offset().wrapping_add(1)
     }
     /// Leader epoch stamped by the broker that appended the batch.
     pub fn partition_leader_epoch(&self) -> i32 {
-        read_i32(&self.buf, PARTITION_LEADER_EPOCH)
+        self.header().partition_leader_epoch()
     }
     /// Magic byte (always 2 here).
     pub fn magic(&self) -> i8 {
-        self.buf[MAGIC] as i8
+        self.header().magic()
     }
     /// The stored CRC-32C.
     pub fn crc(&self) -> u32 {
-        read_i32(&self.buf, CRC) as u32
+        self.header().crc()
     }
     /// The attributes.
     pub fn attributes(&self) -> BatchAttributes {
-        BatchAttributes(read_i16(&self.buf, ATTRIBUTES))
+        self.header().attributes()
     }
     /// Codec of the records section (validated at construction).
     pub fn compression(&self) -> Compression {
@@ -206,27 +188,27 @@ impl RecordBatch {
     }
     /// Last offset minus base offset.
     pub fn last_offset_delta(&self) -> i32 {
-        read_i32(&self.buf, LAST_OFFSET_DELTA)
+        self.header().last_offset_delta()
     }
     /// Timestamp of the first record (or the delete horizon; see attributes).
     pub fn base_timestamp(&self) -> i64 {
-        read_i64(&self.buf, BASE_TIMESTAMP)
+        self.header().base_timestamp()
     }
     /// Largest timestamp in the batch (the log-append time for such batches).
     pub fn max_timestamp(&self) -> i64 {
-        read_i64(&self.buf, MAX_TIMESTAMP)
+        self.header().max_timestamp()
     }
     /// Producer id, or -1.
     pub fn producer_id(&self) -> i64 {
-        read_i64(&self.buf, PRODUCER_ID)
+        self.header().producer_id()
     }
     /// Producer epoch, or -1.
     pub fn producer_epoch(&self) -> i16 {
-        read_i16(&self.buf, PRODUCER_EPOCH)
+        self.header().producer_epoch()
     }
     /// Sequence number of the first record, or -1.
     pub fn base_sequence(&self) -> i32 {
-        read_i32(&self.buf, BASE_SEQUENCE)
+        self.header().base_sequence()
     }
     /// Sequence number of the last record (wrapping as Kafka does), or -1.
     pub fn last_sequence(&self) -> i32 {
@@ -239,7 +221,7 @@ impl RecordBatch {
     }
     /// Number of records the header announces.
     pub fn record_count(&self) -> i32 {
-        read_i32(&self.buf, RECORD_COUNT)
+        self.header().record_count()
     }
     /// Part of a transaction.
     pub fn is_transactional(&self) -> bool {
@@ -252,7 +234,7 @@ impl RecordBatch {
 
     /// CRC-32C over everything from the attributes to the end, as stored in the header.
     pub fn compute_crc(&self) -> u32 {
-        crc32c::crc32c(&self.buf[ATTRIBUTES..])
+        self.header().compute_crc()
     }
 
     /// Checks the stored CRC against the contents.
@@ -469,7 +451,9 @@ fn parse_record(
     }
     Ok((
         RecordRef {
-            offset: base_offset + i64::from(offset_delta),
+            // Wrapping, like the timestamp: the base offset is whatever the peer sent (a broker
+            // restamps it), and made-up bytes must not panic.
+            offset: base_offset.wrapping_add(i64::from(offset_delta)),
             timestamp: log_append_time.unwrap_or_else(|| base_timestamp.wrapping_add(ts_delta)),
             key,
             value,

@@ -9,10 +9,9 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use super::batch::{
-    BatchAttributes, TimestampType, ATTRIBUTES, CRC, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD,
-};
+use super::batch::{BatchAttributes, TimestampType};
 use super::compression::{compress, Compression};
+use super::header::{BatchHeaderView, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD};
 use super::record::Header;
 use super::varint::{varint_len, varlong_len};
 use super::{MAGIC_V2, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE};
@@ -322,8 +321,7 @@ impl BatchBuilder {
         h.put_i16(self.producer_epoch);
         h.put_i32(self.base_sequence);
         h.put_i32(self.count);
-        let crc = crc32c::crc32c(&out[ATTRIBUTES..]);
-        out[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+        BatchHeaderView::new_unchecked(&mut out[..]).update_crc();
         Ok(out.freeze())
     }
 }
@@ -394,11 +392,9 @@ pub fn stamp_offsets(
     base_offset: i64,
     partition_leader_epoch: i32,
 ) -> Result<()> {
-    if batch.len() < RECORD_BATCH_OVERHEAD {
-        return Err(Error::CorruptBatch("batch shorter than its header".into()));
-    }
-    batch[0..8].copy_from_slice(&base_offset.to_be_bytes());
-    batch[12..16].copy_from_slice(&partition_leader_epoch.to_be_bytes());
+    let mut header = header_of(batch)?;
+    header.set_base_offset(base_offset);
+    header.set_partition_leader_epoch(partition_leader_epoch);
     Ok(())
 }
 
@@ -411,15 +407,16 @@ pub fn restamp_producer(
     epoch: i16,
     base_sequence: i32,
 ) -> Result<()> {
-    if batch.len() < RECORD_BATCH_OVERHEAD {
-        return Err(Error::CorruptBatch("batch shorter than its header".into()));
-    }
-    batch[43..51].copy_from_slice(&producer_id.to_be_bytes());
-    batch[51..53].copy_from_slice(&epoch.to_be_bytes());
-    batch[53..57].copy_from_slice(&base_sequence.to_be_bytes());
-    let crc = crc32c::crc32c(&batch[ATTRIBUTES..]);
-    batch[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+    let mut header = header_of(batch)?;
+    header.set_producer(producer_id, epoch, base_sequence);
+    header.update_crc();
     Ok(())
+}
+
+/// The header view of an encoded batch, with the error both stamping functions give.
+fn header_of(batch: &mut [u8]) -> Result<BatchHeaderView<&mut [u8]>> {
+    BatchHeaderView::new(batch)
+        .map_err(|_| Error::CorruptBatch("batch shorter than its header".into()))
 }
 
 #[cfg(test)]

@@ -10,6 +10,8 @@
 //! 17 crc uint32 (CRC-32C of bytes 21..end)             61 records (maybe compressed)
 //! ```
 //!
+//! [`BatchHeaderView`] is the one place that knows these offsets: it reads every header field in
+//! place and, over `&mut [u8]`, rewrites the fields a broker stamps.
 //! [`BatchBuilder`] encodes a batch once; [`RecordBatch`] is a zero-copy view that validates a
 //! batch and iterates its records lazily; [`RecordBatches`] walks a record set (batches back to
 //! back, as a Fetch response carries them), skipping a truncated final batch.
@@ -18,6 +20,7 @@ mod batch;
 mod builder;
 mod compression;
 mod control;
+mod header;
 mod record;
 mod record_set;
 pub mod varint;
@@ -29,6 +32,7 @@ pub use batch::{
 pub use builder::{restamp_producer, stamp_offsets, BatchBuilder};
 pub use compression::{compress, decompress, Compression};
 pub use control::{ControlRecordType, EndTxnMarker};
+pub use header::{peek_batch_length, peek_magic, BatchHeaderView, LOG_OVERHEAD};
 pub use record::{Header, Record};
 pub use record_set::RecordBatches;
 

@@ -2,7 +2,8 @@
 
 use bytes::Bytes;
 
-use super::batch::{read_i32, RecordBatch, LOG_OVERHEAD, MAGIC, RECORD_BATCH_OVERHEAD};
+use super::batch::RecordBatch;
+use super::header::{peek_batch_length, peek_magic, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD};
 use super::MAGIC_V2;
 use crate::{Error, Result};
 
@@ -33,12 +34,8 @@ impl RecordBatches {
 
     fn next_batch(&mut self) -> Option<Result<RecordBatch>> {
         let rest = &self.data[self.pos..];
-        if rest.len() < LOG_OVERHEAD {
-            return None;
-        }
-        let length = read_i32(rest, 8);
-        if rest.len() > MAGIC {
-            let magic = rest[MAGIC] as i8;
+        let length = peek_batch_length(rest)?;
+        if let Some(magic) = peek_magic(rest) {
             if magic != MAGIC_V2 {
                 return Some(Err(if (0..MAGIC_V2).contains(&magic) {
                     Error::UnsupportedMessageFormat(magic)

@@ -88,6 +88,22 @@ fn crc_detects_any_flipped_byte_after_the_crc() {
 }
 
 #[test]
+fn a_base_offset_near_i64_max_wraps_instead_of_panicking() {
+    let mut b = BatchBuilder::new(Compression::None).base_offset(i64::MAX);
+    b.append(1, None, Some(b"a"), &[]).unwrap();
+    b.append(1, None, Some(b"b"), &[]).unwrap();
+    let batch = RecordBatch::new(b.build().unwrap()).unwrap();
+    assert_eq!(batch.last_offset(), i64::MIN);
+    assert_eq!(batch.next_offset(), i64::MIN + 1);
+    let offsets: Vec<i64> = batch
+        .records()
+        .unwrap()
+        .map(|r| r.unwrap().offset)
+        .collect();
+    assert_eq!(offsets, [i64::MAX, i64::MIN]);
+}
+
+#[test]
 fn stamping_offsets_keeps_the_crc_valid() {
     let mut m = BytesMut::from(&sample_batch(Compression::Lz4)[..]);
     stamp_offsets(&mut m, 7_000, 12).unwrap();

@@ -19,16 +19,17 @@ pub mod metadata;
 pub mod storage;
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use odradek::records::{BatchBuilder, Compression, RecordBatches};
 use odradek::ErrorCode;
 
-use crate::broker::{now_ms, Broker};
+use crate::clock::now_ms;
 use crate::config::BrokerConfig;
+use crate::coordinator::producer_ids::ProducerIdManager;
 use crate::coordinator::storage::partition_for_group;
-use crate::coordinator::{InternalTopic, OFFSETS_TOPIC};
-use crate::partition::{Marker, TopicRegistry};
+use crate::coordinator::{CoordinatorLog, GroupCoordinator, InternalTopic, OFFSETS_TOPIC};
+use crate::partition::Marker;
 use crate::{Error, Result};
 use metadata::{TxnMetadata, TxnState};
 
@@ -60,6 +61,11 @@ pub struct TxnView {
 /// The transaction coordinator.
 #[derive(Debug)]
 pub struct TransactionCoordinator {
+    log: CoordinatorLog,
+    /// Told when a marker reaches a `__consumer_offsets` partition (pending offsets).
+    groups: Arc<GroupCoordinator>,
+    /// Producer ids for new transactional ids and exhausted epochs.
+    producer_ids: Arc<ProducerIdManager>,
     txns: Mutex<HashMap<String, TxnMetadata>>,
     partitions: i32,
     max_timeout_ms: i32,
@@ -71,9 +77,17 @@ pub struct TransactionCoordinator {
 impl TransactionCoordinator {
     /// Creates the coordinator and replays `__transaction_state` if it exists. The topic is
     /// created on first use ([`TransactionCoordinator::ensure_topic`]), as Kafka does.
-    pub fn open(config: &BrokerConfig, topics: &TopicRegistry) -> Result<TransactionCoordinator> {
+    pub fn open(
+        config: &BrokerConfig,
+        log: CoordinatorLog,
+        groups: Arc<GroupCoordinator>,
+        producer_ids: Arc<ProducerIdManager>,
+    ) -> Result<TransactionCoordinator> {
         let partitions = config.int("transaction.state.log.num.partitions").max(1);
         let coordinator = TransactionCoordinator {
+            log,
+            groups,
+            producer_ids,
             txns: Mutex::new(HashMap::new()),
             partitions,
             max_timeout_ms: config.int("transaction.max.timeout.ms"),
@@ -84,22 +98,22 @@ impl TransactionCoordinator {
                 config.get("transaction.state.log.segment.bytes"),
             ),
         };
-        coordinator.replay(topics)?;
+        coordinator.replay()?;
         Ok(coordinator)
     }
 
     /// Creates `__transaction_state` if it does not exist yet (FindCoordinator for a
     /// transactional id, and every state write, call this first).
-    pub fn ensure_topic(&self, topics: &TopicRegistry) -> Result<()> {
-        self.topic.ensure(topics)
+    pub fn ensure_topic(&self) -> Result<()> {
+        self.topic.ensure(&self.log.topics)
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, TxnMetadata>> {
         self.txns.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn replay(&self, topics: &TopicRegistry) -> Result<()> {
-        let Some(topic) = topics.get(TRANSACTION_TOPIC) else {
+    fn replay(&self) -> Result<()> {
+        let Some(topic) = self.log.topics.get(TRANSACTION_TOPIC) else {
             return Ok(());
         };
         let mut txns = self.lock();
@@ -147,9 +161,10 @@ impl TransactionCoordinator {
     }
 
     /// Appends `txn_id`'s state (or a tombstone) to its partition.
-    fn persist(&self, broker: &Broker, txn_id: &str, meta: Option<&TxnMetadata>) -> Result<()> {
-        self.ensure_topic(&broker.topics)?;
-        let partition = broker
+    fn persist(&self, txn_id: &str, meta: Option<&TxnMetadata>) -> Result<()> {
+        self.ensure_topic()?;
+        let partition = self
+            .log
             .topics
             .get(TRANSACTION_TOPIC)
             .and_then(|t| t.partition(self.partition_for(txn_id)))
@@ -168,20 +183,15 @@ impl TransactionCoordinator {
     }
 
     /// Persists a change, mapping a failure to COORDINATOR_NOT_AVAILABLE.
-    fn persist_or_unavailable(
-        &self,
-        broker: &Broker,
-        txn_id: &str,
-        meta: &TxnMetadata,
-    ) -> Result<(), ErrorCode> {
-        self.persist(broker, txn_id, Some(meta)).map_err(|e| {
+    fn persist_or_unavailable(&self, txn_id: &str, meta: &TxnMetadata) -> Result<(), ErrorCode> {
+        self.persist(txn_id, Some(meta)).map_err(|e| {
             tracing::warn!(transactional_id = txn_id, error = %e, "persisting transaction state failed");
             ErrorCode::CoordinatorNotAvailable
         })
     }
 
     /// Writes the COMMIT/ABORT marker of `meta`'s transaction into each of its partitions.
-    fn write_markers(&self, broker: &Broker, meta: &TxnMetadata, commit: bool) {
+    fn write_markers(&self, meta: &TxnMetadata, commit: bool) {
         let now = now_ms();
         let marker = Marker {
             producer_id: meta.producer_id,
@@ -190,7 +200,8 @@ impl TransactionCoordinator {
             coordinator_epoch: COORDINATOR_EPOCH,
         };
         for (topic, index) in &meta.partitions {
-            let Some(partition) = broker.topics.get(topic).and_then(|t| t.partition(*index)) else {
+            let Some(partition) = self.log.topics.get(topic).and_then(|t| t.partition(*index))
+            else {
                 continue; // deleted meanwhile
             };
             if let Err(e) = partition.write_marker(marker, now) {
@@ -198,16 +209,15 @@ impl TransactionCoordinator {
                 continue;
             }
             if topic == OFFSETS_TOPIC {
-                broker.groups.complete_txn(*index, meta.producer_id, commit);
+                self.groups.complete_txn(*index, meta.producer_id, commit);
             }
         }
-        broker.data_arrived.notify_waiters();
+        self.log.data_arrived.notify_waiters();
     }
 
     /// Ends `meta`'s open transaction: Prepare state persisted, markers, Complete state.
     fn complete(
         &self,
-        broker: &Broker,
         txn_id: &str,
         meta: &mut TxnMetadata,
         commit: bool,
@@ -219,18 +229,18 @@ impl TransactionCoordinator {
             TxnState::PrepareAbort
         };
         meta.last_update_ms = now_ms();
-        if let Err(code) = self.persist_or_unavailable(broker, txn_id, meta) {
+        if let Err(code) = self.persist_or_unavailable(txn_id, meta) {
             *meta = before;
             return Err(code);
         }
-        self.finish(broker, txn_id, meta);
+        self.finish(txn_id, meta);
         Ok(())
     }
 
     /// Writes the markers of a transaction in a Prepare state and moves it to Complete.
-    fn finish(&self, broker: &Broker, txn_id: &str, meta: &mut TxnMetadata) {
+    fn finish(&self, txn_id: &str, meta: &mut TxnMetadata) {
         let commit = meta.state == TxnState::PrepareCommit;
-        self.write_markers(broker, meta, commit);
+        self.write_markers(meta, commit);
         meta.state = if commit {
             TxnState::CompleteCommit
         } else {
@@ -238,24 +248,24 @@ impl TransactionCoordinator {
         };
         meta.partitions.clear();
         meta.last_update_ms = now_ms();
-        if let Err(e) = self.persist(broker, txn_id, Some(meta)) {
+        if let Err(e) = self.persist(txn_id, Some(meta)) {
             // The markers are written; a restart redoes them from the Prepare state.
             tracing::warn!(transactional_id = txn_id, error = %e, "persisting a completed transaction failed");
         }
     }
 
     /// Completes every transaction a restart found between its Prepare state and its markers.
-    pub fn recover(&self, broker: &Broker) {
+    pub fn recover(&self) {
         let mut txns = self.lock();
         for (id, meta) in txns.iter_mut() {
             match meta.state {
                 TxnState::PrepareCommit | TxnState::PrepareAbort => {
                     tracing::info!(transactional_id = %id, state = meta.state.name(), "completing a transaction interrupted by a restart");
-                    self.finish(broker, id, meta);
+                    self.finish(id, meta);
                 }
                 TxnState::PrepareEpochFence => {
                     meta.state = TxnState::PrepareAbort;
-                    self.finish(broker, id, meta);
+                    self.finish(id, meta);
                 }
                 _ => {}
             }
@@ -267,7 +277,6 @@ impl TransactionCoordinator {
     /// session is aborted first with a fenced epoch, so a zombie can neither write nor commit.
     pub fn init_producer_id(
         &self,
-        broker: &Broker,
         txn_id: &str,
         timeout_ms: i32,
         expected: Option<(i64, i16)>,
@@ -281,7 +290,7 @@ impl TransactionCoordinator {
         let mut meta = match existing {
             Some(m) => m,
             None => {
-                let id = broker
+                let id = self
                     .producer_ids
                     .next_id()
                     .map_err(|_| ErrorCode::CoordinatorNotAvailable)?;
@@ -299,13 +308,12 @@ impl TransactionCoordinator {
         }
         if meta.state == TxnState::Ongoing {
             meta.fence();
-            self.complete(broker, txn_id, &mut meta, false)?;
+            self.complete(txn_id, &mut meta, false)?;
             txns.insert(txn_id.to_string(), meta.clone());
         }
         let rotated_id = if meta.epoch_exhausted() {
             Some(
-                broker
-                    .producer_ids
+                self.producer_ids
                     .next_id()
                     .map_err(|_| ErrorCode::CoordinatorNotAvailable)?,
             )
@@ -313,7 +321,7 @@ impl TransactionCoordinator {
             None
         };
         meta.init_session(timeout_ms, now, rotated_id);
-        self.persist_or_unavailable(broker, txn_id, &meta)?;
+        self.persist_or_unavailable(txn_id, &meta)?;
         let answer = (meta.producer_id, meta.epoch);
         txns.insert(txn_id.to_string(), meta);
         Ok(answer)
@@ -323,7 +331,6 @@ impl TransactionCoordinator {
     /// opening one if needed.
     pub fn add_partitions(
         &self,
-        broker: &Broker,
         txn_id: &str,
         producer_id: i64,
         epoch: i16,
@@ -337,7 +344,7 @@ impl TransactionCoordinator {
         meta.can_add_partitions()?;
         let before = meta.clone();
         if meta.add_partitions(partitions, now_ms()) {
-            if let Err(code) = self.persist_or_unavailable(broker, txn_id, meta) {
+            if let Err(code) = self.persist_or_unavailable(txn_id, meta) {
                 *meta = before;
                 return Err(code);
             }
@@ -395,7 +402,6 @@ impl TransactionCoordinator {
     /// Returns the producer id and epoch.
     pub fn end_txn(
         &self,
-        broker: &Broker,
         txn_id: &str,
         producer_id: i64,
         epoch: i16,
@@ -407,7 +413,7 @@ impl TransactionCoordinator {
             .ok_or(ErrorCode::InvalidProducerIdMapping)?;
         meta.check_producer(producer_id, epoch)?;
         if meta.check_end(commit)? {
-            self.complete(broker, txn_id, meta, commit)?;
+            self.complete(txn_id, meta, commit)?;
         }
         Ok((meta.producer_id, meta.epoch))
     }
@@ -426,7 +432,7 @@ impl TransactionCoordinator {
 
     /// Timers: aborts transactions past their timeout (fencing the producer's epoch, as Kafka
     /// does) and expires ids idle for `transactional.id.expiration.ms`.
-    pub fn tick(&self, broker: &Broker) {
+    pub fn tick(&self) {
         let mut txns = self.lock();
         let now = now_ms();
         let mut expired = Vec::new();
@@ -434,7 +440,7 @@ impl TransactionCoordinator {
             if meta.timed_out(now) {
                 tracing::info!(transactional_id = %id, producer_id = meta.producer_id, "aborting a transaction past its timeout");
                 meta.fence();
-                if let Err(code) = self.complete(broker, id, meta, false) {
+                if let Err(code) = self.complete(id, meta, false) {
                     tracing::warn!(transactional_id = %id, error = %code, "aborting a timed-out transaction failed");
                 }
             } else if matches!(
@@ -446,7 +452,7 @@ impl TransactionCoordinator {
             }
         }
         for id in expired {
-            if self.persist(broker, &id, None).is_ok() {
+            if self.persist(&id, None).is_ok() {
                 tracing::info!(transactional_id = %id, "transactional id expired");
                 txns.remove(&id);
             }
@@ -473,7 +479,7 @@ fn view(txn_id: &str, m: &TxnMetadata) -> TxnView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::BrokerConfig;
+    use crate::broker::Broker;
     use bytes::Bytes;
     use std::collections::BTreeMap;
 
@@ -503,14 +509,11 @@ mod tests {
             .topics
             .create("t", 1, BTreeMap::new(), false)
             .unwrap();
-        let (pid, epoch) = broker
-            .txns
-            .init_producer_id(&broker, "x", 60_000, None)
-            .unwrap();
+        let (pid, epoch) = broker.txns.init_producer_id("x", 60_000, None).unwrap();
         let tp = ("t".to_string(), 0);
         broker
             .txns
-            .add_partitions(&broker, "x", pid, epoch, std::slice::from_ref(&tp))
+            .add_partitions("x", pid, epoch, std::slice::from_ref(&tp))
             .unwrap();
         let partition = broker.topics.get("t").unwrap().partition(0).unwrap();
         partition
@@ -522,7 +525,7 @@ mod tests {
             let mut txns = broker.txns.lock();
             let meta = txns.get_mut("x").unwrap();
             meta.state = TxnState::PrepareCommit;
-            broker.txns.persist(&broker, "x", Some(meta)).unwrap();
+            broker.txns.persist("x", Some(meta)).unwrap();
         }
         drop(partition);
         drop(broker);
@@ -552,12 +555,9 @@ mod tests {
     fn idle_ids_expire() {
         let dir = tempfile::tempdir().unwrap();
         let broker = open(dir.path());
-        broker
-            .txns
-            .init_producer_id(&broker, "old", 60_000, None)
-            .unwrap();
+        broker.txns.init_producer_id("old", 60_000, None).unwrap();
         broker.txns.lock().get_mut("old").unwrap().last_update_ms = 0;
-        broker.txns.tick(&broker);
+        broker.txns.tick();
         assert!(broker.txns.describe("old").is_none());
         drop(broker);
         let broker = open(dir.path());

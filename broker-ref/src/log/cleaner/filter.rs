@@ -25,8 +25,8 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 use odradek::records::{
-    BatchAttributes, BatchBuilder, Compression, Record, RecordBatch, TimestampType, MAGIC_V2,
-    RECORD_BATCH_OVERHEAD,
+    BatchAttributes, BatchBuilder, BatchHeaderView, Compression, Record, RecordBatch,
+    TimestampType, LOG_OVERHEAD, MAGIC_V2, RECORD_BATCH_OVERHEAD,
 };
 
 use super::super::config::LogConfig;
@@ -199,7 +199,7 @@ fn empty_batch(batch: &RecordBatch) -> Bytes {
     );
     let mut b = BytesMut::with_capacity(RECORD_BATCH_OVERHEAD);
     b.put_i64(batch.base_offset());
-    b.put_i32((RECORD_BATCH_OVERHEAD - 12) as i32);
+    b.put_i32((RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) as i32);
     b.put_i32(batch.partition_leader_epoch());
     b.put_i8(MAGIC_V2);
     b.put_u32(0);
@@ -211,7 +211,8 @@ fn empty_batch(batch: &RecordBatch) -> Bytes {
     b.put_i16(batch.producer_epoch());
     b.put_i32(batch.base_sequence());
     b.put_i32(0);
-    let crc = crc32c::crc32c(&b[21..]);
-    b[17..21].copy_from_slice(&crc.to_be_bytes());
+    if let Ok(mut header) = BatchHeaderView::new(&mut b[..]) {
+        header.update_crc();
+    }
     b.freeze()
 }

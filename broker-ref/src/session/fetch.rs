@@ -2,7 +2,7 @@
 //! fetcher reads and what it last told it about each, so later requests list only what changed
 //! and responses carry only partitions with news.
 //!
-//! This module is the session state machine; it does no I/O. `fetch.rs` asks
+//! This module is the session state machine; it does no I/O. `handlers/fetch.rs` asks
 //! [`FetchSessionCache::new_context`] what a request means, reads the partitions that context
 //! names, and then reports what it read with [`FetchSessionCache::create_session`] (full fetch
 //! with epoch 0) or [`FetchSessionCache::complete_incremental`] (incremental fetch).
