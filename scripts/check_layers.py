@@ -14,13 +14,16 @@ Names the crate root re-exports (`pub use error::{Error, Result};` in lib.rs) co
 module. It fails (exit 1) on a cycle, printing it with one file:line per edge, and on an edge that
 goes against the LAYER order: a layer may use the layers listed before it, never those after.
 Modules not listed (config, error, the assembling `broker`, ...) are only checked for cycles.
+It also fails on a cycle between files (see `file_cycles`: a `mod.rs` that defines what its
+children use while using them is one; re-exports alone are not).
 
 Protocol mode:
 
     scripts/check_layers.py --forbid-protocol-messages CRATE_DIR [CRATE_DIR ...]
 
 fails if any .rs file under a CRATE_DIR (target/ and node_modules/ skipped) uses
-`kafka_protocol::messages`: outside client-core, code should go through the client's typed API.
+`kafka_protocol::messages` (or odradek's re-export `odradek::protocol::messages`): outside
+client-core, code should go through the client's typed API.
 client-core (package `odradek`) and broker-ref (package `odradek-broker`, which builds messages
 as a broker must) are exempt and reported as such.
 
@@ -355,11 +358,132 @@ def check_layers(src, layers):
         if a in rank and b in rank and rank[b] > rank[a]:
             failed = True
             print(f"layer violation: {a} uses {b}, which comes after it  ({where})")
+    cycles, file_edges = file_cycles(src)
+    for members, cycle in cycles:
+        failed = True
+        print(f"file import cycle in {src}: {' -> '.join(cycle)}")
+        for (a, b), where in sorted(file_edges.items()):
+            if a in members and b in members:
+                print(f"  {a} -> {b}  ({where})")
     if failed:
         return 1
     order = " -> ".join(layers) if layers else "(no layer order given)"
-    print(f"{src}: {len(nodes)} modules, {len(edges)} dependencies, no cycles; layers ok: {order}")
+    print(f"{src}: {len(nodes)} modules, {len(edges)} dependencies, no cycles between modules or "
+          f"files; layers ok: {order}")
     return 0
+
+
+# ---- File level: every .rs file is a node ------------------------------------------------------
+
+
+def _file_module_path(rel):
+    parts = rel[:-3].split(os.sep)
+    if parts[-1] in ("mod", "lib", "main"):
+        parts = parts[:-1]
+    return parts
+
+
+def _strip_test_modules(code):
+    out, i = [], 0
+    pattern = re.compile(r"#\[cfg\(test\)\]\s*(?:pub(?:\([\w:]+\))?\s+)?mod\s+\w+\s*\{")
+    while True:
+        m = pattern.search(code, i)
+        if not m:
+            out.append(code[i:])
+            return "".join(out)
+        out.append(code[i:m.start()])
+        close = matching_brace(code, m.end() - 1)
+        out.append("\n" * code.count("\n", m.start(), close + 1))
+        i = close + 1
+
+
+def _expand_use(body):
+    """`a::b::{c, d::{e, f}}` -> [[a, b, c], [a, b, d, e], [a, b, d, f]] (aliases dropped)."""
+    body = body.strip()
+    m = re.match(r"^(.*?)::\{(.*)\}$", body, re.S)
+    if not m:
+        return [[x for x in body.split(" as ")[0].strip().split("::") if x]]
+    prefix = [x for x in m.group(1).split("::") if x]
+    out = []
+    for item in split_group(m.group(2)):
+        item = item.strip()
+        if item == "self":
+            out.append(prefix)
+        elif item:
+            out.extend(prefix + e for e in _expand_use(item))
+    return out
+
+
+def file_cycles(src):
+    """Cycles between the files of a crate. A file depends on every file whose items it names
+    (`use`, paths in code, `super::`, paths into its own child modules); a name re-exported by a
+    module (`pub use x::Y`) counts as the file that defines it, so a facade `mod.rs` that
+    re-exports its children does not make a cycle with them. Test files and `#[cfg(test)]`
+    modules are left out."""
+    files = {}
+    for dirpath, _, filenames in os.walk(src):
+        for fname in filenames:
+            if fname.endswith(".rs"):
+                path = os.path.join(dirpath, fname)
+                rel = os.path.relpath(path, src)
+                with open(path, encoding="utf-8") as f:
+                    files[rel] = _strip_test_modules(strip_comments_and_strings(f.read()))
+    mods = {tuple(_file_module_path(r)): r for r in files}
+
+    def absolute(rel, path):
+        me = _file_module_path(rel)
+        if not path:
+            return None
+        if path[0] == "crate":
+            return path[1:]
+        if path[0] == "self":
+            return me + path[1:]
+        if path[0] == "super":
+            base = list(me)
+            while path and path[0] == "super":
+                base, path = base[:-1], path[1:]
+            return base + path
+        if tuple(me + [path[0]]) in mods:
+            return me + path
+        return None
+
+    reexports = {}
+    for rel, code in files.items():
+        for m in re.finditer(r"\bpub(?:\([\w:]+\))?\s+use\s+([^;]+);", code):
+            for path in _expand_use(m.group(1)):
+                target = absolute(rel, path)
+                if target:
+                    reexports[(rel, path[-1])] = target
+
+    def resolve(path, depth=0):
+        for k in range(len(path), -1, -1):
+            owner = mods.get(tuple(path[:k]))
+            if owner is None:
+                continue
+            if k < len(path) and depth < 16 and (owner, path[k]) in reexports:
+                found = resolve(reexports[(owner, path[k])] + path[k + 1:], depth + 1)
+                if found:
+                    return found
+            return owner
+        return None
+
+    edges = {}
+    for rel, code in files.items():
+        base = os.path.basename(rel)
+        if base == "tests.rs" or base.endswith("_tests.rs") or base in ("test_util.rs", "test_support.rs"):
+            continue
+        uses = []
+        for m in re.finditer(r"\buse\s+([^;]+);", code):
+            uses.extend(_expand_use(m.group(1)))
+        for m in re.finditer(r"(?<![:\w])((?:crate|super|self|\w+)(?:::\w+)+)", code):
+            uses.append(m.group(1).split("::"))
+        for path in uses:
+            target = absolute(rel, path)
+            dep = resolve(target) if target is not None else None
+            if dep and dep != rel and dep not in ("lib.rs", "main.rs"):
+                line = code.count("\n", 0, code.find("::".join(path))) + 1 if "::".join(path) in code else 0
+                edges.setdefault((rel, dep), f"{rel}:{line}")
+    return find_cycles(set(files), edges), edges
 
 
 def package_name(crate_dir):
@@ -379,8 +503,9 @@ def package_name(crate_dir):
     return None
 
 
-MESSAGES = re.compile(r"kafka_protocol\s*::\s*messages\b")
-GROUP = re.compile(r"kafka_protocol\s*::\s*\{")
+# The message types, by their crate or through odradek's re-export (`odradek::protocol::messages`).
+MESSAGES = re.compile(r"(?:kafka_protocol|odradek\s*::\s*protocol)\s*::\s*messages\b")
+GROUP = re.compile(r"(?:kafka_protocol|odradek\s*::\s*protocol)\s*::\s*\{")
 
 
 def forbid_protocol_messages(crate_dirs):

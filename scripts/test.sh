@@ -24,6 +24,12 @@ cargo fmt --all -- --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
+step "layers: no import cycles, layer order kept, protocol messages only in client-core"
+python3 scripts/check_layers.py client-core/src types error_code error alloc protocol records \
+  config net cluster producer consumer admin
+python3 scripts/check_layers.py broker-ref/src log partition session coordinator handlers server
+python3 scripts/check_layers.py --forbid-protocol-messages bindings python node c cli
+
 if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   # Installed before the Rust tests: the client suite's mixed-group and cross-client tests drive
   # a confluent-kafka (librdkafka) peer from this venv (they say "skipped" without it).

@@ -40,7 +40,10 @@ tree_for() { # rev -> directory
 BASE_TREE="$(tree_for "$BASE")"
 if [[ -n "$HEAD_REV" ]]; then HEAD_TREE="$(tree_for "$HEAD_REV")"; else HEAD_TREE="$ROOT"; fi
 BASE_LABEL="base $(git -C "$BASE_TREE" rev-parse --short HEAD)"
-HEAD_LABEL="head $(git -C "$HEAD_TREE" rev-parse --short HEAD)$([[ -z "$HEAD_REV" && -n "$(git -C "$ROOT" status --porcelain --untracked-files=no)" ]] && echo '+changes')"
+HEAD_LABEL="head $(git -C "$HEAD_TREE" rev-parse --short HEAD)"
+if [[ -z "$HEAD_REV" && -n "$(git -C "$ROOT" status --porcelain --untracked-files=no)" ]]; then
+  HEAD_LABEL+="+changes"
+fi
 
 # 2. Release builds per tree, copied into $WORKDIR/<side>/ so a later rebuild changes nothing.
 build_side() { # side tree
@@ -67,7 +70,9 @@ build_side head "$HEAD_TREE"
 
 # 3. One broker (head's), data in memory when /dev/shm has room.
 TMPBASE="${TMPDIR:-/tmp}"
-[[ -d /dev/shm && -w /dev/shm ]] && (( $(df -Pk /dev/shm | awk 'NR==2 {print $4}') > 4194304 )) && TMPBASE=/dev/shm
+if [[ -d /dev/shm && -w /dev/shm ]] && (( $(df -Pk /dev/shm | awk 'NR==2 {print $4}') > 4194304 )); then
+  TMPBASE=/dev/shm
+fi
 RUN="$(mktemp -d "$TMPBASE/producer-ab.XXXXXX")"
 BROKER_PID=""
 cleanup() {
@@ -130,7 +135,9 @@ node_run() { # side
 for round in $(seq 1 "$ROUNDS"); do
   for side in base head; do
     # Alternate which side goes first, so drift in the machine's load favours neither.
-    [[ $((round % 2)) == 0 ]] && side=$([[ $side == base ]] && echo head || echo base)
+    if (( round % 2 == 0 )); then
+      if [[ $side == base ]]; then side=head; else side=base; fi
+    fi
     for lang in $LANGS; do
       case "$lang" in
         rust)

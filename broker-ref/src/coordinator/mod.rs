@@ -12,6 +12,8 @@ pub mod producer_ids;
 pub mod storage;
 pub mod txn;
 mod txn_offsets;
+mod txn_replay;
+mod types;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -27,19 +29,9 @@ use crate::partition::TopicRegistry;
 use crate::{Error, Result};
 use group::{Group, GroupState, JoinAnswer, JoinParams, Pending, SyncAnswer};
 use storage::{CommittedOffset, CoordinatorRecord};
-pub use txn_offsets::TxnCommit;
-
-/// Name of the offsets topic.
-pub const OFFSETS_TOPIC: &str = "__consumer_offsets";
-
-/// A committed offset as OffsetFetch reports it.
-pub type OffsetEntry = ((String, i32), CommittedOffset);
-/// A topic and partition.
-pub type TopicPartitionKey = (String, i32);
-/// One offset to commit: partition, offset, leader epoch, metadata.
-pub type OffsetToCommit = (TopicPartitionKey, i64, i32, Option<String>);
-/// Per-partition outcome.
-pub type PartitionResult = (TopicPartitionKey, ErrorCode);
+pub use types::{
+    OffsetEntry, OffsetToCommit, PartitionResult, TopicPartitionKey, TxnCommit, OFFSETS_TOPIC,
+};
 
 /// What a coordinator needs from the rest of the broker to keep its state in an internal
 /// topic: the topic registry (where that topic lives) and the signal that wakes waiting fetches
@@ -158,7 +150,7 @@ impl GroupCoordinator {
         };
         let mut offsets: HashMap<String, HashMap<(String, i32), CommittedOffset>> = HashMap::new();
         let mut metadata: HashMap<String, Option<storage::StoredGroup>> = HashMap::new();
-        let mut pending = txn_offsets::ReplayPending::default();
+        let mut pending = txn_replay::ReplayPending::default();
         for partition in topic.partitions() {
             let mut offset = partition.log_start_offset();
             let end = partition.high_watermark();

@@ -6,109 +6,16 @@
 //! UNSTABLE_OFFSET_COMMIT for those partitions. Replay at startup follows the same rule, so a
 //! transaction still open at a restart keeps its offsets pending.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
-use odradek::records::{BatchBuilder, Compression, ControlRecordType, EndTxnMarker, RecordBatch};
+use odradek::records::{BatchBuilder, Compression};
 use odradek::ErrorCode;
 
 use super::group::Group;
 use super::storage::{self, CommittedOffset};
-use super::{GroupCoordinator, OffsetToCommit, PartitionResult, TopicPartitionKey, OFFSETS_TOPIC};
+use super::types::{OffsetToCommit, PartitionResult, TopicPartitionKey, TxnCommit, OFFSETS_TOPIC};
+use super::GroupCoordinator;
 use crate::clock::now_ms;
-
-/// Pending offsets of one group, by producer id.
-pub(super) type PendingByProducer = HashMap<i64, HashMap<TopicPartitionKey, CommittedOffset>>;
-
-/// A transactional offset record: group, partition, offset.
-type PendingRecord = (String, TopicPartitionKey, CommittedOffset);
-
-/// Transactional offsets seen while replaying `__consumer_offsets`, until their marker.
-#[derive(Debug, Default)]
-pub(super) struct ReplayPending {
-    /// (offsets partition, producer id) → records in log order.
-    open: HashMap<(i32, i64), Vec<PendingRecord>>,
-}
-
-impl ReplayPending {
-    /// A transactional offset record.
-    pub(super) fn add(
-        &mut self,
-        partition: i32,
-        producer_id: i64,
-        group: String,
-        tp: TopicPartitionKey,
-        offset: CommittedOffset,
-    ) {
-        self.open
-            .entry((partition, producer_id))
-            .or_default()
-            .push((group, tp, offset));
-    }
-
-    /// A control batch: a COMMIT publishes the producer's pending offsets, an ABORT drops them.
-    pub(super) fn on_marker(
-        &mut self,
-        partition: i32,
-        batch: &RecordBatch,
-        offsets: &mut HashMap<String, HashMap<TopicPartitionKey, CommittedOffset>>,
-    ) {
-        let Some(commit) = marker_is_commit(batch) else {
-            return;
-        };
-        let Some(list) = self.open.remove(&(partition, batch.producer_id())) else {
-            return;
-        };
-        if commit {
-            for (group, tp, offset) in list {
-                offsets.entry(group).or_default().insert(tp, offset);
-            }
-        }
-    }
-
-    /// What is still open after the replay, by group.
-    pub(super) fn into_open(self) -> HashMap<String, PendingByProducer> {
-        let mut out: HashMap<String, PendingByProducer> = HashMap::new();
-        for ((_, pid), list) in self.open {
-            for (group, tp, offset) in list {
-                out.entry(group)
-                    .or_default()
-                    .entry(pid)
-                    .or_default()
-                    .insert(tp, offset);
-            }
-        }
-        out
-    }
-}
-
-/// `Some(true)` for a COMMIT marker batch, `Some(false)` for ABORT, `None` otherwise.
-fn marker_is_commit(batch: &RecordBatch) -> Option<bool> {
-    let record = batch.records().ok()?.next()?.ok()?;
-    match EndTxnMarker::from_record(&record).ok()?.kind {
-        ControlRecordType::Commit => Some(true),
-        ControlRecordType::Abort => Some(false),
-        ControlRecordType::Unknown(_) => None,
-    }
-}
-
-/// One transactional commit request, decoded.
-#[derive(Debug, Clone)]
-pub struct TxnCommit {
-    /// Group.
-    pub group_id: String,
-    /// The transactional producer.
-    pub producer_id: i64,
-    /// Its epoch.
-    pub producer_epoch: i16,
-    /// Member id ("" when the client sends no group metadata).
-    pub member_id: String,
-    /// Generation (-1 when unknown).
-    pub generation: i32,
-    /// Static membership id.
-    pub instance_id: Option<String>,
-    /// The offsets.
-    pub offsets: Vec<OffsetToCommit>,
-}
 
 impl GroupCoordinator {
     /// TxnOffsetCommit: validates the member (only when the client names one, as Kafka does),

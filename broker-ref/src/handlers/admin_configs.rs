@@ -14,8 +14,9 @@ use kafka_protocol::messages::{
 use odradek::ErrorCode;
 
 use super::broker_configs::{alter_broker, describe_broker, dynamic_topic_default_source, op_of};
+use super::config_entry::{ConfigEntry, ConfigSource};
 use super::context::RequestContext;
-use super::{error_parts, sb, HandlerResult};
+use super::reply::{error_parts, sb, HandlerResult};
 use crate::broker::Broker;
 use crate::config::BrokerConfig;
 use crate::dynamic_config::Op;
@@ -24,33 +25,6 @@ use crate::{Error, Result};
 
 const RESOURCE_TOPIC: i8 = 2;
 const RESOURCE_BROKER: i8 = 4;
-
-/// Kafka's `ConfigSource` values (DescribeConfigs v1+).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(i8)]
-pub enum ConfigSource {
-    /// Set on the topic.
-    DynamicTopic = 1,
-    /// A dynamic value for this broker.
-    DynamicBroker = 2,
-    /// A cluster-wide dynamic default.
-    DynamicDefaultBroker = 3,
-    /// Set in `server.properties` or `--override`.
-    StaticBroker = 4,
-    /// Kafka's default.
-    Default = 5,
-}
-
-/// One described config value.
-#[derive(Debug, Clone)]
-pub struct ConfigEntry {
-    /// Config name.
-    pub name: &'static str,
-    /// Current value.
-    pub value: String,
-    /// Where it comes from.
-    pub source: ConfigSource,
-}
 
 /// Every topic-level config of a topic, with its source (`broker_config`: the effective broker
 /// configuration, which tells defaults set dynamically apart).

@@ -17,7 +17,7 @@ use uuid::Uuid;
 
 use super::admin_configs::topic_config_entries;
 use super::context::RequestContext;
-use super::{error_parts, sb, HandlerResult};
+use super::reply::{error_parts, sb, HandlerResult};
 use crate::broker::Broker;
 use crate::{Error, Result};
 

@@ -16,7 +16,7 @@ use odradek::ErrorCode;
 
 use super::context::RequestContext;
 use super::kafka4_api_versions::{ApiRange, ADVERTISED};
-use super::sb;
+use super::reply::sb;
 
 /// API keys this broker implements.
 pub const ADVERTISED_APIS: &[ApiKey] = &[

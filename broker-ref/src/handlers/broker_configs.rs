@@ -4,8 +4,8 @@
 use kafka_protocol::messages::describe_configs_response::DescribeConfigsSynonym;
 use odradek::ErrorCode;
 
-use super::admin_configs::{ConfigEntry, ConfigSource};
-use super::sb;
+use super::config_entry::{ConfigEntry, ConfigSource};
+use super::reply::sb;
 use crate::broker::Broker;
 use crate::config::{key_def, BrokerConfig, Source};
 use crate::dynamic_config::{is_dynamic, Level, Op};

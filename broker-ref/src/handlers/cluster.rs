@@ -11,7 +11,7 @@ use kafka_protocol::messages::{
 use odradek::ErrorCode;
 
 use super::context::RequestContext;
-use super::{sb, HandlerResult};
+use super::reply::{sb, HandlerResult};
 use crate::broker::Broker;
 
 /// Handles DescribeCluster (brokers endpoint type only: this node is its own controller).

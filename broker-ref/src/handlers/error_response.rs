@@ -89,7 +89,7 @@ pub fn error_response(
                 .with_error_code(e)
                 .with_generation_id(-1)
                 // Nullable only from v7.
-                .with_protocol_name((version < 7).then(|| super::sb("")))
+                .with_protocol_name((version < 7).then(|| super::reply::sb("")))
                 .with_member_id(r.member_id.clone()),
         ),
         RequestKind::SyncGroup(_) => {
@@ -230,7 +230,7 @@ fn metadata(broker: &Broker, r: &MetadataRequest, version: i16, e: i16) -> Metad
             .iter()
             .map(|t| {
                 MetadataResponseTopic::default()
-                    .with_name(Some(TopicName(super::sb(&t.name))))
+                    .with_name(Some(TopicName(super::reply::sb(&t.name))))
                     .with_topic_id(t.id)
                     .with_error_code(e)
             })

@@ -22,7 +22,7 @@ use odradek::ErrorCode;
 use uuid::Uuid;
 
 use super::context::RequestContext;
-use super::error_parts;
+use super::reply::error_parts;
 use crate::broker::Broker;
 use crate::partition::{Topic, LEADER_EPOCH};
 use crate::session::fetch::{

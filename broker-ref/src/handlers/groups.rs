@@ -24,7 +24,7 @@ use kafka_protocol::protocol::StrBytes;
 use odradek::ErrorCode;
 
 use super::context::RequestContext;
-use super::{sb, HandlerResult};
+use super::reply::{sb, HandlerResult};
 use crate::broker::Broker;
 use crate::coordinator::group::JoinParams;
 use crate::coordinator::OffsetEntry;

@@ -10,7 +10,7 @@ use kafka_protocol::messages::{
 use odradek::ErrorCode;
 
 use super::context::RequestContext;
-use super::HandlerResult;
+use super::reply::HandlerResult;
 use crate::broker::Broker;
 
 /// Handles InitProducerId.

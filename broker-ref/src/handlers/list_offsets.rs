@@ -7,7 +7,7 @@ use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse, Response
 use odradek::ErrorCode;
 
 use super::context::RequestContext;
-use super::HandlerResult;
+use super::reply::HandlerResult;
 use crate::broker::Broker;
 use crate::partition::{Partition, LEADER_EPOCH};
 use crate::Result;

@@ -12,7 +12,7 @@ use odradek::ErrorCode;
 use uuid::Uuid;
 
 use super::context::RequestContext;
-use super::{sb, HandlerResult};
+use super::reply::{sb, HandlerResult};
 use crate::broker::Broker;
 use crate::partition::{Topic, LEADER_EPOCH};
 

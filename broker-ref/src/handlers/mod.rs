@@ -8,6 +8,7 @@ mod admin_topics;
 mod api_versions;
 mod broker_configs;
 mod cluster;
+mod config_entry;
 pub mod context;
 pub mod error_response;
 mod fetch;
@@ -18,10 +19,10 @@ mod list_offsets;
 mod metadata;
 mod produce;
 mod records_admin;
+mod reply;
 mod txn;
 
 use kafka_protocol::messages::{RequestKind, ResponseKind};
-use kafka_protocol::protocol::StrBytes;
 use odradek::ErrorCode;
 
 use crate::broker::Broker;
@@ -86,20 +87,3 @@ pub async fn handle(
         )),
     }
 }
-
-/// Converts an error to `(error_code, error_message)` for a per-item result.
-pub(crate) fn error_parts(e: &Error) -> (i16, Option<StrBytes>) {
-    let message = match e {
-        Error::Kafka { message, .. } => message.clone(),
-        other => other.to_string(),
-    };
-    (e.code().code(), Some(StrBytes::from_string(message)))
-}
-
-/// A `StrBytes` from any string.
-pub(crate) fn sb(s: impl Into<String>) -> StrBytes {
-    StrBytes::from_string(s.into())
-}
-
-/// `Ok(ResponseKind)` shorthand used by handlers.
-pub(crate) type HandlerResult = crate::Result<ResponseKind>;

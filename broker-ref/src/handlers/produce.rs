@@ -5,7 +5,7 @@ use kafka_protocol::messages::{ProduceRequest, ProduceResponse, ResponseKind};
 use odradek::ErrorCode;
 
 use super::context::RequestContext;
-use super::error_parts;
+use super::reply::error_parts;
 use crate::broker::Broker;
 use crate::clock::now_ms;
 use crate::partition::Partition;

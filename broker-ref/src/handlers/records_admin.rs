@@ -13,7 +13,7 @@ use kafka_protocol::messages::{
 use odradek::ErrorCode;
 
 use super::context::RequestContext;
-use super::HandlerResult;
+use super::reply::HandlerResult;
 use crate::broker::Broker;
 use crate::partition::LEADER_EPOCH;
 

@@ -25,7 +25,7 @@ use kafka_protocol::messages::*;
 use odradek::ErrorCode;
 
 use super::context::RequestContext;
-use super::{sb, HandlerResult};
+use super::reply::{sb, HandlerResult};
 use crate::broker::Broker;
 use crate::clock::now_ms;
 use crate::coordinator::txn::TxnView;

@@ -15,7 +15,8 @@
 pub mod config;
 
 mod checkpoint;
-mod cleaner;
+pub mod cleaner;
+mod cleaner_checkpoint;
 mod epoch_cache;
 mod index;
 mod index_file;
@@ -46,7 +47,6 @@ use bytes::{Bytes, BytesMut};
 use odradek::records::{stamp_offsets, RecordBatch};
 use odradek::ErrorCode;
 
-pub use cleaner::{BuiltCleaning, CleanOutcome, CleanableState, CleanerOptions, CleaningPlan};
 pub use config::{CleanupPolicy, LogConfig, TopicCompression, TOPIC_CONFIG_KEYS};
 pub use epoch_cache::EpochEntry;
 pub use txn_index::AbortedTxn;
@@ -576,7 +576,7 @@ impl Log {
         }
         self.recovery_point = self.recovery_point.min(end);
         checkpoint::write_offset(&self.dir, RECOVERY_POINT_FILE, self.recovery_point)?;
-        cleaner::offset_checkpoint::truncate_to(&self.dir, end)?;
+        cleaner_checkpoint::truncate_to(&self.dir, end)?;
         Ok(())
     }
 }

@@ -1,111 +1,15 @@
 //! The transactional side of a partition: writes from the coordinators (transaction markers,
-//! transactional offset commits), the aborted-transaction index entries a marker creates, and
-//! rebuilding the producer state (sequences, open transactions) from the log at open.
+//! transactional offset commits) and the aborted-transaction index entries a marker creates.
 
 use bytes::{Bytes, BytesMut};
-use odradek::records::{
-    BatchBuilder, Compression, ControlRecordType, EndTxnMarker, RecordBatch, RecordBatches,
-};
+use odradek::records::{BatchBuilder, Compression, ControlRecordType, EndTxnMarker, RecordBatch};
 use odradek::ErrorCode;
 
-use super::{BatchRecord, Partition, ProducerState, ProducerSummary, LEADER_EPOCH};
-use crate::log::{AbortedTxn, AppendOrigin, Log, ReadInfo};
+use super::markers::{aborted, Marker};
+use super::producer_state::{BatchRecord, ProducerSummary};
+use super::state::{Partition, LEADER_EPOCH};
+use crate::log::AppendOrigin;
 use crate::{Error, Result};
-
-/// A transaction marker to write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Marker {
-    /// The producer whose transaction ends.
-    pub producer_id: i64,
-    /// The producer epoch the coordinator ends it with (may be newer than the data's).
-    pub producer_epoch: i16,
-    /// Commit (true) or abort.
-    pub commit: bool,
-    /// The coordinator's epoch.
-    pub coordinator_epoch: i32,
-}
-
-/// The offset after the last batch of `records` (whole batches as stored).
-pub(super) fn end_offset_of(records: &Bytes) -> Option<i64> {
-    RecordBatches::new(records.clone())
-        .filter_map(|b| b.ok())
-        .last()
-        .map(|b| b.next_offset())
-}
-
-/// The control record of a marker batch.
-fn marker_of(batch: &RecordBatch) -> Option<EndTxnMarker> {
-    let record = batch.records().ok()?.next()?.ok()?;
-    EndTxnMarker::from_record(&record).ok()
-}
-
-/// Brings `state` (the producer state of every batch below `from`: a snapshot's, or empty with
-/// `from` = the log start offset) up to the log end by replaying the batches from `from`
-/// (sequences, epochs and open transactions), and re-adds the aborted-transaction index entries
-/// of replayed ABORT markers whose entry was lost in a crash.
-pub(super) fn rebuild_producer_state(
-    log: &mut Log,
-    mut state: ProducerState,
-    from: i64,
-) -> Result<ProducerState> {
-    let mut lost: Vec<AbortedTxn> = Vec::new();
-    let end = log.log_end_offset();
-    let mut offset = from.max(log.log_start_offset());
-    while offset < end {
-        let ReadInfo { records, .. } = log.read(offset, 8 << 20, end, true)?;
-        let mut progressed = false;
-        for batch in RecordBatches::new(records) {
-            let batch = batch?;
-            let pid = batch.producer_id();
-            if pid >= 0 && batch.is_control() {
-                if let Some(marker) = marker_of(&batch) {
-                    let first = state.complete_txn(
-                        pid,
-                        batch.producer_epoch(),
-                        marker.coordinator_epoch,
-                        batch.max_timestamp(),
-                    );
-                    if let (Some(first), ControlRecordType::Abort) = (first, marker.kind) {
-                        let last = batch.base_offset();
-                        if !log.has_aborted_txn(last) {
-                            let lso = state.first_unstable_offset().unwrap_or(last + 1);
-                            lost.push(aborted(pid, first, last, lso));
-                        }
-                    }
-                }
-            } else if pid >= 0 && (batch.base_sequence() >= 0 || batch.is_transactional()) {
-                state.record(BatchRecord {
-                    producer_id: pid,
-                    epoch: batch.producer_epoch(),
-                    first_seq: batch.base_sequence(),
-                    last_seq: batch.last_sequence(),
-                    base_offset: batch.base_offset(),
-                    max_timestamp: batch.max_timestamp(),
-                    transactional: batch.is_transactional(),
-                });
-            }
-            progressed |= batch.next_offset() > offset;
-            offset = offset.max(batch.next_offset());
-        }
-        if !progressed {
-            break;
-        }
-    }
-    for entry in lost {
-        tracing::info!(dir = %log.dir().display(), marker = entry.last_offset, "re-adding a lost aborted-transaction index entry");
-        log.add_aborted_txn(entry)?;
-    }
-    Ok(state)
-}
-
-fn aborted(producer_id: i64, first: i64, last: i64, lso: i64) -> AbortedTxn {
-    AbortedTxn {
-        producer_id,
-        first_offset: first,
-        last_offset: last,
-        last_stable_offset: lso,
-    }
-}
 
 impl Partition {
     /// Writes a COMMIT or ABORT marker for `marker.producer_id`, closing its open transaction
@@ -203,6 +107,8 @@ impl Partition {
 mod tests {
     use super::*;
     use crate::log::LogConfig;
+    use crate::partition::markers::end_offset_of;
+    use odradek::records::RecordBatches;
 
     fn txn_batch(pid: i64, seq: i32, n: usize) -> Bytes {
         let mut b = BatchBuilder::new(Compression::None)
@@ -289,7 +195,8 @@ mod tests {
 
     #[test]
     fn the_cleaner_drops_aborted_records_and_stops_at_open_transactions() {
-        use crate::log::{CleanerOptions, CleanupPolicy};
+        use crate::log::cleaner::CleanerOptions;
+        use crate::log::CleanupPolicy;
         let dir = tempfile::tempdir().unwrap();
         let config = LogConfig {
             cleanup_policy: CleanupPolicy {

@@ -10,7 +10,7 @@ use tokio::sync::watch;
 
 use crate::broker::Broker;
 use crate::clock::now_ms;
-use crate::log::{CleanOutcome, CleanerOptions};
+use crate::log::cleaner::{CleanOutcome, CleanerOptions};
 use crate::partition::Partition;
 use crate::Result;
 

@@ -2,10 +2,11 @@
 
 use bytes::Bytes;
 
+use super::attributes::{BatchAttributes, TimestampType};
 use super::compression::{decompress, Compression};
+use super::header::MAGIC_V2;
 use super::record::{Header, Record};
 use super::varint::{get_varint, get_varlong};
-use super::MAGIC_V2;
 use crate::{Error, Result};
 
 pub use super::header::RECORD_BATCH_OVERHEAD;
@@ -15,79 +16,6 @@ use super::header::{BatchHeaderView, LOG_OVERHEAD};
 pub const DEFAULT_DECOMPRESSION_LIMIT: usize = 128 << 20;
 /// The smallest encoded record: length, attributes, three deltas/lengths and a header count.
 const MIN_RECORD_SIZE: usize = 7;
-
-/// How a batch's timestamps were assigned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimestampType {
-    /// Set by the producer.
-    CreateTime,
-    /// Set by the broker on append; every record takes the batch's max timestamp.
-    LogAppendTime,
-}
-
-/// The `attributes` field of a batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct BatchAttributes(pub i16);
-
-impl BatchAttributes {
-    const COMPRESSION_MASK: i16 = 0x07;
-    const TIMESTAMP_TYPE: i16 = 0x08;
-    const TRANSACTIONAL: i16 = 0x10;
-    const CONTROL: i16 = 0x20;
-    const DELETE_HORIZON: i16 = 0x40;
-
-    /// Builds attributes from their parts.
-    pub fn new(
-        compression: Compression,
-        timestamp_type: TimestampType,
-        transactional: bool,
-        control: bool,
-    ) -> Self {
-        let mut v = i16::from(compression.id());
-        if timestamp_type == TimestampType::LogAppendTime {
-            v |= Self::TIMESTAMP_TYPE;
-        }
-        if transactional {
-            v |= Self::TRANSACTIONAL;
-        }
-        if control {
-            v |= Self::CONTROL;
-        }
-        BatchAttributes(v)
-    }
-
-    /// The codec of the records section.
-    pub fn compression(self) -> Result<Compression> {
-        Compression::from_id((self.0 & Self::COMPRESSION_MASK) as u8)
-    }
-    /// Create time or log-append time.
-    pub fn timestamp_type(self) -> TimestampType {
-        if self.0 & Self::TIMESTAMP_TYPE != 0 {
-            TimestampType::LogAppendTime
-        } else {
-            TimestampType::CreateTime
-        }
-    }
-    /// The same attributes with the timestamp type set to `kind`.
-    pub fn with_timestamp_type(self, kind: TimestampType) -> Self {
-        match kind {
-            TimestampType::LogAppendTime => BatchAttributes(self.0 | Self::TIMESTAMP_TYPE),
-            TimestampType::CreateTime => BatchAttributes(self.0 & !Self::TIMESTAMP_TYPE),
-        }
-    }
-    /// Part of a transaction.
-    pub fn is_transactional(self) -> bool {
-        self.0 & Self::TRANSACTIONAL != 0
-    }
-    /// Holds a control record (a transaction marker).
-    pub fn is_control(self) -> bool {
-        self.0 & Self::CONTROL != 0
-    }
-    /// `baseTimestamp` holds the delete horizon set by the log cleaner.
-    pub fn has_delete_horizon(self) -> bool {
-        self.0 & Self::DELETE_HORIZON != 0
-    }
-}
 
 /// One RecordBatch v2 over shared bytes. Construction checks the framing (sizes, magic); the CRC
 /// is checked by [`RecordBatch::validate_crc`], records are decoded only when iterated.

@@ -9,12 +9,14 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use super::batch::{BatchAttributes, TimestampType};
+use super::attributes::{BatchAttributes, TimestampType};
 use super::compression::{compress, Compression};
 use super::header::{BatchHeaderView, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD};
+use super::header::{
+    MAGIC_V2, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE,
+};
 use super::record::Header;
 use super::varint::{varint_len, varlong_len};
-use super::{MAGIC_V2, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE};
 use crate::{Error, Result};
 
 /// Attributes bit 6: `baseTimestamp` holds the delete horizon (KIP-534).

@@ -8,8 +8,19 @@
 //!
 //! [`RecordBatch`]: super::RecordBatch
 
-use super::batch::{BatchAttributes, TimestampType};
+use super::attributes::{BatchAttributes, TimestampType};
 use crate::{Error, Result};
+
+/// Magic byte of RecordBatch v2, the only format Kafka 4 accepts.
+pub const MAGIC_V2: i8 = 2;
+/// `producerId` / `producerEpoch` / `baseSequence` value meaning "not set".
+pub const NO_PRODUCER_ID: i64 = -1;
+/// See [`NO_PRODUCER_ID`].
+pub const NO_PRODUCER_EPOCH: i16 = -1;
+/// See [`NO_PRODUCER_ID`].
+pub const NO_SEQUENCE: i32 = -1;
+/// `partitionLeaderEpoch` value meaning "not stamped by a leader".
+pub const NO_PARTITION_LEADER_EPOCH: i32 = -1;
 
 /// Size of the batch header that precedes the records section.
 pub const RECORD_BATCH_OVERHEAD: usize = 61;

@@ -16,6 +16,7 @@
 //! batch and iterates its records lazily; [`RecordBatches`] walks a record set (batches back to
 //! back, as a Fetch response carries them), skipping a truncated final batch.
 
+mod attributes;
 mod batch;
 mod builder;
 mod compression;
@@ -25,27 +26,19 @@ mod record;
 mod record_set;
 pub mod varint;
 
+pub use attributes::{BatchAttributes, TimestampType};
 pub use batch::{
-    BatchAttributes, RecordBatch, RecordRef, Records, TimestampType, DEFAULT_DECOMPRESSION_LIMIT,
-    RECORD_BATCH_OVERHEAD,
+    RecordBatch, RecordRef, Records, DEFAULT_DECOMPRESSION_LIMIT, RECORD_BATCH_OVERHEAD,
 };
 pub use builder::{restamp_producer, stamp_offsets, BatchBuilder};
 pub use compression::{compress, decompress, Compression};
 pub use control::{ControlRecordType, EndTxnMarker};
-pub use header::{peek_batch_length, peek_magic, BatchHeaderView, LOG_OVERHEAD};
+pub use header::{
+    peek_batch_length, peek_magic, BatchHeaderView, LOG_OVERHEAD, MAGIC_V2,
+    NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE,
+};
 pub use record::{Header, Record};
 pub use record_set::RecordBatches;
-
-/// Magic byte of RecordBatch v2, the only format Kafka 4 accepts.
-pub const MAGIC_V2: i8 = 2;
-/// `producerId` / `producerEpoch` / `baseSequence` value meaning "not set".
-pub const NO_PRODUCER_ID: i64 = -1;
-/// See [`NO_PRODUCER_ID`].
-pub const NO_PRODUCER_EPOCH: i16 = -1;
-/// See [`NO_PRODUCER_ID`].
-pub const NO_SEQUENCE: i32 = -1;
-/// `partitionLeaderEpoch` value meaning "not stamped by a leader".
-pub const NO_PARTITION_LEADER_EPOCH: i32 = -1;
 
 #[cfg(test)]
 mod tests;

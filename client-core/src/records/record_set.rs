@@ -3,8 +3,8 @@
 use bytes::Bytes;
 
 use super::batch::RecordBatch;
+use super::header::MAGIC_V2;
 use super::header::{peek_batch_length, peek_magic, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD};
-use super::MAGIC_V2;
 use crate::{Error, Result};
 
 /// Iterates the batches of a record set. A final batch cut short (normal when a fetch hits its

@@ -20,7 +20,6 @@
 mod aborted;
 mod filter;
 mod group;
-pub(crate) mod offset_checkpoint;
 mod offset_map;
 mod select;
 mod snapshot;
@@ -299,7 +298,7 @@ impl Log {
         }
         if complete {
             let end = outcome.end_offset.min(self.log_end_offset);
-            offset_checkpoint::write(&self.dir, end)?;
+            super::cleaner_checkpoint::write(&self.dir, end)?;
             outcome.checkpoint_advanced = true;
         }
         if outcome.segments_written > 0 {
@@ -328,7 +327,7 @@ impl Log {
 
     /// The checkpointed first dirty offset, if any.
     pub fn cleaner_checkpoint(&self) -> Option<i64> {
-        offset_checkpoint::read(&self.dir)
+        super::cleaner_checkpoint::read(&self.dir)
     }
 
     /// Whether `group`'s members are still in the log exactly as planned.

@@ -16,9 +16,9 @@
 //!   compares with `>`), or when there are cleanable bytes and the oldest dirty segment's first
 //!   batch is older than `now - max.compaction.lag.ms`.
 
+use super::super::cleaner_checkpoint as offset_checkpoint;
 use super::super::segment::Segment;
 use super::super::Log;
-use super::offset_checkpoint;
 use crate::Result;
 
 /// The cleanable range of a log at one moment.

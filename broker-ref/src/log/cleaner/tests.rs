@@ -8,11 +8,11 @@ use odradek::records::{
     BatchBuilder, Compression, ControlRecordType, EndTxnMarker, Header, RecordBatch, TimestampType,
 };
 
+use super::super::cleaner_checkpoint::CLEANER_OFFSET_FILE;
 use super::super::config::{CleanupPolicy, LogConfig};
 use super::super::segment::{segment_path, LOG_EXT};
 use super::super::test_util::{files, part_dir, NOW};
 use super::filter::{Filter, Filtered};
-use super::offset_checkpoint::CLEANER_OFFSET_FILE;
 use super::offset_map::OffsetMap;
 use super::test_support::*;
 use super::*;
@@ -694,6 +694,6 @@ fn cleaner_checkpoint_is_written_and_follows_truncation() {
     log.truncate_to(end - 3).unwrap();
     assert!(log.cleaner_checkpoint().unwrap() <= end - 3);
     // A checkpoint beyond the log end is ignored: the whole log counts as dirty again.
-    super::offset_checkpoint::write(&part_dir(dir.path()), 1_000_000).unwrap();
+    super::super::cleaner_checkpoint::write(&part_dir(dir.path()), 1_000_000).unwrap();
     assert_eq!(log.cleanable_state(NOW).unwrap().first_dirty_offset, 0);
 }

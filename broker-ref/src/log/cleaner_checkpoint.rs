@@ -6,7 +6,7 @@
 use std::io;
 use std::path::Path;
 
-use super::super::checkpoint;
+use super::checkpoint;
 
 /// File name of the cleaner checkpoint in the partition directory.
 pub(crate) const CLEANER_OFFSET_FILE: &str = "cleaner-offset-checkpoint";
