@@ -18,6 +18,14 @@
 #   ODRADEK_KAFKA_HEAP               broker heap options (default "-Xmx512m -Xms128m")
 #   ODRADEK_KAFKA_JVM_OPTS           extra broker JVM options
 #   ODRADEK_KAFKA_EXTRA_PROPS        extra lines appended to server.properties (later keys win)
+#   ODRADEK_KAFKA_SECURE=PKIDIR      also open secured listeners with the certificates of
+#                                    tests/security/certs.sh PKIDIR: SSL, MTLS (SSL with client
+#                                    certificates required), SASL_SSL and SASL_PLAINTEXT (PLAIN,
+#                                    SCRAM-SHA-256/512 users alice and admin, OAUTHBEARER with
+#                                    Kafka's unsecured validator), StandardAuthorizer with super
+#                                    users ANONYMOUS and admin; `start` writes their addresses to
+#                                    DIR/listeners.env (NAME=127.0.0.1:PORT) and passwords to
+#                                    DIR/users.env
 set -euo pipefail
 
 # Keep stdout for results only: fd 3 is the real stdout, fd 1 goes to stderr.
@@ -193,14 +201,56 @@ log_tail() {
 
 write_config() {
   local dir="$1" port="$2" cport="$3"
+  local listeners="PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport"
+  local advertised="PLAINTEXT://127.0.0.1:$port"
+  local protocols="PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+  local secure=""
+  if [[ -n "${ODRADEK_KAFKA_SECURE:-}" ]]; then
+    local pki name proto p
+    pki="$(cd "$ODRADEK_KAFKA_SECURE" && pwd -P)"
+    : >"$dir/listeners.env"
+    for name in SSL MTLS SASL_SSL SASL_PLAINTEXT; do
+      p="$(free_port)"
+      while [[ "$p" == "$port" || "$p" == "$cport" ]] || grep -q ":$p\$" "$dir/listeners.env"; do p="$(free_port)"; done
+      proto="$name"
+      [[ "$name" == MTLS ]] && proto=SSL
+      listeners+=",$name://127.0.0.1:$p"
+      advertised+=",$name://127.0.0.1:$p"
+      protocols+=",$name:$proto"
+      echo "$name=127.0.0.1:$p" >>"$dir/listeners.env"
+    done
+    printf 'ALICE_PASSWORD=alice-secret\nADMIN_PASSWORD=admin-secret\n' >"$dir/users.env"
+    local plain='org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";'
+    local scram='org.apache.kafka.common.security.scram.ScramLoginModule required;'
+    local oauth='org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="admin";'
+    secure="
+# ODRADEK_KAFKA_SECURE: secured listeners (tests/security/certs.sh $pki)
+ssl.keystore.type=PEM
+ssl.keystore.location=$pki/broker-keystore.pem
+ssl.truststore.type=PEM
+ssl.truststore.location=$pki/ca.pem
+ssl.endpoint.identification.algorithm=
+listener.name.mtls.ssl.client.auth=required
+sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:ANONYMOUS;User:admin
+allow.everyone.if.no.acl.found=true"
+    for name in sasl_ssl sasl_plaintext; do
+      secure+="
+listener.name.$name.plain.sasl.jaas.config=$plain
+listener.name.$name.scram-sha-256.sasl.jaas.config=$scram
+listener.name.$name.scram-sha-512.sasl.jaas.config=$scram
+listener.name.$name.oauthbearer.sasl.jaas.config=$oauth"
+    done
+  fi
   cat >"$dir/server.properties" <<EOF
 # Written by tests/compat/kafka.sh: single-node combined KRaft broker/controller on loopback.
 process.roles=broker,controller
 node.id=$NODE_ID
 controller.quorum.voters=$NODE_ID@127.0.0.1:$cport
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=$listeners
+advertised.listeners=$advertised
+listener.security.protocol.map=$protocols
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$dir/data
@@ -224,6 +274,7 @@ share.coordinator.state.topic.num.partitions=3
 num.network.threads=2
 num.io.threads=4
 log.segment.bytes=104857600
+$secure
 EOF
   if [[ -n "${ODRADEK_KAFKA_EXTRA_PROPS:-}" ]]; then
     printf '\n# ODRADEK_KAFKA_EXTRA_PROPS\n%s\n' "$ODRADEK_KAFKA_EXTRA_PROPS" >>"$dir/server.properties"
@@ -254,9 +305,18 @@ EOF
 format_storage() {
   local dir="$1" java="$2"
   # Static quorum (controller.quorum.voters): format WITHOUT --standalone.
+  local scram=()
+  if [[ -n "${ODRADEK_KAFKA_SECURE:-}" ]]; then
+    local mech user
+    for mech in SCRAM-SHA-256 SCRAM-SHA-512; do
+      for user in alice admin; do
+        scram+=(--add-scram "$mech=[name=$user,password=$user-secret]")
+      done
+    done
+  fi
   "$java" -Xmx256m -Dlog4j2.configurationFile="$TOOLS_LOG4J" -cp "$LIBS/*" \
     kafka.tools.StorageTool format -t "$(new_cluster_id)" -c "$dir/server.properties" \
-    </dev/null >>"$dir/format.log" 2>&1 || {
+    ${scram[@]+"${scram[@]}"} </dev/null >>"$dir/format.log" 2>&1 || {
     cat "$dir/format.log" >&2
     die "storage format failed"
   }
