@@ -1,0 +1,1 @@
+//! (serde: in progress)
