@@ -418,7 +418,8 @@ impl Registry {
             if st.versions(subject, true).is_empty() {
                 return Err(Error::SubjectNotFound(subject.to_string()));
             }
-            let v = Self::version_in(&st, subject, spec, permanent)?;
+            let include_deleted = permanent || matches!(spec, VersionSpec::Number(_));
+            let v = Self::version_in(&st, subject, spec, include_deleted)?;
             if !st.referenced_by(subject, v.version).is_empty() {
                 return Err(Error::ReferenceExists(subject.to_string(), v.version));
             }
