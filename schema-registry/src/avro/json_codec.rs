@@ -24,6 +24,11 @@ pub fn encode(c: &Compiled, value: &Value, out: &mut Vec<u8>) -> Result<()> {
     enc(c, c.root, value, out, 0)
 }
 
+/// Encodes `value` as node `n` of `c` (a record field's default, for instance).
+pub fn encode_at(c: &Compiled, n: usize, value: &Value, out: &mut Vec<u8>) -> Result<()> {
+    enc(c, n, value, out, 0)
+}
+
 /// Decodes one value of schema `c` from the front of `buf`.
 pub fn decode(c: &Compiled, buf: &mut &[u8]) -> Result<Value> {
     dec(c, c.root, buf, 0)
