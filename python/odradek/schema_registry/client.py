@@ -373,11 +373,13 @@ class SchemaRegistryClient(object):
         self._id_by_schema.drop(lambda k: k[0] == subject)
 
     # compatibility and modes
-    def set_compatibility(self, subject_name: Optional[str] = None, level: Optional[str] = None) -> str:
+    def set_compatibility(self, subject_name: Optional[str] = None, level: Optional[str] = None) -> Dict[str, Any]:
+        """Sets a level; returns the registry's answer (``{'compatibility': level}``), as
+        confluent-kafka does."""
         if level is None:
             raise ValueError("level must be set")
         path = "config" if subject_name is None else "config/%s" % _urlencode(subject_name)
-        return self._rest.send("PUT", path, {"compatibility": level.upper()})["compatibility"]
+        return self._rest.send("PUT", path, {"compatibility": level.upper()})
 
     def get_compatibility(self, subject_name: Optional[str] = None) -> str:
         path = "config" if subject_name is None else "config/%s" % _urlencode(subject_name)
