@@ -355,3 +355,63 @@ async fn schemas_and_ids_survive_restarts() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Reading {
+    sensor: String,
+    value: f64,
+    at: i64,
+    #[serde(with = "odradek_schema_registry::serde::avro_bytes")]
+    raw: Vec<u8>,
+    note: Option<String>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_serde_module_through_kafka() {
+    use odradek_schema_registry::client::{ClientConfig, RegistryClient, SchemaSpec};
+    use odradek_schema_registry::serde::{AvroDeserializer, AvroSerializer, SerializerConfig, SubjectNameStrategy};
+    use std::sync::Arc;
+
+    let cluster = Cluster::start("serde").await;
+    let reg = cluster.registry("serde", |_| {}).await;
+    let client = Arc::new(RegistryClient::new(ClientConfig::new(reg.url())).unwrap());
+    let schema = json!({"type": "record", "name": "Reading", "namespace": "rs", "fields": [
+        {"name": "sensor", "type": "string"}, {"name": "value", "type": "double"},
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "raw", "type": "bytes"}, {"name": "note", "type": ["null", "string"], "default": null}]});
+    let ser = AvroSerializer::new(client.clone(), Some(SchemaSpec::avro(schema.to_string())), SerializerConfig::default()).await.unwrap();
+    let de = AvroDeserializer::new(client.clone());
+    let topic = format!("serde-{}", std::process::id());
+    let producer = odradek::Producer::from_map([("bootstrap.servers", cluster.bootstrap.as_str())]).unwrap();
+    let readings: Vec<Reading> = (0..10)
+        .map(|i| Reading { sensor: format!("s{i}"), value: f64::from(i) * 0.5, at: 1_700_000_000_000 + i64::from(i), raw: vec![i as u8, 0, 255], note: (i % 2 == 0).then(|| "even".into()) })
+        .collect();
+    for r in &readings {
+        let bytes = ser.serialize(&topic, false, r).await.unwrap();
+        producer.send(odradek::ProducerRecord::new(topic.clone(), bytes).partition(0)).await.unwrap().await.unwrap();
+    }
+    let consumer = odradek::Consumer::from_map([("bootstrap.servers", cluster.bootstrap.as_str()), ("auto.offset.reset", "earliest")]).unwrap();
+    let tp = odradek::producer::TopicPartition { topic: topic.as_str().into(), partition: 0 };
+    consumer.assign(&[tp]);
+    let mut got = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while got.len() < readings.len() && std::time::Instant::now() < deadline {
+        for rec in consumer.poll(Duration::from_millis(200)).await.unwrap() {
+            got.push(de.deserialize::<Reading>(rec.value.as_deref().unwrap()).await.unwrap());
+        }
+    }
+    assert_eq!(got, readings);
+    // the subject and strategies
+    let h = Http::new(&reg);
+    assert_eq!(h.get(&format!("/subjects/{topic}-value/versions")).await.1, json!([1]));
+    let rec = AvroSerializer::new(client.clone(), Some(SchemaSpec::avro(schema.to_string())),
+        SerializerConfig { strategy: SubjectNameStrategy::TopicRecordName, ..Default::default() }).await.unwrap();
+    rec.serialize(&topic, false, &readings[0]).await.unwrap();
+    assert_eq!(h.get(&format!("/subjects/{topic}-rs.Reading/versions")).await.1, json!([1]));
+    let latest = AvroSerializer::new(client.clone(), None, SerializerConfig { auto_register: false, use_latest_version: true, ..Default::default() }).await.unwrap();
+    assert_eq!(latest.serialize(&topic, false, &readings[1]).await.unwrap(), ser.serialize(&topic, false, &readings[1]).await.unwrap());
+    assert!(de.deserialize_value(&[1, 0, 0, 0, 1]).await.is_err());
+    producer.close().await;
+    consumer.close().await;
+    reg.shutdown().await;
+}
