@@ -15,7 +15,9 @@ use odradek_schema_registry::wire;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple,
+};
 
 const MAX_DEPTH: usize = 512;
 
@@ -82,7 +84,11 @@ impl AvroSchema {
             .nodes
             .iter()
             .map(|n| match n {
-                Node::Record(r) => r.fields.iter().map(|f| PyString::intern(py, &f.name).unbind()).collect(),
+                Node::Record(r) => r
+                    .fields
+                    .iter()
+                    .map(|f| PyString::intern(py, &f.name).unbind())
+                    .collect(),
                 _ => Vec::new(),
             })
             .collect();
@@ -105,14 +111,23 @@ impl AvroSchema {
     }
 
     /// Avro binary of `obj`.
-    fn encode<'py>(&self, py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        obj: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let mut out = Vec::with_capacity(64);
         self.enc(py, self.c.root, obj, &mut out, 0)?;
         Ok(PyBytes::new(py, &out))
     }
 
     /// Confluent's header for `schema_id`, then the Avro binary of `obj`.
-    fn encode_framed<'py>(&self, py: Python<'py>, schema_id: i32, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    fn encode_framed<'py>(
+        &self,
+        py: Python<'py>,
+        schema_id: i32,
+        obj: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let mut out = Vec::with_capacity(64);
         wire::write_header(&mut out, schema_id);
         self.enc(py, self.c.root, obj, &mut out, 0)?;
@@ -130,7 +145,9 @@ impl AvroSchema {
     fn decode_framed(&self, py: Python<'_>, schema_id: i32, data: &[u8]) -> PyResult<Py<PyAny>> {
         let (id, mut b) = wire::read_header(data).map_err(ser_err)?;
         if id != schema_id {
-            return Err(PyValueError::new_err(format!("message has schema id {id}, not {schema_id}")));
+            return Err(PyValueError::new_err(format!(
+                "message has schema id {id}, not {schema_id}"
+            )));
         }
         Ok(self.dec(py, self.c.root, &mut b, 0)?.unbind())
     }
@@ -144,7 +161,11 @@ pub fn read_header(data: &[u8]) -> PyResult<(i32, usize)> {
 }
 
 fn type_err(what: &str, obj: &Bound<'_, PyAny>) -> PyErr {
-    let t = obj.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+    let t = obj
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default();
     PyTypeError::new_err(format!("{obj:.60} (type {t}) is not a valid {what}"))
 }
 
@@ -158,7 +179,10 @@ fn as_bytes<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<std::borrow::Cow<'a, [u8]
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(std::borrow::Cow::Owned(s.to_cow()?.as_bytes().to_vec()));
     }
-    let v: Vec<u8> = obj.call_method0("tobytes").and_then(|b| b.extract()).map_err(|_| type_err("bytes", obj))?;
+    let v: Vec<u8> = obj
+        .call_method0("tobytes")
+        .and_then(|b| b.extract())
+        .map_err(|_| type_err("bytes", obj))?;
     Ok(std::borrow::Cow::Owned(v))
 }
 
@@ -177,26 +201,53 @@ impl AvroSchema {
             Node::Long => is_int(obj) && obj.extract::<i64>().is_ok(),
             Node::Float | Node::Double => obj.is_instance_of::<PyFloat>() || is_int(obj),
             Node::String => obj.is_instance_of::<PyString>(),
-            Node::Bytes | Node::BigDecimal => obj.is_instance_of::<PyBytes>() || obj.is_instance_of::<PyByteArray>(),
-            Node::Fixed(f) => obj.cast::<PyBytes>().is_ok_and(|b| b.as_bytes().len() == f.size),
-            Node::Duration => obj.cast::<PyBytes>().is_ok_and(|b| b.as_bytes().len() == 12),
-            Node::Enum(e) => obj.cast::<PyString>().ok().and_then(|s| s.to_cow().ok()).is_some_and(|s| e.symbols.iter().any(|x| x == s.as_ref())),
+            Node::Bytes | Node::BigDecimal => {
+                obj.is_instance_of::<PyBytes>() || obj.is_instance_of::<PyByteArray>()
+            }
+            Node::Fixed(f) => obj
+                .cast::<PyBytes>()
+                .is_ok_and(|b| b.as_bytes().len() == f.size),
+            Node::Duration => obj
+                .cast::<PyBytes>()
+                .is_ok_and(|b| b.as_bytes().len() == 12),
+            Node::Enum(e) => obj
+                .cast::<PyString>()
+                .ok()
+                .and_then(|s| s.to_cow().ok())
+                .is_some_and(|s| e.symbols.iter().any(|x| x == s.as_ref())),
             Node::Array(_) => obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>(),
             Node::Map(_) => obj.is_instance_of::<PyDict>(),
             Node::Record(r) => obj.cast::<PyDict>().is_ok_and(|d| {
-                r.fields.iter().all(|f| f.default.is_some() || d.contains(&f.name).unwrap_or(false))
-                    && d.keys().iter().all(|k| k.cast::<PyString>().ok().and_then(|k| k.to_cow().ok()).is_some_and(|k| r.fields.iter().any(|f| f.name == k.as_ref())))
+                r.fields
+                    .iter()
+                    .all(|f| f.default.is_some() || d.contains(&f.name).unwrap_or(false))
+                    && d.keys().iter().all(|k| {
+                        k.cast::<PyString>()
+                            .ok()
+                            .and_then(|k| k.to_cow().ok())
+                            .is_some_and(|k| r.fields.iter().any(|f| f.name == k.as_ref()))
+                    })
             }),
-            Node::Uuid => obj.is_instance_of::<PyString>() || obj.is_instance(h.uuid.bind(py)).unwrap_or(false),
+            Node::Uuid => {
+                obj.is_instance_of::<PyString>()
+                    || obj.is_instance(h.uuid.bind(py)).unwrap_or(false)
+            }
             Node::Decimal { .. } => obj.is_instance(h.decimal.bind(py)).unwrap_or(false),
-            Node::Date => obj.is_instance(h.date.bind(py)).unwrap_or(false) && !obj.is_instance(h.datetime.bind(py)).unwrap_or(false),
-            Node::TimeMillis | Node::TimeMicros => obj.is_instance(h.time.bind(py)).unwrap_or(false),
+            Node::Date => {
+                obj.is_instance(h.date.bind(py)).unwrap_or(false)
+                    && !obj.is_instance(h.datetime.bind(py)).unwrap_or(false)
+            }
+            Node::TimeMillis | Node::TimeMicros => {
+                obj.is_instance(h.time.bind(py)).unwrap_or(false)
+            }
             Node::TimestampMillis
             | Node::TimestampMicros
             | Node::TimestampNanos
             | Node::LocalTimestampMillis
             | Node::LocalTimestampMicros
-            | Node::LocalTimestampNanos => obj.is_instance(h.datetime.bind(py)).unwrap_or(false) || is_int(obj),
+            | Node::LocalTimestampNanos => {
+                obj.is_instance(h.datetime.bind(py)).unwrap_or(false) || is_int(obj)
+            }
             Node::Union(_) => false,
         }
     }
@@ -225,7 +276,14 @@ impl AvroSchema {
         Ok((days * 86_400 + secs) * 1_000_000 + us)
     }
 
-    fn enc(&self, py: Python<'_>, n: usize, obj: &Bound<'_, PyAny>, out: &mut Vec<u8>, depth: usize) -> PyResult<()> {
+    fn enc(
+        &self,
+        py: Python<'_>,
+        n: usize,
+        obj: &Bound<'_, PyAny>,
+        out: &mut Vec<u8>,
+        depth: usize,
+    ) -> PyResult<()> {
         if depth > MAX_DEPTH {
             return Err(PyValueError::new_err("value nested too deeply"));
         }
@@ -236,20 +294,42 @@ impl AvroSchema {
                     return Err(type_err("null", obj));
                 }
             }
-            Node::Boolean => out.push(u8::from(obj.extract::<bool>().map_err(|_| type_err("boolean", obj))?)),
-            Node::Int => write_long(out, i64::from(obj.extract::<i32>().map_err(|_| type_err("int", obj))?)),
-            Node::Long => write_long(out, obj.extract::<i64>().map_err(|_| type_err("long", obj))?),
-            Node::Float => out.extend_from_slice(&(obj.extract::<f64>().map_err(|_| type_err("float", obj))? as f32).to_le_bytes()),
-            Node::Double => out.extend_from_slice(&obj.extract::<f64>().map_err(|_| type_err("double", obj))?.to_le_bytes()),
+            Node::Boolean => out.push(u8::from(
+                obj.extract::<bool>()
+                    .map_err(|_| type_err("boolean", obj))?,
+            )),
+            Node::Int => write_long(
+                out,
+                i64::from(obj.extract::<i32>().map_err(|_| type_err("int", obj))?),
+            ),
+            Node::Long => write_long(
+                out,
+                obj.extract::<i64>().map_err(|_| type_err("long", obj))?,
+            ),
+            Node::Float => out.extend_from_slice(
+                &(obj.extract::<f64>().map_err(|_| type_err("float", obj))? as f32).to_le_bytes(),
+            ),
+            Node::Double => out.extend_from_slice(
+                &obj.extract::<f64>()
+                    .map_err(|_| type_err("double", obj))?
+                    .to_le_bytes(),
+            ),
             Node::String => {
-                let s = obj.cast::<PyString>().map_err(|_| type_err("string", obj))?;
+                let s = obj
+                    .cast::<PyString>()
+                    .map_err(|_| type_err("string", obj))?;
                 write_bytes(out, s.to_cow()?.as_bytes());
             }
             Node::Bytes | Node::BigDecimal => write_bytes(out, &as_bytes(obj)?),
             Node::Fixed(f) => {
                 let b = as_bytes(obj)?;
                 if b.len() != f.size {
-                    return Err(PyValueError::new_err(format!("fixed {} needs {} bytes, got {}", f.name, f.size, b.len())));
+                    return Err(PyValueError::new_err(format!(
+                        "fixed {} needs {} bytes, got {}",
+                        f.name,
+                        f.size,
+                        b.len()
+                    )));
                 }
                 out.extend_from_slice(&b);
             }
@@ -261,13 +341,14 @@ impl AvroSchema {
                 out.extend_from_slice(&b);
             }
             Node::Enum(e) => {
-                let s = obj.cast::<PyString>().map_err(|_| type_err("enum symbol", obj))?.to_cow()?;
+                let s = obj
+                    .cast::<PyString>()
+                    .map_err(|_| type_err("enum symbol", obj))?
+                    .to_cow()?;
                 let s = s.as_ref();
-                let i = e
-                    .symbols
-                    .iter()
-                    .position(|x| x == s)
-                    .ok_or_else(|| PyValueError::new_err(format!("{s:?} is not a symbol of enum {}", e.name)))?;
+                let i = e.symbols.iter().position(|x| x == s).ok_or_else(|| {
+                    PyValueError::new_err(format!("{s:?} is not a symbol of enum {}", e.name))
+                })?;
                 write_long(out, i as i64);
             }
             Node::Array(item) => {
@@ -285,7 +366,9 @@ impl AvroSchema {
                 if !m.is_empty() {
                     write_long(out, m.len() as i64);
                     for (k, x) in m.iter() {
-                        let k = k.cast::<PyString>().map_err(|_| type_err("map key (str)", &k))?;
+                        let k = k
+                            .cast::<PyString>()
+                            .map_err(|_| type_err("map key (str)", &k))?;
                         write_bytes(out, k.to_cow()?.as_bytes());
                         self.enc(py, *v, &x, out, d)?;
                     }
@@ -293,17 +376,30 @@ impl AvroSchema {
                 out.push(0);
             }
             Node::Record(r) => {
-                let m = obj.cast::<PyDict>().map_err(|_| type_err(&format!("record {}", r.name), obj))?;
+                let m = obj
+                    .cast::<PyDict>()
+                    .map_err(|_| type_err(&format!("record {}", r.name), obj))?;
                 for (i, f) in r.fields.iter().enumerate() {
                     match m.get_item(self.keys[n][i].bind(py))? {
                         Some(x) => self.enc(py, f.node, &x, out, d).map_err(|e| {
-                            PyErr::from_type(e.get_type(py), format!("{}.{}: {}", r.name, f.name, e.value(py)))
+                            PyErr::from_type(
+                                e.get_type(py),
+                                format!("{}.{}: {}", r.name, f.name, e.value(py)),
+                            )
                         })?,
                         None => match &f.default {
                             Some(def) => {
-                                odradek_schema_registry::avro::json_codec::encode_at(&self.c, f.node, def, out).map_err(ser_err)?;
+                                odradek_schema_registry::avro::json_codec::encode_at(
+                                    &self.c, f.node, def, out,
+                                )
+                                .map_err(ser_err)?;
                             }
-                            None => return Err(PyValueError::new_err(format!("record {} misses field {}", r.name, f.name))),
+                            None => {
+                                return Err(PyValueError::new_err(format!(
+                                    "record {} misses field {}",
+                                    r.name, f.name
+                                )))
+                            }
                         },
                     }
                 }
@@ -331,12 +427,20 @@ impl AvroSchema {
                 return Err(type_err("value of any branch of the union", obj));
             }
             Node::Uuid => {
-                let s = if obj.is_instance_of::<PyString>() { obj.extract::<String>()? } else { obj.str()?.to_cow()?.to_string() };
+                let s = if obj.is_instance_of::<PyString>() {
+                    obj.extract::<String>()?
+                } else {
+                    obj.str()?.to_cow()?.to_string()
+                };
                 write_bytes(out, s.as_bytes());
             }
             Node::Date => {
                 let h = helpers(py)?;
-                let days: i64 = if is_int(obj) { obj.extract()? } else { obj.sub(h.epoch_date.bind(py))?.getattr("days")?.extract()? };
+                let days: i64 = if is_int(obj) {
+                    obj.extract()?
+                } else {
+                    obj.sub(h.epoch_date.bind(py))?.getattr("days")?.extract()?
+                };
                 write_long(out, days);
             }
             Node::TimeMillis | Node::TimeMicros => {
@@ -350,13 +454,27 @@ impl AvroSchema {
                         obj.getattr("microsecond")?.extract()?,
                     );
                     let us = ((hms.0 * 60 + hms.1) * 60 + hms.2) * 1_000_000 + hms.3;
-                    if matches!(self.c.node(n), Node::TimeMillis) { us / 1000 } else { us }
+                    if matches!(self.c.node(n), Node::TimeMillis) {
+                        us / 1000
+                    } else {
+                        us
+                    }
                 };
                 write_long(out, us);
             }
-            Node::TimestampMillis | Node::TimestampMicros | Node::TimestampNanos | Node::LocalTimestampMillis | Node::LocalTimestampMicros | Node::LocalTimestampNanos => {
+            Node::TimestampMillis
+            | Node::TimestampMicros
+            | Node::TimestampNanos
+            | Node::LocalTimestampMillis
+            | Node::LocalTimestampMicros
+            | Node::LocalTimestampNanos => {
                 let node = self.c.node(n);
-                let local = matches!(node, Node::LocalTimestampMillis | Node::LocalTimestampMicros | Node::LocalTimestampNanos);
+                let local = matches!(
+                    node,
+                    Node::LocalTimestampMillis
+                        | Node::LocalTimestampMicros
+                        | Node::LocalTimestampNanos
+                );
                 let v = if is_int(obj) {
                     obj.extract::<i64>()?
                 } else {
@@ -378,7 +496,9 @@ impl AvroSchema {
                 match fixed {
                     Some(f) => {
                         if raw.len() != f.size {
-                            return Err(PyValueError::new_err("decimal does not fit its fixed size"));
+                            return Err(PyValueError::new_err(
+                                "decimal does not fit its fixed size",
+                            ));
                         }
                         out.extend_from_slice(&raw);
                     }
@@ -399,7 +519,13 @@ impl AvroSchema {
         full == name || full.rsplit('.').next() == Some(name)
     }
 
-    fn dec<'py>(&self, py: Python<'py>, n: usize, buf: &mut &[u8], depth: usize) -> PyResult<Bound<'py, PyAny>> {
+    fn dec<'py>(
+        &self,
+        py: Python<'py>,
+        n: usize,
+        buf: &mut &[u8],
+        depth: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
         if depth > MAX_DEPTH {
             return Err(PyValueError::new_err("value nested too deeply"));
         }
@@ -411,8 +537,14 @@ impl AvroSchema {
                 1 => PyBool::new(py, true).to_owned().into_any(),
                 b => return Err(PyValueError::new_err(format!("bad boolean byte {b}"))),
             },
-            Node::Int => read_int(buf).map_err(ser_err)?.into_pyobject(py)?.into_any(),
-            Node::Long => read_long(buf).map_err(ser_err)?.into_pyobject(py)?.into_any(),
+            Node::Int => read_int(buf)
+                .map_err(ser_err)?
+                .into_pyobject(py)?
+                .into_any(),
+            Node::Long => read_long(buf)
+                .map_err(ser_err)?
+                .into_pyobject(py)?
+                .into_any(),
             Node::Float => {
                 let b = read_fixed(buf, 4).map_err(ser_err)?;
                 PyFloat::new(py, f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))).into_any()
@@ -424,12 +556,19 @@ impl AvroSchema {
                 PyFloat::new(py, f64::from_le_bytes(a)).into_any()
             }
             Node::String => PyString::new(py, read_str(buf).map_err(ser_err)?).into_any(),
-            Node::Bytes | Node::BigDecimal => PyBytes::new(py, read_bytes(buf).map_err(ser_err)?).into_any(),
-            Node::Fixed(f) => PyBytes::new(py, read_fixed(buf, f.size).map_err(ser_err)?).into_any(),
+            Node::Bytes | Node::BigDecimal => {
+                PyBytes::new(py, read_bytes(buf).map_err(ser_err)?).into_any()
+            }
+            Node::Fixed(f) => {
+                PyBytes::new(py, read_fixed(buf, f.size).map_err(ser_err)?).into_any()
+            }
             Node::Duration => PyBytes::new(py, read_fixed(buf, 12).map_err(ser_err)?).into_any(),
             Node::Enum(e) => {
                 let i = read_long(buf).map_err(ser_err)?;
-                let s = usize::try_from(i).ok().and_then(|i| e.symbols.get(i)).ok_or_else(|| PyValueError::new_err(format!("enum index {i} out of range")))?;
+                let s = usize::try_from(i)
+                    .ok()
+                    .and_then(|i| e.symbols.get(i))
+                    .ok_or_else(|| PyValueError::new_err(format!("enum index {i} out of range")))?;
                 PyString::new(py, s).into_any()
             }
             Node::Array(item) => {
@@ -470,10 +609,18 @@ impl AvroSchema {
             }
             Node::Union(branches) => {
                 let i = read_long(buf).map_err(ser_err)?;
-                let b = usize::try_from(i).ok().and_then(|i| branches.get(i)).ok_or_else(|| PyValueError::new_err(format!("union index {i} out of range")))?;
+                let b = usize::try_from(i)
+                    .ok()
+                    .and_then(|i| branches.get(i))
+                    .ok_or_else(|| {
+                        PyValueError::new_err(format!("union index {i} out of range"))
+                    })?;
                 self.dec(py, *b, buf, d)?
             }
-            Node::Uuid => helpers(py)?.uuid.bind(py).call1((read_str(buf).map_err(ser_err)?,))?,
+            Node::Uuid => helpers(py)?
+                .uuid
+                .bind(py)
+                .call1((read_str(buf).map_err(ser_err)?,))?,
             Node::Date => {
                 let h = helpers(py)?;
                 let days = read_int(buf).map_err(ser_err)?;
@@ -481,13 +628,22 @@ impl AvroSchema {
                 h.epoch_date.bind(py).add(delta)?
             }
             Node::TimeMillis | Node::TimeMicros => {
-                let v = if matches!(self.c.node(n), Node::TimeMillis) { i64::from(read_int(buf).map_err(ser_err)?) * 1000 } else { read_long(buf).map_err(ser_err)? };
+                let v = if matches!(self.c.node(n), Node::TimeMillis) {
+                    i64::from(read_int(buf).map_err(ser_err)?) * 1000
+                } else {
+                    read_long(buf).map_err(ser_err)?
+                };
                 let (h, rest) = (v / 3_600_000_000, v % 3_600_000_000);
                 let (m, rest) = (rest / 60_000_000, rest % 60_000_000);
                 let (s, us) = (rest / 1_000_000, rest % 1_000_000);
                 helpers(py)?.time.bind(py).call1((h, m, s, us))?
             }
-            node @ (Node::TimestampMillis | Node::TimestampMicros | Node::TimestampNanos | Node::LocalTimestampMillis | Node::LocalTimestampMicros | Node::LocalTimestampNanos) => {
+            node @ (Node::TimestampMillis
+            | Node::TimestampMicros
+            | Node::TimestampNanos
+            | Node::LocalTimestampMillis
+            | Node::LocalTimestampMicros
+            | Node::LocalTimestampNanos) => {
                 let v = read_long(buf).map_err(ser_err)?;
                 let us = match node {
                     Node::TimestampMillis | Node::LocalTimestampMillis => v.saturating_mul(1000),
@@ -495,8 +651,17 @@ impl AvroSchema {
                     _ => v,
                 };
                 let h = helpers(py)?;
-                let local = matches!(node, Node::LocalTimestampMillis | Node::LocalTimestampMicros | Node::LocalTimestampNanos);
-                let epoch = if local { h.epoch_naive.bind(py) } else { h.epoch.bind(py) };
+                let local = matches!(
+                    node,
+                    Node::LocalTimestampMillis
+                        | Node::LocalTimestampMicros
+                        | Node::LocalTimestampNanos
+                );
+                let epoch = if local {
+                    h.epoch_naive.bind(py)
+                } else {
+                    h.epoch.bind(py)
+                };
                 let delta = h.timedelta.bind(py).call((0, 0, us), None)?;
                 epoch.add(delta)?
             }
@@ -512,21 +677,33 @@ impl AvroSchema {
 }
 
 /// Two's-complement big-endian unscaled value of a Decimal at `scale`.
-fn decimal_bytes(py: Python<'_>, obj: &Bound<'_, PyAny>, scale: usize, size: Option<usize>) -> PyResult<Vec<u8>> {
+fn decimal_bytes(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    scale: usize,
+    size: Option<usize>,
+) -> PyResult<Vec<u8>> {
     let t = obj.call_method0("as_tuple")?;
     let sign: i64 = t.getattr("sign")?.extract()?;
     let digits: Vec<u32> = t.getattr("digits")?.extract()?;
     let exp: i64 = t.getattr("exponent")?.extract()?;
     let mut unscaled: i128 = 0;
     for dg in digits {
-        unscaled = unscaled.checked_mul(10).and_then(|u| u.checked_add(i128::from(dg))).ok_or_else(|| PyValueError::new_err("decimal too large"))?;
+        unscaled = unscaled
+            .checked_mul(10)
+            .and_then(|u| u.checked_add(i128::from(dg)))
+            .ok_or_else(|| PyValueError::new_err("decimal too large"))?;
     }
     let shift = scale as i64 + exp;
     if shift < 0 {
-        return Err(PyValueError::new_err(format!("decimal {obj} has more digits after the point than scale {scale}")));
+        return Err(PyValueError::new_err(format!(
+            "decimal {obj} has more digits after the point than scale {scale}"
+        )));
     }
     for _ in 0..shift {
-        unscaled = unscaled.checked_mul(10).ok_or_else(|| PyValueError::new_err("decimal too large"))?;
+        unscaled = unscaled
+            .checked_mul(10)
+            .ok_or_else(|| PyValueError::new_err("decimal too large"))?;
     }
     if sign == 1 {
         unscaled = -unscaled;
@@ -536,7 +713,10 @@ fn decimal_bytes(py: Python<'_>, obj: &Bound<'_, PyAny>, scale: usize, size: Opt
         Some(s) => s.min(16),
         None => {
             let mut n = 16;
-            while n > 1 && ((full[16 - n] == 0 && full[17 - n] & 0x80 == 0) || (full[16 - n] == 0xff && full[17 - n] & 0x80 != 0)) {
+            while n > 1
+                && ((full[16 - n] == 0 && full[17 - n] & 0x80 == 0)
+                    || (full[16 - n] == 0xff && full[17 - n] & 0x80 != 0))
+            {
                 n -= 1;
             }
             n
@@ -555,7 +735,11 @@ fn decimal_from<'py>(py: Python<'py>, raw: &[u8], scale: usize) -> PyResult<Boun
     full[16 - raw.len()..].copy_from_slice(raw);
     let v = i128::from_be_bytes(full);
     let h = helpers(py)?;
-    let s = if scale == 0 { v.to_string() } else { format!("{v}E-{scale}") };
+    let s = if scale == 0 {
+        v.to_string()
+    } else {
+        format!("{v}E-{scale}")
+    };
     h.decimal.bind(py).call1((s,))
 }
 

@@ -125,7 +125,9 @@ pub struct RegistryClient {
 
 impl std::fmt::Debug for RegistryClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RegistryClient").field("urls", &self.config.urls).finish()
+        f.debug_struct("RegistryClient")
+            .field("urls", &self.config.urls)
+            .finish()
     }
 }
 
@@ -145,7 +147,9 @@ impl RegistryClient {
     /// A client.
     pub fn new(config: ClientConfig) -> Result<RegistryClient> {
         if config.urls.is_empty() {
-            return Err(Error::Serialization("the registry client needs a url".into()));
+            return Err(Error::Serialization(
+                "the registry client needs a url".into(),
+            ));
         }
         let http = reqwest::Client::builder()
             .timeout(config.timeout)
@@ -162,15 +166,26 @@ impl RegistryClient {
         self.caches.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    async fn send(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> Result<Value> {
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value> {
         let mut wait = self.config.retry_wait;
         let mut attempt: u32 = 0;
         loop {
             let base = &self.config.urls[attempt as usize % self.config.urls.len()];
             let mut req = self
                 .http
-                .request(method.clone(), format!("{}{path}", base.trim_end_matches('/')))
-                .header("accept", "application/vnd.schemaregistry.v1+json, application/json");
+                .request(
+                    method.clone(),
+                    format!("{}{path}", base.trim_end_matches('/')),
+                )
+                .header(
+                    "accept",
+                    "application/vnd.schemaregistry.v1+json, application/json",
+                );
             if let Some((u, p)) = &self.config.basic_auth {
                 req = req.basic_auth(u, Some(p));
             }
@@ -184,12 +199,15 @@ impl RegistryClient {
                     let status = resp.status().as_u16();
                     let text = resp.text().await.unwrap_or_default();
                     if (200..300).contains(&status) {
-                        return serde_json::from_str(&text)
-                            .map_err(|e| Error::Serialization(format!("registry answer is not JSON: {e}")));
+                        return serde_json::from_str(&text).map_err(|e| {
+                            Error::Serialization(format!("registry answer is not JSON: {e}"))
+                        });
                     }
                     let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
                     Error::Remote {
-                        code: v["error_code"].as_u64().map_or(u32::from(status), |c| c as u32),
+                        code: v["error_code"]
+                            .as_u64()
+                            .map_or(u32::from(status), |c| c as u32),
                         message: v["message"].as_str().unwrap_or(&text).to_string(),
                     }
                 }
@@ -199,7 +217,9 @@ impl RegistryClient {
                 },
             };
             let retriable = match &outcome {
-                Error::Remote { code, .. } => *code >= 500 || *code == 408 || *code == 429 || *code >= 50000,
+                Error::Remote { code, .. } => {
+                    *code >= 500 || *code == 408 || *code == 429 || *code >= 50000
+                }
                 _ => false,
             };
             if !retriable || attempt >= self.config.max_retries {
@@ -213,7 +233,12 @@ impl RegistryClient {
     }
 
     /// Registers `schema` under `subject`; returns its id (cached per subject and schema).
-    pub async fn register(&self, subject: &str, schema: &SchemaSpec, normalize: bool) -> Result<i32> {
+    pub async fn register(
+        &self,
+        subject: &str,
+        schema: &SchemaSpec,
+        normalize: bool,
+    ) -> Result<i32> {
         let key = (subject.to_string(), schema.clone());
         if let Some(id) = self.caches().ids.get(&key) {
             return Ok(*id);
@@ -225,7 +250,10 @@ impl RegistryClient {
                 Some(&schema.body()),
             )
             .await?;
-        let id = v["id"].as_i64().ok_or_else(|| Error::Serialization("no id in the answer".into()))? as i32;
+        let id = v["id"]
+            .as_i64()
+            .ok_or_else(|| Error::Serialization("no id in the answer".into()))?
+            as i32;
         let mut c = self.caches();
         c.ids.insert(key, id);
         c.by_id.insert(id, schema.clone());
@@ -233,13 +261,27 @@ impl RegistryClient {
     }
 
     /// The version of `subject` holding `schema`.
-    pub async fn lookup(&self, subject: &str, schema: &SchemaSpec, normalize: bool) -> Result<Registered> {
+    pub async fn lookup(
+        &self,
+        subject: &str,
+        schema: &SchemaSpec,
+        normalize: bool,
+    ) -> Result<Registered> {
         let key = (subject.to_string(), schema.clone());
         if let Some(id) = self.caches().ids.get(&key) {
-            return Ok(Registered { id: *id, subject: Some(subject.into()), version: None, schema: schema.clone() });
+            return Ok(Registered {
+                id: *id,
+                subject: Some(subject.into()),
+                version: None,
+                schema: schema.clone(),
+            });
         }
         let v = self
-            .send(reqwest::Method::POST, &format!("/subjects/{}?normalize={normalize}", enc(subject)), Some(&schema.body()))
+            .send(
+                reqwest::Method::POST,
+                &format!("/subjects/{}?normalize={normalize}", enc(subject)),
+                Some(&schema.body()),
+            )
             .await?;
         let r = registered(&v)?;
         self.caches().ids.insert(key, r.id);
@@ -251,8 +293,11 @@ impl RegistryClient {
         if let Some(s) = self.caches().by_id.get(&id) {
             return Ok(s.clone());
         }
-        let v = self.send(reqwest::Method::GET, &format!("/schemas/ids/{id}"), None).await?;
-        let s: SchemaSpec = serde_json::from_value(v).map_err(|e| Error::Serialization(e.to_string()))?;
+        let v = self
+            .send(reqwest::Method::GET, &format!("/schemas/ids/{id}"), None)
+            .await?;
+        let s: SchemaSpec =
+            serde_json::from_value(v).map_err(|e| Error::Serialization(e.to_string()))?;
         self.caches().by_id.insert(id, s.clone());
         Ok(s)
     }
@@ -268,11 +313,17 @@ impl RegistryClient {
             }
         }
         let v = self
-            .send(reqwest::Method::GET, &format!("/subjects/{}/versions/{version}", enc(subject)), None)
+            .send(
+                reqwest::Method::GET,
+                &format!("/subjects/{}/versions/{version}", enc(subject)),
+                None,
+            )
             .await?;
         let r = registered(&v)?;
         if version == "latest" {
-            self.caches().latest.insert(subject.to_string(), (Instant::now(), r.clone()));
+            self.caches()
+                .latest
+                .insert(subject.to_string(), (Instant::now(), r.clone()));
         }
         Ok(r)
     }
@@ -280,7 +331,12 @@ impl RegistryClient {
     /// The texts of every schema `schema` references, deepest first.
     pub async fn resolve_references(&self, schema: &SchemaSpec) -> Result<Vec<String>> {
         let mut out = Vec::new();
-        let mut stack: Vec<(Reference, bool)> = schema.references.iter().rev().map(|r| (r.clone(), false)).collect();
+        let mut stack: Vec<(Reference, bool)> = schema
+            .references
+            .iter()
+            .rev()
+            .map(|r| (r.clone(), false))
+            .collect();
         let mut seen = std::collections::HashSet::new();
         while let Some((r, expanded)) = stack.pop() {
             let v = self.version(&r.subject, &r.version.to_string()).await?;
@@ -302,9 +358,12 @@ impl RegistryClient {
 
 fn registered(v: &Value) -> Result<Registered> {
     Ok(Registered {
-        id: v["id"].as_i64().ok_or_else(|| Error::Serialization("no id in the answer".into()))? as i32,
+        id: v["id"]
+            .as_i64()
+            .ok_or_else(|| Error::Serialization("no id in the answer".into()))? as i32,
         subject: v["subject"].as_str().map(String::from),
         version: v["version"].as_i64().map(|n| n as i32),
-        schema: serde_json::from_value(v.clone()).map_err(|e| Error::Serialization(e.to_string()))?,
+        schema: serde_json::from_value(v.clone())
+            .map_err(|e| Error::Serialization(e.to_string()))?,
     })
 }

@@ -26,25 +26,36 @@ fn parse_args() -> Result<RegistryConfig, String> {
             "--topic" => config.store.topic = value(&arg)?,
             "--basic-auth" => {
                 let v = value(&arg)?;
-                config.users.push(parse_user(&v).ok_or(format!("--basic-auth `{v}` is not USER:PASSWORD"))?);
+                config.users.push(
+                    parse_user(&v).ok_or(format!("--basic-auth `{v}` is not USER:PASSWORD"))?,
+                );
             }
             "--kafka" => {
                 let v = value(&arg)?;
-                let (k, val) = v.split_once('=').ok_or(format!("--kafka `{v}` is not key=value"))?;
+                let (k, val) = v
+                    .split_once('=')
+                    .ok_or(format!("--kafka `{v}` is not key=value"))?;
                 config.store.client.push((k.to_string(), val.to_string()));
             }
             "--timeout-ms" => {
                 let v = value(&arg)?;
-                let ms: u64 = v.parse().map_err(|_| format!("--timeout-ms `{v}` is not a number"))?;
+                let ms: u64 = v
+                    .parse()
+                    .map_err(|_| format!("--timeout-ms `{v}` is not a number"))?;
                 config.store.timeout = Duration::from_millis(ms);
             }
             "--replication-factor" => {
                 let v = value(&arg)?;
-                config.store.replication_factor = Some(v.parse().map_err(|_| format!("--replication-factor `{v}` is not a number"))?);
+                config.store.replication_factor = Some(
+                    v.parse()
+                        .map_err(|_| format!("--replication-factor `{v}` is not a number"))?,
+                );
             }
             "--max-body-bytes" => {
                 let v = value(&arg)?;
-                config.max_body = v.parse().map_err(|_| format!("--max-body-bytes `{v}` is not a number"))?;
+                config.max_body = v
+                    .parse()
+                    .map_err(|_| format!("--max-body-bytes `{v}` is not a number"))?;
             }
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
@@ -68,7 +79,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("odradek-schema-registry: cannot start runtime: {e}");
@@ -77,7 +91,8 @@ fn main() -> ExitCode {
     };
     runtime.block_on(async {
         #[cfg(unix)]
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
         let running = match server::start(config).await {
             Ok(r) => r,
             Err(e) => {

@@ -105,7 +105,11 @@ pub struct SchemaValue {
     /// Global id.
     pub id: i32,
     /// Omitted for AVRO.
-    #[serde(rename = "schemaType", default, skip_serializing_if = "SchemaType::is_avro")]
+    #[serde(
+        rename = "schemaType",
+        default,
+        skip_serializing_if = "SchemaType::is_avro"
+    )]
     pub schema_type: SchemaType,
     /// References, omitted when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -156,7 +160,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(v.schema_type, SchemaType::Avro);
-        let k: Key = serde_json::from_str(r#"{"keytype":"DELETE_SUBJECT","subject":"s","magic":0}"#).unwrap();
+        let k: Key =
+            serde_json::from_str(r#"{"keytype":"DELETE_SUBJECT","subject":"s","magic":0}"#)
+                .unwrap();
         assert!(matches!(k, Key::DeleteSubject { .. }));
     }
 }

@@ -89,7 +89,12 @@ impl Registry {
         &self.store
     }
 
-    fn resolve_deps(st: &State, refs: &[Reference], out: &mut Vec<Dependency>, depth: usize) -> Result<()> {
+    fn resolve_deps(
+        st: &State,
+        refs: &[Reference],
+        out: &mut Vec<Dependency>,
+        depth: usize,
+    ) -> Result<()> {
         if depth > 32 {
             return Err(Error::InvalidSchema("references nested too deeply".into()));
         }
@@ -125,7 +130,12 @@ impl Registry {
         if let Some(p) = self.parsed.lock().ok().and_then(|m| m.get(&id).cloned()) {
             return Ok(p);
         }
-        let p = Arc::new(Self::parse_input(st, stored.schema_type, &stored.schema, &stored.references)?);
+        let p = Arc::new(Self::parse_input(
+            st,
+            stored.schema_type,
+            &stored.schema,
+            &stored.references,
+        )?);
         if let Ok(mut m) = self.parsed.lock() {
             m.insert(id, p.clone());
         }
@@ -143,7 +153,15 @@ impl Registry {
         Some(i)
     }
 
-    fn same(&self, st: &State, id: i32, stored: &Stored, t: SchemaType, ident: &str, refs: &[Reference]) -> bool {
+    fn same(
+        &self,
+        st: &State,
+        id: i32,
+        stored: &Stored,
+        t: SchemaType,
+        ident: &str,
+        refs: &[Reference],
+    ) -> bool {
         stored.schema_type == t
             && stored.references == refs
             && self.identity_of(st, id, stored).as_deref() == Some(ident)
@@ -160,24 +178,44 @@ impl Registry {
 
     /// Registers a schema under a subject; returns `(id, version)`. Registering a schema the
     /// subject already has returns its existing id and version.
-    pub async fn register(&self, subject: &str, input: SchemaInput, normalize: bool) -> Result<(i32, i32)> {
+    pub async fn register(
+        &self,
+        subject: &str,
+        input: SchemaInput,
+        normalize: bool,
+    ) -> Result<(i32, i32)> {
         let _w = self.store.lock().await;
         let (record, id, version) = {
             let st = self.store.read();
             Self::check_writable(&st, subject)?;
             let import = st.mode_of(Some(subject)) == "IMPORT";
-            let parsed = Self::parse_input(&st, input.schema_type, &input.schema, &input.references)?;
+            let parsed =
+                Self::parse_input(&st, input.schema_type, &input.schema, &input.references)?;
             let ident = parsed.identity();
-            let text = if normalize { parsed.normalized(&input.schema) } else { input.schema.clone() };
+            let text = if normalize {
+                parsed.normalized(&input.schema)
+            } else {
+                input.schema.clone()
+            };
             let versions = st.versions(subject, true);
             for (n, v) in &versions {
-                if !v.deleted && self.same(&st, v.id, &v.schema, input.schema_type, &ident, &input.references) {
+                if !v.deleted
+                    && self.same(
+                        &st,
+                        v.id,
+                        &v.schema,
+                        input.schema_type,
+                        &ident,
+                        &input.references,
+                    )
+                {
                     return Ok((v.id, *n));
                 }
             }
             let existing_id = st.uses.keys().copied().find(|&id| {
-                st.by_id(id)
-                    .is_some_and(|s| self.same(&st, id, &s, input.schema_type, &ident, &input.references))
+                st.by_id(id).is_some_and(|s| {
+                    self.same(&st, id, &s, input.schema_type, &ident, &input.references)
+                })
             });
             let id = match (input.id.filter(|&i| i >= 0), existing_id) {
                 (Some(asked), Some(found)) if asked != found => {
@@ -242,7 +280,14 @@ impl Registry {
                 schema: text,
                 deleted: false,
             };
-            ((to_bytes(&Key::schema(subject, version)), Some(to_bytes(&value))), id, version)
+            (
+                (
+                    to_bytes(&Key::schema(subject, version)),
+                    Some(to_bytes(&value)),
+                ),
+                id,
+                version,
+            )
         };
         self.store.write(vec![record]).await?;
         Ok((id, version))
@@ -258,7 +303,16 @@ impl Registry {
         let parsed = Self::parse_input(&st, input.schema_type, &input.schema, &input.references)?;
         let ident = parsed.identity();
         for (n, v) in versions.iter().rev() {
-            if (deleted || !v.deleted) && self.same(&st, v.id, &v.schema, input.schema_type, &ident, &input.references) {
+            if (deleted || !v.deleted)
+                && self.same(
+                    &st,
+                    v.id,
+                    &v.schema,
+                    input.schema_type,
+                    &ident,
+                    &input.references,
+                )
+            {
                 return Ok(VersionView {
                     subject: subject.to_string(),
                     version: *n,
@@ -284,14 +338,23 @@ impl Registry {
     /// A subject's version numbers.
     pub fn versions(&self, subject: &str, deleted: bool) -> Result<Vec<i32>> {
         let st = self.store.read();
-        let v: Vec<i32> = st.versions(subject, deleted).into_iter().map(|(n, _)| n).collect();
+        let v: Vec<i32> = st
+            .versions(subject, deleted)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
         if v.is_empty() {
             return Err(Error::SubjectNotFound(subject.to_string()));
         }
         Ok(v)
     }
 
-    fn version_in(st: &State, subject: &str, spec: VersionSpec, deleted: bool) -> Result<VersionView> {
+    fn version_in(
+        st: &State,
+        subject: &str,
+        spec: VersionSpec,
+        deleted: bool,
+    ) -> Result<VersionView> {
         let versions = st.versions(subject, true);
         if !versions.iter().any(|(_, v)| deleted || !v.deleted) {
             return Err(Error::SubjectNotFound(subject.to_string()));
@@ -348,11 +411,19 @@ impl Registry {
     /// The (subject, version) pairs that use an id.
     pub fn id_versions(&self, id: i32, deleted: bool) -> Result<Vec<(String, i32)>> {
         let st = self.store.read();
-        let uses = st.uses.get(&id).ok_or_else(|| Error::SchemaNotFound(String::new()))?;
+        let uses = st
+            .uses
+            .get(&id)
+            .ok_or_else(|| Error::SchemaNotFound(String::new()))?;
         Ok(uses
             .iter()
             .filter(|(s, v)| {
-                deleted || st.subjects.get(s).and_then(|vs| vs.get(v)).is_some_and(|v| !v.deleted)
+                deleted
+                    || st
+                        .subjects
+                        .get(s)
+                        .and_then(|vs| vs.get(v))
+                        .is_some_and(|v| !v.deleted)
             })
             .cloned()
             .collect())
@@ -380,13 +451,16 @@ impl Registry {
                     return Err(Error::ReferenceExists(subject.to_string(), *n));
                 }
             }
-            let live: Vec<(i32, &crate::state::Version)> = all.iter().filter(|(_, v)| !v.deleted).copied().collect();
+            let live: Vec<(i32, &crate::state::Version)> =
+                all.iter().filter(|(_, v)| !v.deleted).copied().collect();
             if permanent {
                 if !live.is_empty() {
                     return Err(Error::SubjectNotSoftDeleted(subject.to_string()));
                 }
-                let mut records: Vec<(Vec<u8>, Option<Vec<u8>>)> =
-                    all.iter().map(|(n, _)| (to_bytes(&Key::schema(subject, *n)), None)).collect();
+                let mut records: Vec<(Vec<u8>, Option<Vec<u8>>)> = all
+                    .iter()
+                    .map(|(n, _)| (to_bytes(&Key::schema(subject, *n)), None))
+                    .collect();
                 if st.subject_config.contains_key(subject) {
                     records.push((to_bytes(&Key::config(Some(subject))), None));
                 }
@@ -400,7 +474,12 @@ impl Registry {
                 }
                 let records = live
                     .iter()
-                    .map(|(n, v)| (to_bytes(&Key::schema(subject, *n)), Some(to_bytes(&deleted_value(subject, *n, v)))))
+                    .map(|(n, v)| {
+                        (
+                            to_bytes(&Key::schema(subject, *n)),
+                            Some(to_bytes(&deleted_value(subject, *n, v))),
+                        )
+                    })
                     .collect();
                 (records, live.iter().map(|(n, _)| *n).collect())
             }
@@ -410,7 +489,12 @@ impl Registry {
     }
 
     /// Deletes one version: soft, or (after a soft delete) permanently.
-    pub async fn delete_version(&self, subject: &str, spec: VersionSpec, permanent: bool) -> Result<i32> {
+    pub async fn delete_version(
+        &self,
+        subject: &str,
+        spec: VersionSpec,
+        permanent: bool,
+    ) -> Result<i32> {
         let _w = self.store.lock().await;
         let (record, n) = {
             let st = self.store.read();
@@ -438,7 +522,13 @@ impl Registry {
                     schema: v.schema.clone(),
                     deleted: false,
                 };
-                ((key, Some(to_bytes(&deleted_value(subject, v.version, &ver)))), v.version)
+                (
+                    (
+                        key,
+                        Some(to_bytes(&deleted_value(subject, v.version, &ver))),
+                    ),
+                    v.version,
+                )
             }
         };
         self.store.write(vec![record]).await?;
@@ -446,7 +536,12 @@ impl Registry {
     }
 
     /// Problems of `input` against a subject's version (or all versions the level covers).
-    pub fn test_compatibility(&self, subject: &str, spec: Option<VersionSpec>, input: &SchemaInput) -> Result<Vec<String>> {
+    pub fn test_compatibility(
+        &self,
+        subject: &str,
+        spec: Option<VersionSpec>,
+        input: &SchemaInput,
+    ) -> Result<Vec<String>> {
         let st = self.store.read();
         let parsed = Self::parse_input(&st, input.schema_type, &input.schema, &input.references)?;
         let level = st.level(Some(subject));
@@ -515,7 +610,9 @@ impl Registry {
                 None => st.level(None),
             }
         };
-        self.store.write(vec![(to_bytes(&Key::config(subject)), None)]).await?;
+        self.store
+            .write(vec![(to_bytes(&Key::config(subject)), None)])
+            .await?;
         Ok(before)
     }
 
@@ -569,7 +666,9 @@ impl Registry {
             .get(subject)
             .cloned()
             .ok_or_else(|| Error::SubjectNotFound(subject.to_string()))?;
-        self.store.write(vec![(to_bytes(&Key::mode(Some(subject))), None)]).await?;
+        self.store
+            .write(vec![(to_bytes(&Key::mode(Some(subject))), None)])
+            .await?;
         Ok(before)
     }
 

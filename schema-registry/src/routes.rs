@@ -59,7 +59,8 @@ fn ok(v: Value) -> Result<Response> {
 
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
-        let status = StatusCode::from_u16(self.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let status =
+            StatusCode::from_u16(self.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         if status.is_server_error() {
             tracing::warn!(error = %self, "request failed");
         }
@@ -84,7 +85,14 @@ fn flag(q: &HashMap<String, String>, k: &str) -> bool {
 /// Reads and parses a JSON body: media type, size and syntax checked, in that order.
 async fn body_json(headers: &HeaderMap, body: Body, max: usize) -> Result<Value> {
     if let Some(ct) = headers.get(header::CONTENT_TYPE) {
-        let ct = ct.to_str().unwrap_or("").split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        let ct = ct
+            .to_str()
+            .unwrap_or("")
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
         if !ACCEPTED.contains(&ct.as_str()) {
             return Err(Error::UnsupportedMediaType);
         }
@@ -99,7 +107,8 @@ async fn body_json(headers: &HeaderMap, body: Body, max: usize) -> Result<Value>
     let bytes = axum::body::to_bytes(body, max)
         .await
         .map_err(|_| Error::PayloadTooLarge(max))?;
-    serde_json::from_slice(&bytes).map_err(|e| Error::BadRequest(format!("Unexpected character in the body: {e}")))
+    serde_json::from_slice(&bytes)
+        .map_err(|e| Error::BadRequest(format!("Unexpected character in the body: {e}")))
 }
 
 #[derive(Deserialize)]
@@ -117,8 +126,12 @@ struct SchemaBody {
 }
 
 fn schema_input(v: Value) -> Result<SchemaInput> {
-    let b: SchemaBody = serde_json::from_value(v).map_err(|e| Error::Unprocessable(format!("Unrecognized body: {e}")))?;
-    let schema = b.schema.filter(|s| !s.trim().is_empty()).ok_or_else(|| Error::InvalidSchema("Empty schema".into()))?;
+    let b: SchemaBody = serde_json::from_value(v)
+        .map_err(|e| Error::Unprocessable(format!("Unrecognized body: {e}")))?;
+    let schema = b
+        .schema
+        .filter(|s| !s.trim().is_empty())
+        .ok_or_else(|| Error::InvalidSchema("Empty schema".into()))?;
     let schema_type = match b.schema_type.as_deref() {
         None | Some("") => SchemaType::Avro,
         Some(t) => SchemaType::parse(t)?,
@@ -155,7 +168,8 @@ fn view_json(v: &VersionView, deleted: bool) -> Value {
 }
 
 fn parse_id(s: &str) -> Result<i32> {
-    s.parse::<i32>().map_err(|_| Error::SchemaNotFound(String::new()))
+    s.parse::<i32>()
+        .map_err(|_| Error::SchemaNotFound(String::new()))
 }
 
 async fn root() -> Response {
@@ -169,7 +183,9 @@ async fn schema_types() -> Response {
 async fn list_schemas(State(app): Shared, Query(q): Q) -> Result<Response> {
     let prefix = q.get("subjectPrefix").map_or("", String::as_str);
     let all = app.registry.all_schemas(prefix, flag(&q, "latestOnly"));
-    ok(Value::Array(all.iter().map(|v| view_json(v, false)).collect()))
+    ok(Value::Array(
+        all.iter().map(|v| view_json(v, false)).collect(),
+    ))
 }
 
 async fn schema_by_id(State(app): Shared, Path(id): Path<String>, Query(q): Q) -> Result<Response> {
@@ -196,8 +212,14 @@ fn raw(text: &str) -> Response {
 }
 
 async fn id_versions(State(app): Shared, Path(id): Path<String>, Query(q): Q) -> Result<Response> {
-    let v = app.registry.id_versions(parse_id(&id)?, flag(&q, "deleted"))?;
-    ok(Value::Array(v.iter().map(|(s, n)| json!({"subject": s, "version": n})).collect()))
+    let v = app
+        .registry
+        .id_versions(parse_id(&id)?, flag(&q, "deleted"))?;
+    ok(Value::Array(
+        v.iter()
+            .map(|(s, n)| json!({"subject": s, "version": n}))
+            .collect(),
+    ))
 }
 
 async fn id_subjects(State(app): Shared, Path(id): Path<String>, Query(q): Q) -> Result<Response> {
@@ -216,25 +238,50 @@ async fn list_subjects(State(app): Shared, Query(q): Q) -> Result<Response> {
     ok(json!(app.registry.subjects(prefix, flag(&q, "deleted"))))
 }
 
-async fn lookup(State(app): Shared, Path(s): Path<String>, Query(q): Q, headers: HeaderMap, body: Body) -> Result<Response> {
+async fn lookup(
+    State(app): Shared,
+    Path(s): Path<String>,
+    Query(q): Q,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response> {
     let input = schema_input(body_json(&headers, body, app.max_body).await?)?;
     let deleted = flag(&q, "deleted");
     let v = app.registry.lookup(&s, &input, deleted)?;
     ok(view_json(&v, deleted))
 }
 
-async fn delete_subject(State(app): Shared, Path(s): Path<String>, Query(q): Q) -> Result<Response> {
-    ok(json!(app.registry.delete_subject(&s, flag(&q, "permanent")).await?))
+async fn delete_subject(
+    State(app): Shared,
+    Path(s): Path<String>,
+    Query(q): Q,
+) -> Result<Response> {
+    ok(json!(
+        app.registry
+            .delete_subject(&s, flag(&q, "permanent"))
+            .await?
+    ))
 }
 
 async fn list_versions(State(app): Shared, Path(s): Path<String>, Query(q): Q) -> Result<Response> {
     ok(json!(app.registry.versions(&s, flag(&q, "deleted"))?))
 }
 
-async fn register(State(app): Shared, Path(s): Path<String>, Query(q): Q, headers: HeaderMap, body: Body) -> Result<Response> {
+async fn register(
+    State(app): Shared,
+    Path(s): Path<String>,
+    Query(q): Q,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response> {
     let input = schema_input(body_json(&headers, body, app.max_body).await?)?;
-    let (id, version) = app.registry.register(&s, input, flag(&q, "normalize")).await?;
-    let v = app.registry.version(&s, VersionSpec::Number(version), true)?;
+    let (id, version) = app
+        .registry
+        .register(&s, input, flag(&q, "normalize"))
+        .await?;
+    let v = app
+        .registry
+        .version(&s, VersionSpec::Number(version), true)?;
     let mut m = serde_json::Map::new();
     m.insert("id".into(), json!(id));
     m.insert("subject".into(), json!(s));
@@ -243,7 +290,11 @@ async fn register(State(app): Shared, Path(s): Path<String>, Query(q): Q, header
     ok(Value::Object(m))
 }
 
-async fn get_version(State(app): Shared, Path((s, v)): Path<(String, String)>, Query(q): Q) -> Result<Response> {
+async fn get_version(
+    State(app): Shared,
+    Path((s, v)): Path<(String, String)>,
+    Query(q): Q,
+) -> Result<Response> {
     let deleted = flag(&q, "deleted");
     let view = app.registry.version(&s, VersionSpec::parse(&v)?, deleted)?;
     let mut out = view_json(&view, deleted);
@@ -253,18 +304,37 @@ async fn get_version(State(app): Shared, Path((s, v)): Path<(String, String)>, Q
     ok(out)
 }
 
-async fn raw_version(State(app): Shared, Path((s, v)): Path<(String, String)>, Query(q): Q) -> Result<Response> {
-    let view = app.registry.version(&s, VersionSpec::parse(&v)?, flag(&q, "deleted"))?;
+async fn raw_version(
+    State(app): Shared,
+    Path((s, v)): Path<(String, String)>,
+    Query(q): Q,
+) -> Result<Response> {
+    let view = app
+        .registry
+        .version(&s, VersionSpec::parse(&v)?, flag(&q, "deleted"))?;
     Ok(raw(&view.schema.schema))
 }
 
-async fn referenced_by(State(app): Shared, Path((s, v)): Path<(String, String)>) -> Result<Response> {
-    ok(json!(app.registry.referenced_by(&s, VersionSpec::parse(&v)?)?))
+async fn referenced_by(
+    State(app): Shared,
+    Path((s, v)): Path<(String, String)>,
+) -> Result<Response> {
+    ok(json!(app
+        .registry
+        .referenced_by(&s, VersionSpec::parse(&v)?)?))
 }
 
-async fn delete_version(State(app): Shared, Path((s, v)): Path<(String, String)>, Query(q): Q) -> Result<Response> {
+async fn delete_version(
+    State(app): Shared,
+    Path((s, v)): Path<(String, String)>,
+    Query(q): Q,
+) -> Result<Response> {
     let spec = VersionSpec::parse(&v)?;
-    ok(json!(app.registry.delete_version(&s, spec, flag(&q, "permanent")).await?))
+    ok(json!(
+        app.registry
+            .delete_version(&s, spec, flag(&q, "permanent"))
+            .await?
+    ))
 }
 
 fn compat_reply(problems: Vec<String>, verbose: bool) -> Result<Response> {
@@ -276,15 +346,33 @@ fn compat_reply(problems: Vec<String>, verbose: bool) -> Result<Response> {
     ok(Value::Object(m))
 }
 
-async fn compat_version(State(app): Shared, Path((s, v)): Path<(String, String)>, Query(q): Q, headers: HeaderMap, body: Body) -> Result<Response> {
+async fn compat_version(
+    State(app): Shared,
+    Path((s, v)): Path<(String, String)>,
+    Query(q): Q,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response> {
     let spec = VersionSpec::parse(&v)?;
     let input = schema_input(body_json(&headers, body, app.max_body).await?)?;
-    compat_reply(app.registry.test_compatibility(&s, Some(spec), &input)?, flag(&q, "verbose"))
+    compat_reply(
+        app.registry.test_compatibility(&s, Some(spec), &input)?,
+        flag(&q, "verbose"),
+    )
 }
 
-async fn compat_all(State(app): Shared, Path(s): Path<String>, Query(q): Q, headers: HeaderMap, body: Body) -> Result<Response> {
+async fn compat_all(
+    State(app): Shared,
+    Path(s): Path<String>,
+    Query(q): Q,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response> {
     let input = schema_input(body_json(&headers, body, app.max_body).await?)?;
-    compat_reply(app.registry.test_compatibility(&s, None, &input)?, flag(&q, "verbose"))
+    compat_reply(
+        app.registry.test_compatibility(&s, None, &input)?,
+        flag(&q, "verbose"),
+    )
 }
 
 async fn level_from(headers: &HeaderMap, body: Body, max: usize) -> Result<Level> {
@@ -313,11 +401,18 @@ async fn delete_global_config(State(app): Shared) -> Result<Response> {
 }
 
 async fn get_config(State(app): Shared, Path(s): Path<String>, Query(q): Q) -> Result<Response> {
-    let level = app.registry.get_config(Some(&s), flag(&q, "defaultToGlobal"))?;
+    let level = app
+        .registry
+        .get_config(Some(&s), flag(&q, "defaultToGlobal"))?;
     ok(json!({"compatibilityLevel": level.as_str()}))
 }
 
-async fn put_config(State(app): Shared, Path(s): Path<String>, headers: HeaderMap, body: Body) -> Result<Response> {
+async fn put_config(
+    State(app): Shared,
+    Path(s): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response> {
     let level = level_from(&headers, body, app.max_body).await?;
     app.registry.set_config(Some(&s), level).await?;
     ok(json!({"compatibility": level.as_str()}))
@@ -330,14 +425,22 @@ async fn delete_config(State(app): Shared, Path(s): Path<String>) -> Result<Resp
 
 async fn mode_from(headers: &HeaderMap, body: Body, max: usize) -> Result<String> {
     let v = body_json(headers, body, max).await?;
-    v.get("mode").and_then(Value::as_str).map(String::from).ok_or(Error::InvalidMode)
+    v.get("mode")
+        .and_then(Value::as_str)
+        .map(String::from)
+        .ok_or(Error::InvalidMode)
 }
 
 async fn get_global_mode(State(app): Shared) -> Result<Response> {
     ok(json!({"mode": app.registry.get_mode(None, true)?}))
 }
 
-async fn put_global_mode(State(app): Shared, Query(q): Q, headers: HeaderMap, body: Body) -> Result<Response> {
+async fn put_global_mode(
+    State(app): Shared,
+    Query(q): Q,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response> {
     let mode = mode_from(&headers, body, app.max_body).await?;
     ok(json!({"mode": app.registry.set_mode(None, &mode, flag(&q, "force")).await?}))
 }
@@ -346,7 +449,13 @@ async fn get_mode(State(app): Shared, Path(s): Path<String>, Query(q): Q) -> Res
     ok(json!({"mode": app.registry.get_mode(Some(&s), flag(&q, "defaultToGlobal"))?}))
 }
 
-async fn put_mode(State(app): Shared, Path(s): Path<String>, Query(q): Q, headers: HeaderMap, body: Body) -> Result<Response> {
+async fn put_mode(
+    State(app): Shared,
+    Path(s): Path<String>,
+    Query(q): Q,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response> {
     let mode = mode_from(&headers, body, app.max_body).await?;
     ok(json!({"mode": app.registry.set_mode(Some(&s), &mode, flag(&q, "force")).await?}))
 }
@@ -364,10 +473,16 @@ async fn not_allowed() -> Error {
 }
 
 fn authorized(users: &[(String, String)], headers: &HeaderMap) -> bool {
-    let Some(v) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else {
+    let Some(v) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    else {
         return false;
     };
-    let Some(b64) = v.strip_prefix("Basic ").or_else(|| v.strip_prefix("basic ")) else {
+    let Some(b64) = v
+        .strip_prefix("Basic ")
+        .or_else(|| v.strip_prefix("basic "))
+    else {
         return false;
     };
     let Ok(raw) = base64::engine::general_purpose::STANDARD.decode(b64.trim()) else {
@@ -402,13 +517,30 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/subjects", get(list_subjects))
         .route("/subjects/{s}", post(lookup).delete(delete_subject))
         .route("/subjects/{s}/versions", get(list_versions).post(register))
-        .route("/subjects/{s}/versions/{v}", get(get_version).delete(delete_version))
+        .route(
+            "/subjects/{s}/versions/{v}",
+            get(get_version).delete(delete_version),
+        )
         .route("/subjects/{s}/versions/{v}/schema", get(raw_version))
-        .route("/subjects/{s}/versions/{v}/referencedby", get(referenced_by))
+        .route(
+            "/subjects/{s}/versions/{v}/referencedby",
+            get(referenced_by),
+        )
         .route("/compatibility/subjects/{s}/versions", post(compat_all))
-        .route("/compatibility/subjects/{s}/versions/{v}", post(compat_version))
-        .route("/config", get(get_global_config).put(put_global_config).delete(delete_global_config))
-        .route("/config/{s}", get(get_config).put(put_config).delete(delete_config))
+        .route(
+            "/compatibility/subjects/{s}/versions/{v}",
+            post(compat_version),
+        )
+        .route(
+            "/config",
+            get(get_global_config)
+                .put(put_global_config)
+                .delete(delete_global_config),
+        )
+        .route(
+            "/config/{s}",
+            get(get_config).put(put_config).delete(delete_config),
+        )
         .route("/mode", get(get_global_mode).put(put_global_mode))
         .route("/mode/{s}", get(get_mode).put(put_mode).delete(delete_mode))
         .fallback(not_found)

@@ -32,9 +32,13 @@ pub enum SubjectNameStrategy {
 impl SubjectNameStrategy {
     /// The subject for a topic, field and record name.
     pub fn subject(self, topic: &str, is_key: bool, record: Option<&str>) -> Result<String> {
-        let need = || Error::Serialization("this subject name strategy needs a named record schema".into());
+        let need = || {
+            Error::Serialization("this subject name strategy needs a named record schema".into())
+        };
         Ok(match self {
-            SubjectNameStrategy::TopicName => format!("{topic}-{}", if is_key { "key" } else { "value" }),
+            SubjectNameStrategy::TopicName => {
+                format!("{topic}-{}", if is_key { "key" } else { "value" })
+            }
             SubjectNameStrategy::RecordName => record.ok_or_else(need)?.to_string(),
             SubjectNameStrategy::TopicRecordName => format!("{topic}-{}", record.ok_or_else(need)?),
         })
@@ -85,30 +89,48 @@ pub struct AvroSerializer {
 
 impl std::fmt::Debug for AvroSerializer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AvroSerializer").field("config", &self.config).finish()
+        f.debug_struct("AvroSerializer")
+            .field("config", &self.config)
+            .finish()
     }
 }
 
 async fn compile(client: &RegistryClient, schema: &SchemaSpec) -> Result<Arc<Compiled>> {
     let named = client.resolve_references(schema).await?;
-    Ok(Arc::new(avro::parse(&schema.schema, &named).map_err(|e| Error::Serialization(e.to_string()))?))
+    Ok(Arc::new(
+        avro::parse(&schema.schema, &named).map_err(|e| Error::Serialization(e.to_string()))?,
+    ))
 }
 
 impl AvroSerializer {
     /// A serializer writing `schema` (or, with `use_latest_version` and `schema` `None`, the
     /// subject's latest version).
-    pub async fn new(client: Arc<RegistryClient>, schema: Option<SchemaSpec>, config: SerializerConfig) -> Result<Self> {
+    pub async fn new(
+        client: Arc<RegistryClient>,
+        schema: Option<SchemaSpec>,
+        config: SerializerConfig,
+    ) -> Result<Self> {
         if config.use_latest_version && config.auto_register {
-            return Err(Error::Serialization("cannot enable both use.latest.version and auto.register.schemas".into()));
+            return Err(Error::Serialization(
+                "cannot enable both use.latest.version and auto.register.schemas".into(),
+            ));
         }
         if schema.is_none() && !config.use_latest_version {
-            return Err(Error::Serialization("a schema is needed unless use.latest.version is set".into()));
+            return Err(Error::Serialization(
+                "a schema is needed unless use.latest.version is set".into(),
+            ));
         }
         let compiled = match &schema {
             Some(s) => Some(compile(&client, s).await?),
             None => None,
         };
-        Ok(AvroSerializer { client, schema, compiled, config, ids: Ids(Mutex::new(HashMap::new())) })
+        Ok(AvroSerializer {
+            client,
+            schema,
+            compiled,
+            config,
+            ids: Ids(Mutex::new(HashMap::new())),
+        })
     }
 
     async fn writer(&self, subject: &str) -> Result<(i32, Arc<Compiled>)> {
@@ -124,9 +146,14 @@ impl AvroSerializer {
                 _ => return Err(Error::Serialization("no schema".into())),
             };
             let id = if self.config.auto_register {
-                self.client.register(subject, schema, self.config.normalize).await?
+                self.client
+                    .register(subject, schema, self.config.normalize)
+                    .await?
             } else {
-                self.client.lookup(subject, schema, self.config.normalize).await?.id
+                self.client
+                    .lookup(subject, schema, self.config.normalize)
+                    .await?
+                    .id
             };
             (id, compiled)
         };
@@ -137,9 +164,17 @@ impl AvroSerializer {
     }
 
     /// Frames a JSON-model value (see [`crate::avro::json_codec`]).
-    pub async fn serialize_value(&self, topic: &str, is_key: bool, value: &Value) -> Result<Vec<u8>> {
+    pub async fn serialize_value(
+        &self,
+        topic: &str,
+        is_key: bool,
+        value: &Value,
+    ) -> Result<Vec<u8>> {
         let name = self.compiled.as_deref().and_then(record_name);
-        let subject = self.config.strategy.subject(topic, is_key, name.as_deref())?;
+        let subject = self
+            .config
+            .strategy
+            .subject(topic, is_key, name.as_deref())?;
         let (id, writer) = self.writer(&subject).await?;
         let mut out = Vec::with_capacity(64);
         wire::write_header(&mut out, id);
@@ -148,7 +183,12 @@ impl AvroSerializer {
     }
 
     /// Frames any `Serialize` value.
-    pub async fn serialize<T: Serialize>(&self, topic: &str, is_key: bool, value: &T) -> Result<Vec<u8>> {
+    pub async fn serialize<T: Serialize>(
+        &self,
+        topic: &str,
+        is_key: bool,
+        value: &T,
+    ) -> Result<Vec<u8>> {
         let v = serde_json::to_value(value).map_err(|e| Error::Serialization(e.to_string()))?;
         self.serialize_value(topic, is_key, &v).await
     }
@@ -169,7 +209,10 @@ impl std::fmt::Debug for AvroDeserializer {
 impl AvroDeserializer {
     /// A deserializer.
     pub fn new(client: Arc<RegistryClient>) -> Self {
-        AvroDeserializer { client, writers: Mutex::new(HashMap::new()) }
+        AvroDeserializer {
+            client,
+            writers: Mutex::new(HashMap::new()),
+        }
     }
 
     /// The JSON-model value of a framed record.
@@ -209,11 +252,20 @@ pub struct JsonSerializer {
 
 impl JsonSerializer {
     /// A serializer registering (or looking up) `schema`, a JSON Schema document.
-    pub fn new(client: Arc<RegistryClient>, schema: &str, config: SerializerConfig) -> Result<Self> {
-        let parsed: Value = serde_json::from_str(schema).map_err(|e| Error::Serialization(e.to_string()))?;
+    pub fn new(
+        client: Arc<RegistryClient>,
+        schema: &str,
+        config: SerializerConfig,
+    ) -> Result<Self> {
+        let parsed: Value =
+            serde_json::from_str(schema).map_err(|e| Error::Serialization(e.to_string()))?;
         Ok(JsonSerializer {
             client,
-            schema: SchemaSpec { schema: schema.to_string(), schema_type: "JSON".into(), references: Vec::new() },
+            schema: SchemaSpec {
+                schema: schema.to_string(),
+                schema_type: "JSON".into(),
+                references: Vec::new(),
+            },
             title: parsed["title"].as_str().map(String::from),
             config,
             ids: Mutex::new(HashMap::new()),
@@ -221,8 +273,16 @@ impl JsonSerializer {
     }
 
     /// Frames `value` as a JSON document.
-    pub async fn serialize<T: Serialize>(&self, topic: &str, is_key: bool, value: &T) -> Result<Vec<u8>> {
-        let subject = self.config.strategy.subject(topic, is_key, self.title.as_deref())?;
+    pub async fn serialize<T: Serialize>(
+        &self,
+        topic: &str,
+        is_key: bool,
+        value: &T,
+    ) -> Result<Vec<u8>> {
+        let subject = self
+            .config
+            .strategy
+            .subject(topic, is_key, self.title.as_deref())?;
         let hit = self.ids.lock().ok().and_then(|m| m.get(&subject).copied());
         let id = match hit {
             Some(id) => id,
@@ -230,9 +290,14 @@ impl JsonSerializer {
                 let id = if self.config.use_latest_version {
                     self.client.version(&subject, "latest").await?.id
                 } else if self.config.auto_register {
-                    self.client.register(&subject, &self.schema, self.config.normalize).await?
+                    self.client
+                        .register(&subject, &self.schema, self.config.normalize)
+                        .await?
                 } else {
-                    self.client.lookup(&subject, &self.schema, self.config.normalize).await?.id
+                    self.client
+                        .lookup(&subject, &self.schema, self.config.normalize)
+                        .await?
+                        .id
                 };
                 if let Ok(mut m) = self.ids.lock() {
                     m.insert(subject, id);
@@ -280,14 +345,21 @@ pub mod avro_bytes {
     pub fn serialize<S: Serializer>(b: &[u8], s: S) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let mut m = s.serialize_map(Some(1))?;
-        m.serialize_entry(crate::avro::json_codec::BYTES_KEY, &base64::engine::general_purpose::STANDARD.encode(b))?;
+        m.serialize_entry(
+            crate::avro::json_codec::BYTES_KEY,
+            &base64::engine::general_purpose::STANDARD.encode(b),
+        )?;
         m.end()
     }
 
     /// Deserializes bytes.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Vec<u8>, D::Error> {
         let m = std::collections::HashMap::<String, String>::deserialize(d)?;
-        let s = m.get(crate::avro::json_codec::BYTES_KEY).ok_or_else(|| serde::de::Error::custom("expected {\"$bytes\": ...}"))?;
-        base64::engine::general_purpose::STANDARD.decode(s).map_err(serde::de::Error::custom)
+        let s = m
+            .get(crate::avro::json_codec::BYTES_KEY)
+            .ok_or_else(|| serde::de::Error::custom("expected {\"$bytes\": ...}"))?;
+        base64::engine::general_purpose::STANDARD
+            .decode(s)
+            .map_err(serde::de::Error::custom)
     }
 }

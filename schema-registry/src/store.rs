@@ -64,7 +64,8 @@ fn store_err(what: &str, e: impl std::fmt::Display) -> Error {
 impl Store {
     /// Creates the topic if missing, replays it to its end, and starts tailing it.
     pub async fn open(config: StoreConfig) -> Result<Store> {
-        let mut props: Vec<(String, String)> = vec![("bootstrap.servers".into(), config.bootstrap.clone())];
+        let mut props: Vec<(String, String)> =
+            vec![("bootstrap.servers".into(), config.bootstrap.clone())];
         props.extend(config.client.iter().cloned());
         ensure_topic(&props, &config).await?;
 
@@ -106,7 +107,10 @@ impl Store {
         // Replay: serve nothing until every record written before we started is applied; then a
         // NOOP marks the end of the topic as we see it (the high watermark may sit past the
         // last record a compacted topic still holds).
-        store.wait_applied(end, Duration::from_secs(60).max(config.timeout)).await.ok();
+        store
+            .wait_applied(end, Duration::from_secs(60).max(config.timeout))
+            .await
+            .ok();
         let noop = crate::records::to_bytes(&crate::records::Key::Noop { magic: 0 });
         store.write(vec![(noop, None)]).await?;
         Ok(store)

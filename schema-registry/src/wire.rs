@@ -56,7 +56,9 @@ pub fn read_message_indexes(buf: &mut &[u8]) -> Result<Vec<i32>> {
     let mut out = Vec::with_capacity(n as usize);
     for _ in 0..n {
         let i = read_long(buf)?;
-        out.push(i32::try_from(i).map_err(|_| Error::Serialization(format!("bad message index {i}")))?);
+        out.push(
+            i32::try_from(i).map_err(|_| Error::Serialization(format!("bad message index {i}")))?,
+        );
     }
     Ok(out)
 }

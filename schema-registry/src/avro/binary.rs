@@ -33,7 +33,9 @@ pub fn read_long(buf: &mut &[u8]) -> Result<i64> {
         let (&b, rest) = buf.split_first().ok_or_else(eof)?;
         *buf = rest;
         if shift >= 64 {
-            return Err(Error::Serialization("Avro varint longer than 10 bytes".into()));
+            return Err(Error::Serialization(
+                "Avro varint longer than 10 bytes".into(),
+            ));
         }
         n |= u64::from(b & 0x7f) << shift;
         if b & 0x80 == 0 {
@@ -102,7 +104,17 @@ mod tests {
 
     #[test]
     fn zigzag_round_trip() {
-        for v in [0i64, -1, 1, 63, -64, 64, i32::MAX as i64, i64::MIN, i64::MAX] {
+        for v in [
+            0i64,
+            -1,
+            1,
+            63,
+            -64,
+            64,
+            i32::MAX as i64,
+            i64::MIN,
+            i64::MAX,
+        ] {
             let mut out = Vec::new();
             write_long(&mut out, v);
             let mut b = out.as_slice();

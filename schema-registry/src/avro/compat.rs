@@ -139,7 +139,11 @@ impl Checker<'_> {
     fn fail(&mut self, kind: &'static str, path: &str, detail: String) {
         self.out.push(Incompatibility {
             kind,
-            path: if path.is_empty() { "/".into() } else { path.into() },
+            path: if path.is_empty() {
+                "/".into()
+            } else {
+                path.into()
+            },
             detail,
         });
     }
@@ -304,8 +308,14 @@ mod tests {
     fn added_field_needs_a_default_for_the_reader() {
         assert!(ok(V2_DEFAULT, V1));
         assert!(!ok(V2_NO_DEFAULT, V1));
-        assert!(ok(V1, V2_NO_DEFAULT), "writer fields the reader lacks are skipped");
-        let p = check(&parse(V2_NO_DEFAULT, &[]).unwrap(), &parse(V1, &[]).unwrap());
+        assert!(
+            ok(V1, V2_NO_DEFAULT),
+            "writer fields the reader lacks are skipped"
+        );
+        let p = check(
+            &parse(V2_NO_DEFAULT, &[]).unwrap(),
+            &parse(V1, &[]).unwrap(),
+        );
         assert_eq!(p[0].kind, "READER_FIELD_MISSING_DEFAULT_VALUE");
     }
 
@@ -316,7 +326,10 @@ mod tests {
         assert!(ok(r#""bytes""#, r#""string""#));
         assert!(!ok(r#""int""#, r#""long""#));
         assert!(!ok(r#""float""#, r#""double""#));
-        assert!(ok(r#"{"type":"long","logicalType":"timestamp-millis"}"#, r#""long""#));
+        assert!(ok(
+            r#"{"type":"long","logicalType":"timestamp-millis"}"#,
+            r#""long""#
+        ));
     }
 
     #[test]
@@ -336,12 +349,18 @@ mod tests {
         assert!(ok(e1d, e2));
         let renamed = r#"{"type":"record","name":"V","aliases":["U"],"fields":[{"name":"x","aliases":["a"],"type":"int"}]}"#;
         assert!(ok(renamed, V1));
-        assert!(!ok(r#"{"type":"record","name":"V","fields":[{"name":"a","type":"int"}]}"#, V1));
+        assert!(!ok(
+            r#"{"type":"record","name":"V","fields":[{"name":"a","type":"int"}]}"#,
+            V1
+        ));
     }
 
     #[test]
     fn fixed_and_recursion() {
-        assert!(!ok(r#"{"type":"fixed","name":"F","size":4}"#, r#"{"type":"fixed","name":"F","size":8}"#));
+        assert!(!ok(
+            r#"{"type":"fixed","name":"F","size":4}"#,
+            r#"{"type":"fixed","name":"F","size":8}"#
+        ));
         let l = r#"{"type":"record","name":"L","fields":[{"name":"next","type":["null","L"]}]}"#;
         assert!(ok(l, l));
     }

@@ -46,7 +46,10 @@ fn bytes_of(v: &Value) -> Result<Vec<u8>> {
         },
         Value::String(s) => s
             .chars()
-            .map(|c| u8::try_from(u32::from(c)).map_err(|_| err("bytes string has a char above U+00FF".into())))
+            .map(|c| {
+                u8::try_from(u32::from(c))
+                    .map_err(|_| err("bytes string has a char above U+00FF".into()))
+            })
             .collect(),
         other => Err(err(format!("expected bytes, got {other}"))),
     }
@@ -111,14 +114,17 @@ fn fits(c: &Compiled, n: usize, v: &Value) -> bool {
         (Node::Float | Node::Double, Value::Number(_)) => true,
         (Node::String | Node::Uuid, Value::String(_)) => true,
         (Node::Enum(e), Value::String(s)) => e.symbols.contains(s),
-        (Node::Bytes | Node::BigDecimal | Node::Decimal { .. } | Node::Fixed(_) | Node::Duration, Value::Object(m)) => {
-            m.len() == 1 && m.contains_key(BYTES_KEY)
-        }
+        (
+            Node::Bytes | Node::BigDecimal | Node::Decimal { .. } | Node::Fixed(_) | Node::Duration,
+            Value::Object(m),
+        ) => m.len() == 1 && m.contains_key(BYTES_KEY),
         (Node::Array(_), Value::Array(_)) => true,
         (Node::Record(r), Value::Object(m)) => {
             !(m.len() == 1 && m.contains_key(BYTES_KEY))
                 && m.keys().all(|k| r.fields.iter().any(|f| &f.name == k))
-                && r.fields.iter().all(|f| f.default.is_some() || m.contains_key(&f.name))
+                && r.fields
+                    .iter()
+                    .all(|f| f.default.is_some() || m.contains_key(&f.name))
         }
         (Node::Map(_), Value::Object(m)) => !(m.len() == 1 && m.contains_key(BYTES_KEY)),
         _ => false,
@@ -162,12 +168,16 @@ fn enc(c: &Compiled, n: usize, v: &Value, out: &mut Vec<u8>, depth: usize) -> Re
             Ok(())
         }
         Node::Float => {
-            let f = v.as_f64().ok_or_else(|| err(format!("expected float, got {v}")))?;
+            let f = v
+                .as_f64()
+                .ok_or_else(|| err(format!("expected float, got {v}")))?;
             out.extend_from_slice(&(f as f32).to_le_bytes());
             Ok(())
         }
         Node::Double => {
-            let f = v.as_f64().ok_or_else(|| err(format!("expected double, got {v}")))?;
+            let f = v
+                .as_f64()
+                .ok_or_else(|| err(format!("expected double, got {v}")))?;
             out.extend_from_slice(&f.to_le_bytes());
             Ok(())
         }
@@ -185,7 +195,12 @@ fn enc(c: &Compiled, n: usize, v: &Value, out: &mut Vec<u8>, depth: usize) -> Re
         Node::Fixed(f) | Node::Decimal { fixed: Some(f), .. } => {
             let b = bytes_of(v)?;
             if b.len() != f.size {
-                return Err(err(format!("fixed {} needs {} bytes, got {}", f.name, f.size, b.len())));
+                return Err(err(format!(
+                    "fixed {} needs {} bytes, got {}",
+                    f.name,
+                    f.size,
+                    b.len()
+                )));
             }
             out.extend_from_slice(&b);
             Ok(())
@@ -199,7 +214,9 @@ fn enc(c: &Compiled, n: usize, v: &Value, out: &mut Vec<u8>, depth: usize) -> Re
             Ok(())
         }
         Node::Enum(e) => {
-            let s = v.as_str().ok_or_else(|| err(format!("expected enum symbol, got {v}")))?;
+            let s = v
+                .as_str()
+                .ok_or_else(|| err(format!("expected enum symbol, got {v}")))?;
             let i = e
                 .symbols
                 .iter()
@@ -209,7 +226,9 @@ fn enc(c: &Compiled, n: usize, v: &Value, out: &mut Vec<u8>, depth: usize) -> Re
             Ok(())
         }
         Node::Array(item) => {
-            let a = v.as_array().ok_or_else(|| err(format!("expected array, got {v}")))?;
+            let a = v
+                .as_array()
+                .ok_or_else(|| err(format!("expected array, got {v}")))?;
             if !a.is_empty() {
                 write_long(out, a.len() as i64);
                 for x in a {
@@ -220,7 +239,9 @@ fn enc(c: &Compiled, n: usize, v: &Value, out: &mut Vec<u8>, depth: usize) -> Re
             Ok(())
         }
         Node::Map(val) => {
-            let m = v.as_object().ok_or_else(|| err(format!("expected map, got {v}")))?;
+            let m = v
+                .as_object()
+                .ok_or_else(|| err(format!("expected map, got {v}")))?;
             if !m.is_empty() {
                 write_long(out, m.len() as i64);
                 for (k, x) in m {
@@ -232,7 +253,9 @@ fn enc(c: &Compiled, n: usize, v: &Value, out: &mut Vec<u8>, depth: usize) -> Re
             Ok(())
         }
         Node::Record(r) => {
-            let m = v.as_object().ok_or_else(|| err(format!("expected record {}, got {v}", r.name)))?;
+            let m = v
+                .as_object()
+                .ok_or_else(|| err(format!("expected record {}, got {v}", r.name)))?;
             for f in &r.fields {
                 match m.get(&f.name).or(f.default.as_ref()) {
                     Some(x) => enc(c, f.node, x, out, d)
@@ -309,8 +332,12 @@ fn dec(c: &Compiled, n: usize, buf: &mut &[u8], depth: usize) -> Result<Value> {
             Number::from_f64(f64::from_le_bytes(a)).map_or(Value::Null, Value::Number)
         }
         Node::String | Node::Uuid => Value::String(read_str(buf)?.to_string()),
-        Node::Bytes | Node::BigDecimal | Node::Decimal { fixed: None, .. } => bytes_value(read_bytes(buf)?),
-        Node::Fixed(f) | Node::Decimal { fixed: Some(f), .. } => bytes_value(read_fixed(buf, f.size)?),
+        Node::Bytes | Node::BigDecimal | Node::Decimal { fixed: None, .. } => {
+            bytes_value(read_bytes(buf)?)
+        }
+        Node::Fixed(f) | Node::Decimal { fixed: Some(f), .. } => {
+            bytes_value(read_fixed(buf, f.size)?)
+        }
         Node::Duration => bytes_value(read_fixed(buf, 12)?),
         Node::Enum(e) => {
             let i = read_long(buf)?;
@@ -400,7 +427,11 @@ mod tests {
 
     #[test]
     fn garbage_is_an_error_not_a_panic() {
-        let c = parse(r#"{"type":"array","items":{"type":"map","values":"string"}}"#, &[]).unwrap();
+        let c = parse(
+            r#"{"type":"array","items":{"type":"map","values":"string"}}"#,
+            &[],
+        )
+        .unwrap();
         for input in [&[0x7fu8, 0xff, 0xff][..], &[0x02, 0x02, 0x10], &[0x01]] {
             let mut b = input;
             assert!(decode(&c, &mut b).is_err());

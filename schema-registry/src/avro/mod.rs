@@ -394,6 +394,10 @@ mod tests {
             panic!()
         };
         assert!(matches!(c.node(r.fields[0].node), Node::Record(a) if a.name == "x.Addr"));
-        assert!(parse(r#"{"type":"record","name":"P","fields":[{"name":"a","type":"x.Nope"}]}"#, &[]).is_err());
+        assert!(parse(
+            r#"{"type":"record","name":"P","fields":[{"name":"a","type":"x.Nope"}]}"#,
+            &[]
+        )
+        .is_err());
     }
 }

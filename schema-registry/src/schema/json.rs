@@ -267,7 +267,9 @@ fn cmp(r: &Value, w: &Value, path: &str, out: &mut Vec<String>) -> Result<()> {
     ] {
         let Some(rv) = rm.get(k) else { continue };
         let Some(rv) = rv.as_f64() else {
-            return Err(Error::RuleNotSupported(format!("non-numeric \"{k}\" at {path}")));
+            return Err(Error::RuleNotSupported(format!(
+                "non-numeric \"{k}\" at {path}"
+            )));
         };
         let ok = match wm.get(k).and_then(Value::as_f64) {
             None => false,
@@ -296,8 +298,14 @@ fn cmp(r: &Value, w: &Value, path: &str, out: &mut Vec<String>) -> Result<()> {
         fail(out, "UNIQUE_ITEMS_ADDED", path);
     }
     // content model
-    let r_props = rm.get("properties").and_then(Value::as_object).unwrap_or(&empty);
-    let w_props = wm.get("properties").and_then(Value::as_object).unwrap_or(&empty);
+    let r_props = rm
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let w_props = wm
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
     let t = Value::Bool(true);
     let r_addl = rm.get("additionalProperties").unwrap_or(&t);
     let w_addl = wm.get("additionalProperties").unwrap_or(&t);
@@ -330,13 +338,21 @@ fn cmp(r: &Value, w: &Value, path: &str, out: &mut Vec<String>) -> Result<()> {
     let req = |m: &Map<String, Value>| -> Vec<String> {
         m.get("required")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let w_req = req(wm);
     for p in req(rm) {
         if !w_req.contains(&p) {
-            fail(out, "REQUIRED_ATTRIBUTE_ADDED", &format!("{path}/required/{p}"));
+            fail(
+                out,
+                "REQUIRED_ATTRIBUTE_ADDED",
+                &format!("{path}/required/{p}"),
+            );
         }
     }
     // items
@@ -344,7 +360,9 @@ fn cmp(r: &Value, w: &Value, path: &str, out: &mut Vec<String>) -> Result<()> {
         (None, _) => {}
         (Some(Value::Array(_)), _) | (_, Some(Value::Array(_))) => {
             if rm.get("items") != wm.get("items") {
-                return Err(Error::RuleNotSupported(format!("tuple \"items\" at {path}")));
+                return Err(Error::RuleNotSupported(format!(
+                    "tuple \"items\" at {path}"
+                )));
             }
         }
         (Some(ri), Some(wi)) => cmp(ri, wi, &format!("{path}/items"), out)?,
@@ -365,17 +383,36 @@ mod tests {
     #[test]
     fn content_model_rules() {
         let open1 = json!({"type":"object","properties":{"a":{"type":"string"}}});
-        let open2 = json!({"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}});
+        let open2 =
+            json!({"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}});
         let closed1 = json!({"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false});
         let closed2 = json!({"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}},"additionalProperties":false});
-        assert!(!ok(open2.clone(), open1.clone()), "a property added to an open model");
-        assert!(ok(open1.clone(), open2.clone()), "a property removed from an open model");
-        assert!(ok(closed2.clone(), closed1.clone()), "a property added to a closed model");
-        assert!(!ok(closed1, closed2), "a property removed from a closed model");
+        assert!(
+            !ok(open2.clone(), open1.clone()),
+            "a property added to an open model"
+        );
+        assert!(
+            ok(open1.clone(), open2.clone()),
+            "a property removed from an open model"
+        );
+        assert!(
+            ok(closed2.clone(), closed1.clone()),
+            "a property added to a closed model"
+        );
+        assert!(
+            !ok(closed1, closed2),
+            "a property removed from a closed model"
+        );
         assert!(ok(json!({"type":"number"}), json!({"type":"integer"})));
         assert!(!ok(json!({"type":"integer"}), json!({"type":"number"})));
-        assert!(!ok(json!({"type":"string","maxLength":5}), json!({"type":"string","maxLength":10})));
-        assert!(ok(json!({"type":"string","maxLength":10}), json!({"type":"string","maxLength":5})));
+        assert!(!ok(
+            json!({"type":"string","maxLength":5}),
+            json!({"type":"string","maxLength":10})
+        ));
+        assert!(ok(
+            json!({"type":"string","maxLength":10}),
+            json!({"type":"string","maxLength":5})
+        ));
         assert!(!ok(json!({"required":["a"]}), json!({})));
         assert!(!ok(json!({"enum":["a"]}), json!({"enum":["a","b"]})));
     }

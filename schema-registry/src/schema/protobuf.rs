@@ -99,7 +99,11 @@ pub fn serialized(fd: &FileDescriptorProto, original_name: Option<&str>) -> Stri
     base64::engine::general_purpose::STANDARD.encode(fd.encode_to_vec())
 }
 
-fn messages<'a>(prefix: &str, ms: &'a [DescriptorProto], out: &mut HashMap<String, &'a DescriptorProto>) {
+fn messages<'a>(
+    prefix: &str,
+    ms: &'a [DescriptorProto],
+    out: &mut HashMap<String, &'a DescriptorProto>,
+) {
     for m in ms {
         let name = format!("{prefix}.{}", m.name());
         messages(&name, &m.nested_type, out);
@@ -151,7 +155,9 @@ pub fn check(new: &FileDescriptorProto, old: &FileDescriptorProto) -> Result<Vec
         )));
     }
     if new.extension != old.extension {
-        return Err(Error::RuleNotSupported("protobuf extensions changed".into()));
+        return Err(Error::RuleNotSupported(
+            "protobuf extensions changed".into(),
+        ));
     }
     let mut out = Vec::new();
     let mut fail = |kind: &str, at: &str| out.push(format!("{{errorType:'{kind}', path:'{at}'}}"));
@@ -168,7 +174,9 @@ pub fn check(new: &FileDescriptorProto, old: &FileDescriptorProto) -> Result<Vec
             continue;
         };
         if n.extension != o.extension {
-            return Err(Error::RuleNotSupported(format!("extensions of {name} changed")));
+            return Err(Error::RuleNotSupported(format!(
+                "extensions of {name} changed"
+            )));
         }
         let mut moved_to_new_oneof: HashMap<&str, usize> = HashMap::new();
         for of in &o.field {
@@ -195,7 +203,14 @@ pub fn check(new: &FileDescriptorProto, old: &FileDescriptorProto) -> Result<Vec
             }
             let required = |f: &FieldDescriptorProto| f.label() == Label::Required;
             if required(of) != required(nf) {
-                fail(if required(nf) { "REQUIRED_FIELD_ADDED" } else { "REQUIRED_FIELD_REMOVED" }, &at);
+                fail(
+                    if required(nf) {
+                        "REQUIRED_FIELD_ADDED"
+                    } else {
+                        "REQUIRED_FIELD_REMOVED"
+                    },
+                    &at,
+                );
             }
             match (oneof_of(o, of), oneof_of(n, nf)) {
                 (Some(_), None) => fail("ONEOF_FIELD_REMOVED", &at),
@@ -211,7 +226,10 @@ pub fn check(new: &FileDescriptorProto, old: &FileDescriptorProto) -> Result<Vec
         }
         for (oneof, count) in moved_to_new_oneof {
             if count > 1 {
-                fail("MULTIPLE_FIELDS_MOVED_TO_ONEOF", &format!("#/{name}/{oneof}"));
+                fail(
+                    "MULTIPLE_FIELDS_MOVED_TO_ONEOF",
+                    &format!("#/{name}/{oneof}"),
+                );
             }
         }
         for nf in &n.field {
@@ -234,9 +252,12 @@ mod tests {
     #[test]
     fn rules() {
         let v1 = p("syntax = \"proto3\"; package a; message M { string s = 1; int32 i = 2; }");
-        let added = p("syntax = \"proto3\"; package a; message M { string s = 1; int32 i = 2; bytes b = 3; }");
+        let added = p(
+            "syntax = \"proto3\"; package a; message M { string s = 1; int32 i = 2; bytes b = 3; }",
+        );
         let widened = p("syntax = \"proto3\"; package a; message M { string s = 1; int64 i = 2; }");
-        let changed = p("syntax = \"proto3\"; package a; message M { string s = 1; double i = 2; }");
+        let changed =
+            p("syntax = \"proto3\"; package a; message M { string s = 1; double i = 2; }");
         let removed = p("syntax = \"proto3\"; package a; message N { string s = 1; }");
         assert!(check(&added, &v1).unwrap().is_empty());
         assert!(check(&v1, &added).unwrap().is_empty());
@@ -253,8 +274,15 @@ mod tests {
         let b64 = serialized(&v1, Some("m.proto"));
         let again = parse(&b64, &[]).unwrap();
         assert!(check(&again, &v1).unwrap().is_empty());
-        let dep = Dependency { name: "dep.proto".into(), schema: "syntax = \"proto3\"; package d; message D { int32 x = 1; }".into() };
-        parse("syntax = \"proto3\"; import \"dep.proto\"; message M { d.D d = 1; }", &[dep]).unwrap();
+        let dep = Dependency {
+            name: "dep.proto".into(),
+            schema: "syntax = \"proto3\"; package d; message D { int32 x = 1; }".into(),
+        };
+        parse(
+            "syntax = \"proto3\"; import \"dep.proto\"; message M { d.D d = 1; }",
+            &[dep],
+        )
+        .unwrap();
         assert!(parse("syntax = \"proto3\"; message M { Nope n = 1; }", &[]).is_err());
         assert!(parse("not a proto", &[]).is_err());
     }
