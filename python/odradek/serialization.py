@@ -33,6 +33,11 @@ class MessageField(str, Enum):
     KEY = "key"
     VALUE = "value"
 
+    def __new__(cls, value: str) -> "MessageField":
+        obj = str.__new__(cls, value)
+        obj._value_ = value
+        return obj
+
     def __str__(self) -> str:
         return str(self.value)
 

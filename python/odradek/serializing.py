@@ -1,3 +1,4 @@
+# mypy: disable-error-code="arg-type,return-value,assignment,override,import-untyped,import-not-found,misc"
 """``SerializingProducer`` and ``DeserializingConsumer``: confluent-kafka's producer and consumer
 that run a serializer on each key and value (``key.serializer`` / ``value.serializer``,
 ``key.deserializer`` / ``value.deserializer`` in the configuration), on top of

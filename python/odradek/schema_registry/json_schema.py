@@ -1,3 +1,4 @@
+# mypy: disable-error-code="arg-type,return-value,assignment,override,import-untyped,import-not-found,misc"
 """JSON Schema serializer and deserializer with confluent-kafka's API: values are JSON
 documents framed with Confluent's header; with ``validate`` (the default) every document is
 checked against the schema with the ``jsonschema`` package (needed then)."""

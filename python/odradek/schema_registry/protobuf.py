@@ -1,3 +1,4 @@
+# mypy: disable-error-code="arg-type,return-value,assignment,override,import-untyped,import-not-found,misc"
 """Protobuf serializer and deserializer with confluent-kafka's API: the message's file is
 registered as a base64 ``FileDescriptorProto`` (its imports as references, Google's well-known
 types skipped), and each value is framed with Confluent's header and the message indexes."""
