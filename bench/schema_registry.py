@@ -193,7 +193,7 @@ def main():
     import confluent_kafka
     import fastavro
     print("\n%d records of a 10-field Avro record (%d rounds, median and min-max, msgs/s)" % (args.messages, args.rounds))
-    print("| scenario | odradek | confluent-kafka %s (fastavro %s) | ratio |" % (confluent_kafka.version()[0], fastavro.__version__))
+    print("| scenario | odradek | confluent-kafka %s (fastavro %s) | ratio |" % (confluent_kafka.__version__, fastavro.__version__))
     print("|---|---|---|---|")
     summary = {}
     for scen in results["odradek"]:
