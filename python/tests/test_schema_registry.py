@@ -426,3 +426,27 @@ def test_avro_values_match_fastavro(stack):
         fastavro.schemaless_writer(buf, parsed, u)
         assert ours.encode(u) == buf.getvalue()
         assert ours.decode(buf.getvalue()) == fastavro.schemaless_reader(io.BytesIO(buf.getvalue()), parsed)
+
+
+@pytest.mark.parametrize("kind", CLIENTS)
+def test_serialization_module_same_script(kind):
+    """The same script on confluent_kafka.serialization and odradek.serialization."""
+    if kind == "confluent":
+        ser = pytest.importorskip("confluent_kafka.serialization")
+    else:
+        import odradek.serialization as ser
+    ctx = ser.SerializationContext("t", ser.MessageField.VALUE, [("h", b"v")])
+    assert (ctx.topic, ctx.field, str(ser.MessageField.KEY)) == ("t", "value", "key")
+    out = [ser.StringSerializer()("héllo", ctx), ser.StringSerializer("latin-1")("héllo", ctx),
+           ser.IntegerSerializer()(-7, ctx), ser.DoubleSerializer()(2.5, ctx),
+           ser.StringSerializer()(None, ctx)]
+    assert out == ["héllo".encode(), "héllo".encode("latin-1"), b"\xff\xff\xff\xf9",
+                   b"@\x04\x00\x00\x00\x00\x00\x00", None]
+    assert ser.StringDeserializer()(out[0], ctx) == "héllo"
+    assert ser.IntegerDeserializer()(out[2], ctx) == -7
+    assert ser.DoubleDeserializer()(out[3], ctx) == 2.5
+    for bad in (lambda: ser.IntegerSerializer()(2 ** 40, ctx), lambda: ser.IntegerDeserializer()(b"\x00", ctx),
+                lambda: ser.DoubleSerializer()("x", ctx), lambda: ser.StringDeserializer()(b"\xff", ctx)):
+        with pytest.raises(ser.SerializationError):
+            bad()
+    assert issubclass(ser.SerializationError, Exception)
