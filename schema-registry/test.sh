@@ -11,7 +11,7 @@
 #   4. with ODRADEK_SR_KAFKA=1 (or ODRADEK_TEST_BOOTSTRAP set): tiers 1-2 against Apache
 #      Kafka 4.x (tests/compat/kafka.sh), so the registry keeps its ids across restarts there too.
 #
-#   schema-registry/test.sh            tiers 1-3 (about 2-3 minutes once built)
+#   schema-registry/test.sh            tiers 1-3 (52 s here once built)
 #   ODRADEK_SR_KAFKA=1 schema-registry/test.sh    also tier 4
 #
 # Environment: CARGO_TARGET_DIR honoured; ODRADEK_PYTHON (python3) builds the venv.
