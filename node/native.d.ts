@@ -36,6 +36,18 @@ export declare class NativeAdmin {
 }
 
 /** The native consumer. */
+/** A compiled Avro schema. */
+export declare class NativeAvroSchema {
+  /** Compiles `schema` (JSON text) with the named schemas its references bring. */
+  constructor(schema: string, named?: Array<string> | undefined | null)
+  /** The schema's canonical JSON. */
+  canonical(): string
+  /** Confluent's header for `schema_id` and the Avro binary of the JSON value `json`. */
+  encode(schemaId: number, json: string): Buffer
+  /** The JSON text of the value after the 5-byte header of `data`. */
+  decode(data: Buffer): string
+}
+
 export declare class NativeConsumer {
   /** Creates a consumer from Kafka property names (nothing is connected yet). */
   constructor(config: Record<string, string>)

@@ -2,6 +2,8 @@
 //!
 //! Starts the reference broker, printing `odradek-broker listening on HOST:PORT` on stdout once
 //! it accepts connections, and shuts down cleanly (flush, checkpoints) on SIGINT or SIGTERM.
+//! `--schema-registry HOST:PORT` also serves a Schema Registry over the broker itself (then a
+//! second line, `odradek-schema-registry listening on http://HOST:PORT`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,14 +14,16 @@ use odradek_broker::server;
 #[global_allocator]
 static ALLOC: odradek::alloc::UntrustedInputAllocator = odradek::alloc::UntrustedInputAllocator;
 
-const USAGE: &str = "usage: odradek-broker [server.properties] [--override key=value]...";
+const USAGE: &str =
+    "usage: odradek-broker [server.properties] [--override key=value]... [--schema-registry HOST:PORT]";
 
-/// The command line: an optional properties file and `--override` pairs.
-type Args = (Option<PathBuf>, Vec<(String, String)>);
+/// The command line: an optional properties file, `--override` pairs, the registry's address.
+type Args = (Option<PathBuf>, Vec<(String, String)>, Option<String>);
 
 fn parse_args() -> Result<Args, String> {
     let mut file = None;
     let mut overrides = Vec::new();
+    let mut registry = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -31,6 +35,9 @@ fn parse_args() -> Result<Args, String> {
                     .ok_or_else(|| format!("--override `{kv}` is not key=value"))?;
                 overrides.push((k.to_string(), v.to_string()));
             }
+            "--schema-registry" => {
+                registry = Some(args.next().ok_or("--schema-registry needs HOST:PORT")?);
+            }
             other if other.starts_with('-') => {
                 return Err(format!("unknown flag `{other}`\n{USAGE}"))
             }
@@ -38,7 +45,7 @@ fn parse_args() -> Result<Args, String> {
             extra => return Err(format!("unexpected argument `{extra}`\n{USAGE}")),
         }
     }
-    Ok((file, overrides))
+    Ok((file, overrides, registry))
 }
 
 /// SIGTERM, registered before the broker starts: a SIGTERM that arrives right after the
@@ -107,7 +114,7 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let (file, overrides) = match parse_args() {
+    let (file, overrides, registry) = match parse_args() {
         Ok(a) => a,
         Err(msg) => {
             eprintln!("odradek-broker: {msg}");
@@ -142,8 +149,28 @@ fn main() -> ExitCode {
         };
         println!("odradek-broker listening on {}", running.local_addr);
         tracing::info!(addr = %running.local_addr, data = %running.broker.config.log_dir().display(), "broker started");
+        let registry = match registry {
+            None => None,
+            Some(listen) => {
+                let config = odradek_schema_registry::server::RegistryConfig::new(listen, running.local_addr.to_string());
+                match odradek_schema_registry::server::start(config).await {
+                    Ok(r) => {
+                        println!("odradek-schema-registry listening on {}", r.url());
+                        Some(r)
+                    }
+                    Err(e) => {
+                        eprintln!("odradek-broker: schema registry: {e}");
+                        let _ = running.shutdown().await;
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
+        };
         wait_for_signal(term).await;
         tracing::info!("shutting down");
+        if let Some(r) = registry {
+            r.shutdown().await;
+        }
         match running.shutdown().await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

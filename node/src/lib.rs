@@ -17,6 +17,7 @@
 //! turns them into KafkaJS's error classes.
 
 mod admin;
+mod avro;
 mod consumer;
 mod error;
 mod pack;

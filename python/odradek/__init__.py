@@ -31,6 +31,7 @@ from ._odradek import (
     version,
 )
 from .admin import ConsumerGroupState, ConsumerGroupTopicPartitions, IsolationLevel, Node
+from .serializing import DeserializingConsumer, SerializingProducer
 
 __version__ = version()[0]
 
@@ -48,6 +49,7 @@ __all__ = [
     "ConsumerGroupMetadata",
     "ConsumerGroupState",
     "ConsumerGroupTopicPartitions",
+    "DeserializingConsumer",
     "IsolationLevel",
     "KafkaError",
     "KafkaException",
@@ -55,6 +57,7 @@ __all__ = [
     "Node",
     "PartitionMetadata",
     "Producer",
+    "SerializingProducer",
     "TopicMetadata",
     "TopicPartition",
     "libversion",

@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 
 mod admin;
 mod aio;
+mod avro;
 mod conf;
 mod consumer;
 mod errors;
@@ -65,6 +66,7 @@ fn _odradek(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<metadata::TopicMetadata>()?;
     m.add_class::<metadata::PartitionMetadata>()?;
     aio::register(m)?;
+    avro::register(m)?;
     m.add_class::<admin::AdminCore>()?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(libversion, m)?)?;
