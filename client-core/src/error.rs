@@ -122,6 +122,26 @@ pub enum Error {
         /// How long it was waited for.
         detail: String,
     },
+    /// The broker refused the client's SASL credentials (SASL_AUTHENTICATION_FAILED), or a SASL
+    /// exchange failed on the client's side (a server message that does not check out, no
+    /// token). Not retried: the same credentials would fail again.
+    #[error("SASL authentication with {broker} failed: {detail}")]
+    SaslAuthentication {
+        /// Broker address (or the token endpoint).
+        broker: String,
+        /// What the broker or the check said (never a secret).
+        detail: String,
+    },
+    /// The TLS handshake with a broker failed: an untrusted, expired or wrongly named
+    /// certificate, no common protocol or cipher suite, or a peer that does not speak TLS.
+    /// Not retried.
+    #[error("SSL handshake with {broker} failed: {detail}")]
+    SslHandshake {
+        /// Broker address.
+        broker: String,
+        /// Why it failed.
+        detail: String,
+    },
     /// The record was purged from the producer's queue before it was sent.
     #[error("record purged from the producer queue before it was sent")]
     Purged,
@@ -194,6 +214,8 @@ impl Error {
             Error::Timeout(_) => ErrorCode::RequestTimedOut,
             Error::QueueFull(_) | Error::Purged => ErrorCode::UnknownServerError,
             Error::UnknownTopic { .. } => ErrorCode::UnknownTopicOrPartition,
+            Error::SaslAuthentication { .. } => ErrorCode::SaslAuthenticationFailed,
+            Error::SslHandshake { .. } => ErrorCode::NetworkException,
             Error::RecordTooLarge { .. } => ErrorCode::MessageTooLarge,
             Error::Config { .. } => ErrorCode::InvalidConfig,
             Error::Closed => ErrorCode::UnknownServerError,
@@ -210,6 +232,22 @@ impl Error {
             key: key.into(),
             message: message.into(),
         }
+    }
+
+    /// Whether the error is an authentication failure (SASL or TLS): retrying with the same
+    /// settings fails the same way, so callers report it instead of waiting.
+    pub fn is_authentication(&self) -> bool {
+        matches!(
+            self,
+            Error::SaslAuthentication { .. } | Error::SslHandshake { .. }
+        ) || matches!(
+            self,
+            Error::Kafka(
+                ErrorCode::SaslAuthenticationFailed
+                    | ErrorCode::IllegalSaslState
+                    | ErrorCode::UnsupportedSaslMechanism
+            )
+        )
     }
 
     /// Whether the error is fatal for the client instance (it cannot continue and should be
@@ -333,6 +371,14 @@ impl Error {
                 detail: detail.clone(),
             },
             Error::Purged => Error::Purged,
+            Error::SaslAuthentication { broker, detail } => Error::SaslAuthentication {
+                broker: broker.clone(),
+                detail: detail.clone(),
+            },
+            Error::SslHandshake { broker, detail } => Error::SslHandshake {
+                broker: broker.clone(),
+                detail: detail.clone(),
+            },
             Error::RecordTooLarge {
                 size,
                 limit_name,

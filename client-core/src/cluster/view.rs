@@ -12,7 +12,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::metadata::{BrokerInfo, ClusterMetadata, TopicInfo};
 use crate::config::ClientConfig;
-use crate::net::Connection;
+use crate::net::{ConnectParams, Connection};
 use crate::{Error, ErrorCode, Result};
 
 /// Per-broker counters of a statistics snapshot.
@@ -162,10 +162,13 @@ impl Cluster {
         async move {
             Connection::connect(
                 &addr,
-                &c.client_id,
-                c.connection_setup_timeout,
-                c.request_timeout,
-                c.max_in_flight,
+                ConnectParams {
+                    client_id: &c.client_id,
+                    setup_timeout: c.connection_setup_timeout,
+                    request_timeout: c.request_timeout,
+                    max_in_flight: c.max_in_flight,
+                    security: &c.security,
+                },
             )
             .await
         }
@@ -273,13 +276,26 @@ impl Cluster {
             interest.insert(topic.to_string());
         }
         let mut backoff = self.config.retry_backoff;
+        // Why the last metadata request failed, if it did (named in the timeout).
+        let mut refresh_error: Option<String> = None;
         loop {
             let fresh = !self.stale.load(Ordering::Acquire)
                 && self.metadata().age() < self.config.metadata_max_age;
             let meta = if fresh {
                 self.metadata()
             } else {
-                self.refresh().await.unwrap_or_else(|_| self.metadata())
+                match self.refresh().await {
+                    Ok(m) => {
+                        refresh_error = None;
+                        m
+                    }
+                    // Authentication fails the same way on every retry: report it now.
+                    Err(e) if e.is_authentication() => return Err(e),
+                    Err(e) => {
+                        refresh_error = Some(e.to_string());
+                        self.metadata()
+                    }
+                }
             };
             let last_error = match meta.topics.get(topic) {
                 Some(t) if t.error.is_ok() && !t.partitions.is_empty() => return Ok(t.clone()),
@@ -288,12 +304,15 @@ impl Cluster {
             };
             self.invalidate();
             if Instant::now() + backoff > deadline {
-                return Err(match last_error {
-                    ErrorCode::NoError => ErrorCode::UnknownTopicOrPartition.into(),
-                    code if code.is_retriable() => Error::Timeout(format!(
+                return Err(match (last_error, refresh_error) {
+                    (_, Some(why)) => Error::Timeout(format!(
+                        "topic `{topic}` not available within max.block.ms: metadata request failed: {why}"
+                    )),
+                    (ErrorCode::NoError, None) => ErrorCode::UnknownTopicOrPartition.into(),
+                    (code, None) if code.is_retriable() => Error::Timeout(format!(
                         "topic `{topic}` not available within max.block.ms ({code})"
                     )),
-                    code => code.into(),
+                    (code, None) => code.into(),
                 });
             }
             tokio::time::sleep(backoff).await;

@@ -1,6 +1,7 @@
-//! One TCP connection to one broker.
+//! One connection to one broker: TCP, TLS when `security.protocol` says so, then ApiVersions
+//! and, for SASL, authentication (see `sasl`).
 //!
-//! A writer task owns the socket's write half and sends frames in submission order; a reader task
+//! A writer task owns the stream's write half and sends frames in submission order; a reader task
 //! splits responses into frames and hands each to the request waiting on its correlation id.
 //! Requests are pipelined up to `max.in.flight.requests.per.connection`. When the socket fails,
 //! or a request times out (after which the response stream can no longer be trusted, as in the
@@ -15,16 +16,38 @@ use bytes::{BufMut, Bytes, BytesMut};
 use futures_util::StreamExt;
 use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader};
 use kafka_protocol::protocol::{Encodable, Request, StrBytes};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_util::codec::FramedRead;
 use tracing::Instrument;
 
+use super::sasl;
 use crate::protocol::{
     api_name, decode_response, FrameCodec, NegotiatedVersions, DEFAULT_MAX_FRAME_SIZE,
 };
+use crate::security::{tls, SecurityConfig};
 use crate::{Error, ErrorCode, Result};
+
+/// The read half of a broker stream (TCP, or TLS over TCP).
+type BoxRead = Box<dyn AsyncRead + Send + Unpin>;
+/// The write half of a broker stream.
+type BoxWrite = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// How to reach and talk to a broker: the client's identity, limits and security.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectParams<'a> {
+    /// `client.id`.
+    pub client_id: &'a str,
+    /// `socket.connection.setup.timeout.ms`: TCP, TLS, ApiVersions and SASL together.
+    pub setup_timeout: Duration,
+    /// `request.timeout.ms`.
+    pub request_timeout: Duration,
+    /// `max.in.flight.requests.per.connection`.
+    pub max_in_flight: usize,
+    /// `security.protocol`, `ssl.*`, `sasl.*` (prepared).
+    pub security: &'a SecurityConfig,
+}
 
 type Waiters = Arc<Mutex<HashMap<i32, oneshot::Sender<Result<Bytes>>>>>;
 
@@ -36,8 +59,9 @@ struct Submitted {
     correlation_id: i32,
     /// Where the response arrives (`None` for requests without one, e.g. acks=0 produce).
     response: Option<oneshot::Receiver<Result<Bytes>>>,
-    /// The in-flight slot, released when the response has been read.
-    permit: OwnedSemaphorePermit,
+    /// The in-flight slot, released when the response has been read (`None` for the
+    /// authentication requests of a re-authentication, which run with every slot held).
+    permit: Option<OwnedSemaphorePermit>,
 }
 /// Counters a statistics snapshot reads.
 #[derive(Debug, Default)]
@@ -64,6 +88,7 @@ pub struct Connection {
     closed: Arc<AtomicBool>,
     versions: NegotiatedVersions,
     request_timeout: Duration,
+    max_in_flight: usize,
     /// Traffic counters.
     pub stats: Arc<ConnectionStats>,
 }
@@ -88,17 +113,13 @@ fn our_max_version(key: ApiKey) -> i16 {
 }
 
 impl Connection {
-    /// Connects to `addr` (`host:port`), trying every address it resolves to in turn, then
-    /// negotiates API versions.
-    pub async fn connect(
-        addr: &str,
-        client_id: &str,
-        setup_timeout: Duration,
-        request_timeout: Duration,
-        max_in_flight: usize,
-    ) -> Result<Arc<Connection>> {
+    /// Connects to `addr` (`host:port`), trying every address it resolves to in turn; runs the
+    /// TLS handshake when the protocol uses TLS, negotiates API versions, and authenticates when
+    /// it uses SASL, all within `socket.connection.setup.timeout.ms`.
+    pub async fn connect(addr: &str, params: ConnectParams<'_>) -> Result<Arc<Connection>> {
+        let deadline = tokio::time::Instant::now() + params.setup_timeout;
         let resolved: Vec<std::net::SocketAddr> =
-            tokio::time::timeout(setup_timeout, tokio::net::lookup_host(addr))
+            tokio::time::timeout_at(deadline, tokio::net::lookup_host(addr))
                 .await
                 .map_err(|_| conn_err(addr, "name resolution timed out"))?
                 .map_err(|e| conn_err(addr, format!("cannot resolve: {e}")))?
@@ -106,7 +127,7 @@ impl Connection {
         let mut last_err = conn_err(addr, "resolved to no address");
         let mut stream = None;
         for sa in resolved {
-            match tokio::time::timeout(setup_timeout, TcpStream::connect(sa)).await {
+            match tokio::time::timeout_at(deadline, TcpStream::connect(sa)).await {
                 Ok(Ok(s)) => {
                     stream = Some(s);
                     break;
@@ -117,20 +138,86 @@ impl Connection {
         }
         let stream = stream.ok_or(last_err)?;
         let _ = stream.set_nodelay(true);
-        let mut conn = Connection::start(addr, client_id, stream, request_timeout, max_in_flight);
-        let versions = conn.negotiate().await?;
+        let security = params.security;
+        let (read, write): (BoxRead, BoxWrite) = if security.protocol.tls() {
+            let config = security
+                .prepared
+                .as_ref()
+                .and_then(|p| p.tls.clone())
+                .ok_or_else(|| {
+                    Error::config("security.protocol", "TLS settings were not prepared")
+                })?;
+            let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
+            let name = tls::server_name(host)?;
+            let connector = tokio_rustls::TlsConnector::from(config);
+            let tls = match tokio::time::timeout_at(deadline, connector.connect(name, stream)).await {
+                Ok(Ok(t)) => t,
+                Ok(Err(e)) => return Err(tls_error(addr, &e)),
+                Err(_) => {
+                    return Err(Error::SslHandshake {
+                        broker: addr.to_string(),
+                        detail: "no TLS answer within socket.connection.setup.timeout.ms (is this a TLS listener?)".into(),
+                    })
+                }
+            };
+            let (r, w) = tokio::io::split(tls);
+            (Box::new(r), Box::new(w))
+        } else {
+            let (r, w) = stream.into_split();
+            (Box::new(r), Box::new(w))
+        };
+        let mut conn = Connection::start(
+            addr,
+            params.client_id,
+            read,
+            write,
+            params.request_timeout,
+            params.max_in_flight,
+        );
+        let versions = match tokio::time::timeout_at(deadline, conn.negotiate()).await {
+            Ok(Ok(v)) => v,
+            Ok(Err(Error::Connection { broker, detail })) if detail.contains(TLS_FAILURE) => {
+                return Err(Error::SslHandshake {
+                    broker,
+                    detail: format!(
+                        "{} (the broker refused the client certificate, or requires one: ssl.certificate.location / ssl.key.location)",
+                        detail.replace(TLS_FAILURE, "")
+                    ),
+                })
+            }
+            Ok(Err(e)) => return Err(hint_protocol(e, security)),
+            Err(_) => return Err(conn_err(addr, "no ApiVersions answer within socket.connection.setup.timeout.ms")),
+        };
         conn.versions = versions;
-        Ok(Arc::new(conn))
+        let conn = Arc::new(conn);
+        if security.protocol.sasl() {
+            let lifetime =
+                match tokio::time::timeout_at(deadline, sasl::authenticate(&conn, security, false))
+                    .await
+                {
+                    Ok(r) => r?,
+                    Err(_) => {
+                        return Err(Error::SaslAuthentication {
+                            broker: addr.to_string(),
+                            detail: "not finished within socket.connection.setup.timeout.ms".into(),
+                        })
+                    }
+                };
+            if let Some(lifetime) = lifetime {
+                sasl::schedule_reauthentication(&conn, security.clone(), lifetime);
+            }
+        }
+        Ok(conn)
     }
 
     fn start(
         addr: &str,
         client_id: &str,
-        stream: TcpStream,
+        read: BoxRead,
+        mut write: BoxWrite,
         request_timeout: Duration,
         max_in_flight: usize,
     ) -> Connection {
-        let (read, mut write) = stream.into_split();
         let (outgoing, mut rx) = mpsc::unbounded_channel::<Bytes>();
         let waiters: Waiters = Arc::new(Mutex::new(HashMap::new()));
         let closed = Arc::new(AtomicBool::new(false));
@@ -187,7 +274,7 @@ impl Connection {
                     let reason = loop {
                         match frames.next().await {
                             None => break "connection closed by broker".to_string(),
-                            Some(Err(e)) => break format!("bad response frame: {e}"),
+                            Some(Err(e)) => break read_failure(&e),
                             Some(Ok(frame)) => {
                                 stats
                                     .bytes_received
@@ -225,6 +312,7 @@ impl Connection {
             closed,
             versions: NegotiatedVersions::default(),
             request_timeout,
+            max_in_flight: max_in_flight.max(1),
             stats,
         }
     }
@@ -437,6 +525,41 @@ impl Connection {
             .acquire_owned()
             .await
             .map_err(|_| conn_err(&self.addr, "connection is closed"))?;
+        self.submit_with(body, version, expect_response, Some(permit))
+    }
+
+    /// Sends a request while the caller holds every in-flight slot (re-authentication).
+    pub(crate) async fn send_privileged<R: Request>(
+        &self,
+        body: &R,
+        version: i16,
+    ) -> Result<R::Response> {
+        let submitted = self.submit_with(body, version, true, None)?;
+        self.await_response::<R>(submitted, version, self.request_timeout)
+            .await
+    }
+
+    /// Waits until no request is in flight and holds every slot, so nothing else is sent
+    /// until the returned permit is dropped (re-authentication, KIP-368).
+    pub(crate) async fn quiesce(&self) -> Result<OwnedSemaphorePermit> {
+        let n = u32::try_from(self.max_in_flight).unwrap_or(u32::MAX);
+        self.in_flight
+            .clone()
+            .acquire_many_owned(n)
+            .await
+            .map_err(|_| conn_err(&self.addr, "connection is closed"))
+    }
+
+    fn submit_with<R: Request>(
+        &self,
+        body: &R,
+        version: i16,
+        expect_response: bool,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Result<Submitted> {
+        if self.is_closed() {
+            return Err(conn_err(&self.addr, "connection is closed"));
+        }
         let id = self
             .correlation
             .fetch_add(1, Ordering::Relaxed)
@@ -485,6 +608,60 @@ impl Connection {
 impl Drop for Connection {
     fn drop(&mut self) {
         self.close("connection dropped");
+    }
+}
+
+/// How a read failure is described; a TLS failure (an alert from the broker, typically the
+/// verdict on our client certificate, which TLS 1.3 delivers after the handshake) is marked so
+/// that a connection being set up reports it as an SSL handshake failure.
+fn read_failure(e: &Error) -> String {
+    if let Error::Io(io) = e {
+        if let Some(tls) = io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        {
+            return format!("{TLS_FAILURE}{tls}");
+        }
+    }
+    format!("bad response frame: {e}")
+}
+
+/// Marks a connection failure that TLS reported (see `read_failure`).
+const TLS_FAILURE: &str = "TLS failure: ";
+
+/// An SSL handshake failure from the I/O error rustls reports, in words a user can act on.
+fn tls_error(addr: &str, e: &std::io::Error) -> Error {
+    let detail = match e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
+        Some(rustls::Error::InvalidCertificate(c)) => {
+            format!("the broker's certificate was refused: {c:?} (check ssl.ca.location and ssl.endpoint.identification.algorithm)")
+        }
+        Some(rustls::Error::AlertReceived(alert)) => format!(
+            "the broker refused the handshake ({alert:?}; a client certificate may be required or not trusted: ssl.certificate.location / ssl.key.location)"
+        ),
+        Some(other) => other.to_string(),
+        None if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            "the broker closed the connection during the handshake (is this a TLS listener?)".into()
+        }
+        None => e.to_string(),
+    };
+    Error::SslHandshake {
+        broker: addr.to_string(),
+        detail,
+    }
+}
+
+/// Adds what a connection closed during ApiVersions usually means: a TLS or SASL listener that
+/// a PLAINTEXT / SSL client reached.
+fn hint_protocol(e: Error, security: &SecurityConfig) -> Error {
+    match e {
+        Error::Connection { broker, detail } if !security.protocol.tls() => Error::Connection {
+            broker,
+            detail: format!(
+                "{detail} (security.protocol is {}: if the listener expects TLS, set SSL or SASL_SSL)",
+                security.protocol.name()
+            ),
+        },
+        other => other,
     }
 }
 
