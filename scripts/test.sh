@@ -80,6 +80,12 @@ step "node: odradek package (npm ci, cargo build) and node --test node/test"
 ODRADEK_BROKER_BIN="$target/debug/odradek-broker" node/test.sh
 # ---- end of the Node.js package step ------------------------------------------------------------
 
+# ---- Schema Registry (schema-registry/): Rust tier, confluent-kafka's and KafkaJS's registry ----
+# clients and serializers against ours (its own venv with confluent-kafka[avro,json,protobuf])
+step "schema registry: Rust, Python (confluent-kafka) and Node (@kafkajs/confluent-schema-registry) tiers"
+schema-registry/test.sh
+# ---- end of the Schema Registry step ------------------------------------------------------------
+
 # ---- C library libodradek (c/): header check, C tests plain / valgrind / ASan, examples ------
 step "c: libodradek (odradek.h check, C tests plain + valgrind + AddressSanitizer, examples, install)"
 ODRADEK_BROKER_BIN="$target/debug/odradek-broker" c/test.sh
