@@ -30,6 +30,8 @@ pub struct BrokerStats {
     pub mean_latency_us: u64,
     /// Requests awaiting a response.
     pub in_flight: usize,
+    /// SASL re-authentications of the connection (KIP-368).
+    pub reauthentications: u64,
 }
 
 /// Connection state for one broker.
@@ -377,6 +379,7 @@ impl Cluster {
                             mean_latency_us: c.stats.latency_us_total.load(Ordering::Relaxed)
                                 / requests.max(1),
                             in_flight: c.in_flight(),
+                            reauthentications: c.stats.reauthentications.load(Ordering::Relaxed),
                         });
                     }
                 }

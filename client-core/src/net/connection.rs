@@ -74,6 +74,8 @@ pub struct ConnectionStats {
     pub bytes_received: AtomicU64,
     /// Sum of round-trip times in microseconds (divide by `requests` for the mean).
     pub latency_us_total: AtomicU64,
+    /// SASL re-authentications on this connection (KIP-368).
+    pub reauthentications: AtomicU64,
 }
 
 /// A connection to one broker.

@@ -146,6 +146,11 @@ pub(crate) fn schedule_reauthentication(
                 authenticate(&conn, &security, true).await
             }
             .await;
+            if outcome.is_ok() {
+                conn.stats
+                    .reauthentications
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             match outcome {
                 Ok(Some(next)) => delay = reauth_delay(next),
                 Ok(None) => return,

@@ -678,3 +678,38 @@ impl TokenEndpoint {
         self.served.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_are_renewed_on_the_same_connection() {
+    // The SASL_PLAINTEXT listener grants 3 s sessions (connections.max.reauth.ms): a client
+    // that did not re-authenticate would be disconnected every 3 s.
+    let Some(e) = env() else { return };
+    let extra = vec![
+        ("security.protocol", s("SASL_PLAINTEXT")),
+        ("sasl.mechanism", s("SCRAM-SHA-256")),
+        ("sasl.username", s("alice")),
+        ("sasl.password", s("alice-secret")),
+    ];
+    let producer = Producer::new(e.config("SASL_PLAINTEXT", &extra).unwrap()).unwrap();
+    let topic = topic_name("reauth");
+    let started = Instant::now();
+    let mut sent = 0;
+    while started.elapsed() < Duration::from_secs(8) {
+        producer
+            .send(ProducerRecord::new(&topic, format!("r{sent}")).partition(0))
+            .await
+            .unwrap()
+            .await
+            .unwrap_or_else(|err| panic!("record {sent} after {:?}: {err}", started.elapsed()));
+        sent += 1;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let stats = producer.stats();
+    let renewed: u64 = stats.brokers.iter().map(|b| b.reauthentications).sum();
+    assert!(
+        renewed >= 2,
+        "{sent} records, re-authentications {renewed}: {:?}",
+        stats.brokers
+    );
+    producer.close().await;
+}
