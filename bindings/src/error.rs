@@ -129,6 +129,8 @@ impl ClientError {
             },
             Error::QueueFull(_) => codes::QUEUE_FULL,
             Error::UnknownTopic { .. } => codes::UNKNOWN_TOPIC,
+            Error::SaslAuthentication { .. } => codes::AUTHENTICATION,
+            Error::SslHandshake { .. } => codes::SSL,
             Error::Purged => codes::PURGE_QUEUE,
             Error::Io(_) | Error::Connection { .. } => codes::TRANSPORT,
             Error::Config { .. } => codes::INVALID_ARG,

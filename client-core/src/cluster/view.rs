@@ -54,6 +54,24 @@ pub struct Cluster {
     refresh_lock: tokio::sync::Mutex<()>,
     generation: AtomicU64,
     stale: std::sync::atomic::AtomicBool,
+    /// The latest authentication failure not yet taken by a consumer's `poll`.
+    auth_error: Mutex<Option<Error>>,
+    /// Told of every connection-level failure an application should hear of (librdkafka's
+    /// `error_cb` events): authentication failures.
+    error_listener: RwLock<Option<Listener>>,
+}
+
+/// A callback for client-level errors (see [`Cluster::set_error_listener`]).
+pub type ErrorListener = Arc<dyn Fn(&Error) + Send + Sync>;
+
+/// An [`ErrorListener`] in the cluster state.
+#[derive(Clone)]
+struct Listener(ErrorListener);
+
+impl std::fmt::Debug for Listener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ErrorListener")
+    }
 }
 
 /// A little jitter (±20%) without a random-number dependency.
@@ -77,6 +95,8 @@ impl Cluster {
             refresh_lock: tokio::sync::Mutex::new(()),
             generation: AtomicU64::new(0),
             stale: std::sync::atomic::AtomicBool::new(true),
+            auth_error: Mutex::new(None),
+            error_listener: RwLock::new(None),
         })
     }
 
@@ -155,6 +175,30 @@ impl Cluster {
         }
     }
 
+    /// Sets the callback told of client-level errors: authentication failures (SASL or TLS),
+    /// once per failed connection attempt (attempts are spaced by the reconnect backoff).
+    pub fn set_error_listener(&self, listener: ErrorListener) {
+        if let Ok(mut slot) = self.error_listener.write() {
+            *slot = Some(Listener(listener));
+        }
+    }
+
+    /// Takes the latest authentication failure, if one happened since the last call.
+    pub fn take_auth_error(&self) -> Option<Error> {
+        self.auth_error.lock().ok().and_then(|mut e| e.take())
+    }
+
+    fn auth_failed(&self, e: &Error) {
+        tracing::warn!(error = %e, "authentication failed");
+        if let Ok(mut slot) = self.auth_error.lock() {
+            *slot = Some(e.duplicate());
+        }
+        let listener = self.error_listener.read().ok().and_then(|l| l.clone());
+        if let Some(Listener(l)) = listener {
+            l(e);
+        }
+    }
+
     fn connect(
         &self,
         addr: &str,
@@ -162,8 +206,20 @@ impl Cluster {
         let c = &self.config;
         let addr = addr.to_string();
         async move {
+            let result = self.connect_inner(&addr, c).await;
+            if let Err(e) = &result {
+                if e.is_authentication() {
+                    self.auth_failed(e);
+                }
+            }
+            result
+        }
+    }
+
+    async fn connect_inner(&self, addr: &str, c: &ClientConfig) -> Result<Arc<Connection>> {
+        {
             Connection::connect(
-                &addr,
+                addr,
                 ConnectParams {
                     client_id: &c.client_id,
                     setup_timeout: c.connection_setup_timeout,
