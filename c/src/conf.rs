@@ -77,9 +77,17 @@ impl odk_conf_t {
     pub(crate) fn client_config(
         &self,
         producer: bool,
-    ) -> Result<(odk_core::ClientConfig, odradek_bindings::config::BindingSettings), ClientError> {
+    ) -> Result<
+        (
+            odk_core::ClientConfig,
+            odradek_bindings::config::BindingSettings,
+        ),
+        ClientError,
+    > {
         let entries: Vec<(String, String)> = if producer {
-            odradek_bindings::config::with_librdkafka_producer_defaults(self.entries.iter().cloned())
+            odradek_bindings::config::with_librdkafka_producer_defaults(
+                self.entries.iter().cloned(),
+            )
         } else {
             self.entries.clone()
         };

@@ -63,13 +63,17 @@ pub unsafe extern "C" fn odk_oauthbearer_token_set(
         // SAFETY: per the contract.
         let value = unsafe { str_arg(value, "value") }?;
         if value.is_empty() {
-            return Err(ClientError::invalid_arg("the token value must not be empty"));
+            return Err(ClientError::invalid_arg(
+                "the token value must not be empty",
+            ));
         }
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);
         if expires_at_ms <= now {
-            return Err(ClientError::invalid_arg("the token's expiry is in the past"));
+            return Err(ClientError::invalid_arg(
+                "the token's expiry is in the past",
+            ));
         }
         let principal = if principal.is_null() {
             String::new()
@@ -134,7 +138,8 @@ pub unsafe extern "C" fn odk_oauthbearer_token_set_failure(
 /// The application's callback as the core's token source.
 #[derive(Debug)]
 pub(crate) struct CTokenProvider {
-    callback: unsafe extern "C" fn(*mut odk_oauthbearer_token_t, *const c_char, *mut c_void) -> odk_err_t,
+    callback:
+        unsafe extern "C" fn(*mut odk_oauthbearer_token_t, *const c_char, *mut c_void) -> odk_err_t,
     config: Arc<CString>,
     opaque: Opaque,
 }
@@ -142,7 +147,11 @@ pub(crate) struct CTokenProvider {
 impl CTokenProvider {
     /// A provider calling `callback` with `config` (`sasl.oauthbearer.config`) and `opaque`.
     pub(crate) fn new(
-        callback: unsafe extern "C" fn(*mut odk_oauthbearer_token_t, *const c_char, *mut c_void) -> odk_err_t,
+        callback: unsafe extern "C" fn(
+            *mut odk_oauthbearer_token_t,
+            *const c_char,
+            *mut c_void,
+        ) -> odk_err_t,
         config: &str,
         opaque: *mut c_void,
     ) -> Self {
@@ -180,8 +189,16 @@ impl TokenProvider for CTokenProvider {
             .await
             .map_err(|_| failed("the token callback did not return".into()))?;
             match joined {
-                (Ok(odk_err_t::ODK_ERR_NO_ERROR), odk_oauthbearer_token_t { token: Some(t), .. }) => Ok(t),
-                (_, odk_oauthbearer_token_t { failure: Some(why), .. }) => Err(failed(why)),
+                (
+                    Ok(odk_err_t::ODK_ERR_NO_ERROR),
+                    odk_oauthbearer_token_t { token: Some(t), .. },
+                ) => Ok(t),
+                (
+                    _,
+                    odk_oauthbearer_token_t {
+                        failure: Some(why), ..
+                    },
+                ) => Err(failed(why)),
                 (Ok(odk_err_t::ODK_ERR_NO_ERROR), _) => {
                     Err(failed("the token callback set no token".into()))
                 }

@@ -17,37 +17,19 @@ use futures_util::StreamExt;
 use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader};
 use kafka_protocol::protocol::{Encodable, Request, StrBytes};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_util::codec::FramedRead;
 use tracing::Instrument;
 
-use super::sasl;
 use crate::protocol::{
     api_name, decode_response, FrameCodec, NegotiatedVersions, DEFAULT_MAX_FRAME_SIZE,
 };
-use crate::security::{tls, SecurityConfig};
 use crate::{Error, ErrorCode, Result};
 
 /// The read half of a broker stream (TCP, or TLS over TCP).
-type BoxRead = Box<dyn AsyncRead + Send + Unpin>;
+pub(super) type BoxRead = Box<dyn AsyncRead + Send + Unpin>;
 /// The write half of a broker stream.
-type BoxWrite = Box<dyn AsyncWrite + Send + Unpin>;
-
-/// How to reach and talk to a broker: the client's identity, limits and security.
-#[derive(Debug, Clone, Copy)]
-pub struct ConnectParams<'a> {
-    /// `client.id`.
-    pub client_id: &'a str,
-    /// `socket.connection.setup.timeout.ms`: TCP, TLS, ApiVersions and SASL together.
-    pub setup_timeout: Duration,
-    /// `request.timeout.ms`.
-    pub request_timeout: Duration,
-    /// `max.in.flight.requests.per.connection`.
-    pub max_in_flight: usize,
-    /// `security.protocol`, `ssl.*`, `sasl.*` (prepared).
-    pub security: &'a SecurityConfig,
-}
+pub(super) type BoxWrite = Box<dyn AsyncWrite + Send + Unpin>;
 
 type Waiters = Arc<Mutex<HashMap<i32, oneshot::Sender<Result<Bytes>>>>>;
 
@@ -95,7 +77,7 @@ pub struct Connection {
     pub stats: Arc<ConnectionStats>,
 }
 
-fn conn_err(addr: &str, detail: impl std::fmt::Display) -> Error {
+pub(super) fn conn_err(addr: &str, detail: impl std::fmt::Display) -> Error {
     Error::Connection {
         broker: addr.to_string(),
         detail: detail.to_string(),
@@ -115,104 +97,12 @@ fn our_max_version(key: ApiKey) -> i16 {
 }
 
 impl Connection {
-    /// Connects to `addr` (`host:port`), trying every address it resolves to in turn; runs the
-    /// TLS handshake when the protocol uses TLS, negotiates API versions, and authenticates when
-    /// it uses SASL, all within `socket.connection.setup.timeout.ms`.
-    pub async fn connect(addr: &str, params: ConnectParams<'_>) -> Result<Arc<Connection>> {
-        let deadline = tokio::time::Instant::now() + params.setup_timeout;
-        let resolved: Vec<std::net::SocketAddr> =
-            tokio::time::timeout_at(deadline, tokio::net::lookup_host(addr))
-                .await
-                .map_err(|_| conn_err(addr, "name resolution timed out"))?
-                .map_err(|e| conn_err(addr, format!("cannot resolve: {e}")))?
-                .collect();
-        let mut last_err = conn_err(addr, "resolved to no address");
-        let mut stream = None;
-        for sa in resolved {
-            match tokio::time::timeout_at(deadline, TcpStream::connect(sa)).await {
-                Ok(Ok(s)) => {
-                    stream = Some(s);
-                    break;
-                }
-                Ok(Err(e)) => last_err = conn_err(addr, format!("{sa}: {e}")),
-                Err(_) => last_err = conn_err(addr, format!("{sa}: connect timed out")),
-            }
-        }
-        let stream = stream.ok_or(last_err)?;
-        let _ = stream.set_nodelay(true);
-        let security = params.security;
-        let (read, write): (BoxRead, BoxWrite) = if security.protocol.tls() {
-            let config = security
-                .prepared
-                .as_ref()
-                .and_then(|p| p.tls.clone())
-                .ok_or_else(|| {
-                    Error::config("security.protocol", "TLS settings were not prepared")
-                })?;
-            let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
-            let name = tls::server_name(host)?;
-            let connector = tokio_rustls::TlsConnector::from(config);
-            let tls = match tokio::time::timeout_at(deadline, connector.connect(name, stream)).await {
-                Ok(Ok(t)) => t,
-                Ok(Err(e)) => return Err(tls_error(addr, &e)),
-                Err(_) => {
-                    return Err(Error::SslHandshake {
-                        broker: addr.to_string(),
-                        detail: "no TLS answer within socket.connection.setup.timeout.ms (is this a TLS listener?)".into(),
-                    })
-                }
-            };
-            let (r, w) = tokio::io::split(tls);
-            (Box::new(r), Box::new(w))
-        } else {
-            let (r, w) = stream.into_split();
-            (Box::new(r), Box::new(w))
-        };
-        let mut conn = Connection::start(
-            addr,
-            params.client_id,
-            read,
-            write,
-            params.request_timeout,
-            params.max_in_flight,
-        );
-        let versions = match tokio::time::timeout_at(deadline, conn.negotiate()).await {
-            Ok(Ok(v)) => v,
-            Ok(Err(Error::Connection { broker, detail })) if detail.contains(TLS_FAILURE) => {
-                return Err(Error::SslHandshake {
-                    broker,
-                    detail: format!(
-                        "{} (the broker refused the client certificate, or requires one: ssl.certificate.location / ssl.key.location)",
-                        detail.replace(TLS_FAILURE, "")
-                    ),
-                })
-            }
-            Ok(Err(e)) => return Err(hint_protocol(e, security)),
-            Err(_) => return Err(conn_err(addr, "no ApiVersions answer within socket.connection.setup.timeout.ms")),
-        };
-        conn.versions = versions;
-        let conn = Arc::new(conn);
-        if security.protocol.sasl() {
-            let lifetime =
-                match tokio::time::timeout_at(deadline, sasl::authenticate(&conn, security, false))
-                    .await
-                {
-                    Ok(r) => r?,
-                    Err(_) => {
-                        return Err(Error::SaslAuthentication {
-                            broker: addr.to_string(),
-                            detail: "not finished within socket.connection.setup.timeout.ms".into(),
-                        })
-                    }
-                };
-            if let Some(lifetime) = lifetime {
-                sasl::schedule_reauthentication(&conn, security.clone(), lifetime);
-            }
-        }
-        Ok(conn)
+    /// Adopts the versions negotiated on connect.
+    pub(super) fn set_versions(&mut self, versions: NegotiatedVersions) {
+        self.versions = versions;
     }
 
-    fn start(
+    pub(super) fn start(
         addr: &str,
         client_id: &str,
         read: BoxRead,
@@ -319,7 +209,7 @@ impl Connection {
         }
     }
 
-    async fn negotiate(&self) -> Result<NegotiatedVersions> {
+    pub(super) async fn negotiate(&self) -> Result<NegotiatedVersions> {
         let request = ApiVersionsRequest::default()
             .with_client_software_name(StrBytes::from_static_str("odradek"))
             .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION")));
@@ -629,43 +519,7 @@ fn read_failure(e: &Error) -> String {
 }
 
 /// Marks a connection failure that TLS reported (see `read_failure`).
-const TLS_FAILURE: &str = "TLS failure: ";
-
-/// An SSL handshake failure from the I/O error rustls reports, in words a user can act on.
-fn tls_error(addr: &str, e: &std::io::Error) -> Error {
-    let detail = match e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
-        Some(rustls::Error::InvalidCertificate(c)) => {
-            format!("the broker's certificate was refused: {c:?} (check ssl.ca.location and ssl.endpoint.identification.algorithm)")
-        }
-        Some(rustls::Error::AlertReceived(alert)) => format!(
-            "the broker refused the handshake ({alert:?}; a client certificate may be required or not trusted: ssl.certificate.location / ssl.key.location)"
-        ),
-        Some(other) => other.to_string(),
-        None if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-            "the broker closed the connection during the handshake (is this a TLS listener?)".into()
-        }
-        None => e.to_string(),
-    };
-    Error::SslHandshake {
-        broker: addr.to_string(),
-        detail,
-    }
-}
-
-/// Adds what a connection closed during ApiVersions usually means: a TLS or SASL listener that
-/// a PLAINTEXT / SSL client reached.
-fn hint_protocol(e: Error, security: &SecurityConfig) -> Error {
-    match e {
-        Error::Connection { broker, detail } if !security.protocol.tls() => Error::Connection {
-            broker,
-            detail: format!(
-                "{detail} (security.protocol is {}: if the listener expects TLS, set SSL or SASL_SSL)",
-                security.protocol.name()
-            ),
-        },
-        other => other,
-    }
-}
+pub(super) const TLS_FAILURE: &str = "TLS failure: ";
 
 /// Encodes a request with its header as one frame, size prefix included. The frame is sized
 /// first and written once: a Produce request carries whole record batches, and encoding into a

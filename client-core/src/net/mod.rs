@@ -2,7 +2,9 @@
 //! responses by correlation id, per-request timeouts, TLS, ApiVersions negotiation and SASL
 //! authentication (with re-authentication, KIP-368) on connect.
 
+mod connect;
 mod connection;
 mod sasl;
 
-pub use connection::{ConnectParams, Connection, ConnectionStats};
+pub use connect::ConnectParams;
+pub use connection::{Connection, ConnectionStats};

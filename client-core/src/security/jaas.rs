@@ -7,8 +7,8 @@
 //! OIDC; `extension_<name>` for extensions). Anything else (Kerberos's `Krb5LoginModule`, other
 //! modules, control flags other than `required`) is refused with the property named.
 
-use super::config::{OAuthMethod, SaslConfig};
 use super::secret::Secret;
+use super::settings::{OAuthMethod, SaslConfig};
 use crate::{Error, Result};
 
 const KEY: &str = "sasl.jaas.config";

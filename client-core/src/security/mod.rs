@@ -13,14 +13,16 @@ mod jaas;
 pub mod oauth;
 pub mod sasl;
 mod secret;
+mod settings;
 pub mod tls;
+mod token;
 
-pub use config::{
-    OAuthMethod, Prepared, SaslConfig, SaslMechanism, SecurityConfig, SecurityProtocol, SslConfig,
-    TlsVersion,
-};
-pub use oauth::{OAuthToken, TokenFuture, TokenProvider};
+pub use config::{Prepared, SecurityConfig};
 pub use secret::Secret;
+pub use settings::{
+    OAuthMethod, SaslConfig, SaslMechanism, SecurityProtocol, SslConfig, TlsVersion,
+};
+pub use token::{OAuthToken, TokenFuture, TokenProvider};
 
 use crate::{Error, Result};
 

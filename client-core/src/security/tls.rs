@@ -20,8 +20,8 @@ use rustls::{
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
 
-use super::config::{SslConfig, TlsVersion};
 use super::secret::Secret;
+use super::settings::{SslConfig, TlsVersion};
 use crate::{Error, Result};
 
 /// The suites rustls's ring provider implements, by OpenSSL and IANA name.

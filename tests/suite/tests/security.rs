@@ -110,7 +110,8 @@ async fn round_trip(config: ClientConfig, tag: &str) {
 async fn round_trips_on_every_listener_and_mechanism() {
     let Some(e) = env() else { return };
     let ca = e.file("ca.pem");
-    let cases: Vec<(&str, &str, Vec<(&str, String)>)> = vec![
+    type Case<'a> = (&'a str, &'a str, Vec<(&'a str, String)>);
+    let cases: Vec<Case<'_>> = vec![
         (
             "ssl",
             "SSL",
@@ -508,7 +509,7 @@ async fn host_name_is_checked_unless_turned_off() {
     let Some(e) = env() else { return };
     // A TLS server here with a certificate for wrong.invalid only.
     let server = WrongHostServer::start(&e).await;
-    let base = vec![
+    let base = [
         ("security.protocol", s("SSL")),
         ("ssl.ca.location", e.file("ca.pem")),
     ];

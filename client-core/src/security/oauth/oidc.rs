@@ -10,8 +10,8 @@ use std::time::Duration;
 use base64::engine::general_purpose::{STANDARD as B64, URL_SAFE_NO_PAD as B64URL};
 use base64::Engine;
 
-use super::{now_ms, OAuthToken};
-use crate::security::config::{SaslConfig, SslConfig};
+use crate::security::settings::{SaslConfig, SslConfig};
+use crate::security::token::{now_ms, OAuthToken};
 use crate::security::{tls, Secret};
 use crate::{Error, Result};
 

@@ -8,7 +8,7 @@
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
 use base64::Engine;
 
-use super::{check_extension, OAuthToken};
+use crate::security::token::{check_extension, OAuthToken};
 use crate::security::Secret;
 use crate::{Error, Result};
 

@@ -2,8 +2,8 @@
 //! The server answers an empty message on success; on failure it sends a JSON error, which the
 //! client acknowledges with `\x01` before the server fails the authentication (RFC 7628 §3.2.3).
 
-use super::{failure, Exchange, Step};
-use crate::security::oauth::OAuthToken;
+use super::exchange::{failure, Exchange, Step};
+use crate::security::token::OAuthToken;
 use crate::Result;
 
 /// An OAUTHBEARER exchange with one token.

@@ -1,6 +1,6 @@
 //! PLAIN (RFC 4616): `\0user\0password` once; the server answers an empty message.
 
-use super::{Exchange, Step};
+use super::exchange::{Exchange, Step};
 use crate::security::Secret;
 use crate::Result;
 

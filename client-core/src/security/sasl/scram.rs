@@ -7,7 +7,7 @@ use base64::Engine;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256, Sha512};
 
-use super::{failure, Exchange, Step};
+use super::exchange::{failure, Exchange, Step};
 use crate::security::Secret;
 use crate::Result;
 
