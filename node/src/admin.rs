@@ -445,7 +445,7 @@ impl NativeAdmin {
                     .push((
                         o.partition.partition,
                         o.offset.unwrap_or(-1),
-                        Some(o.metadata).filter(|m| !m.is_empty()),
+                        Some(o.metadata),
                     ));
             }
             let names: Vec<String> = match topics {
