@@ -91,5 +91,12 @@ step "c: libodradek (odradek.h check, C tests plain + valgrind + AddressSanitize
 ODRADEK_BROKER_BIN="$target/debug/odradek-broker" c/test.sh
 # ---- end of the C library step --------------------------------------------------------------
 
+# ---- Security, client side: every language over TLS and SASL against a secured Apache Kafka ---
+if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
+  step "security: the clients over SSL, mTLS, SASL_SSL and SASL_PLAINTEXT against Apache Kafka (tests/security/client.sh)"
+  tests/security/client.sh
+fi
+# ---- end of the client security step --------------------------------------------------------
+
 # Every step above exits the script on failure, so reaching here means all of them passed.
 printf '\ntiers: %d passed, 0 failed\n' "$steps"
