@@ -121,7 +121,7 @@ impl ClientError {
                 // `send` checks an explicit partition against the topic's partition count.
                 codes::UNKNOWN_PARTITION
             }
-            Error::Kafka(code) => i32::from(code.code()),
+            Error::Kafka(code) | Error::KafkaMessage { code, .. } => i32::from(code.code()),
             Error::RecordTooLarge { .. } => i32::from(ErrorCode::MessageTooLarge.code()),
             Error::Timeout(_) => match stage {
                 Stage::Enqueue | Stage::Delivery => codes::MSG_TIMED_OUT,
@@ -153,6 +153,7 @@ impl ClientError {
         };
         let retriable = match error {
             Error::Kafka(_)
+            | Error::KafkaMessage { .. }
             | Error::Timeout(_)
             | Error::QueueFull(_)
             | Error::UnknownTopic { .. }

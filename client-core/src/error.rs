@@ -87,6 +87,15 @@ pub enum Error {
     /// The peer answered with a Kafka error code.
     #[error("broker error {0}")]
     Kafka(ErrorCode),
+    /// The peer answered with a Kafka error code and an explanation (admin APIs such as
+    /// CreateAcls and AlterUserScramCredentials carry one).
+    #[error("broker error {code}: {message}")]
+    KafkaMessage {
+        /// The code.
+        code: ErrorCode,
+        /// The broker's explanation.
+        message: String,
+    },
     /// An I/O error on a socket or file.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
@@ -189,7 +198,7 @@ impl Error {
     /// Whether retrying the operation later may succeed.
     pub fn is_retriable(&self) -> bool {
         match self {
-            Error::Kafka(code) => code.is_retriable(),
+            Error::Kafka(code) | Error::KafkaMessage { code, .. } => code.is_retriable(),
             Error::Io(_) | Error::Connection { .. } | Error::Timeout(_) => true,
             Error::CrcMismatch { .. } | Error::UnknownTopic { .. } => true,
             _ => false,
@@ -199,7 +208,7 @@ impl Error {
     /// The Kafka error code that describes this error on the wire.
     pub fn kafka_code(&self) -> ErrorCode {
         match self {
-            Error::Kafka(code) => *code,
+            Error::Kafka(code) | Error::KafkaMessage { code, .. } => *code,
             Error::FrameTooLarge { .. }
             | Error::InvalidFrameLength(_)
             | Error::Malformed { .. } => ErrorCode::InvalidRequest,
@@ -257,7 +266,7 @@ impl Error {
         match self {
             Error::Closed | Error::Config { .. } => true,
             Error::Transaction { abortable, .. } => !abortable,
-            Error::Kafka(code) => is_fatal_code(*code),
+            Error::Kafka(code) | Error::KafkaMessage { code, .. } => is_fatal_code(*code),
             _ => false,
         }
     }
@@ -297,6 +306,24 @@ pub fn is_fatal_code(code: ErrorCode) -> bool {
             | ErrorCode::InvalidProducerIdMapping
             | ErrorCode::InvalidTransactionTimeout
     )
+}
+
+impl Error {
+    /// A per-item or whole-response error code with the broker's optional message: `Ok` for
+    /// NONE, [`Error::KafkaMessage`] when the broker explained itself, else [`Error::Kafka`].
+    pub fn from_response(code: i16, message: Option<&str>) -> Result<(), Error> {
+        let code = ErrorCode::from_code(code);
+        if code.is_ok() {
+            return Ok(());
+        }
+        Err(match message.filter(|m| !m.is_empty()) {
+            Some(m) => Error::KafkaMessage {
+                code,
+                message: m.to_string(),
+            },
+            None => Error::Kafka(code),
+        })
+    }
 }
 
 impl From<ErrorCode> for Error {
@@ -355,6 +382,10 @@ impl Error {
                 detail: detail.clone(),
             },
             Error::Kafka(code) => Error::Kafka(*code),
+            Error::KafkaMessage { code, message } => Error::KafkaMessage {
+                code: *code,
+                message: message.clone(),
+            },
             Error::Io(io) => Error::Io(std::io::Error::new(io.kind(), io.to_string())),
             Error::Config { key, message } => Error::Config {
                 key: key.clone(),

@@ -32,8 +32,8 @@ export ODRADEK_SECURITY_LISTENERS="$WORK/listeners.env"
 export ODRADEK_SECURITY_PKI="$WORK/pki"
 cat "$WORK/listeners.env" >&2
 
-log "rust: cargo test -p odradek-suite --test security"
-(cd "$ROOT" && cargo test -q -p odradek-suite --test security)
+log "rust: cargo test -p odradek-suite --test security --test security_admin"
+(cd "$ROOT" && cargo test -q -p odradek-suite --test security --test security_admin)
 
 log "python: python/tests/test_security.py"
 ODRADEK_SKIP_COMPAT=1 "$ROOT/python/test.sh" tests/test_security.py

@@ -10,7 +10,6 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,53 +18,10 @@ use odradek::security::{TokenFuture, TokenProvider};
 use odradek::{ClientConfig, Consumer, Error, Producer, ProducerRecord};
 use odradek_suite::topic_name;
 
+mod secured;
+use secured::{env, Env};
+
 const T: Duration = Duration::from_secs(30);
-
-struct Env {
-    listeners: HashMap<String, String>,
-    pki: String,
-}
-
-fn env() -> Option<Env> {
-    let (Ok(file), Ok(pki)) = (
-        std::env::var("ODRADEK_SECURITY_LISTENERS"),
-        std::env::var("ODRADEK_SECURITY_PKI"),
-    ) else {
-        eprintln!("skipped: ODRADEK_SECURITY_LISTENERS / ODRADEK_SECURITY_PKI not set (tests/security/run.sh sets them)");
-        return None;
-    };
-    let text = std::fs::read_to_string(&file).unwrap();
-    let listeners = text
-        .lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .collect();
-    Some(Env { listeners, pki })
-}
-
-impl Env {
-    fn addr(&self, name: &str) -> &str {
-        self.listeners
-            .get(name)
-            .unwrap_or_else(|| panic!("no {name} listener"))
-    }
-
-    fn file(&self, name: &str) -> String {
-        format!("{}/{name}", self.pki)
-    }
-
-    fn config(&self, listener: &str, extra: &[(&str, String)]) -> odradek::Result<ClientConfig> {
-        let mut entries: Vec<(String, String)> = vec![
-            ("bootstrap.servers".into(), self.addr(listener).to_string()),
-            ("socket.connection.setup.timeout.ms".into(), "5000".into()),
-            ("request.timeout.ms".into(), "10000".into()),
-            ("max.block.ms".into(), "10000".into()),
-            ("linger.ms".into(), "2".into()),
-        ];
-        entries.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
-        ClientConfig::from_map(entries)
-    }
-}
 
 fn s(v: &str) -> String {
     v.to_string()

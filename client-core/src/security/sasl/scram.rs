@@ -51,7 +51,7 @@ impl ScramHash {
     }
 
     /// Hi() of RFC 5802: PBKDF2 with HMAC of this hash.
-    fn salted_password(self, password: &[u8], salt: &[u8], iterations: u32) -> Vec<u8> {
+    pub(crate) fn salted_password(self, password: &[u8], salt: &[u8], iterations: u32) -> Vec<u8> {
         match self {
             ScramHash::Sha256 => {
                 let mut out = vec![0u8; 32];
