@@ -161,7 +161,7 @@ fn upsertion(
         return Err(unacceptable("password must not be empty"));
     }
     let salt = match salt {
-        Some(s) if s.is_empty() => return Err(unacceptable("salt must not be empty")),
+        Some([]) => return Err(unacceptable("salt must not be empty")),
         Some(s) => s.to_vec(),
         None => {
             let mut s = vec![0u8; 32];
