@@ -523,6 +523,31 @@ class _AdminClient:
     def delete_records(
         self, before: List[Tuple[str, int, int]], timeout: Optional[float], futures: List[Any]
     ) -> None: ...
+    def create_acls(
+        self, acls: List[Tuple[int, str, int, str, str, int, int]], timeout: Optional[float],
+        futures: List[Any],
+    ) -> None: ...
+    def describe_acls(
+        self,
+        filter: Tuple[int, Optional[str], int, Optional[str], Optional[str], int, int],
+        timeout: Optional[float],
+        future: Any,
+    ) -> None: ...
+    def delete_acls(
+        self,
+        filters: List[Tuple[int, Optional[str], int, Optional[str], Optional[str], int, int]],
+        timeout: Optional[float],
+        futures: List[Any],
+    ) -> None: ...
+    def describe_user_scram_credentials(
+        self, users: Optional[List[str]], timeout: Optional[float], future: Any
+    ) -> None: ...
+    def alter_user_scram_credentials(
+        self,
+        alterations: List[Tuple[str, int, int, Optional[bytes], Optional[bytes]]],
+        timeout: Optional[float],
+        futures: List[Any],
+    ) -> None: ...
     def list_topics(self, topic: Optional[str] = None, timeout: Optional[float] = ...) -> ClusterMetadata: ...
 
 @final

@@ -10,8 +10,9 @@ Supported in this release: topics (``create_topics``, ``delete_topics``, ``creat
 ``list_consumer_group_offsets``, ``alter_consumer_group_offsets``, ``delete_consumer_groups``),
 configs of topics and brokers (``describe_configs``, ``incremental_alter_configs``, the
 deprecated ``alter_configs``), ``describe_cluster``, ``list_offsets`` (read_uncommitted) and
-``delete_records``. Not available yet: ACLs, SCRAM credentials, ``describe_topics``,
-``elect_leaders``, group configs.
+``delete_records``, ACLs (``create_acls``, ``describe_acls``, ``delete_acls``) and SCRAM
+credentials (``describe_user_scram_credentials``, ``alter_user_scram_credentials``). Not
+available yet: ``describe_topics``, ``elect_leaders``, group configs.
 """
 
 import concurrent.futures
@@ -27,6 +28,27 @@ from ._odradek import (
     TopicPartition,
     _AdminClient,
 )
+from ._admin_security import SecurityAdminMixin
+from ._futures import _chained, _future, _timeout
+from ._acl import AclBinding, AclBindingFilter, AclOperation, AclPermissionType
+from ._resource import (
+    RESOURCE_ANY,
+    RESOURCE_BROKER,
+    RESOURCE_GROUP,
+    RESOURCE_TOPIC,
+    RESOURCE_TRANSACTIONAL_ID,
+    RESOURCE_UNKNOWN,
+    ResourcePatternType,
+    ResourceType,
+)
+from ._scram import (
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialAlteration,
+    UserScramCredentialDeletion,
+    UserScramCredentialsDescription,
+    UserScramCredentialUpsertion,
+)
 
 __all__ = [
     "AdminClient",
@@ -40,6 +62,17 @@ __all__ = [
     "MemberAssignment",
     "ConsumerGroupTopicPartitions",
     "ResourceType",
+    "ResourcePatternType",
+    "AclOperation",
+    "AclPermissionType",
+    "AclBinding",
+    "AclBindingFilter",
+    "ScramMechanism",
+    "ScramCredentialInfo",
+    "UserScramCredentialsDescription",
+    "UserScramCredentialAlteration",
+    "UserScramCredentialUpsertion",
+    "UserScramCredentialDeletion",
     "ConfigSource",
     "AlterConfigOpType",
     "ConfigEntry",
@@ -65,13 +98,7 @@ __all__ = [
     "CONFIG_SOURCE_GROUP_CONFIG",
 ]
 
-# Resource types and config sources, numbered as confluent-kafka (librdkafka) numbers them.
-RESOURCE_UNKNOWN = 0
-RESOURCE_ANY = 1
-RESOURCE_TOPIC = 2
-RESOURCE_GROUP = 3
-RESOURCE_BROKER = 4
-RESOURCE_TRANSACTIONAL_ID = 5
+# Config sources, numbered as confluent-kafka (librdkafka) numbers them.
 CONFIG_SOURCE_UNKNOWN_CONFIG = 0
 CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG = 1
 CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG = 2
@@ -195,22 +222,6 @@ class DescribeClusterResult:
         self.controller = controller
         self.nodes = nodes
         self.authorized_operations = authorized_operations or None
-
-
-class ResourceType(Enum):
-    """Kafka resource types (values as confluent-kafka numbers them)."""
-
-    UNKNOWN = RESOURCE_UNKNOWN
-    ANY = RESOURCE_ANY
-    TOPIC = RESOURCE_TOPIC
-    GROUP = RESOURCE_GROUP
-    BROKER = RESOURCE_BROKER
-    TRANSACTIONAL_ID = RESOURCE_TRANSACTIONAL_ID
-
-    def __lt__(self, other: object) -> bool:
-        if not isinstance(other, ResourceType):
-            return NotImplemented
-        return bool(self.value < other.value)
 
 
 class ConfigSource(Enum):
@@ -517,7 +528,7 @@ def _futures(keys: List[str]) -> Dict[str, "concurrent.futures.Future[None]"]:
     return out
 
 
-class AdminClient:
+class AdminClient(SecurityAdminMixin):
     """A Kafka admin client. Configuration as for :class:`odradek.Producer`."""
 
     def __init__(self, conf: Optional[Dict[str, Any]] = None, **kwargs: Any) -> None:
@@ -875,25 +886,11 @@ def _describe(raw: Tuple[str, str, str, str, List[Any]]) -> ConsumerGroupDescrip
                                     ConsumerGroupState._from_broker(state))
 
 
-def _future() -> "concurrent.futures.Future[Any]":
-    f: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
-    f.set_running_or_notify_cancel()
-    return f
-
-
 def _failed(code: int, reason: str) -> "concurrent.futures.Future[Any]":
     """A future already failed with ``KafkaException(KafkaError(code, reason))``."""
     f = _future()
     f.set_exception(KafkaException(KafkaError(code, reason)))
     return f
-
-
-def _timeout(request_timeout: Optional[float]) -> Optional[float]:
-    """``request_timeout`` for the native client: None when unset (the client's
-    ``default.api.timeout.ms`` bounds the call)."""
-    if request_timeout is None or request_timeout < 0:
-        return None
-    return float(request_timeout)
 
 
 def _check_partition(tp: Any, what: str) -> None:
@@ -980,26 +977,3 @@ def _check_alter_offsets(request: Any) -> None:
             if tp.offset < 0:
                 raise ValueError("Element of 'topic_partitions' must not have negative value for "
                                  "'offset' field")
-
-def _chained(
-    convert: Callable[[Any], Any]
-) -> Tuple["concurrent.futures.Future[Any]", "concurrent.futures.Future[Any]"]:
-    """A future for the application and a raw one the native client completes; the raw
-    result goes through ``convert`` (exceptions pass unchanged)."""
-    out: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
-    out.set_running_or_notify_cancel()
-    raw: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
-    raw.set_running_or_notify_cancel()
-
-    def done(f: "concurrent.futures.Future[Any]") -> None:
-        exc = f.exception()
-        if exc is not None:
-            out.set_exception(exc)
-            return
-        try:
-            out.set_result(convert(f.result()))
-        except Exception as e:  # a conversion bug must not leave the future pending
-            out.set_exception(e)
-
-    raw.add_done_callback(done)
-    return out, raw

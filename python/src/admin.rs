@@ -17,12 +17,13 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tokio::runtime::Handle;
 
+use crate::admin_security;
 use crate::conf;
 use crate::errors::{kafka_error, IntoPy, KafkaException};
 use crate::metadata::ClusterMetadata;
 
 /// Completes `futures[i]` with `results[i]` (`Ok` → None), or every future with `call_error`.
-fn settle(
+pub(crate) fn settle(
     futures: Vec<Py<PyAny>>,
     results: Result<Vec<Result<(), odradek::Error>>, odradek::Error>,
 ) {
@@ -31,7 +32,7 @@ fn settle(
 
 /// Completes `futures[i]` with `convert(results[i])` or its `KafkaException`; every future gets
 /// the call's error when the call failed as a whole.
-fn settle_with<T>(
+pub(crate) fn settle_with<T>(
     futures: Vec<Py<PyAny>>,
     results: Result<Vec<Result<T, odradek::Error>>, odradek::Error>,
     convert: impl Fn(Python<'_>, T) -> PyResult<Py<PyAny>>,
@@ -77,7 +78,7 @@ fn settle_with<T>(
 
 /// Bounds `fut` by a call's `request_timeout` in seconds (None, non-finite or <= 0: only the
 /// client's own `default.api.timeout.ms`); past it the call fails with `_TIMED_OUT`.
-async fn bounded<T>(
+pub(crate) async fn bounded<T>(
     timeout: Option<f64>,
     fut: impl Future<Output = Result<T, odradek::Error>>,
 ) -> Result<T, odradek::Error> {
@@ -96,7 +97,10 @@ async fn bounded<T>(
 }
 
 /// A core error (from a per-item answer) as a Python `KafkaError`.
-fn core_error(py: Python<'_>, e: &odradek::Error) -> PyResult<Py<crate::errors::KafkaError>> {
+pub(crate) fn core_error(
+    py: Python<'_>,
+    e: &odradek::Error,
+) -> PyResult<Py<crate::errors::KafkaError>> {
     kafka_error(py, ClientError::from_core(e, Stage::Request))
 }
 
@@ -745,6 +749,90 @@ impl AdminCore {
     }
 
     /// Cluster metadata (as `Producer.list_topics`).
+    /// CreateAcls (`acls`: binding tuples, see `admin_security`): each future gets None or
+    /// its binding's error.
+    #[pyo3(signature = (acls, timeout, futures))]
+    fn create_acls(
+        &self,
+        py: Python<'_>,
+        acls: Vec<admin_security::BindingArgs>,
+        timeout: Option<f64>,
+        futures: Vec<Py<PyAny>>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        admin_security::create_acls(self.admin.clone(), &self.handle, acls, timeout, futures);
+        Ok(())
+    }
+
+    /// DescribeAcls: `future` gets the binding tuples `filter` matches.
+    #[pyo3(signature = (filter, timeout, future))]
+    fn describe_acls(
+        &self,
+        py: Python<'_>,
+        filter: admin_security::FilterArgs,
+        timeout: Option<f64>,
+        future: Py<PyAny>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        admin_security::describe_acls(self.admin.clone(), &self.handle, filter, timeout, future);
+        Ok(())
+    }
+
+    /// DeleteAcls: each future gets its filter's matches as `(binding tuple, error or None)`.
+    #[pyo3(signature = (filters, timeout, futures))]
+    fn delete_acls(
+        &self,
+        py: Python<'_>,
+        filters: Vec<admin_security::FilterArgs>,
+        timeout: Option<f64>,
+        futures: Vec<Py<PyAny>>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        admin_security::delete_acls(self.admin.clone(), &self.handle, filters, timeout, futures);
+        Ok(())
+    }
+
+    /// DescribeUserScramCredentials (`users`: None for all): `future` gets
+    /// `[(user, error or None, [(mechanism, iterations)])]`.
+    #[pyo3(signature = (users, timeout, future))]
+    fn describe_user_scram_credentials(
+        &self,
+        py: Python<'_>,
+        users: Option<Vec<String>>,
+        timeout: Option<f64>,
+        future: Py<PyAny>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        admin_security::describe_user_scram_credentials(
+            self.admin.clone(),
+            &self.handle,
+            users,
+            timeout,
+            future,
+        );
+        Ok(())
+    }
+
+    /// AlterUserScramCredentials (`alterations`: `(user, mechanism, iterations, password or
+    /// None for a deletion, salt or None)`): one future per distinct user, first-seen order.
+    #[pyo3(signature = (alterations, timeout, futures))]
+    fn alter_user_scram_credentials(
+        &self,
+        py: Python<'_>,
+        alterations: Vec<admin_security::AlterationArgs>,
+        timeout: Option<f64>,
+        futures: Vec<Py<PyAny>>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        admin_security::alter_user_scram_credentials(
+            self.admin.clone(),
+            &self.handle,
+            alterations,
+            timeout,
+            futures,
+        )
+    }
+
     #[pyo3(signature = (topic=None, timeout=-1.0))]
     fn list_topics(
         &self,

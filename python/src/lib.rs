@@ -8,6 +8,7 @@
 use pyo3::prelude::*;
 
 mod admin;
+mod admin_security;
 mod aio;
 mod avro;
 mod conf;

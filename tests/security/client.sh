@@ -35,8 +35,8 @@ cat "$WORK/listeners.env" >&2
 log "rust: cargo test -p odradek-suite --test security --test security_admin"
 (cd "$ROOT" && cargo test -q -p odradek-suite --test security --test security_admin)
 
-log "python: python/tests/test_security.py"
-ODRADEK_SKIP_COMPAT=1 "$ROOT/python/test.sh" tests/test_security.py
+log "python: python/tests/test_security.py, test_security_admin.py"
+ODRADEK_SKIP_COMPAT=1 "$ROOT/python/test.sh" tests/test_security.py tests/test_security_admin.py
 
 log "node: node/test/security.test.js"
 if [[ ! -f "$ROOT/node/odradek.node" ]]; then
