@@ -69,7 +69,37 @@ export const Partitioners: {
 }
 export const ResourceTypes: { [name: string]: number }
 export const ConfigResourceTypes: { [name: string]: number }
-export const AclResourceTypes: { [name: string]: number }
+export enum AclResourceTypes { UNKNOWN = 0, ANY = 1, TOPIC = 2, GROUP = 3, CLUSTER = 4, TRANSACTIONAL_ID = 5, DELEGATION_TOKEN = 6 }
+export enum ResourcePatternTypes { UNKNOWN = 0, ANY = 1, MATCH = 2, LITERAL = 3, PREFIXED = 4 }
+export enum AclOperationTypes { UNKNOWN = 0, ANY = 1, ALL = 2, READ = 3, WRITE = 4, CREATE = 5, DELETE = 6, ALTER = 7, DESCRIBE = 8, CLUSTER_ACTION = 9, DESCRIBE_CONFIGS = 10, ALTER_CONFIGS = 11, IDEMPOTENT_WRITE = 12 }
+export enum AclPermissionTypes { UNKNOWN = 0, ANY = 1, DENY = 2, ALLOW = 3 }
+
+export interface AclEntry {
+  resourceType: AclResourceTypes
+  resourceName: string
+  resourcePatternType: ResourcePatternTypes
+  principal: string
+  host: string
+  operation: AclOperationTypes
+  permissionType: AclPermissionTypes
+}
+export interface AclFilter {
+  resourceType: AclResourceTypes
+  resourceName?: string
+  resourcePatternType: ResourcePatternTypes
+  principal?: string
+  host?: string
+  operation: AclOperationTypes
+  permissionType: AclPermissionTypes
+}
+export interface AclResource {
+  resourceType: AclResourceTypes
+  resourceName: string
+  resourcePatternType: ResourcePatternTypes
+  acls: { principal: string, host: string, operation: AclOperationTypes, permissionType: AclPermissionTypes }[]
+}
+export interface DeleteAclMatchingAcls extends AclEntry { errorCode: number, errorMessage: string | null }
+export interface DeleteAclResponse { errorCode: number, errorMessage: string | null, matchingAcls: DeleteAclMatchingAcls[] }
 export const PartitionAssigners: { roundRobin: (...args: any[]) => any }
 
 export type IHeaders = { [key: string]: Buffer | string | (Buffer | string)[] | undefined }
@@ -312,6 +342,9 @@ export interface Admin {
   fetchTopicOffsetsByTimestamp(topic: string, timestamp?: number): Promise<{ partition: number, offset: string }[]>
   listGroups(): Promise<{ groups: { groupId: string, protocolType: string }[] }>
   describeGroups(groupIds: string[]): Promise<{ groups: GroupDescription[] }>
+  createAcls(options: { acl: AclEntry[] }): Promise<boolean>
+  describeAcls(options: AclFilter): Promise<{ throttleTime: number, errorCode: number, errorMessage: string | null, resources: AclResource[] }>
+  deleteAcls(options: { filters: AclFilter[] }): Promise<{ throttleTime: number, filterResponses: DeleteAclResponse[] }>
   readonly events: AdminEvents
   on(eventName: AdminEvents[keyof AdminEvents], listener: (event: InstrumentationEvent<any>) => void): RemoveInstrumentationEventListener
   logger(): Logger

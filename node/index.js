@@ -16,6 +16,9 @@ module.exports = {
   PartitionAssigners: constants.PartitionAssigners,
   ResourceTypes: constants.ResourceTypes,
   ConfigResourceTypes: constants.ConfigResourceTypes,
-  AclResourceTypes: constants.ResourceTypes,
+  AclResourceTypes: constants.AclResourceTypes,
+  ResourcePatternTypes: constants.ResourcePatternTypes,
+  AclOperationTypes: constants.AclOperationTypes,
+  AclPermissionTypes: constants.AclPermissionTypes,
   ...errorClasses
 }

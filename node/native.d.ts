@@ -33,9 +33,14 @@ export declare class NativeAdmin {
   describeGroups(groupIds: Array<string>): Promise<Array<GroupDescription>>
   /** Closes the admin client's connections. */
   close(): void
+  /** CreateAcls: per ACL, null or its encoded error. */
+  createAcls(acls: Array<AclSpec>): Promise<Array<string | null>>
+  /** DescribeAcls: the ACLs `filter` selects (its error rejects the promise). */
+  describeAcls(wanted: AclSpec): Promise<Array<AclSpec>>
+  /** DeleteAcls: per filter, its error or the ACLs it matched. */
+  deleteAcls(filters: Array<AclSpec>): Promise<Array<DeleteAclsResult>>
 }
 
-/** The native consumer. */
 /** A compiled Avro schema. */
 export declare class NativeAvroSchema {
   /** Compiles `schema` (JSON text) with the named schemas its references bring. */
@@ -48,6 +53,7 @@ export declare class NativeAvroSchema {
   decode(data: Buffer): string
 }
 
+/** The native consumer. */
 export declare class NativeConsumer {
   /** Creates a consumer from Kafka property names (nothing is connected yet). */
   constructor(config: Record<string, string>, tokenProvider?: (() => Promise<string>) | undefined | null)
@@ -121,12 +127,38 @@ export declare class NativeProducer {
   close(): Promise<void>
 }
 
+/** An ACL as KafkaJS spells it (an `AclEntry`), or a filter when the names are absent. */
+export interface AclSpec {
+  /** `AclResourceTypes` value. */
+  resourceType: number
+  /** Resource name (absent in a filter: any). */
+  resourceName?: string
+  /** `ResourcePatternTypes` value. */
+  resourcePatternType: number
+  /** Principal, e.g. `User:alice` (absent in a filter: any). */
+  principal?: string
+  /** Host, `*` for any (absent in a filter: any). */
+  host?: string
+  /** `AclOperationTypes` value. */
+  operation: number
+  /** `AclPermissionTypes` value. */
+  permissionType: number
+}
+
 /** A config entry. */
 export interface ConfigEntry {
   /** Property name. */
   name: string
   /** Value. */
   value: string
+}
+
+/** One delete filter's outcome. */
+export interface DeleteAclsResult {
+  /** Encoded error of the filter, null on success. */
+  error?: string
+  /** The ACLs it matched. */
+  matchingAcls: Array<MatchingAcl>
 }
 
 /** A described group. */
@@ -187,6 +219,14 @@ export interface JsTopicPartitionOffset {
   partition: number
   /** Offset; `-1` where nothing is committed. */
   offset: string
+}
+
+/** One ACL a delete filter matched. */
+export interface MatchingAcl {
+  /** Encoded error, null when it was deleted. */
+  error?: string
+  /** The ACL. */
+  acl: AclSpec
 }
 
 /** A member of a described group. */

@@ -1,6 +1,7 @@
 'use strict'
-// KafkaJS's admin client: topics, metadata, offsets and consumer groups.
+// KafkaJS's admin client: topics, metadata, offsets, consumer groups and ACLs.
 const native = require('./native')
+const { AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes } = require('./constants')
 const { resolveBrokers, passThrough } = require('./config')
 const { Instrumentation } = require('./events')
 const {
@@ -183,6 +184,93 @@ class Admin {
     if (!Array.isArray(groupIds)) throw new KafkaJSNonRetriableError(`Invalid groupIds array ${groupIds}`)
     const groups = await this._call(n => n.describeGroups(groupIds))
     return { groups }
+  }
+
+  /** Creates ACLs; resolves true, or rejects with the first ACL's error (as KafkaJS). */
+  async createAcls ({ acl } = {}) {
+    checkAcls(acl, 'ACL', false)
+    const errors = await this._call(n => n.createAcls(acl.map(wireAcl)))
+    const failed = errors.find(e => e)
+    if (failed) throw fromNative(failed)
+    return true
+  }
+
+  /** The ACLs a filter selects, grouped by resource as KafkaJS returns them. */
+  async describeAcls (filter = {}) {
+    checkAcls([filter], 'ACL filter', true, true)
+    const acls = await this._call(n => n.describeAcls(wireAcl(filter)))
+    const resources = new Map()
+    for (const a of acls) {
+      const key = `${a.resourceType}\u0000${a.resourcePatternType}\u0000${a.resourceName}`
+      if (!resources.has(key)) {
+        resources.set(key, {
+          resourceType: a.resourceType,
+          resourceName: a.resourceName,
+          resourcePatternType: a.resourcePatternType,
+          acls: []
+        })
+      }
+      resources.get(key).acls.push({ principal: a.principal, host: a.host, operation: a.operation, permissionType: a.permissionType })
+    }
+    return { throttleTime: 0, errorCode: 0, errorMessage: null, resources: [...resources.values()] }
+  }
+
+  /** Deletes the ACLs each filter selects; rejects with the first error (as KafkaJS). */
+  async deleteAcls ({ filters } = {}) {
+    checkAcls(filters, 'ACL Filter', true)
+    const results = await this._call(n => n.deleteAcls(filters.map(wireAcl)))
+    const filterResponses = []
+    for (const r of results) {
+      if (r.error) throw fromNative(r.error)
+      const matchingAcls = []
+      for (const m of r.matchingAcls) {
+        if (m.error) throw fromNative(m.error)
+        matchingAcls.push({ errorCode: 0, errorMessage: null, ...wireAcl(m.acl) })
+      }
+      filterResponses.push({ errorCode: 0, errorMessage: null, matchingAcls })
+    }
+    return { throttleTime: 0, filterResponses }
+  }
+}
+
+const ACL_FIELDS = [
+  ['operation', AclOperationTypes, 'operation type'],
+  ['resourcePatternType', ResourcePatternTypes, 'resource pattern type'],
+  ['permissionType', AclPermissionTypes, 'permission type'],
+  ['resourceType', AclResourceTypes, 'resource type']
+]
+
+/** KafkaJS's checks of ACL entries (`filter`: names may be absent) and filters. */
+function checkAcls (list, what, filter, single = false) {
+  if (!single) {
+    if (!list || !Array.isArray(list)) throw new KafkaJSNonRetriableError(`Invalid ${what} array ${list}`)
+    if (list.length === 0) throw new KafkaJSNonRetriableError(`Empty ${what} array`)
+  }
+  const prefix = single ? 'Invalid' : `Invalid ${what} array, the`
+  for (const [field, label] of [['principal', 'principals'], ['host', 'hosts'], ['resourceName', 'resourceNames']]) {
+    const bad = list.some(a => !a || (typeof a[field] !== 'string' && !(filter && a[field] === undefined)))
+    if (bad) {
+      throw new KafkaJSNonRetriableError(single
+        ? `Invalid ${field}, the ${field} have to be a valid string`
+        : `${prefix} ${label} have to be a valid string`)
+    }
+  }
+  for (const [field, values, label] of ACL_FIELDS) {
+    const valid = Object.values(values)
+    const bad = list.find(a => !valid.includes(a[field]))
+    if (bad) throw new KafkaJSNonRetriableError(`Invalid ${label} ${bad[field]}${single ? '' : `: ${JSON.stringify(bad)}`}`)
+  }
+}
+
+function wireAcl (a) {
+  return {
+    resourceType: a.resourceType,
+    resourceName: a.resourceName,
+    resourcePatternType: a.resourcePatternType,
+    principal: a.principal,
+    host: a.host,
+    operation: a.operation,
+    permissionType: a.permissionType
   }
 }
 

@@ -147,7 +147,7 @@ pub struct GroupDescription {
     pub members: Vec<MemberDescription>,
 }
 
-fn reason(e: odradek::Error) -> String {
+pub(crate) fn reason(e: odradek::Error) -> String {
     error::request(e).reason
 }
 
@@ -193,7 +193,7 @@ async fn partitions_of(admin: &Admin, topic: &str) -> napi::Result<Vec<i32>> {
 /// The native admin client.
 #[napi]
 pub struct NativeAdmin {
-    core: Arc<Admin>,
+    pub(crate) core: Arc<Admin>,
 }
 
 #[napi]

@@ -17,6 +17,7 @@
 //! turns them into KafkaJS's error classes.
 
 mod admin;
+mod admin_acl;
 mod avro;
 mod consumer;
 mod error;

@@ -38,11 +38,11 @@ log "rust: cargo test -p odradek-suite --test security --test security_admin"
 log "python: python/tests/test_security.py, test_security_admin.py"
 ODRADEK_SKIP_COMPAT=1 "$ROOT/python/test.sh" tests/test_security.py tests/test_security_admin.py
 
-log "node: node/test/security.test.js"
+log "node: node/test/security.test.js, security_admin.test.js"
 if [[ ! -f "$ROOT/node/odradek.node" ]]; then
   (cd "$ROOT/node" && ODRADEK_NODE_PROFILE=debug npm ci --no-audit --no-fund --loglevel=error </dev/null >&2)
 fi
-(cd "$ROOT/node" && KAFKAJS_NO_PARTITIONER_WARNING=1 node --test test/security.test.js)
+(cd "$ROOT/node" && KAFKAJS_NO_PARTITIONER_WARNING=1 node --test test/security.test.js test/security_admin.test.js)
 
 log "c: c/tests/test_security.c"
 make -s -C "$ROOT/c" PROFILE=debug all >&2

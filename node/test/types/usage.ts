@@ -1,6 +1,9 @@
 // Compiled by test/modules.test.js with `tsc --noEmit`: KafkaJS-style code typed against
 // index.d.ts. Never run.
-import { Kafka, CompressionTypes, logLevel, KafkaJSError, EachMessagePayload, RecordMetadata } from 'odradek'
+import {
+  Kafka, CompressionTypes, logLevel, KafkaJSError, EachMessagePayload, RecordMetadata,
+  AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes
+} from 'odradek'
 
 async function main (): Promise<void> {
   const kafka = new Kafka({ clientId: 'app', brokers: ['127.0.0.1:9092'], logLevel: logLevel.ERROR, 'socket.connection.setup.timeout.ms': 5000 })
@@ -27,6 +30,14 @@ async function main (): Promise<void> {
   const { groups } = await admin.listGroups()
   const described = await admin.describeGroups(groups.map(g => g.groupId))
   console.log(created, described.groups[0].state, await admin.fetchOffsets({ groupId: 'g', topics: ['t'] }))
+  const acl = {
+    resourceType: AclResourceTypes.TOPIC, resourceName: 't', resourcePatternType: ResourcePatternTypes.LITERAL,
+    principal: 'User:alice', host: '*', operation: AclOperationTypes.WRITE, permissionType: AclPermissionTypes.DENY
+  }
+  const made: boolean = await admin.createAcls({ acl: [acl] })
+  const { resources } = await admin.describeAcls({ ...acl, resourcePatternType: ResourcePatternTypes.ANY })
+  const { filterResponses } = await admin.deleteAcls({ filters: [acl] })
+  console.log(made, resources[0].acls[0].operation, filterResponses[0].matchingAcls.length)
   try {
     await admin.deleteTopics({ topics: ['t'] })
   } catch (e) {
