@@ -85,7 +85,7 @@ pub fn handle(
             .map(|t| lookup(broker, t.name, t.topic_id, auto_create, include_ops))
             .collect()
     };
-    let response = cluster_part(broker)
+    let response = cluster_part(broker, ctx.listener())
         .with_topics(topics)
         .with_cluster_authorized_operations(if request.include_cluster_authorized_operations {
             ALL_CLUSTER_OPERATIONS
@@ -96,13 +96,14 @@ pub fn handle(
 }
 
 /// A Metadata response's cluster part: this broker, the cluster id and the controller.
-pub(crate) fn cluster_part(broker: &Broker) -> MetadataResponse {
+pub(crate) fn cluster_part(broker: &Broker, listener: &str) -> MetadataResponse {
     let rack = broker.config.get("broker.rack");
+    let (host, port) = broker.endpoint(listener);
     MetadataResponse::default()
         .with_brokers(vec![MetadataResponseBroker::default()
             .with_node_id(BrokerId(broker.node_id))
-            .with_host(sb(&broker.advertised_host))
-            .with_port(i32::from(broker.advertised_port))
+            .with_host(sb(host))
+            .with_port(i32::from(port))
             .with_rack((!rack.is_empty()).then(|| sb(rack)))])
         .with_cluster_id(Some(sb(&broker.cluster_id)))
         .with_controller_id(BrokerId(broker.node_id))
