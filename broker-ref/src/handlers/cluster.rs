@@ -26,7 +26,7 @@ pub fn describe_cluster(
         .with_cluster_id(sb(&broker.cluster_id))
         .with_controller_id(BrokerId(broker.node_id))
         .with_cluster_authorized_operations(if request.include_cluster_authorized_operations {
-            0b1111_1111_1000_0000
+            super::metadata::cluster_operations(broker, ctx)
         } else {
             i32::MIN
         });

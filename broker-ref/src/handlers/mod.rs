@@ -6,6 +6,7 @@
 mod admin_configs;
 mod admin_topics;
 mod api_versions;
+pub mod authorize;
 mod broker_configs;
 mod cluster;
 mod config_entry;
@@ -20,6 +21,7 @@ mod metadata;
 mod produce;
 mod records_admin;
 mod reply;
+mod security_admin;
 mod txn;
 
 use kafka_protocol::messages::{RequestKind, ResponseKind};
@@ -32,8 +34,21 @@ pub use api_versions::{advertised_range, reject_unsupported_version, ADVERTISED_
 pub use context::{ConnectionContext, Principal, RequestContext, SecurityProtocol};
 
 /// Handles one decoded request: `Ok(None)` means no response is sent (Produce with acks=0);
-/// `Err` closes the connection (an API this broker does not serve).
+/// `Err` closes the connection (an API this broker does not serve). With an authorizer, the
+/// request is first checked as Kafka checks it ([`authorize`]).
 pub async fn handle(
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
+    body: RequestKind,
+) -> crate::Result<Option<ResponseKind>> {
+    match authorize::Authz::of(broker, ctx) {
+        Some(az) => authorize::handle(broker, ctx, &az, body).await,
+        None => handle_unchecked(broker, ctx, body).await,
+    }
+}
+
+/// Routes a request to its handler, without authorization checks.
+async fn handle_unchecked(
     broker: &Broker,
     ctx: &RequestContext<'_>,
     body: RequestKind,
@@ -81,6 +96,17 @@ pub async fn handle(
         RequestKind::OffsetForLeaderEpoch(r) => {
             records_admin::offset_for_leader_epoch(broker, ctx, r).map(Some)
         }
+        RequestKind::CreateAcls(r) => security_admin::create_acls(broker, ctx, r).map(Some),
+        RequestKind::DescribeAcls(r) => security_admin::describe_acls(broker, ctx, r).map(Some),
+        RequestKind::DeleteAcls(r) => security_admin::delete_acls(broker, ctx, r).map(Some),
+        RequestKind::DescribeUserScramCredentials(r) => {
+            security_admin::describe_scram(broker, ctx, r).map(Some)
+        }
+        RequestKind::AlterUserScramCredentials(r) => {
+            security_admin::alter_scram(broker, ctx, r).map(Some)
+        }
+        RequestKind::SaslHandshake(r) => Ok(Some(security_admin::sasl_handshake(ctx, r))),
+        RequestKind::SaslAuthenticate(r) => Ok(Some(security_admin::sasl_authenticate(ctx, r))),
         _ => Err(Error::kafka(
             ErrorCode::UnsupportedVersion,
             "API not served",
