@@ -54,12 +54,15 @@ fn parse_args() -> Result<Args, String> {
                 registry = Some(args.next().ok_or("--schema-registry needs HOST:PORT")?);
             }
             "--dev-security" => {
-                parsed.dev_security = Some(PathBuf::from(args.next().ok_or("--dev-security needs DIR")?));
+                parsed.dev_security = Some(PathBuf::from(
+                    args.next().ok_or("--dev-security needs DIR")?,
+                ));
             }
             "--add-scram" => {
-                parsed
-                    .add_scram
-                    .push(args.next().ok_or("--add-scram needs MECHANISM=[name=USER,password=PASSWORD]")?);
+                parsed.add_scram.push(
+                    args.next()
+                        .ok_or("--add-scram needs MECHANISM=[name=USER,password=PASSWORD]")?,
+                );
             }
             other if other.starts_with('-') => {
                 return Err(format!("unknown flag `{other}`\n{USAGE}"))
@@ -78,13 +81,26 @@ fn parse_args() -> Result<Args, String> {
 /// (optionally `iterations=8192`; quotes around values are dropped).
 fn parse_add_scram(
     spec: &str,
-) -> Result<(String, odradek_broker::security::scram::ScramMechanism, String, i32), String> {
+) -> Result<
+    (
+        String,
+        odradek_broker::security::scram::ScramMechanism,
+        String,
+        i32,
+    ),
+    String,
+> {
     use odradek_broker::security::scram::{ScramMechanism, MAX_ITERATIONS, MIN_ITERATIONS};
     let bad = || "--add-scram: expected MECHANISM=[name=USER,password=PASSWORD]".to_string();
     let (mech, rest) = spec.split_once('=').ok_or_else(bad)?;
-    let mechanism = ScramMechanism::from_name(mech.trim())
-        .ok_or_else(|| format!("--add-scram: unknown mechanism {mech} (SCRAM-SHA-256, SCRAM-SHA-512)"))?;
-    let inner = rest.trim().strip_prefix('[').and_then(|r| r.strip_suffix(']')).ok_or_else(bad)?;
+    let mechanism = ScramMechanism::from_name(mech.trim()).ok_or_else(|| {
+        format!("--add-scram: unknown mechanism {mech} (SCRAM-SHA-256, SCRAM-SHA-512)")
+    })?;
+    let inner = rest
+        .trim()
+        .strip_prefix('[')
+        .and_then(|r| r.strip_suffix(']'))
+        .ok_or_else(bad)?;
     let (mut name, mut password, mut iterations) = (None, None, 4096);
     for kv in inner.split(',') {
         let (k, v) = kv.split_once('=').ok_or_else(bad)?;
@@ -93,13 +109,21 @@ fn parse_add_scram(
             "name" => name = Some(v),
             "password" => password = Some(v),
             "iterations" => {
-                iterations = v.parse().map_err(|_| "--add-scram: iterations is not a number".to_string())?
+                iterations = v
+                    .parse()
+                    .map_err(|_| "--add-scram: iterations is not a number".to_string())?
             }
-            other => return Err(format!("--add-scram: unknown key {other} (name, password, iterations)")),
+            other => {
+                return Err(format!(
+                    "--add-scram: unknown key {other} (name, password, iterations)"
+                ))
+            }
         }
     }
     if !(MIN_ITERATIONS..=MAX_ITERATIONS).contains(&iterations) {
-        return Err(format!("--add-scram: iterations must be {MIN_ITERATIONS}..{MAX_ITERATIONS}"));
+        return Err(format!(
+            "--add-scram: iterations must be {MIN_ITERATIONS}..{MAX_ITERATIONS}"
+        ));
     }
     match (name, password) {
         (Some(n), Some(p)) if !n.is_empty() => Ok((n, mechanism, p, iterations)),
@@ -190,7 +214,10 @@ fn main() -> ExitCode {
             }
         },
     };
-    let mut overrides = dev.as_ref().map(|d| d.broker_overrides()).unwrap_or_default();
+    let mut overrides = dev
+        .as_ref()
+        .map(|d| d.broker_overrides())
+        .unwrap_or_default();
     overrides.extend(args.overrides.iter().cloned());
     let registry = args.registry.clone();
     let config = match BrokerConfig::load(args.file.as_deref(), &overrides) {
@@ -224,10 +251,16 @@ fn main() -> ExitCode {
             .map_err(odradek_broker::Error::from)
             .and_then(|()| odradek_broker::security::CredentialStore::open(&dir))
             .and_then(|store| {
-                scram.iter().try_for_each(|(user, m, password, iterations)| {
-                    let cred = odradek_broker::security::scram::ScramCredential::from_password(*m, password, *iterations);
-                    store.upsert(user, *m, cred)
-                })
+                scram
+                    .iter()
+                    .try_for_each(|(user, m, password, iterations)| {
+                        let cred = odradek_broker::security::scram::ScramCredential::from_password(
+                            *m,
+                            password,
+                            *iterations,
+                        );
+                        store.upsert(user, *m, cred)
+                    })
             });
         if let Err(e) = stored {
             eprintln!("odradek-broker: cannot store SCRAM credentials: {e}");
