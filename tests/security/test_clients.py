@@ -131,7 +131,7 @@ def test_gssapi_is_refused_with_the_enabled_mechanisms(broker):
         mechs.append(resp[off + 2:off + 2 + n].decode())
         off += 2 + n
     assert code == 33, "UNSUPPORTED_SASL_MECHANISM"
-    assert mechs == MECHANISMS
+    assert sorted(mechs) == sorted(MECHANISMS)  # Kafka answers them in its own order
     assert closed(s, 10)
     assert_alive(broker)
 
