@@ -5,74 +5,18 @@
 //!
 //! Only used when an authorizer is configured; without one every request is handled as before
 //! (Kafka's behaviour without `authorizer.class.name`). Metadata and DescribeCluster compute
-//! their own `authorized_operations` ([`Authz::operations`]).
+//! their own `authorized_operations` ([`super::authz`]).
 
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use odradek::ErrorCode;
 
+use super::authz::Authz;
 use super::context::RequestContext;
 use super::error_response;
 use crate::broker::Broker;
-use crate::security::acl::{AclOperation as Op, ResourceType as Rt, CLUSTER_NAME};
-use crate::security::{Authorizer, Subject};
+use crate::security::acl::{AclOperation as Op, ResourceType as Rt};
 use crate::Result;
-
-/// The authorizer and who is asking.
-#[derive(Debug, Clone, Copy)]
-pub struct Authz<'a> {
-    authorizer: &'a Authorizer,
-    who: Subject<'a>,
-}
-
-impl<'a> Authz<'a> {
-    /// The request's check, or `None` when no authorizer is configured.
-    pub fn of(broker: &'a Broker, ctx: &'a RequestContext<'_>) -> Option<Authz<'a>> {
-        let authorizer = broker.security.authorizer.as_ref()?;
-        Some(Authz {
-            authorizer,
-            who: Subject {
-                principal: &ctx.connection.principal,
-                host: ctx.connection.peer.ip(),
-            },
-        })
-    }
-
-    /// May the principal do `op` on `(rt, name)`?
-    pub fn allowed(&self, op: Op, rt: Rt, name: &str) -> bool {
-        let ok = self.authorizer.authorize(self.who, op, rt, name);
-        if !ok {
-            tracing::debug!(principal = %self.who.principal, host = %self.who.host, operation = op.name(), resource = rt.name(), name, "denied");
-        }
-        ok
-    }
-
-    /// May the principal do `op` on the cluster?
-    pub fn cluster(&self, op: Op) -> bool {
-        self.allowed(op, Rt::Cluster, CLUSTER_NAME)
-    }
-
-    /// The `authorized_operations` bitmask of a resource.
-    pub fn operations(&self, rt: Rt, name: &str) -> i32 {
-        self.authorizer.authorized_operations(self.who, rt, name)
-    }
-
-    fn by_type(&self, op: Op, rt: Rt) -> bool {
-        self.authorizer.authorize_by_resource_type(self.who, op, rt)
-    }
-}
-
-/// The `authorized_operations` of a resource for this request: Kafka's full mask without an
-/// authorizer.
-pub fn operations(broker: &Broker, ctx: &RequestContext<'_>, rt: Rt, name: &str) -> i32 {
-    match Authz::of(broker, ctx) {
-        Some(a) => a.operations(rt, name),
-        None => rt
-            .supported_operations()
-            .iter()
-            .fold(0, |m, o| m | 1 << o.code()),
-    }
-}
 
 const TOPIC_DENIED: ErrorCode = ErrorCode::TopicAuthorizationFailed;
 
@@ -110,7 +54,7 @@ pub async fn handle(
 ) -> Result<Option<ResponseKind>> {
     macro_rules! inner {
         ($b:expr) => {
-            super::handle_unchecked(broker, ctx, $b).await
+            super::route::handle_unchecked(broker, ctx, $b).await
         };
     }
     match &mut body {
@@ -930,7 +874,8 @@ async fn offset_fetch(
             *topics = kept;
             denied = d;
         }
-        let out = super::handle_unchecked(broker, ctx, RequestKind::OffsetFetch(r.clone())).await?;
+        let out = super::route::handle_unchecked(broker, ctx, RequestKind::OffsetFetch(r.clone()))
+            .await?;
         return Ok(out.map(|resp| match resp {
             ResponseKind::OffsetFetch(mut o) => {
                 o.topics
@@ -982,7 +927,7 @@ async fn offset_fetch(
     let out = if r.groups.is_empty() {
         Some(ResponseKind::OffsetFetch(OffsetFetchResponse::default()))
     } else {
-        super::handle_unchecked(broker, ctx, RequestKind::OffsetFetch(r.clone())).await?
+        super::route::handle_unchecked(broker, ctx, RequestKind::OffsetFetch(r.clone())).await?
     };
     Ok(out.map(|resp| match resp {
         ResponseKind::OffsetFetch(mut o) => {

@@ -11,7 +11,7 @@ use kafka_protocol::messages::{
 use odradek::ErrorCode;
 use uuid::Uuid;
 
-use super::authorize::{self, Authz};
+use super::authz::{self, Authz};
 use super::context::RequestContext;
 use super::reply::{sb, HandlerResult};
 use crate::broker::Broker;
@@ -115,8 +115,7 @@ pub fn handle(
         for t in &mut topics {
             if t.error_code == 0 {
                 if let Some(name) = &t.name {
-                    t.topic_authorized_operations =
-                        authorize::operations(broker, ctx, Rt::Topic, name);
+                    t.topic_authorized_operations = authz::operations(broker, ctx, Rt::Topic, name);
                 }
             }
         }
@@ -137,7 +136,7 @@ pub fn handle(
 pub(crate) fn cluster_operations(broker: &Broker, ctx: &RequestContext<'_>) -> i32 {
     match Authz::of(broker, ctx) {
         Some(a) if !a.cluster(Op::Describe) => 0,
-        _ => authorize::operations(broker, ctx, Rt::Cluster, crate::security::acl::CLUSTER_NAME),
+        _ => authz::operations(broker, ctx, Rt::Cluster, crate::security::acl::CLUSTER_NAME),
     }
 }
 

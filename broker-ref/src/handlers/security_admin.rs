@@ -18,7 +18,7 @@ use kafka_protocol::messages::describe_user_scram_credentials_response::{
 use kafka_protocol::messages::*;
 use odradek::ErrorCode;
 
-use super::authorize::Authz;
+use super::authz::Authz;
 use super::context::RequestContext;
 use super::reply::{sb, HandlerResult};
 use crate::broker::Broker;
@@ -138,28 +138,30 @@ pub fn create_acls(
     ))
 }
 
-fn filter_of(
+/// A filter's wire fields (DescribeAcls' request and DeleteAcls' filters carry the same ones).
+struct WireFilter<'a> {
     rtype: i8,
-    name: Option<&str>,
+    name: Option<&'a str>,
     pattern: i8,
-    principal: Option<&str>,
-    host: Option<&str>,
+    principal: Option<&'a str>,
+    host: Option<&'a str>,
     op: i8,
     perm: i8,
-    version: i16,
-) -> AclFilter {
+}
+
+fn filter_of(f: WireFilter<'_>, version: i16) -> AclFilter {
     AclFilter {
-        resource_type: ResourceType::from_code(rtype),
-        name: name.map(str::to_string),
+        resource_type: ResourceType::from_code(f.rtype),
+        name: f.name.map(str::to_string),
         pattern_type: if version == 0 {
             PatternType::Literal
         } else {
-            PatternType::from_code(pattern)
+            PatternType::from_code(f.pattern)
         },
-        principal: principal.map(str::to_string),
-        host: host.map(str::to_string),
-        operation: AclOperation::from_code(op),
-        permission: PermissionType::from_code(perm),
+        principal: f.principal.map(str::to_string),
+        host: f.host.map(str::to_string),
+        operation: AclOperation::from_code(f.op),
+        permission: PermissionType::from_code(f.perm),
     }
 }
 
@@ -189,13 +191,15 @@ pub fn describe_acls(
         ));
     };
     let filter = filter_of(
-        r.resource_type_filter,
-        r.resource_name_filter.as_deref(),
-        r.pattern_type_filter,
-        r.principal_filter.as_deref(),
-        r.host_filter.as_deref(),
-        r.operation,
-        r.permission_type,
+        WireFilter {
+            rtype: r.resource_type_filter,
+            name: r.resource_name_filter.as_deref(),
+            pattern: r.pattern_type_filter,
+            principal: r.principal_filter.as_deref(),
+            host: r.host_filter.as_deref(),
+            op: r.operation,
+            perm: r.permission_type,
+        },
         ctx.api_version,
     );
     if filter.is_unknown() {
@@ -273,13 +277,15 @@ pub fn delete_acls(
         .iter()
         .map(|f| {
             filter_of(
-                f.resource_type_filter,
-                f.resource_name_filter.as_deref(),
-                f.pattern_type_filter,
-                f.principal_filter.as_deref(),
-                f.host_filter.as_deref(),
-                f.operation,
-                f.permission_type,
+                WireFilter {
+                    rtype: f.resource_type_filter,
+                    name: f.resource_name_filter.as_deref(),
+                    pattern: f.pattern_type_filter,
+                    principal: f.principal_filter.as_deref(),
+                    host: f.host_filter.as_deref(),
+                    op: f.operation,
+                    perm: f.permission_type,
+                },
                 ctx.api_version,
             )
         })

@@ -187,8 +187,8 @@ impl SaslSettings {
         }
         Some(match mechanism {
             "PLAIN" => Exchange::Plain,
-            "SCRAM-SHA-256" => Exchange::Scram(ScramServer::new(ScramMechanism::Sha256)),
-            "SCRAM-SHA-512" => Exchange::Scram(ScramServer::new(ScramMechanism::Sha512)),
+            "SCRAM-SHA-256" => Exchange::Scram(Box::new(ScramServer::new(ScramMechanism::Sha256))),
+            "SCRAM-SHA-512" => Exchange::Scram(Box::new(ScramServer::new(ScramMechanism::Sha512))),
             "OAUTHBEARER" => Exchange::OAuth { error_sent: false },
             _ => return None,
         })
@@ -293,7 +293,7 @@ pub enum Exchange {
     /// PLAIN: one message.
     Plain,
     /// SCRAM: two round trips.
-    Scram(ScramServer),
+    Scram(Box<ScramServer>),
     /// OAUTHBEARER: one message, or two when the token is refused (error JSON, then `\x01`).
     OAuth {
         /// Whether the error JSON was sent.

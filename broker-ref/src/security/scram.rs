@@ -291,13 +291,16 @@ pub struct ScramServer {
 #[derive(Debug)]
 enum State {
     First,
-    Final {
-        first: ClientFirst,
-        server_first: String,
-        nonce: String,
-        credential: ScramCredential,
-    },
+    Final(Box<FinalState>),
     Done,
+}
+
+#[derive(Debug)]
+struct FinalState {
+    first: ClientFirst,
+    server_first: String,
+    nonce: String,
+    credential: ScramCredential,
 }
 
 /// The result of a step.
@@ -361,20 +364,21 @@ impl ScramServer {
                     credential.iterations
                 );
                 let out = server_first.clone().into_bytes();
-                self.state = State::Final {
+                self.state = State::Final(Box::new(FinalState {
                     first,
                     server_first,
                     nonce,
                     credential,
-                };
+                }));
                 Ok(ScramStep::Challenge(out))
             }
-            State::Final {
-                first,
-                server_first,
-                nonce,
-                credential,
-            } => {
+            State::Final(state) => {
+                let FinalState {
+                    first,
+                    server_first,
+                    nonce,
+                    credential,
+                } = *state;
                 let fin = parse_client_final(msg).ok_or(ScramError::Invalid)?;
                 if fin.nonce != nonce {
                     return Err(ScramError::Invalid);

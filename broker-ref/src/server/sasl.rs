@@ -43,7 +43,7 @@ enum State {
     /// Exchanging tokens; `kafka_headers` is false after a v0 handshake (raw tokens).
     Authenticate {
         mechanism: String,
-        exchange: Exchange,
+        exchange: Box<Exchange>,
         kafka_headers: bool,
         bad_mechanism: Option<String>,
     },
@@ -196,7 +196,7 @@ impl SaslGate {
             Ok(f) => {
                 self.state = State::Authenticate {
                     mechanism,
-                    exchange,
+                    exchange: Box::new(exchange),
                     kafka_headers: version >= 1,
                     bad_mechanism,
                 };
