@@ -1167,6 +1167,13 @@ fn misconfigured_security_fails_at_startup_naming_the_problem() {
         (vec![("listener.name.mtls.ssl.client.auth", "sometimes".into())], "ssl.client.auth"),
         (vec![("listeners", "PLAINTEXT://0.0.0.0:0".into())], "never advertises a wildcard"),
         (vec![("listener.name.plaintext.bogus.key", "1".into())], "listener.name.plaintext.bogus.key"),
+        (
+            vec![(
+                "listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class",
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler".into(),
+            )],
+            "needs sasl.oauthbearer.jwks.endpoint.url",
+        ),
     ];
     for (changes, expected) in cases {
         let mut o: Vec<(String, String)> = base.clone();
@@ -1248,4 +1255,202 @@ fn dev_security_starts_a_secured_broker_and_prints_client_settings() {
     let pki = Pki { dir: dir.clone() };
     let _ = pki;
     assert!(sasl.starts_with("127.0.0.1:"));
+}
+
+/// A JWKS endpoint: serves whatever `body` holds, counts requests.
+fn jwks_server(
+    body: Arc<std::sync::Mutex<String>>,
+    hits: Arc<std::sync::atomic::AtomicUsize>,
+) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            let mut req = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => req.extend_from_slice(&buf[..n]),
+                }
+            }
+            hits.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let b = body.lock().unwrap().clone();
+            let _ = write!(s, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}", b.len());
+        }
+    });
+    format!("http://{addr}/jwks")
+}
+
+fn es256_jwk(key: &rcgen::KeyPair, kid: &str) -> String {
+    let raw = key.public_key_raw();
+    let enc = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    format!(
+        r#"{{"kty":"EC","crv":"P-256","kid":"{kid}","use":"sig","alg":"ES256","x":"{}","y":"{}"}}"#,
+        enc.encode(&raw[1..33]),
+        enc.encode(&raw[33..65])
+    )
+}
+
+fn signed(key: &rcgen::KeyPair, kid: &str, claims: serde_json::Value) -> String {
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+    header.kid = Some(kid.to_string());
+    let k = jsonwebtoken::EncodingKey::from_ec_der(&key.serialize_der());
+    jsonwebtoken::encode(&header, &claims, &k).unwrap()
+}
+
+fn oauth_login(addr: &str, token: &str) -> SaslAuthenticateResponse {
+    let mut c = Client::plain(addr);
+    assert_eq!(c.handshake("OAUTHBEARER").error_code, 0);
+    let r = c
+        .authenticate(format!("n,,\x01auth=Bearer {token}\x01\x01").as_bytes(), 2)
+        .unwrap();
+    if r.error_code == 0 && r.auth_bytes.is_empty() {
+        assert!(c.metadata(None).is_ok());
+        return r;
+    }
+    if r.error_code == 0 {
+        // The RFC 7628 error JSON: acknowledge it and read the failure.
+        return c.authenticate(b"\x01", 2).unwrap();
+    }
+    r
+}
+
+#[test]
+fn oauthbearer_tokens_are_checked_against_a_jwks_endpoint() {
+    let key1 = rcgen::KeyPair::generate().unwrap();
+    let key2 = rcgen::KeyPair::generate().unwrap();
+    let body = Arc::new(std::sync::Mutex::new(format!(
+        r#"{{"keys":[{}]}}"#,
+        es256_jwk(&key1, "k1")
+    )));
+    let hits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let url = jwks_server(body.clone(), hits.clone());
+    let overrides: Vec<(String, String)> = vec![
+        (
+            "listeners".into(),
+            "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0".into(),
+        ),
+        ("sasl.enabled.mechanisms".into(), "OAUTHBEARER".into()),
+        (
+            "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config".into(),
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;".into(),
+        ),
+        (
+            "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class".into(),
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
+                .into(),
+        ),
+        ("sasl.oauthbearer.jwks.endpoint.url".into(), url),
+        (
+            "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms".into(),
+            "0".into(),
+        ),
+        (
+            "sasl.oauthbearer.expected.issuer".into(),
+            "https://issuer.test".into(),
+        ),
+        ("sasl.oauthbearer.expected.audience".into(), "kafka".into()),
+        ("sasl.oauthbearer.sub.claim.name".into(), "client_id".into()),
+        ("sasl.oauthbearer.clock.skew.seconds".into(), "0".into()),
+        (
+            "connection.failed.authentication.delay.ms".into(),
+            "0".into(),
+        ),
+    ];
+    let b = Broker::start(&temp_dir("jwks"), &overrides, &[]);
+    let addr = b.addr("SASL_PLAINTEXT");
+    assert!(
+        hits.load(std::sync::atomic::Ordering::SeqCst) >= 1,
+        "fetched at startup"
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let claims = |iss: &str, aud: &str, exp: i64| serde_json::json!({"iss": iss, "aud": aud, "exp": exp, "iat": now, "client_id": "alice", "sub": "ignored"});
+    // Negative cases first: each gets the invalid_token JSON, then SASL_AUTHENTICATION_FAILED.
+    let cases = [
+        (
+            "wrong issuer",
+            signed(&key1, "k1", claims("https://other", "kafka", now + 600)),
+        ),
+        (
+            "wrong audience",
+            signed(
+                &key1,
+                "k1",
+                claims("https://issuer.test", "other", now + 600),
+            ),
+        ),
+        (
+            "expired",
+            signed(
+                &key1,
+                "k1",
+                claims("https://issuer.test", "kafka", now - 60),
+            ),
+        ),
+        (
+            "unknown key",
+            signed(
+                &key2,
+                "k2",
+                claims("https://issuer.test", "kafka", now + 600),
+            ),
+        ),
+        ("unsigned", unsecured_jwt("alice", 600)),
+        (
+            "wrong signature",
+            signed(
+                &key2,
+                "k1",
+                claims("https://issuer.test", "kafka", now + 600),
+            ),
+        ),
+    ];
+    for (what, token) in &cases {
+        let r = oauth_login(&addr, token);
+        assert_eq!(r.error_code, 58, "{what}");
+        assert_eq!(
+            r.error_message.as_deref(),
+            Some(r#"{"status":"invalid_token"}"#),
+            "{what}"
+        );
+    }
+    let r = oauth_login(
+        &addr,
+        &signed(
+            &key1,
+            "k1",
+            claims("https://issuer.test", "kafka", now + 600),
+        ),
+    );
+    assert_eq!(r.error_code, 0);
+    assert!(
+        r.session_lifetime_ms > 500_000 && r.session_lifetime_ms <= 600_000,
+        "{}",
+        r.session_lifetime_ms
+    );
+    // A rotated key: the first token with its id fetches the key set again.
+    *body.lock().unwrap() = format!(
+        r#"{{"keys":[{},{}]}}"#,
+        es256_jwk(&key1, "k1"),
+        es256_jwk(&key2, "k2")
+    );
+    let before = hits.load(std::sync::atomic::Ordering::SeqCst);
+    let r = oauth_login(
+        &addr,
+        &signed(
+            &key2,
+            "k2",
+            claims("https://issuer.test", "kafka", now + 600),
+        ),
+    );
+    assert_eq!(r.error_code, 0, "{:?}", r.error_message);
+    assert!(hits.load(std::sync::atomic::Ordering::SeqCst) > before);
+    let log = b.stop();
+    assert!(!log.contains("eyJ"), "no token in the log");
+    assert!(log.contains("JWKS loaded"), "{log}");
 }
