@@ -22,6 +22,8 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 KAFKA_SH = os.path.join(ROOT, "tests", "compat", "kafka.sh")
 # connections.max.idle.ms on both brokers: the handshake deadline test waits for it.
 IDLE_MS = 4000
+# SASL_PLAINTEXT sessions last this long on both brokers (KIP-368): clients re-authenticate.
+REAUTH_MS = 3000
 
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
               'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
@@ -94,6 +96,7 @@ def start_odradek(workdir, pki):
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
         "super.users": "User:ANONYMOUS;User:admin",
         "allow.everyone.if.no.acl.found": "true",
+        "listener.name.sasl_plaintext.connections.max.reauth.ms": str(REAUTH_MS),
     }
     for l in ["sasl_ssl", "sasl_plaintext"]:
         ov["listener.name.%s.plain.sasl.jaas.config" % l] = PLAIN_JAAS
@@ -129,7 +132,8 @@ def start_odradek(workdir, pki):
 
 def start_kafka(workdir, pki):
     env = dict(os.environ, ODRADEK_KAFKA_SECURE=pki,
-               ODRADEK_KAFKA_EXTRA_PROPS="connections.max.idle.ms=%d" % IDLE_MS,
+               ODRADEK_KAFKA_EXTRA_PROPS="connections.max.idle.ms=%d\nlistener.name.sasl_plaintext.connections.max.reauth.ms=%d"
+               % (IDLE_MS, REAUTH_MS),
                ODRADEK_KAFKA_START_TIMEOUT="180")
     out = subprocess.run([KAFKA_SH, "start", workdir], env=env, check=True, stdout=subprocess.PIPE, text=True)
     listeners = {"PLAINTEXT": out.stdout.strip()}

@@ -18,7 +18,7 @@ from confluent_kafka.admin import AdminClient
 from kafka import KafkaConsumer, KafkaProducer
 
 from clients import MECHANISMS, ck_conf, kp_conf
-from conftest import IDLE_MS, SECRETS
+from conftest import IDLE_MS, REAUTH_MS, SECRETS
 
 DEADLINE = 30
 
@@ -257,3 +257,32 @@ def test_confluent_kafka_transaction_over_sasl_ssl(broker):
 
 def test_the_log_holds_no_secret(broker):
     assert_no_secrets(broker)
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "OAUTHBEARER"])
+def test_librdkafka_reauthenticates_on_a_live_connection(broker, mechanism):
+    """SASL_PLAINTEXT sessions last REAUTH_MS: a producer and a consumer that run for three
+    sessions keep working (librdkafka re-authenticates, KIP-368)."""
+    conf = ck_conf(broker, "SASL_PLAINTEXT", mechanism)
+    t = topic("reauth")
+    p = Producer(dict(conf, acks="all"))
+    reports = []
+    end = time.time() + 3 * REAUTH_MS / 1000
+    n = 0
+    while time.time() < end:
+        p.produce(t, value=b"r%d" % n, partition=0, callback=lambda e, m: reports.append(e))
+        n += 1
+        p.poll(0.2)
+    assert p.flush(DEADLINE) == 0
+    assert reports == [None] * n, [r for r in reports if r is not None][:3]
+    c = Consumer(dict(conf, **{"group.id": "g-" + t, "auto.offset.reset": "earliest"}))
+    c.subscribe([t])
+    got = 0
+    deadline = time.time() + DEADLINE
+    while got < n and time.time() < deadline:
+        m = c.poll(0.5)
+        if m is not None and m.error() is None:
+            got += 1
+            time.sleep(3 * REAUTH_MS / 1000 / n)  # spread the reads over sessions too
+    c.close()
+    assert got == n
