@@ -670,6 +670,12 @@ fn sasl_state_machine_refuses_what_kafka_refuses() {
     let r = c.authenticate(b"\x01", 2).unwrap();
     assert_eq!(r.error_code, 58);
     assert!(c.closed());
+    // Another request in the middle of an exchange: answered ILLEGAL_SASL_STATE, then closed.
+    let mut c = Client::plain(&addr);
+    assert_eq!(c.handshake("PLAIN").error_code, 0);
+    let r = c.metadata(Some(&["t"])).unwrap();
+    assert_eq!(r.topics[0].error_code, 34, "ILLEGAL_SASL_STATE");
+    assert!(c.closed());
     // SaslAuthenticate before SaslHandshake: closed.
     let mut c = Client::plain(&addr);
     assert!(c.authenticate(b"\0alice\0alice-secret", 2).is_err());

@@ -110,6 +110,35 @@ pub(super) async fn serve(
     run(shared, listener, reader, writer, peer, principal, shutdown).await
 }
 
+/// The request's own error response with ILLEGAL_SASL_STATE (Kafka's answer to a request other
+/// than SaslAuthenticate during an exchange), if the broker can shape one for that API.
+fn illegal_sasl_state(
+    broker: &Broker,
+    connection: &ConnectionContext,
+    frame: bytes::Bytes,
+) -> Option<bytes::Bytes> {
+    let request = odradek::protocol::decode_request(frame).ok()?;
+    if !crate::handlers::error_response::supports(request.api_key) {
+        return None;
+    }
+    let ctx = crate::handlers::RequestContext {
+        connection,
+        api_key: request.api_key,
+        api_version: request.header.request_api_version,
+        correlation_id: request.header.correlation_id,
+        client_id: request.header.client_id,
+    };
+    let body = crate::handlers::error_response::error_response(
+        broker,
+        &ctx,
+        &request.body,
+        odradek::ErrorCode::IllegalSaslState,
+    )
+    .ok()??;
+    odradek::protocol::encode_response_kind(ctx.api_key, ctx.api_version, ctx.correlation_id, &body)
+        .ok()
+}
+
 async fn run<R, W>(
     shared: Shared,
     listener: Arc<ListenerSecurity>,
@@ -206,6 +235,14 @@ async fn run<R, W>(
                 }
                 GateAction::Close(reason) => {
                     tracing::info!(%peer, %reason, "closing connection");
+                    break;
+                }
+                GateAction::IllegalState(reason) => {
+                    tracing::info!(%peer, %reason, "closing connection (ILLEGAL_SASL_STATE)");
+                    if let Some(bytes) = illegal_sasl_state(&broker, &connection, frame) {
+                        let _ = writer.write_all(&bytes).await;
+                        let _ = writer.flush().await;
+                    }
                     break;
                 }
             }

@@ -34,6 +34,9 @@ pub(super) enum GateAction {
     Fail(Option<Bytes>, String),
     /// Close at once.
     Close(String),
+    /// A request other than SaslAuthenticate in the middle of an exchange: answer it
+    /// ILLEGAL_SASL_STATE in its own error shape (where the broker can build one), then close.
+    IllegalState(String),
 }
 
 #[derive(Debug)]
@@ -142,8 +145,8 @@ impl SaslGate {
             }
             State::Authenticate { .. } => {
                 if key != ApiKey::SaslAuthenticate as i16 {
-                    return GateAction::Close(format!(
-                        "Unexpected Kafka request of type {} during SASL authentication (ILLEGAL_SASL_STATE).",
+                    return GateAction::IllegalState(format!(
+                        "Unexpected Kafka request of type {} during SASL authentication.",
                         odradek::protocol::api_name(key)
                     ));
                 }
