@@ -737,7 +737,8 @@ impl BrokerConfig {
         ]
     }
 
-    /// Parsed `listeners`: (name, host, port). Only PLAINTEXT-style listeners are served.
+    /// Parsed `listeners`: (name, host, port); each name's protocol comes from
+    /// `listener.security.protocol.map` (`security::listeners`).
     pub fn listeners(&self) -> Result<Vec<Listener>> {
         parse_listeners("listeners", self.get("listeners"))
     }
