@@ -6,7 +6,7 @@ Driven by bench/broker_tls.sh (installs the peers, builds the release broker, ma
 run that. Both brokers run at once with a PLAINTEXT and an SSL listener (the same PEM
 certificates). A cell is (broker, protocol): one producer sends --records records of --size bytes
 (acks=1, linger.ms=5, batch.size=256 KiB, no compression) into a fresh 1-partition topic, then one
-consumer reads them back from offset 0 (assign, fetch.min.bytes 1 MiB). Cells are shuffled per
+consumer reads them back from offset 0 (assign, librdkafka's fetch defaults). Cells are shuffled per
 round (fixed seed) after one warm-up round; the median of --rounds rounds is reported, with the
 SSL/PLAINTEXT ratio per broker and the odradek/Kafka ratio per protocol.
 """
@@ -42,7 +42,7 @@ def produce(conf, topic, n, size):
 
 def consume(conf, topic, n):
     c = Consumer(dict(conf, **{"group.id": "bench-" + topic, "enable.auto.commit": False,
-                               "fetch.min.bytes": 1048576, "fetch.wait.max.ms": 100}))
+                               "fetch.wait.max.ms": 100}))
     c.assign([TopicPartition(topic, 0, 0)])
     got = 0
     start = time.perf_counter()
