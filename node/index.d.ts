@@ -15,10 +15,30 @@ export interface KafkaProperties {
   [property: `${string}.${string}`]: string | number | boolean | undefined
 }
 
+/** Node's TLS options that map to Odradek's TLS settings (PEM CA, certificate and key). */
+export interface SSLOptions {
+  ca?: string | Buffer | (string | Buffer)[]
+  cert?: string | Buffer | (string | Buffer)[]
+  key?: string | Buffer | (string | Buffer)[]
+  passphrase?: string
+  /** Only `true` (the default): certificates are always verified. */
+  rejectUnauthorized?: boolean
+  minVersion?: 'TLSv1.2' | 'TLSv1.3'
+  maxVersion?: 'TLSv1.2' | 'TLSv1.3'
+  ciphers?: string
+}
+export interface OauthbearerProviderResponse { value: string, principal?: string, lifetimeMs?: number, extensions?: Record<string, string> }
+export type SASLOptions =
+  | { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512', username: string, password: string }
+  | { mechanism: 'oauthbearer', oauthBearerProvider: () => Promise<OauthbearerProviderResponse> }
+
 export interface KafkaConfig extends KafkaProperties {
   brokers: Brokers
   clientId?: string
+  ssl?: boolean | SSLOptions
+  sasl?: SASLOptions
   connectionTimeout?: number
+  authenticationTimeout?: number
   requestTimeout?: number
   retry?: RetryOptions
   logLevel?: logLevel
@@ -323,4 +343,5 @@ export class KafkaJSConnectionError extends KafkaJSError { readonly broker?: str
 export class KafkaJSRequestTimeoutError extends KafkaJSError {}
 export class KafkaJSTimeout extends KafkaJSError {}
 export class KafkaJSNotImplemented extends KafkaJSNonRetriableError {}
+export class KafkaJSSASLAuthenticationError extends KafkaJSNonRetriableError {}
 export class KafkaJSAggregateError extends Error { readonly errors: (Error | string)[]; readonly retriable: boolean }

@@ -21,6 +21,7 @@ export const {
   KafkaJSRequestTimeoutError,
   KafkaJSTimeout,
   KafkaJSNotImplemented,
+  KafkaJSSASLAuthenticationError,
   KafkaJSAggregateError
 } = odradek
 

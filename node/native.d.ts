@@ -4,7 +4,7 @@
 /** The native admin client. */
 export declare class NativeAdmin {
   /** Creates an admin client from Kafka property names (nothing is connected yet). */
-  constructor(config: Record<string, string>)
+  constructor(config: Record<string, string>, tokenProvider?: (() => Promise<string>) | undefined | null)
   /** Checks that a broker answers (KafkaJS's `connect`). */
   connect(): Promise<void>
   /** Creates topics; one result per topic. */
@@ -50,7 +50,7 @@ export declare class NativeAvroSchema {
 
 export declare class NativeConsumer {
   /** Creates a consumer from Kafka property names (nothing is connected yet). */
-  constructor(config: Record<string, string>)
+  constructor(config: Record<string, string>, tokenProvider?: (() => Promise<string>) | undefined | null)
   /** Checks that a broker answers (KafkaJS's `connect`). */
   connect(): Promise<void>
   /** Joins the group for `topics`, or for every topic matching `pattern` when given. */
@@ -88,7 +88,7 @@ export declare class NativeConsumer {
 /** The native producer (one per KafkaJS producer and acks/compression combination). */
 export declare class NativeProducer {
   /** Creates a producer from Kafka property names (nothing is connected yet). */
-  constructor(config: Record<string, string>)
+  constructor(config: Record<string, string>, tokenProvider?: (() => Promise<string>) | undefined | null)
   /**
    * Sends `[{ topic, messages }]`; resolves with one result per partition written to, once
    * every record is acknowledged (per the producer's `acks`), or rejects with the first

@@ -2,7 +2,8 @@
 # Builds the odradek Python package into python/.venv and runs its test suite (python/tests)
 # against a real odradek-broker. Called by scripts/test.sh; safe to run by hand.
 #
-#   python/test.sh [pytest args...]
+#   python/test.sh [pytest args...]          the whole suite
+#   python/test.sh tests/test_x.py [args]    only that file
 #
 # Idempotent and fast when nothing changed: the venv is created and its requirements installed
 # once (a stamp records what was installed), `maturin develop` rebuilds only what cargo finds
@@ -54,4 +55,8 @@ if [[ -z "${ODRADEK_CONFLUENT_PYTHON:-}" && -z "${ODRADEK_SKIP_COMPAT:-}" ]]; th
 fi
 
 cd "$HERE"
+if [[ $# -gt 0 && -f "$1" ]]; then
+  # `python/test.sh tests/test_x.py [args]`: only those tests.
+  exec "$PY" -m pytest -q -p no:cacheprovider "$@"
+fi
 exec "$PY" -m pytest -q -p no:cacheprovider tests "$@"

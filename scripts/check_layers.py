@@ -475,7 +475,8 @@ def file_cycles(src):
         uses = []
         for m in re.finditer(r"\buse\s+([^;]+);", code):
             uses.extend(_expand_use(m.group(1)))
-        for m in re.finditer(r"(?<![:\w])((?:crate|super|self|\w+)(?:::\w+)+)", code):
+        # Paths in code, whole (`a::b::{..}` and `a::b::*` prefixes are not paths of their own).
+        for m in re.finditer(r"(?<![:\w])((?:crate|super|self|\w+)(?:::\w+)+)(?!\w|\s*::)", code):
             uses.append(m.group(1).split("::"))
         for path in uses:
             target = absolute(rel, path)

@@ -25,7 +25,7 @@ step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
 step "layers: no import cycles, layer order kept, protocol messages only in client-core"
-python3 scripts/check_layers.py client-core/src types error_code error alloc protocol records \
+python3 scripts/check_layers.py client-core/src types error_code error alloc protocol records security \
   config net cluster producer consumer admin
 python3 scripts/check_layers.py broker-ref/src log partition session coordinator security handlers server
 python3 scripts/check_layers.py --forbid-protocol-messages bindings python node c cli
@@ -80,10 +80,23 @@ step "node: odradek package (npm ci, cargo build) and node --test node/test"
 ODRADEK_BROKER_BIN="$target/debug/odradek-broker" node/test.sh
 # ---- end of the Node.js package step ------------------------------------------------------------
 
+# ---- Schema Registry (schema-registry/): Rust tier, confluent-kafka's and KafkaJS's registry ----
+# clients and serializers against ours (its own venv with confluent-kafka[avro,json,protobuf])
+step "schema registry: Rust, Python (confluent-kafka) and Node (@kafkajs/confluent-schema-registry) tiers"
+schema-registry/test.sh
+# ---- end of the Schema Registry step ------------------------------------------------------------
+
 # ---- C library libodradek (c/): header check, C tests plain / valgrind / ASan, examples ------
 step "c: libodradek (odradek.h check, C tests plain + valgrind + AddressSanitizer, examples, install)"
 ODRADEK_BROKER_BIN="$target/debug/odradek-broker" c/test.sh
 # ---- end of the C library step --------------------------------------------------------------
+
+# ---- Security, client side: every language over TLS and SASL against a secured Apache Kafka ---
+if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
+  step "security: the clients over SSL, mTLS, SASL_SSL and SASL_PLAINTEXT against Apache Kafka (tests/security/client.sh)"
+  tests/security/client.sh
+fi
+# ---- end of the client security step --------------------------------------------------------
 
 # Every step above exits the script on failure, so reaching here means all of them passed.
 printf '\ntiers: %d passed, 0 failed\n' "$steps"

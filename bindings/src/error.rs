@@ -121,7 +121,7 @@ impl ClientError {
                 // `send` checks an explicit partition against the topic's partition count.
                 codes::UNKNOWN_PARTITION
             }
-            Error::Kafka(code) => i32::from(code.code()),
+            Error::Kafka(code) | Error::KafkaMessage { code, .. } => i32::from(code.code()),
             Error::RecordTooLarge { .. } => i32::from(ErrorCode::MessageTooLarge.code()),
             Error::Timeout(_) => match stage {
                 Stage::Enqueue | Stage::Delivery => codes::MSG_TIMED_OUT,
@@ -129,6 +129,8 @@ impl ClientError {
             },
             Error::QueueFull(_) => codes::QUEUE_FULL,
             Error::UnknownTopic { .. } => codes::UNKNOWN_TOPIC,
+            Error::SaslAuthentication { .. } => codes::AUTHENTICATION,
+            Error::SslHandshake { .. } => codes::SSL,
             Error::Purged => codes::PURGE_QUEUE,
             Error::Io(_) | Error::Connection { .. } => codes::TRANSPORT,
             Error::Config { .. } => codes::INVALID_ARG,
@@ -151,6 +153,7 @@ impl ClientError {
         };
         let retriable = match error {
             Error::Kafka(_)
+            | Error::KafkaMessage { .. }
             | Error::Timeout(_)
             | Error::QueueFull(_)
             | Error::UnknownTopic { .. }

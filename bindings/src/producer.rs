@@ -205,6 +205,16 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
         mode: Mode<T>,
     ) -> Result<Self, ClientError> {
         let (config, settings) = crate::config::split(config)?;
+        Self::from_config(config, settings, mode)
+    }
+
+    /// Creates a producer from a configuration the shell already split (and completed in code,
+    /// e.g. with an OAUTHBEARER token callback: `ClientConfig::set_token_provider`).
+    pub fn from_config(
+        config: odradek::ClientConfig,
+        settings: BindingSettings,
+        mode: Mode<T>,
+    ) -> Result<Self, ClientError> {
         let handle = runtime::runtime()?;
         let core = {
             let _enter = handle.enter();
@@ -235,6 +245,26 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
             closed: AtomicBool::new(false),
             push,
         });
+        // Authentication failures reach `error_cb` (at most once a second), as in librdkafka.
+        {
+            let weak = Arc::downgrade(&inner);
+            let last = Mutex::new(None::<std::time::Instant>);
+            inner.core.cluster().set_error_listener(Arc::new(move |e| {
+                let Some(inner) = weak.upgrade() else { return };
+                let now = std::time::Instant::now();
+                if let Ok(mut l) = last.lock() {
+                    if l.is_some_and(|t| now.duration_since(t) < Duration::from_secs(1)) {
+                        return;
+                    }
+                    *l = Some(now);
+                }
+                inner
+                    .lock()
+                    .events
+                    .push_back(Event::Error(ClientError::from_core(e, Stage::Request)));
+                inner.signal.notify();
+            }));
+        }
         if let Some(sink) = sink {
             handle.spawn(push_driver(inner.clone(), sink));
         }

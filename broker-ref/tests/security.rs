@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use bytes::Bytes;
-use hmac::{KeyInit, Mac};
+use hmac::Mac;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Request, StrBytes};
 use odradek::protocol::{decode_response, encode_request};
@@ -439,7 +439,7 @@ fn scram_proof(mechanism: &str, password: &str, salt: &[u8], iters: u32, auth: &
             let mut salted = [0u8; $n];
             pbkdf2::pbkdf2_hmac::<$h>(password.as_bytes(), salt, iters, &mut salted);
             let mac = |k: &[u8], d: &[u8]| {
-                let mut m = <hmac::Hmac<$h> as KeyInit>::new_from_slice(k).unwrap();
+                let mut m = <hmac::Hmac<$h> as Mac>::new_from_slice(k).unwrap();
                 m.update(d);
                 m.finalize().into_bytes().to_vec()
             };

@@ -487,6 +487,9 @@ typedef struct odk_consumer_t odk_consumer_t;
 // A record, an event or a delivery report.
 typedef struct odk_message_t odk_message_t;
 
+// The token a callback fills in. Only valid during the callback.
+typedef struct odk_oauthbearer_token_t odk_oauthbearer_token_t;
+
 // A producer.
 typedef struct odk_producer_t odk_producer_t;
 
@@ -522,6 +525,14 @@ typedef struct odk_topic_info_t {
 typedef void (*odk_dr_msg_cb_t)(struct odk_producer_t *producer,
                                 const struct odk_message_t *msg,
                                 void *opaque);
+
+// The token callback: fill `token` with `odk_oauthbearer_token_set` (or report why not with
+// `odk_oauthbearer_token_set_failure`) and return `ODK_ERR_NO_ERROR`. `oauthbearer_config` is
+// the value of `sasl.oauthbearer.config` ("" when unset), `opaque` the configuration's opaque.
+// Called on a library thread, never concurrently for one client; it may block.
+typedef odk_err_t (*odk_oauthbearer_token_cb_t)(struct odk_oauthbearer_token_t *token,
+                                                const char *oauthbearer_config,
+                                                void *opaque);
 
 // Client-level error callback of a producer (a fatal error, or a record without delivery
 // callback that failed fatally), served by `odk_poll`. Consumers report errors as messages
@@ -737,6 +748,15 @@ odk_err_t odk_conf_get(const struct odk_conf_t *conf,
 // # Safety
 // `conf` is NULL or live.
 void odk_conf_set_dr_msg_cb(struct odk_conf_t *conf, odk_dr_msg_cb_t cb);
+
+// Sets the OAUTHBEARER token callback (`sasl.mechanism=OAUTHBEARER`), which takes precedence
+// over `sasl.oauthbearer.method`. No-op when `conf` is NULL.
+//
+// Thread safety: must not race with other uses of `conf`.
+//
+// # Safety
+// `conf` is NULL or live.
+void odk_conf_set_oauthbearer_token_cb(struct odk_conf_t *conf, odk_oauthbearer_token_cb_t cb);
 
 // Sets the error callback (producers). No-op when `conf` is NULL.
 //
@@ -1122,6 +1142,36 @@ void *odk_message_opaque(const struct odk_message_t *m);
 // # Safety
 // `m` is NULL or a message from `odk_consumer_poll` not yet destroyed.
 void odk_message_destroy(struct odk_message_t *m);
+
+// Sets the token: its value, when it expires (ms since the Unix epoch), the principal it
+// names, and `extension_cnt / 2` SASL extensions as `key, value` string pairs. Returns
+// `ODK_ERR__INVALID_ARG` (with `errstr`) for a NULL or empty value, an expiry in the past, an
+// odd extension count or an extension name RFC 7628 forbids.
+//
+// Thread safety: only on `token`, from inside the callback that received it.
+//
+// # Safety
+// `token` is the callback's; `value` and `principal` NUL-terminated (principal may be NULL);
+// `extensions` NULL or `extension_cnt` NUL-terminated strings; `errstr` NULL or
+// `errstr_size` writable bytes.
+odk_err_t odk_oauthbearer_token_set(struct odk_oauthbearer_token_t *token,
+                                    const char *value,
+                                    int64_t expires_at_ms,
+                                    const char *principal,
+                                    const char *const *extensions,
+                                    size_t extension_cnt,
+                                    char *errstr,
+                                    size_t errstr_size);
+
+// Reports that no token could be had: the authentication that asked fails with
+// `ODK_ERR__AUTHENTICATION` and `reason` (no secret in it, please).
+//
+// Thread safety: only on `token`, from inside the callback that received it.
+//
+// # Safety
+// `token` is the callback's; `reason` NULL or NUL-terminated.
+odk_err_t odk_oauthbearer_token_set_failure(struct odk_oauthbearer_token_t *token,
+                                            const char *reason);
 
 // Creates a producer from `conf` (Kafka property names: `bootstrap.servers`, `linger.ms`,
 // `acks`, `compression.type`, `enable.idempotence`, `transactional.id`, ...; callbacks set with

@@ -124,7 +124,7 @@ pub unsafe extern "C" fn odk_admin_new(
     guard_err(errstr, errstr_size, || {
         // SAFETY: per the contract.
         let conf = unsafe { conf.as_ref() }.ok_or_else(|| ffi::null_handle("conf"))?;
-        let (config, _) = odradek_bindings::config::split(conf.entries.iter().cloned())?;
+        let (config, _) = conf.client_config(false)?;
         let handle = runtime::runtime()?;
         let admin = {
             let _enter = handle.enter();

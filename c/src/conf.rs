@@ -63,6 +63,7 @@ pub struct odk_conf_t {
     pub(crate) error_cb: odk_error_cb_t,
     pub(crate) stats_cb: odk_stats_cb_t,
     pub(crate) rebalance_cb: odk_rebalance_cb_t,
+    pub(crate) oauthbearer_token_cb: crate::oauth::odk_oauthbearer_token_cb_t,
     pub(crate) opaque: Option<OpaqueBox>,
 }
 
@@ -71,6 +72,41 @@ pub struct odk_conf_t {
 pub(crate) struct OpaqueBox(pub Opaque);
 
 impl odk_conf_t {
+    /// The core's configuration and the binding's settings from the properties (behind
+    /// librdkafka's producer defaults when `producer`), with the token callback if one is set.
+    pub(crate) fn client_config(
+        &self,
+        producer: bool,
+    ) -> Result<
+        (
+            odk_core::ClientConfig,
+            odradek_bindings::config::BindingSettings,
+        ),
+        ClientError,
+    > {
+        let entries: Vec<(String, String)> = if producer {
+            odradek_bindings::config::with_librdkafka_producer_defaults(
+                self.entries.iter().cloned(),
+            )
+        } else {
+            self.entries.clone()
+        };
+        let (mut config, settings) = odradek_bindings::config::split(entries)?;
+        if let Some(cb) = self.oauthbearer_token_cb {
+            let sasl_config = self
+                .entries
+                .iter()
+                .rev()
+                .find(|(k, _)| k == "sasl.oauthbearer.config")
+                .map_or("", |(_, v)| v.as_str());
+            let provider = crate::oauth::CTokenProvider::new(cb, sasl_config, self.opaque());
+            config
+                .set_token_provider(std::sync::Arc::new(provider))
+                .map_err(|e| ClientError::from_core(&e, odradek_bindings::Stage::Request))?;
+        }
+        Ok((config, settings))
+    }
+
     /// The application's opaque pointer (NULL when unset).
     pub(crate) fn opaque(&self) -> *mut c_void {
         self.opaque.map_or(std::ptr::null_mut(), |o| o.0 .0)
@@ -227,6 +263,26 @@ pub unsafe extern "C" fn odk_conf_set_dr_msg_cb(conf: *mut odk_conf_t, cb: odk_d
         // SAFETY: per the contract.
         if let Some(c) = unsafe { conf.as_mut() } {
             c.dr_msg_cb = cb;
+        }
+    })
+}
+
+/// Sets the OAUTHBEARER token callback (`sasl.mechanism=OAUTHBEARER`), which takes precedence
+/// over `sasl.oauthbearer.method`. No-op when `conf` is NULL.
+///
+/// Thread safety: must not race with other uses of `conf`.
+///
+/// # Safety
+/// `conf` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn odk_conf_set_oauthbearer_token_cb(
+    conf: *mut odk_conf_t,
+    cb: crate::oauth::odk_oauthbearer_token_cb_t,
+) {
+    guard((), || {
+        // SAFETY: per the contract.
+        if let Some(c) = unsafe { conf.as_mut() } {
+            c.oauthbearer_token_cb = cb;
         }
     })
 }

@@ -161,7 +161,8 @@ pub unsafe extern "C" fn odk_consumer_new(
     guard_err(errstr, errstr_size, || {
         // SAFETY: per the contract.
         let conf = unsafe { conf.as_ref() }.ok_or_else(|| ffi::null_handle("conf"))?;
-        let client = ConsumerClient::new(conf.entries.iter().cloned())?;
+        let (config, settings) = conf.client_config(false)?;
+        let client = ConsumerClient::from_config(config, settings)?;
         out = Box::into_raw(Box::new(odk_consumer_t {
             client,
             rebalance_cb: conf.rebalance_cb,

@@ -14,6 +14,7 @@ pub mod error;
 mod ffi;
 mod malloc;
 pub mod message;
+pub mod oauth;
 pub mod producer;
 pub mod topic_partition;
 pub mod txn;

@@ -203,12 +203,8 @@ pub unsafe extern "C" fn odk_producer_new(
     guard_err(errstr, errstr_size, || {
         // SAFETY: per the contract.
         let conf = unsafe { conf.as_ref() }.ok_or_else(|| ffi::null_handle("conf"))?;
-        let client = ProducerClient::new(
-            odradek_bindings::config::with_librdkafka_producer_defaults(
-                conf.entries.iter().cloned(),
-            ),
-            Mode::Poll,
-        )?;
+        let (config, settings) = conf.client_config(true)?;
+        let client = ProducerClient::from_config(config, settings, Mode::Poll)?;
         out = Box::into_raw(Box::new(odk_producer_t {
             client,
             dr_cb: conf.dr_msg_cb,

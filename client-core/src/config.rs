@@ -4,9 +4,11 @@
 //! with an error naming the key. Defaults are Apache Kafka 4.x's Java-client defaults, except
 //! where documented on the field.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::records::Compression;
+use crate::security::{SecurityConfig, TokenProvider};
 use crate::{Error, Result};
 
 /// Producer acknowledgement level.
@@ -126,6 +128,8 @@ pub struct ClientConfig {
     pub producer: ProducerConfig,
     /// Consumer settings.
     pub consumer: ConsumerConfig,
+    /// `security.protocol`, `ssl.*`, `sasl.*`.
+    pub security: SecurityConfig,
 }
 
 /// What a consumer does when it has no valid position.
@@ -276,6 +280,7 @@ impl Default for ClientConfig {
                 max_poll_interval: Duration::from_millis(300_000),
                 assignors: vec!["range".into(), "cooperative-sticky".into()],
             },
+            security: SecurityConfig::default(),
         }
     }
 }
@@ -425,6 +430,7 @@ impl ClientConfig {
                 p.transactional_id = Some(value.to_string()).filter(|t| !t.is_empty())
             }
             "transaction.timeout.ms" => p.transaction_timeout = parse_ms(key, value)?,
+            k if SecurityConfig::handles(k) => self.security.set(k, value)?,
             _ => return self.set_consumer(key, value),
         }
         Ok(())
@@ -504,6 +510,14 @@ impl ClientConfig {
         Ok(())
     }
 
+    /// Sets the application's OAUTHBEARER token callback (confluent-kafka's `oauth_cb`,
+    /// KafkaJS's `oauthBearerProvider`), which takes precedence over the configured token
+    /// methods, and prepares the security settings again.
+    pub fn set_token_provider(&mut self, provider: Arc<dyn TokenProvider>) -> Result<()> {
+        self.security.sasl.token_provider = Some(provider);
+        self.security.prepare()
+    }
+
     fn validate(&mut self) -> Result<()> {
         let conflict = if self.producer.acks != Acks::All {
             Some(("acks", "must be all"))
@@ -549,6 +563,18 @@ impl ClientConfig {
                     format!("`{s}` is not host:port"),
                 ));
             }
+        }
+        // An OAUTHBEARER client whose token comes from a callback set in code prepares again
+        // once it is set (see `set_token_provider`).
+        let callback_later = self.security.sasl.mechanism
+            == Some(crate::security::SaslMechanism::OAuthBearer)
+            && self.security.sasl.token_provider.is_none()
+            && self.security.sasl.oauth_method == crate::security::OAuthMethod::Default
+            && !self.security.sasl.unsecure_jwt;
+        match self.security.prepare() {
+            Err(Error::Config { key, .. })
+                if callback_later && key == "sasl.oauthbearer.method" => {}
+            other => other?,
         }
         let p = &self.producer;
         if p.delivery_timeout < p.linger + self.request_timeout {

@@ -87,6 +87,15 @@ pub enum Error {
     /// The peer answered with a Kafka error code.
     #[error("broker error {0}")]
     Kafka(ErrorCode),
+    /// The peer answered with a Kafka error code and an explanation (admin APIs such as
+    /// CreateAcls and AlterUserScramCredentials carry one).
+    #[error("broker error {code}: {message}")]
+    KafkaMessage {
+        /// The code.
+        code: ErrorCode,
+        /// The broker's explanation.
+        message: String,
+    },
     /// An I/O error on a socket or file.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
@@ -120,6 +129,26 @@ pub enum Error {
         /// The topic.
         topic: String,
         /// How long it was waited for.
+        detail: String,
+    },
+    /// The broker refused the client's SASL credentials (SASL_AUTHENTICATION_FAILED), or a SASL
+    /// exchange failed on the client's side (a server message that does not check out, no
+    /// token). Not retried: the same credentials would fail again.
+    #[error("SASL authentication with {broker} failed: {detail}")]
+    SaslAuthentication {
+        /// Broker address (or the token endpoint).
+        broker: String,
+        /// What the broker or the check said (never a secret).
+        detail: String,
+    },
+    /// The TLS handshake with a broker failed: an untrusted, expired or wrongly named
+    /// certificate, no common protocol or cipher suite, or a peer that does not speak TLS.
+    /// Not retried.
+    #[error("SSL handshake with {broker} failed: {detail}")]
+    SslHandshake {
+        /// Broker address.
+        broker: String,
+        /// Why it failed.
         detail: String,
     },
     /// The record was purged from the producer's queue before it was sent.
@@ -169,7 +198,7 @@ impl Error {
     /// Whether retrying the operation later may succeed.
     pub fn is_retriable(&self) -> bool {
         match self {
-            Error::Kafka(code) => code.is_retriable(),
+            Error::Kafka(code) | Error::KafkaMessage { code, .. } => code.is_retriable(),
             Error::Io(_) | Error::Connection { .. } | Error::Timeout(_) => true,
             Error::CrcMismatch { .. } | Error::UnknownTopic { .. } => true,
             _ => false,
@@ -179,7 +208,7 @@ impl Error {
     /// The Kafka error code that describes this error on the wire.
     pub fn kafka_code(&self) -> ErrorCode {
         match self {
-            Error::Kafka(code) => *code,
+            Error::Kafka(code) | Error::KafkaMessage { code, .. } => *code,
             Error::FrameTooLarge { .. }
             | Error::InvalidFrameLength(_)
             | Error::Malformed { .. } => ErrorCode::InvalidRequest,
@@ -194,6 +223,8 @@ impl Error {
             Error::Timeout(_) => ErrorCode::RequestTimedOut,
             Error::QueueFull(_) | Error::Purged => ErrorCode::UnknownServerError,
             Error::UnknownTopic { .. } => ErrorCode::UnknownTopicOrPartition,
+            Error::SaslAuthentication { .. } => ErrorCode::SaslAuthenticationFailed,
+            Error::SslHandshake { .. } => ErrorCode::NetworkException,
             Error::RecordTooLarge { .. } => ErrorCode::MessageTooLarge,
             Error::Config { .. } => ErrorCode::InvalidConfig,
             Error::Closed => ErrorCode::UnknownServerError,
@@ -212,6 +243,22 @@ impl Error {
         }
     }
 
+    /// Whether the error is an authentication failure (SASL or TLS): retrying with the same
+    /// settings fails the same way, so callers report it instead of waiting.
+    pub fn is_authentication(&self) -> bool {
+        matches!(
+            self,
+            Error::SaslAuthentication { .. } | Error::SslHandshake { .. }
+        ) || matches!(
+            self,
+            Error::Kafka(
+                ErrorCode::SaslAuthenticationFailed
+                    | ErrorCode::IllegalSaslState
+                    | ErrorCode::UnsupportedSaslMechanism
+            )
+        )
+    }
+
     /// Whether the error is fatal for the client instance (it cannot continue and should be
     /// closed): a closed client, a bad configuration, a fatal transactional error, or one of
     /// a Kafka code listed by [`is_fatal_code`].
@@ -219,7 +266,7 @@ impl Error {
         match self {
             Error::Closed | Error::Config { .. } => true,
             Error::Transaction { abortable, .. } => !abortable,
-            Error::Kafka(code) => is_fatal_code(*code),
+            Error::Kafka(code) | Error::KafkaMessage { code, .. } => is_fatal_code(*code),
             _ => false,
         }
     }
@@ -259,6 +306,24 @@ pub fn is_fatal_code(code: ErrorCode) -> bool {
             | ErrorCode::InvalidProducerIdMapping
             | ErrorCode::InvalidTransactionTimeout
     )
+}
+
+impl Error {
+    /// A per-item or whole-response error code with the broker's optional message: `Ok` for
+    /// NONE, [`Error::KafkaMessage`] when the broker explained itself, else [`Error::Kafka`].
+    pub fn from_response(code: i16, message: Option<&str>) -> Result<(), Error> {
+        let code = ErrorCode::from_code(code);
+        if code.is_ok() {
+            return Ok(());
+        }
+        Err(match message.filter(|m| !m.is_empty()) {
+            Some(m) => Error::KafkaMessage {
+                code,
+                message: m.to_string(),
+            },
+            None => Error::Kafka(code),
+        })
+    }
 }
 
 impl From<ErrorCode> for Error {
@@ -317,6 +382,10 @@ impl Error {
                 detail: detail.clone(),
             },
             Error::Kafka(code) => Error::Kafka(*code),
+            Error::KafkaMessage { code, message } => Error::KafkaMessage {
+                code: *code,
+                message: message.clone(),
+            },
             Error::Io(io) => Error::Io(std::io::Error::new(io.kind(), io.to_string())),
             Error::Config { key, message } => Error::Config {
                 key: key.clone(),
@@ -333,6 +402,14 @@ impl Error {
                 detail: detail.clone(),
             },
             Error::Purged => Error::Purged,
+            Error::SaslAuthentication { broker, detail } => Error::SaslAuthentication {
+                broker: broker.clone(),
+                detail: detail.clone(),
+            },
+            Error::SslHandshake { broker, detail } => Error::SslHandshake {
+                broker: broker.clone(),
+                detail: detail.clone(),
+            },
             Error::RecordTooLarge {
                 size,
                 limit_name,

@@ -22,6 +22,7 @@ pub mod net;
 pub mod producer;
 pub mod protocol;
 pub mod records;
+pub mod security;
 mod types;
 
 pub use admin::Admin;

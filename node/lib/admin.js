@@ -38,7 +38,7 @@ class Admin {
   async connect () {
     const servers = await resolveBrokers(this._kafka._brokers)
     try {
-      const n = new native.NativeAdmin({ ...this._kafka._props, 'bootstrap.servers': servers, ...passThrough(this._options) })
+      const n = new native.NativeAdmin({ ...this._kafka._props, 'bootstrap.servers': servers, ...passThrough(this._options) }, this._kafka._tokenProvider)
       await n.connect()
       this._native = n
     } catch (e) {

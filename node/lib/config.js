@@ -33,13 +33,106 @@ async function resolveBrokers (brokers) {
   return list.join(',')
 }
 
+/** PEM text of a KafkaJS/Node TLS option (a string, a Buffer, or an array of them). */
+function pem (name, value) {
+  const parts = Array.isArray(value) ? value : [value]
+  return parts.map((v) => {
+    if (typeof v === 'string') return v
+    if (Buffer.isBuffer(v)) return v.toString('utf8')
+    throw new KafkaJSNonRetriableError(`ssl.${name} must be a PEM string or Buffer`)
+  }).join('\n')
+}
+
+/** `ssl` (true, or Node's tls.connect options) as ssl.* properties. */
+function sslProps (ssl, out) {
+  if (ssl === true) return
+  if (typeof ssl !== 'object') throw new KafkaJSNonRetriableError('ssl must be true or an object of TLS options')
+  for (const [k, v] of Object.entries(ssl)) {
+    if (v === undefined || v === null) continue
+    switch (k) {
+      case 'ca': out['ssl.ca.pem'] = pem('ca', v); break
+      case 'cert': out['ssl.certificate.pem'] = pem('cert', v); break
+      case 'key': out['ssl.key.pem'] = pem('key', v); break
+      case 'passphrase': out['ssl.key.password'] = String(v); break
+      case 'rejectUnauthorized':
+        if (v === false) {
+          throw new KafkaJSNonRetriableError("ssl.rejectUnauthorized=false is not supported: the broker's certificate is always verified (give its CA in ssl.ca, or set 'ssl.endpoint.identification.algorithm': 'none' to skip only the host name check)")
+        }
+        break
+      case 'servername':
+      case 'checkServerIdentity':
+        throw new KafkaJSNonRetriableError(`ssl.${k} is not supported: the host name checked is the broker's; set 'ssl.endpoint.identification.algorithm': 'none' to skip the check`)
+      case 'minVersion':
+      case 'maxVersion': {
+        const versions = ['TLSv1.2', 'TLSv1.3']
+        const lo = versions.indexOf(k === 'minVersion' ? v : (ssl.minVersion || 'TLSv1.2'))
+        const hi = versions.indexOf(k === 'maxVersion' ? v : (ssl.maxVersion || 'TLSv1.3'))
+        if (lo < 0 || hi < 0 || lo > hi) throw new KafkaJSNonRetriableError(`ssl.${k} ${v} is not supported: TLSv1.2 or TLSv1.3`)
+        out['ssl.enabled.protocols'] = versions.slice(lo, hi + 1).join(',')
+        break
+      }
+      case 'ciphers': out['ssl.cipher.suites'] = String(v); break
+      default:
+        throw new KafkaJSNonRetriableError(`ssl.${k} is not supported by odradek`)
+    }
+  }
+}
+
+const MECHANISMS = { plain: 'PLAIN', 'scram-sha-256': 'SCRAM-SHA-256', 'scram-sha-512': 'SCRAM-SHA-512', oauthbearer: 'OAUTHBEARER' }
+
+/** `sasl` ({ mechanism, username, password } or { mechanism: 'oauthbearer', oauthBearerProvider }). */
+function saslProps (sasl, out) {
+  const mechanism = MECHANISMS[String(sasl.mechanism || '').toLowerCase()]
+  if (!mechanism) {
+    throw new KafkaJSNonRetriableError(`SASL mechanism ${sasl.mechanism} is not supported by odradek (plain, scram-sha-256, scram-sha-512, oauthbearer)`)
+  }
+  out['sasl.mechanism'] = mechanism
+  if (mechanism === 'OAUTHBEARER') {
+    if (typeof sasl.oauthBearerProvider !== 'function') {
+      throw new KafkaJSNonRetriableError('sasl.oauthBearerProvider must be an async function returning { value }')
+    }
+    return
+  }
+  if (typeof sasl.username !== 'string' || typeof sasl.password !== 'string') {
+    throw new KafkaJSNonRetriableError(`SASL ${mechanism} needs username and password strings`)
+  }
+  out['sasl.username'] = sasl.username
+  out['sasl.password'] = sasl.password
+}
+
+/**
+ * KafkaJS's `oauthBearerProvider` as the native token callback: called whenever a connection
+ * authenticates and the cached token is due; answers JSON the addon parses.
+ */
+function tokenProvider (config) {
+  const provider = config.sasl && config.sasl.oauthBearerProvider
+  if (typeof provider !== 'function') return undefined
+  return async () => {
+    const token = await provider()
+    if (!token || typeof token.value !== 'string') throw new Error('oauthBearerProvider must return { value: string }')
+    return JSON.stringify({ value: token.value, principal: token.principal, lifetimeMs: token.lifetimeMs, extensions: token.extensions })
+  }
+}
+
 /** Client-wide properties from `new Kafka(config)`. */
 function clientProps (config) {
-  if (config.ssl) throw new KafkaJSNonRetriableError('ssl is not supported by odradek yet')
-  if (config.sasl) throw new KafkaJSNonRetriableError('sasl is not supported by odradek yet')
   const out = {}
+  if (config.ssl) sslProps(config.ssl, out)
+  if (config.sasl) saslProps(config.sasl, out)
+  if (config.sasl) out['security.protocol'] = config.ssl ? 'SASL_SSL' : 'SASL_PLAINTEXT'
+  else if (config.ssl) out['security.protocol'] = 'SSL'
+  if (config.reauthenticationThreshold !== undefined) {
+    throw new KafkaJSNonRetriableError('reauthenticationThreshold is not supported: sessions are renewed at 90% of the lifetime the broker grants')
+  }
   out['client.id'] = config.clientId || 'kafkajs'
-  ms(out, 'socket.connection.setup.timeout.ms', config.connectionTimeout)
+  // One deadline covers connect, TLS and SASL here: KafkaJS's connectionTimeout plus, when the
+  // connection authenticates, its authenticationTimeout (10 s by default).
+  const secured = Boolean(config.ssl || config.sasl)
+  if (config.connectionTimeout !== undefined || (secured && config.authenticationTimeout !== undefined)) {
+    const connect = config.connectionTimeout !== undefined ? config.connectionTimeout : 1000
+    const auth = secured ? (config.authenticationTimeout !== undefined ? config.authenticationTimeout : 10000) : 0
+    ms(out, 'socket.connection.setup.timeout.ms', connect + auth)
+  }
   ms(out, 'request.timeout.ms', config.requestTimeout)
   const retry = config.retry || {}
   ms(out, 'retry.backoff.ms', retry.initialRetryTime)
@@ -93,4 +186,4 @@ function consumerProps (opts, fromBeginning) {
   return Object.assign(out, passThrough(opts))
 }
 
-module.exports = { clientProps, producerProps, consumerProps, resolveBrokers, passThrough }
+module.exports = { clientProps, producerProps, consumerProps, resolveBrokers, passThrough, tokenProvider }

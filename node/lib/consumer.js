@@ -76,7 +76,7 @@ class Consumer {
 
   async connect () {
     this._servers = await resolveBrokers(this._kafka._brokers)
-    const probe = new native.NativeAdmin({ ...this._kafka._props, 'bootstrap.servers': this._servers })
+    const probe = new native.NativeAdmin({ ...this._kafka._props, 'bootstrap.servers': this._servers }, this._kafka._tokenProvider)
     try {
       await probe.connect()
     } catch (e) {
@@ -121,7 +121,7 @@ class Consumer {
     }
     if (!this._native) {
       try {
-        this._native = new native.NativeConsumer(this._props())
+        this._native = new native.NativeConsumer(this._props(), this._kafka._tokenProvider)
         if (this._patterns.length > 0) {
           const parts = [...this._names].map(n => `^${escapeRegex(n)}$`)
             .concat(this._patterns.map(r => (r.flags.includes('i') ? `(?i:${r.source})` : `(?:${r.source})`)))
@@ -531,7 +531,7 @@ class Consumer {
   }
 
   async describeGroup () {
-    const admin = new native.NativeAdmin({ ...this._kafka._props, 'bootstrap.servers': this._servers })
+    const admin = new native.NativeAdmin({ ...this._kafka._props, 'bootstrap.servers': this._servers }, this._kafka._tokenProvider)
     try {
       const [g] = await admin.describeGroups([this._groupId])
       return g

@@ -96,6 +96,13 @@ class KafkaJSNotImplemented extends KafkaJSNonRetriableError {
   }
 }
 
+class KafkaJSSASLAuthenticationError extends KafkaJSNonRetriableError {
+  constructor (e, opts) {
+    super(e, opts)
+    this.name = 'KafkaJSSASLAuthenticationError'
+  }
+}
+
 class KafkaJSAggregateError extends Error {
   constructor (message, errors) {
     super(message)
@@ -127,13 +134,19 @@ function fromNative (err, context = {}) {
   if (code > 0) {
     e = type === 'OFFSET_OUT_OF_RANGE'
       ? new KafkaJSOffsetOutOfRange(message, { ...opts, ...context })
-      : new KafkaJSProtocolError(message, opts)
+      : type === 'SASL_AUTHENTICATION_FAILED'
+        ? new KafkaJSSASLAuthenticationError(message, opts)
+        : new KafkaJSProtocolError(message, opts)
   } else {
     switch (type) {
       case '_UNKNOWN_TOPIC':
       case '_UNKNOWN_PARTITION':
         e = new KafkaJSProtocolError(message, { code: 3, type: 'UNKNOWN_TOPIC_OR_PARTITION', retriable: true })
         break
+      case '_AUTHENTICATION':
+        e = new KafkaJSSASLAuthenticationError(message, opts)
+        break
+      case '_SSL':
       case '_TRANSPORT':
       case '_ALL_BROKERS_DOWN':
       case '_RESOLVE':
@@ -168,6 +181,7 @@ module.exports = {
   KafkaJSRequestTimeoutError,
   KafkaJSTimeout,
   KafkaJSNotImplemented,
+  KafkaJSSASLAuthenticationError,
   KafkaJSAggregateError,
   fromNative,
   parse

@@ -1,6 +1,6 @@
 'use strict'
 // `new Kafka(config)`: the entry point KafkaJS code starts from.
-const { clientProps } = require('./config')
+const { clientProps, tokenProvider } = require('./config')
 const { createLogger } = require('./logger')
 const { KafkaJSNonRetriableError } = require('./errors')
 const { Producer } = require('./producer')
@@ -14,6 +14,8 @@ class Kafka {
     }
     this._brokers = config.brokers
     this._props = clientProps(config)
+    // KafkaJS's sasl.oauthBearerProvider, handed to every native client.
+    this._tokenProvider = tokenProvider(config)
     this._logger = createLogger({ level: config.logLevel, logCreator: config.logCreator })
   }
 

@@ -91,7 +91,7 @@ class Producer {
       if (acks !== 'all' || props.acks === undefined) props.acks = acks
       if (codec !== undefined) props['compression.type'] = codec
       try {
-        n = new native.NativeProducer(props)
+        n = new native.NativeProducer(props, this._kafka._tokenProvider)
       } catch (e) {
         throw fromNative(e)
       }

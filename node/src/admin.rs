@@ -200,8 +200,14 @@ pub struct NativeAdmin {
 impl NativeAdmin {
     /// Creates an admin client from Kafka property names (nothing is connected yet).
     #[napi(constructor)]
-    pub fn new(config: HashMap<String, String>) -> napi::Result<Self> {
-        let core = Admin::from_map(config).map_err(error::request)?;
+    pub fn new(
+        config: HashMap<String, String>,
+        #[napi(ts_arg_type = "(() => Promise<string>) | undefined | null")] token_provider: Option<
+            crate::oauth::JsTokenCallback,
+        >,
+    ) -> napi::Result<Self> {
+        let config = crate::oauth::client_config(config, token_provider)?;
+        let core = Admin::new(config);
         Ok(NativeAdmin {
             core: Arc::new(core),
         })
@@ -439,7 +445,7 @@ impl NativeAdmin {
                     .push((
                         o.partition.partition,
                         o.offset.unwrap_or(-1),
-                        Some(o.metadata).filter(|m| !m.is_empty()),
+                        Some(o.metadata),
                     ));
             }
             let names: Vec<String> = match topics {

@@ -124,8 +124,14 @@ pub struct NativeConsumer {
 impl NativeConsumer {
     /// Creates a consumer from Kafka property names (nothing is connected yet).
     #[napi(constructor)]
-    pub fn new(config: HashMap<String, String>) -> napi::Result<Self> {
-        let core = rt::enter(|| Consumer::from_map(config))?.map_err(error::request)?;
+    pub fn new(
+        config: HashMap<String, String>,
+        #[napi(ts_arg_type = "(() => Promise<string>) | undefined | null")] token_provider: Option<
+            crate::oauth::JsTokenCallback,
+        >,
+    ) -> napi::Result<Self> {
+        let config = crate::oauth::client_config(config, token_provider)?;
+        let core = rt::enter(|| Consumer::new(config))?.map_err(error::request)?;
         Ok(NativeConsumer {
             core: Arc::new(core),
             recorder: Arc::new(Recorder::default()),

@@ -20,6 +20,7 @@ mod admin;
 mod avro;
 mod consumer;
 mod error;
+mod oauth;
 mod pack;
 mod producer;
 mod records;

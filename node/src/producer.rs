@@ -86,8 +86,14 @@ pub struct NativeProducer {
 impl NativeProducer {
     /// Creates a producer from Kafka property names (nothing is connected yet).
     #[napi(constructor)]
-    pub fn new(config: HashMap<String, String>) -> napi::Result<Self> {
-        let core = rt::enter(|| Producer::from_map(config))?.map_err(error::request)?;
+    pub fn new(
+        config: HashMap<String, String>,
+        #[napi(ts_arg_type = "(() => Promise<string>) | undefined | null")] token_provider: Option<
+            crate::oauth::JsTokenCallback,
+        >,
+    ) -> napi::Result<Self> {
+        let config = crate::oauth::client_config(config, token_provider)?;
+        let core = rt::enter(|| Producer::new(config))?.map_err(error::request)?;
         Ok(NativeProducer {
             core: Arc::new(core),
         })

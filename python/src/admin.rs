@@ -251,8 +251,9 @@ impl AdminCore {
         conf: Option<&Bound<'_, PyAny>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let (props, _cbs) = conf::parse(py, conf, kwargs)?;
-        let (config, _settings) = odradek_bindings::config::split(props).py(py)?;
+        let (props, mut cbs) = conf::parse(py, conf, kwargs)?;
+        let (config, _settings) =
+            crate::oauth::split_config(py, props, cbs.oauth_cb.take()).py(py)?;
         let handle = runtime::runtime().py(py)?;
         let admin = {
             let _enter = handle.enter();

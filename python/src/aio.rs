@@ -164,7 +164,12 @@ impl AioProducer {
         }
         let mode = Mode::Push(sink(event_loop.clone_ref(py)));
         let props = odradek_bindings::config::with_librdkafka_producer_defaults(props);
-        let client = py.detach(|| ProducerClient::new(props, mode)).py(py)?;
+        let mut cbs = cbs;
+        let (config, settings) =
+            crate::oauth::split_config(py, props, cbs.oauth_cb.take()).py(py)?;
+        let client = py
+            .detach(|| ProducerClient::from_config(config, settings, mode))
+            .py(py)?;
         Ok(AioProducer { client, event_loop })
     }
 

@@ -2,12 +2,9 @@
 //! simple type, callables for callbacks) into the string map the bindings take and the callbacks
 //! the shell keeps.
 
-use odradek_bindings::ClientError;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
-
-use crate::errors::to_py_err;
 
 /// Callback-valued configuration.
 #[derive(Default)]
@@ -18,6 +15,7 @@ pub struct Callbacks {
     pub throttle_cb: Option<Py<PyAny>>,
     pub on_commit: Option<Py<PyAny>>,
     pub logger: Option<Py<PyAny>>,
+    pub oauth_cb: Option<Py<PyAny>>,
 }
 
 fn value_string(key: &str, v: &Bound<'_, PyAny>) -> PyResult<String> {
@@ -45,7 +43,7 @@ fn value_string(key: &str, v: &Bound<'_, PyAny>) -> PyResult<String> {
 
 /// Splits `conf` (and `kwargs`, which override it) into Kafka properties and callbacks.
 pub fn parse(
-    py: Python<'_>,
+    _py: Python<'_>,
     conf: Option<&Bound<'_, PyAny>>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(Vec<(String, String)>, Callbacks)> {
@@ -76,14 +74,7 @@ pub fn parse(
             "throttle_cb" => cbs.throttle_cb = callable()?,
             "on_commit" => cbs.on_commit = callable()?,
             "logger" => cbs.logger = Some(v.clone().unbind()),
-            "oauth_cb" | "oauthbearer_token_refresh_cb" => {
-                return Err(to_py_err(
-                    py,
-                    ClientError::not_implemented(
-                        "SASL/OAUTHBEARER is not supported in this release of odradek",
-                    ),
-                ))
-            }
+            "oauth_cb" | "oauthbearer_token_refresh_cb" => cbs.oauth_cb = callable()?,
             "default.topic.config" => {
                 let d = v
                     .cast::<PyDict>()

@@ -162,8 +162,12 @@ impl Consumer {
         conf: Option<&Bound<'_, PyAny>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let (props, cbs) = conf::parse(py, conf, kwargs)?;
-        let client = py.detach(|| ConsumerClient::new(props)).py(py)?;
+        let (props, mut cbs) = conf::parse(py, conf, kwargs)?;
+        let (config, settings) =
+            crate::oauth::split_config(py, props, cbs.oauth_cb.take()).py(py)?;
+        let client = py
+            .detach(|| ConsumerClient::from_config(config, settings))
+            .py(py)?;
         client.report_commits(cbs.on_commit.is_some());
         Ok(Consumer {
             client,

@@ -16,6 +16,7 @@ mod errors;
 mod group;
 mod message;
 mod metadata;
+mod oauth;
 mod producer;
 mod types;
 mod wait;

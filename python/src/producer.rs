@@ -162,14 +162,12 @@ impl Producer {
         conf: Option<&Bound<'_, PyAny>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let (props, cbs) = conf::parse(py, conf, kwargs)?;
+        let (props, mut cbs) = conf::parse(py, conf, kwargs)?;
+        let props = odradek_bindings::config::with_librdkafka_producer_defaults(props);
+        let (config, settings) =
+            crate::oauth::split_config(py, props, cbs.oauth_cb.take()).py(py)?;
         let client = py
-            .detach(|| {
-                ProducerClient::new(
-                    odradek_bindings::config::with_librdkafka_producer_defaults(props),
-                    Mode::Poll,
-                )
-            })
+            .detach(|| ProducerClient::from_config(config, settings, Mode::Poll))
             .py(py)?;
         Ok(Producer { client, cbs })
     }

@@ -22,7 +22,8 @@
 #                                    tests/security/certs.sh PKIDIR: SSL, MTLS (SSL with client
 #                                    certificates required), SASL_SSL and SASL_PLAINTEXT (PLAIN,
 #                                    SCRAM-SHA-256/512 users alice and admin, OAUTHBEARER with
-#                                    Kafka's unsecured validator), StandardAuthorizer with super
+#                                    Kafka's unsecured validator; SASL_PLAINTEXT sessions end after
+#                                    3 s: connections.max.reauth.ms), StandardAuthorizer with super
 #                                    users ANONYMOUS and admin; `start` writes their addresses to
 #                                    DIR/listeners.env (NAME=127.0.0.1:PORT) and passwords to
 #                                    DIR/users.env
@@ -235,6 +236,9 @@ sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER
 authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
 super.users=User:ANONYMOUS;User:admin
 allow.everyone.if.no.acl.found=true"
+    # SASL_PLAINTEXT sessions last 3 s, so clients must re-authenticate (KIP-368) to stay.
+    secure+="
+listener.name.sasl_plaintext.connections.max.reauth.ms=3000"
     for name in sasl_ssl sasl_plaintext; do
       secure+="
 listener.name.$name.plain.sasl.jaas.config=$plain

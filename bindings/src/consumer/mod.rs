@@ -119,7 +119,16 @@ impl ConsumerClient {
     pub fn new<K: AsRef<str>, V: AsRef<str>>(
         config: impl IntoIterator<Item = (K, V)>,
     ) -> Result<Self, ClientError> {
-        let (mut config, settings) = crate::config::split(config)?;
+        let (config, settings) = crate::config::split(config)?;
+        Self::from_config(config, settings)
+    }
+
+    /// Creates a consumer from a configuration the shell already split (and completed in code,
+    /// e.g. with an OAUTHBEARER token callback).
+    pub fn from_config(
+        mut config: odradek::ClientConfig,
+        settings: crate::config::BindingSettings,
+    ) -> Result<Self, ClientError> {
         // Auto-commit commits what was handed to the application (the offset store), so this
         // layer does it; the core's would commit fetch positions.
         let auto_commit = config.consumer.enable_auto_commit && config.consumer.group_id.is_some();

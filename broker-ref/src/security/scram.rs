@@ -6,7 +6,7 @@
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
-use hmac::{KeyInit, Mac};
+use hmac::Mac;
 
 use super::secret::{constant_time_eq, Secret};
 
@@ -62,13 +62,13 @@ impl ScramMechanism {
     fn hmac(self, key: &[u8], data: &[u8]) -> Vec<u8> {
         match self {
             ScramMechanism::Sha256 => {
-                let mut m = <hmac::Hmac<sha2::Sha256> as KeyInit>::new_from_slice(key)
+                let mut m = <hmac::Hmac<sha2::Sha256> as Mac>::new_from_slice(key)
                     .expect("HMAC takes any key length");
                 m.update(data);
                 m.finalize().into_bytes().to_vec()
             }
             ScramMechanism::Sha512 => {
-                let mut m = <hmac::Hmac<sha2::Sha512> as KeyInit>::new_from_slice(key)
+                let mut m = <hmac::Hmac<sha2::Sha512> as Mac>::new_from_slice(key)
                     .expect("HMAC takes any key length");
                 m.update(data);
                 m.finalize().into_bytes().to_vec()

@@ -95,7 +95,7 @@ pub fn private_key(
                 "the private key is encrypted: set ssl.key.password",
             )
         })?;
-        let info = pkcs8::EncryptedPrivateKeyInfoRef::try_from(der.as_slice())
+        let info = pkcs8::EncryptedPrivateKeyInfo::try_from(der.as_slice())
             .map_err(|e| Error::config(key, format!("not an encrypted PKCS#8 key: {e}")))?;
         let doc = info.decrypt(password.expose().as_bytes()).map_err(|_| {
             Error::config(

@@ -13,6 +13,8 @@
 //! `driver`). Versions are negotiated per connection and every request sets only fields that
 //! exist in the version chosen. The admin client never auto-creates topics.
 
+mod acl_types;
+mod acls;
 mod client;
 mod configs;
 mod describe;
@@ -21,11 +23,19 @@ mod group_offsets;
 mod groups;
 mod offsets;
 mod route;
+mod scram;
 mod topics;
 mod types;
 
+pub use acl_types::{
+    AclBinding, AclBindingFilter, AclOperation, AclPermission, PatternType, ResourceType,
+};
+pub use acls::DeletedAcl;
 pub use client::Admin;
 pub use groups::{GroupDescription, GroupListing, GroupMember, GroupOffset};
+pub use scram::{
+    ScramAlteration, ScramCredentialInfo, ScramMechanism, UserScramCredentials, SCRAM_ITERATIONS,
+};
 pub use types::{
     AlterConfigOp, BrokerDescription, ClusterDescription, ConfigEntry, ConfigOp, ConfigResource,
     ConfigSource, CreatedTopic, ListedOffset, LogDirDescription, NewTopic, OffsetSpec,

@@ -16,4 +16,4 @@ mod view;
 pub use coordinator::CoordinatorType;
 pub use describe::{MetadataDetail, PartitionDetail, TopicDetail};
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
-pub use view::{BrokerStats, Cluster};
+pub use view::{BrokerStats, Cluster, ErrorListener};

@@ -12,7 +12,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::metadata::{BrokerInfo, ClusterMetadata, TopicInfo};
 use crate::config::ClientConfig;
-use crate::net::Connection;
+use crate::net::{ConnectParams, Connection};
 use crate::{Error, ErrorCode, Result};
 
 /// Per-broker counters of a statistics snapshot.
@@ -30,6 +30,8 @@ pub struct BrokerStats {
     pub mean_latency_us: u64,
     /// Requests awaiting a response.
     pub in_flight: usize,
+    /// SASL re-authentications of the connection (KIP-368).
+    pub reauthentications: u64,
 }
 
 /// Connection state for one broker.
@@ -52,6 +54,24 @@ pub struct Cluster {
     refresh_lock: tokio::sync::Mutex<()>,
     generation: AtomicU64,
     stale: std::sync::atomic::AtomicBool,
+    /// The latest authentication failure not yet taken by a consumer's `poll`.
+    auth_error: Mutex<Option<Error>>,
+    /// Told of every connection-level failure an application should hear of (librdkafka's
+    /// `error_cb` events): authentication failures.
+    error_listener: RwLock<Option<Listener>>,
+}
+
+/// A callback for client-level errors (see [`Cluster::set_error_listener`]).
+pub type ErrorListener = Arc<dyn Fn(&Error) + Send + Sync>;
+
+/// An [`ErrorListener`] in the cluster state.
+#[derive(Clone)]
+struct Listener(ErrorListener);
+
+impl std::fmt::Debug for Listener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ErrorListener")
+    }
 }
 
 /// A little jitter (±20%) without a random-number dependency.
@@ -75,6 +95,8 @@ impl Cluster {
             refresh_lock: tokio::sync::Mutex::new(()),
             generation: AtomicU64::new(0),
             stale: std::sync::atomic::AtomicBool::new(true),
+            auth_error: Mutex::new(None),
+            error_listener: RwLock::new(None),
         })
     }
 
@@ -153,6 +175,30 @@ impl Cluster {
         }
     }
 
+    /// Sets the callback told of client-level errors: authentication failures (SASL or TLS),
+    /// once per failed connection attempt (attempts are spaced by the reconnect backoff).
+    pub fn set_error_listener(&self, listener: ErrorListener) {
+        if let Ok(mut slot) = self.error_listener.write() {
+            *slot = Some(Listener(listener));
+        }
+    }
+
+    /// Takes the latest authentication failure, if one happened since the last call.
+    pub fn take_auth_error(&self) -> Option<Error> {
+        self.auth_error.lock().ok().and_then(|mut e| e.take())
+    }
+
+    fn auth_failed(&self, e: &Error) {
+        tracing::warn!(error = %e, "authentication failed");
+        if let Ok(mut slot) = self.auth_error.lock() {
+            *slot = Some(e.duplicate());
+        }
+        let listener = self.error_listener.read().ok().and_then(|l| l.clone());
+        if let Some(Listener(l)) = listener {
+            l(e);
+        }
+    }
+
     fn connect(
         &self,
         addr: &str,
@@ -160,12 +206,27 @@ impl Cluster {
         let c = &self.config;
         let addr = addr.to_string();
         async move {
+            let result = self.connect_inner(&addr, c).await;
+            if let Err(e) = &result {
+                if e.is_authentication() {
+                    self.auth_failed(e);
+                }
+            }
+            result
+        }
+    }
+
+    async fn connect_inner(&self, addr: &str, c: &ClientConfig) -> Result<Arc<Connection>> {
+        {
             Connection::connect(
-                &addr,
-                &c.client_id,
-                c.connection_setup_timeout,
-                c.request_timeout,
-                c.max_in_flight,
+                addr,
+                ConnectParams {
+                    client_id: &c.client_id,
+                    setup_timeout: c.connection_setup_timeout,
+                    request_timeout: c.request_timeout,
+                    max_in_flight: c.max_in_flight,
+                    security: &c.security,
+                },
             )
             .await
         }
@@ -273,13 +334,26 @@ impl Cluster {
             interest.insert(topic.to_string());
         }
         let mut backoff = self.config.retry_backoff;
+        // Why the last metadata request failed, if it did (named in the timeout).
+        let mut refresh_error: Option<String> = None;
         loop {
             let fresh = !self.stale.load(Ordering::Acquire)
                 && self.metadata().age() < self.config.metadata_max_age;
             let meta = if fresh {
                 self.metadata()
             } else {
-                self.refresh().await.unwrap_or_else(|_| self.metadata())
+                match self.refresh().await {
+                    Ok(m) => {
+                        refresh_error = None;
+                        m
+                    }
+                    // Authentication fails the same way on every retry: report it now.
+                    Err(e) if e.is_authentication() => return Err(e),
+                    Err(e) => {
+                        refresh_error = Some(e.to_string());
+                        self.metadata()
+                    }
+                }
             };
             let last_error = match meta.topics.get(topic) {
                 Some(t) if t.error.is_ok() && !t.partitions.is_empty() => return Ok(t.clone()),
@@ -288,12 +362,15 @@ impl Cluster {
             };
             self.invalidate();
             if Instant::now() + backoff > deadline {
-                return Err(match last_error {
-                    ErrorCode::NoError => ErrorCode::UnknownTopicOrPartition.into(),
-                    code if code.is_retriable() => Error::Timeout(format!(
+                return Err(match (last_error, refresh_error) {
+                    (_, Some(why)) => Error::Timeout(format!(
+                        "topic `{topic}` not available within max.block.ms: metadata request failed: {why}"
+                    )),
+                    (ErrorCode::NoError, None) => ErrorCode::UnknownTopicOrPartition.into(),
+                    (code, None) if code.is_retriable() => Error::Timeout(format!(
                         "topic `{topic}` not available within max.block.ms ({code})"
                     )),
-                    code => code.into(),
+                    (code, None) => code.into(),
                 });
             }
             tokio::time::sleep(backoff).await;
@@ -358,6 +435,7 @@ impl Cluster {
                             mean_latency_us: c.stats.latency_us_total.load(Ordering::Relaxed)
                                 / requests.max(1),
                             in_flight: c.in_flight(),
+                            reauthentications: c.stats.reauthentications.load(Ordering::Relaxed),
                         });
                     }
                 }

@@ -310,6 +310,11 @@ impl Consumer {
         if let Some(e) = self.shared.error.lock().ok().and_then(|mut e| e.take()) {
             return Err(e);
         }
+        // A connection that failed to authenticate: the application hears of it at once
+        // (fetching retries with backoff meanwhile).
+        if let Some(e) = self.shared.cluster.take_auth_error() {
+            return Err(e);
+        }
         let max = self.shared.cluster.config().consumer.max_poll_records;
         let deadline = tokio::time::Instant::now() + timeout;
         loop {

@@ -1,6 +1,7 @@
-//! One TCP connection to one broker.
+//! One connection to one broker: TCP, TLS when `security.protocol` says so, then ApiVersions
+//! and, for SASL, authentication (see `sasl`).
 //!
-//! A writer task owns the socket's write half and sends frames in submission order; a reader task
+//! A writer task owns the stream's write half and sends frames in submission order; a reader task
 //! splits responses into frames and hands each to the request waiting on its correlation id.
 //! Requests are pipelined up to `max.in.flight.requests.per.connection`. When the socket fails,
 //! or a request times out (after which the response stream can no longer be trusted, as in the
@@ -15,8 +16,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use futures_util::StreamExt;
 use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader};
 use kafka_protocol::protocol::{Encodable, Request, StrBytes};
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_util::codec::FramedRead;
 use tracing::Instrument;
@@ -25,6 +25,11 @@ use crate::protocol::{
     api_name, decode_response, FrameCodec, NegotiatedVersions, DEFAULT_MAX_FRAME_SIZE,
 };
 use crate::{Error, ErrorCode, Result};
+
+/// The read half of a broker stream (TCP, or TLS over TCP).
+pub(super) type BoxRead = Box<dyn AsyncRead + Send + Unpin>;
+/// The write half of a broker stream.
+pub(super) type BoxWrite = Box<dyn AsyncWrite + Send + Unpin>;
 
 type Waiters = Arc<Mutex<HashMap<i32, oneshot::Sender<Result<Bytes>>>>>;
 
@@ -36,8 +41,9 @@ struct Submitted {
     correlation_id: i32,
     /// Where the response arrives (`None` for requests without one, e.g. acks=0 produce).
     response: Option<oneshot::Receiver<Result<Bytes>>>,
-    /// The in-flight slot, released when the response has been read.
-    permit: OwnedSemaphorePermit,
+    /// The in-flight slot, released when the response has been read (`None` for the
+    /// authentication requests of a re-authentication, which run with every slot held).
+    permit: Option<OwnedSemaphorePermit>,
 }
 /// Counters a statistics snapshot reads.
 #[derive(Debug, Default)]
@@ -50,6 +56,8 @@ pub struct ConnectionStats {
     pub bytes_received: AtomicU64,
     /// Sum of round-trip times in microseconds (divide by `requests` for the mean).
     pub latency_us_total: AtomicU64,
+    /// SASL re-authentications on this connection (KIP-368).
+    pub reauthentications: AtomicU64,
 }
 
 /// A connection to one broker.
@@ -64,11 +72,12 @@ pub struct Connection {
     closed: Arc<AtomicBool>,
     versions: NegotiatedVersions,
     request_timeout: Duration,
+    max_in_flight: usize,
     /// Traffic counters.
     pub stats: Arc<ConnectionStats>,
 }
 
-fn conn_err(addr: &str, detail: impl std::fmt::Display) -> Error {
+pub(super) fn conn_err(addr: &str, detail: impl std::fmt::Display) -> Error {
     Error::Connection {
         broker: addr.to_string(),
         detail: detail.to_string(),
@@ -88,49 +97,19 @@ fn our_max_version(key: ApiKey) -> i16 {
 }
 
 impl Connection {
-    /// Connects to `addr` (`host:port`), trying every address it resolves to in turn, then
-    /// negotiates API versions.
-    pub async fn connect(
-        addr: &str,
-        client_id: &str,
-        setup_timeout: Duration,
-        request_timeout: Duration,
-        max_in_flight: usize,
-    ) -> Result<Arc<Connection>> {
-        let resolved: Vec<std::net::SocketAddr> =
-            tokio::time::timeout(setup_timeout, tokio::net::lookup_host(addr))
-                .await
-                .map_err(|_| conn_err(addr, "name resolution timed out"))?
-                .map_err(|e| conn_err(addr, format!("cannot resolve: {e}")))?
-                .collect();
-        let mut last_err = conn_err(addr, "resolved to no address");
-        let mut stream = None;
-        for sa in resolved {
-            match tokio::time::timeout(setup_timeout, TcpStream::connect(sa)).await {
-                Ok(Ok(s)) => {
-                    stream = Some(s);
-                    break;
-                }
-                Ok(Err(e)) => last_err = conn_err(addr, format!("{sa}: {e}")),
-                Err(_) => last_err = conn_err(addr, format!("{sa}: connect timed out")),
-            }
-        }
-        let stream = stream.ok_or(last_err)?;
-        let _ = stream.set_nodelay(true);
-        let mut conn = Connection::start(addr, client_id, stream, request_timeout, max_in_flight);
-        let versions = conn.negotiate().await?;
-        conn.versions = versions;
-        Ok(Arc::new(conn))
+    /// Adopts the versions negotiated on connect.
+    pub(super) fn set_versions(&mut self, versions: NegotiatedVersions) {
+        self.versions = versions;
     }
 
-    fn start(
+    pub(super) fn start(
         addr: &str,
         client_id: &str,
-        stream: TcpStream,
+        read: BoxRead,
+        mut write: BoxWrite,
         request_timeout: Duration,
         max_in_flight: usize,
     ) -> Connection {
-        let (read, mut write) = stream.into_split();
         let (outgoing, mut rx) = mpsc::unbounded_channel::<Bytes>();
         let waiters: Waiters = Arc::new(Mutex::new(HashMap::new()));
         let closed = Arc::new(AtomicBool::new(false));
@@ -187,7 +166,7 @@ impl Connection {
                     let reason = loop {
                         match frames.next().await {
                             None => break "connection closed by broker".to_string(),
-                            Some(Err(e)) => break format!("bad response frame: {e}"),
+                            Some(Err(e)) => break read_failure(&e),
                             Some(Ok(frame)) => {
                                 stats
                                     .bytes_received
@@ -225,11 +204,12 @@ impl Connection {
             closed,
             versions: NegotiatedVersions::default(),
             request_timeout,
+            max_in_flight: max_in_flight.max(1),
             stats,
         }
     }
 
-    async fn negotiate(&self) -> Result<NegotiatedVersions> {
+    pub(super) async fn negotiate(&self) -> Result<NegotiatedVersions> {
         let request = ApiVersionsRequest::default()
             .with_client_software_name(StrBytes::from_static_str("odradek"))
             .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION")));
@@ -437,6 +417,41 @@ impl Connection {
             .acquire_owned()
             .await
             .map_err(|_| conn_err(&self.addr, "connection is closed"))?;
+        self.submit_with(body, version, expect_response, Some(permit))
+    }
+
+    /// Sends a request while the caller holds every in-flight slot (re-authentication).
+    pub(crate) async fn send_privileged<R: Request>(
+        &self,
+        body: &R,
+        version: i16,
+    ) -> Result<R::Response> {
+        let submitted = self.submit_with(body, version, true, None)?;
+        self.await_response::<R>(submitted, version, self.request_timeout)
+            .await
+    }
+
+    /// Waits until no request is in flight and holds every slot, so nothing else is sent
+    /// until the returned permit is dropped (re-authentication, KIP-368).
+    pub(crate) async fn quiesce(&self) -> Result<OwnedSemaphorePermit> {
+        let n = u32::try_from(self.max_in_flight).unwrap_or(u32::MAX);
+        self.in_flight
+            .clone()
+            .acquire_many_owned(n)
+            .await
+            .map_err(|_| conn_err(&self.addr, "connection is closed"))
+    }
+
+    fn submit_with<R: Request>(
+        &self,
+        body: &R,
+        version: i16,
+        expect_response: bool,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Result<Submitted> {
+        if self.is_closed() {
+            return Err(conn_err(&self.addr, "connection is closed"));
+        }
         let id = self
             .correlation
             .fetch_add(1, Ordering::Relaxed)
@@ -487,6 +502,24 @@ impl Drop for Connection {
         self.close("connection dropped");
     }
 }
+
+/// How a read failure is described; a TLS failure (an alert from the broker, typically the
+/// verdict on our client certificate, which TLS 1.3 delivers after the handshake) is marked so
+/// that a connection being set up reports it as an SSL handshake failure.
+fn read_failure(e: &Error) -> String {
+    if let Error::Io(io) = e {
+        if let Some(tls) = io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        {
+            return format!("{TLS_FAILURE}{tls}");
+        }
+    }
+    format!("bad response frame: {e}")
+}
+
+/// Marks a connection failure that TLS reported (see `read_failure`).
+pub(super) const TLS_FAILURE: &str = "TLS failure: ";
 
 /// Encodes a request with its header as one frame, size prefix included. The frame is sized
 /// first and written once: a Produce request carries whole record batches, and encoding into a

@@ -1,6 +1,10 @@
 //! Connections to brokers: one async connection per broker, pipelined requests matched to
-//! responses by correlation id, per-request timeouts, ApiVersions negotiation on connect.
+//! responses by correlation id, per-request timeouts, TLS, ApiVersions negotiation and SASL
+//! authentication (with re-authentication, KIP-368) on connect.
 
+mod connect;
 mod connection;
+mod sasl;
 
+pub use connect::ConnectParams;
 pub use connection::{Connection, ConnectionStats};

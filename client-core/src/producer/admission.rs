@@ -583,6 +583,14 @@ pub(crate) fn pump(shared: &Arc<Shared>, now: Instant) -> Option<Instant> {
             tokio::spawn(async move {
                 if let Err(e) = shared.cluster.refresh().await {
                     tracing::debug!(error = %e, "metadata for held records failed");
+                    if e.is_authentication() {
+                        // Waiting longer would fail the same way: the held records fail now.
+                        let held = shared.held.lock().take_all();
+                        for record in held {
+                            shared.held.popped();
+                            fail_held(&shared, record, e.duplicate());
+                        }
+                    }
                 }
                 shared.wake.notify_one();
             });

@@ -1,0 +1,164 @@
+//! Establishing a connection to a broker: TCP (every address the name resolves to, in turn),
+//! TLS when `security.protocol` says so, ApiVersions, and SASL authentication, all within
+//! `socket.connection.setup.timeout.ms`. The connection itself (pipelining, timeouts) is
+//! `connection`; authentication is `sasl`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpStream;
+
+use super::connection::{conn_err, BoxRead, BoxWrite, Connection, TLS_FAILURE};
+use super::sasl;
+use crate::security::{tls, SecurityConfig};
+use crate::{Error, Result};
+
+/// How to reach and talk to a broker: the client's identity, limits and security.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectParams<'a> {
+    /// `client.id`.
+    pub client_id: &'a str,
+    /// `socket.connection.setup.timeout.ms`: TCP, TLS, ApiVersions and SASL together.
+    pub setup_timeout: Duration,
+    /// `request.timeout.ms`.
+    pub request_timeout: Duration,
+    /// `max.in.flight.requests.per.connection`.
+    pub max_in_flight: usize,
+    /// `security.protocol`, `ssl.*`, `sasl.*` (prepared).
+    pub security: &'a SecurityConfig,
+}
+
+impl Connection {
+    /// Connects to `addr` (`host:port`), trying every address it resolves to in turn; runs the
+    /// TLS handshake when the protocol uses TLS, negotiates API versions, and authenticates when
+    /// it uses SASL, all within `socket.connection.setup.timeout.ms`.
+    pub async fn connect(addr: &str, params: ConnectParams<'_>) -> Result<Arc<Connection>> {
+        let deadline = tokio::time::Instant::now() + params.setup_timeout;
+        let resolved: Vec<std::net::SocketAddr> =
+            tokio::time::timeout_at(deadline, tokio::net::lookup_host(addr))
+                .await
+                .map_err(|_| conn_err(addr, "name resolution timed out"))?
+                .map_err(|e| conn_err(addr, format!("cannot resolve: {e}")))?
+                .collect();
+        let mut last_err = conn_err(addr, "resolved to no address");
+        let mut stream = None;
+        for sa in resolved {
+            match tokio::time::timeout_at(deadline, TcpStream::connect(sa)).await {
+                Ok(Ok(s)) => {
+                    stream = Some(s);
+                    break;
+                }
+                Ok(Err(e)) => last_err = conn_err(addr, format!("{sa}: {e}")),
+                Err(_) => last_err = conn_err(addr, format!("{sa}: connect timed out")),
+            }
+        }
+        let stream = stream.ok_or(last_err)?;
+        let _ = stream.set_nodelay(true);
+        let security = params.security;
+        let (read, write): (BoxRead, BoxWrite) = if security.protocol.tls() {
+            let config = security
+                .prepared
+                .as_ref()
+                .and_then(|p| p.tls.clone())
+                .ok_or_else(|| {
+                    Error::config("security.protocol", "TLS settings were not prepared")
+                })?;
+            let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
+            let name = tls::server_name(host)?;
+            let connector = tokio_rustls::TlsConnector::from(config);
+            let tls = match tokio::time::timeout_at(deadline, connector.connect(name, stream)).await {
+                Ok(Ok(t)) => t,
+                Ok(Err(e)) => return Err(tls_error(addr, &e)),
+                Err(_) => {
+                    return Err(Error::SslHandshake {
+                        broker: addr.to_string(),
+                        detail: "no TLS answer within socket.connection.setup.timeout.ms (is this a TLS listener?)".into(),
+                    })
+                }
+            };
+            let (r, w) = tokio::io::split(tls);
+            (Box::new(r), Box::new(w))
+        } else {
+            let (r, w) = stream.into_split();
+            (Box::new(r), Box::new(w))
+        };
+        let mut conn = Connection::start(
+            addr,
+            params.client_id,
+            read,
+            write,
+            params.request_timeout,
+            params.max_in_flight,
+        );
+        let versions = match tokio::time::timeout_at(deadline, conn.negotiate()).await {
+            Ok(Ok(v)) => v,
+            Ok(Err(Error::Connection { broker, detail })) if detail.contains(TLS_FAILURE) => {
+                return Err(Error::SslHandshake {
+                    broker,
+                    detail: format!(
+                        "{} (the broker refused the client certificate, or requires one: ssl.certificate.location / ssl.key.location)",
+                        detail.replace(TLS_FAILURE, "")
+                    ),
+                })
+            }
+            Ok(Err(e)) => return Err(hint_protocol(e, security)),
+            Err(_) => return Err(conn_err(addr, "no ApiVersions answer within socket.connection.setup.timeout.ms")),
+        };
+        conn.set_versions(versions);
+        let conn = Arc::new(conn);
+        if security.protocol.sasl() {
+            let lifetime =
+                match tokio::time::timeout_at(deadline, sasl::authenticate(&conn, security, false))
+                    .await
+                {
+                    Ok(r) => r?,
+                    Err(_) => {
+                        return Err(Error::SaslAuthentication {
+                            broker: addr.to_string(),
+                            detail: "not finished within socket.connection.setup.timeout.ms".into(),
+                        })
+                    }
+                };
+            if let Some(lifetime) = lifetime {
+                sasl::schedule_reauthentication(&conn, security.clone(), lifetime);
+            }
+        }
+        Ok(conn)
+    }
+}
+
+/// An SSL handshake failure from the I/O error rustls reports, in words a user can act on.
+fn tls_error(addr: &str, e: &std::io::Error) -> Error {
+    let detail = match e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
+        Some(rustls::Error::InvalidCertificate(c)) => {
+            format!("the broker's certificate was refused: {c:?} (check ssl.ca.location and ssl.endpoint.identification.algorithm)")
+        }
+        Some(rustls::Error::AlertReceived(alert)) => format!(
+            "the broker refused the handshake ({alert:?}; a client certificate may be required or not trusted: ssl.certificate.location / ssl.key.location)"
+        ),
+        Some(other) => other.to_string(),
+        None if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            "the broker closed the connection during the handshake (is this a TLS listener?)".into()
+        }
+        None => e.to_string(),
+    };
+    Error::SslHandshake {
+        broker: addr.to_string(),
+        detail,
+    }
+}
+
+/// Adds what a connection closed during ApiVersions usually means: a TLS or SASL listener that
+/// a PLAINTEXT / SSL client reached.
+fn hint_protocol(e: Error, security: &SecurityConfig) -> Error {
+    match e {
+        Error::Connection { broker, detail } if !security.protocol.tls() => Error::Connection {
+            broker,
+            detail: format!(
+                "{detail} (security.protocol is {}: if the listener expects TLS, set SSL or SASL_SSL)",
+                security.protocol.name()
+            ),
+        },
+        other => other,
+    }
+}
