@@ -785,6 +785,19 @@ fn sessions_expire_and_reauthentication_keeps_the_principal() {
     );
     std::thread::sleep(Duration::from_millis(1000));
     assert!(c.metadata(None).is_ok(), "the new session runs");
+    // A re-authentication long after the connection's first handshake deadline (1.5 s here)
+    // has a deadline of its own.
+    let mut c = Client::plain(&addr);
+    assert_eq!(c.plain_login("alice", "alice-secret").error_code, 0);
+    for round in 0..3 {
+        std::thread::sleep(Duration::from_millis(1200));
+        // A client that takes its time between the two requests.
+        assert_eq!(c.handshake("PLAIN").error_code, 0);
+        std::thread::sleep(Duration::from_millis(200));
+        let r = c.authenticate(b"\0alice\0alice-secret", 2).unwrap();
+        assert_eq!(r.error_code, 0, "re-authentication {round}");
+        assert!(c.metadata(None).is_ok(), "re-authentication {round}");
+    }
     // Re-authenticating as somebody else fails.
     let r = c.plain_login("admin", "admin-secret");
     assert_eq!(r.error_code, 58);

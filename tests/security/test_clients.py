@@ -286,3 +286,6 @@ def test_librdkafka_reauthenticates_on_a_live_connection(broker, mechanism):
             time.sleep(3 * REAUTH_MS / 1000 / n)  # spread the reads over sessions too
     c.close()
     assert got == n
+    if broker.kind == "odradek":
+        # Re-authentications ran on the live connections: none was cut off by a deadline.
+        assert "SASL authentication not finished in time" not in broker.log()

@@ -167,7 +167,8 @@ async fn run<R, W>(
         .map_or(max_frame, |g| g.max_receive_size().min(max_frame));
     let mut frames = FramedRead::with_capacity(reader, FrameCodec::new(first_limit), 64 * 1024);
     let mut writer = BufWriter::with_capacity(64 * 1024, writer);
-    let auth_deadline = tokio::time::Instant::now() + handshake_deadline(&broker);
+    let auth_time = handshake_deadline(&broker);
+    let mut auth_deadline = tokio::time::Instant::now() + auth_time;
     loop {
         let unauthenticated = gate.as_ref().is_some_and(|g| !g.authenticated());
         let wait = if unauthenticated {
@@ -202,7 +203,13 @@ async fn run<R, W>(
             Ok(Some(Ok(frame))) => frame,
         };
         if let Some(g) = gate.as_mut() {
-            match g.on_frame(&frame).await {
+            let was_authenticated = g.authenticated();
+            let action = g.on_frame(&frame).await;
+            if was_authenticated && !g.authenticated() {
+                // A re-authentication started: it gets its own deadline.
+                auth_deadline = tokio::time::Instant::now() + auth_time;
+            }
+            match action {
                 GateAction::Pass => {}
                 GateAction::Reply(bytes) => {
                     if writer.write_all(&bytes).await.is_err() || writer.flush().await.is_err() {
