@@ -12,6 +12,7 @@ use crate::coordinator::txn::TransactionCoordinator;
 use crate::coordinator::{CoordinatorLog, GroupCoordinator};
 use crate::log::LogConfig;
 use crate::partition::TopicRegistry;
+use crate::security::{CredentialStore, SecurityState};
 use crate::session::FetchSessionCache;
 use crate::{Error, Result};
 
@@ -43,6 +44,22 @@ pub struct Broker {
     pub txns: TransactionCoordinator,
     /// Incremental fetch sessions (KIP-227).
     pub fetch_sessions: FetchSessionCache,
+    /// The authorizer and the SCRAM credentials.
+    pub security: SecurityState,
+    /// Where clients connect, per listener (Metadata, DescribeCluster and FindCoordinator answer
+    /// the endpoint of the listener the request came in on).
+    pub endpoints: Vec<Endpoint>,
+}
+
+/// One listener's advertised address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The listener name.
+    pub listener: String,
+    /// Host clients connect to.
+    pub host: String,
+    /// Port clients connect to.
+    pub port: u16,
 }
 
 /// Reads or creates `meta.properties` (cluster id and node id), refusing a data directory that
@@ -112,7 +129,8 @@ fn random_cluster_id() -> String {
 }
 
 impl Broker {
-    /// Opens the data directory (recovering every log) and builds the shared state.
+    /// Opens the data directory (recovering every log) and builds the shared state, with one
+    /// endpoint for every listener.
     pub fn open(
         config: BrokerConfig,
         advertised_host: String,
@@ -120,6 +138,30 @@ impl Broker {
     ) -> Result<Arc<Broker>> {
         let dir = config.log_dir();
         std::fs::create_dir_all(&dir)?;
+        let credentials = Arc::new(CredentialStore::open(&dir)?);
+        Self::open_with(
+            config,
+            Vec::new(),
+            (advertised_host, advertised_port),
+            credentials,
+        )
+    }
+
+    /// Opens the data directory with per-listener endpoints (the first is the default) and the
+    /// SCRAM credential store the listeners already use.
+    pub fn open_with(
+        config: BrokerConfig,
+        endpoints: Vec<Endpoint>,
+        default: (String, u16),
+        credentials: Arc<CredentialStore>,
+    ) -> Result<Arc<Broker>> {
+        let (advertised_host, advertised_port) = default;
+        let dir = config.log_dir();
+        std::fs::create_dir_all(&dir)?;
+        let security = SecurityState {
+            authorizer: crate::security::Authorizer::from_config(&config, Some(&dir))?,
+            credentials,
+        };
         let node_id = config.node_id();
         let cluster_id = load_identity(&dir, node_id, config.get("cluster.id"))?;
         let dynamic = crate::dynamic_config::DynamicConfig::open(&dir, config.clone())?;
@@ -152,10 +194,22 @@ impl Broker {
             producer_ids,
             txns,
             fetch_sessions: FetchSessionCache::new(),
+            security,
+            endpoints,
         });
         // Transactions a crash left between their Prepare state and their markers.
         broker.txns.recover();
         Ok(broker)
+    }
+
+    /// The advertised host and port for requests that came in on `listener`.
+    pub fn endpoint(&self, listener: &str) -> (&str, u16) {
+        self.endpoints
+            .iter()
+            .find(|e| e.listener == listener)
+            .map_or((self.advertised_host.as_str(), self.advertised_port), |e| {
+                (e.host.as_str(), e.port)
+            })
     }
 
     /// Closes every partition (clean shutdown: logs flushed, checkpoints, producer-state

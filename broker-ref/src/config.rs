@@ -26,6 +26,9 @@ pub enum Kind {
     Str,
     /// Comma-separated list.
     List,
+    /// Free text that is a secret (a password, a key, a JAAS configuration with passwords):
+    /// DescribeConfigs reports it as sensitive with no value, and it never appears in logs.
+    Password,
 }
 
 /// Whether a key changes the broker's behaviour.
@@ -69,10 +72,11 @@ pub const KEYS: &[KeyDef] = &[
     key(
         "listener.security.protocol.map",
         List,
-        "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-        Accepted,
+        "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+        Used,
     ),
-    key("inter.broker.listener.name", Str, "", Accepted),
+    key("inter.broker.listener.name", Str, "", Used),
+    key("security.inter.broker.protocol", Str, "PLAINTEXT", Used),
     key("controller.listener.names", List, "", Accepted),
     key("controller.quorum.voters", List, "", Accepted),
     key("controller.quorum.bootstrap.servers", List, "", Accepted),
@@ -213,6 +217,83 @@ pub const KEYS: &[KeyDef] = &[
         "50",
         Accepted,
     ),
+    // Security (docs/security.md). Each ssl.* / sasl.* key below can also be set per listener
+    // as `listener.name.<listener>.<key>` (and the SASL ones per mechanism as
+    // `listener.name.<listener>.<mechanism>.<key>`).
+    key("ssl.keystore.type", Str, "JKS", Used),
+    key("ssl.keystore.location", Str, "", Used),
+    key("ssl.keystore.password", Password, "", Used),
+    key("ssl.keystore.certificate.chain", Str, "", Used),
+    key("ssl.keystore.key", Password, "", Used),
+    key("ssl.key.password", Password, "", Used),
+    key("ssl.truststore.type", Str, "JKS", Used),
+    key("ssl.truststore.location", Str, "", Used),
+    key("ssl.truststore.password", Password, "", Used),
+    key("ssl.truststore.certificates", Str, "", Used),
+    key("ssl.client.auth", Str, "none", Used),
+    key("ssl.enabled.protocols", List, "TLSv1.2,TLSv1.3", Used),
+    key("ssl.protocol", Str, "TLSv1.3", Used),
+    key("ssl.cipher.suites", List, "", Used),
+    key("ssl.principal.mapping.rules", Str, "DEFAULT", Used),
+    key(
+        "ssl.endpoint.identification.algorithm",
+        Str,
+        "https",
+        Accepted,
+    ),
+    key("ssl.keymanager.algorithm", Str, "SunX509", Accepted),
+    key("ssl.trustmanager.algorithm", Str, "PKIX", Accepted),
+    key("ssl.secure.random.implementation", Str, "", Accepted),
+    key("sasl.enabled.mechanisms", List, "GSSAPI", Used),
+    key(
+        "sasl.mechanism.inter.broker.protocol",
+        Str,
+        "GSSAPI",
+        Accepted,
+    ),
+    key("sasl.jaas.config", Password, "", Used),
+    key("sasl.server.callback.handler.class", Str, "", Used),
+    key("sasl.server.max.receive.size", Int, "524288", Used),
+    key("connections.max.reauth.ms", Long, "0", Used),
+    key(
+        "connection.failed.authentication.delay.ms",
+        Int,
+        "100",
+        Used,
+    ),
+    key("sasl.oauthbearer.jwks.endpoint.url", Str, "", Used),
+    key(
+        "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+        Long,
+        "3600000",
+        Used,
+    ),
+    key(
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+        Long,
+        "100",
+        Used,
+    ),
+    key(
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
+        Long,
+        "10000",
+        Used,
+    ),
+    key("sasl.oauthbearer.expected.issuer", Str, "", Used),
+    key("sasl.oauthbearer.expected.audience", List, "", Used),
+    key("sasl.oauthbearer.sub.claim.name", Str, "sub", Used),
+    key("sasl.oauthbearer.scope.claim.name", Str, "scope", Used),
+    key("sasl.oauthbearer.clock.skew.seconds", Int, "30", Used),
+    key("authorizer.class.name", Str, "", Used),
+    key("super.users", Str, "", Used),
+    key("allow.everyone.if.no.acl.found", Bool, "false", Used),
+    key(
+        "principal.builder.class",
+        Str,
+        "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder",
+        Used,
+    ),
 ];
 
 /// Where a value came from (DescribeConfigs reports it).
@@ -232,6 +313,8 @@ pub enum Source {
 #[derive(Debug, Clone)]
 pub struct BrokerConfig {
     values: BTreeMap<&'static str, (String, Source)>,
+    /// `listener.name.<listener>.[<mechanism>.]<key>` entries (names lower-cased).
+    listener_values: BTreeMap<String, String>,
 }
 
 /// Finds a key's definition.
@@ -268,9 +351,74 @@ fn check_value(def: &KeyDef, value: &str) -> Result<()> {
                 return bad("number");
             }
         }
-        Str | List => {}
+        Str | List | Password => {}
     }
     Ok(())
+}
+
+/// Whether `name` (a key of [`KEYS`] or a `listener.name.` key) holds a secret.
+pub fn is_sensitive(name: &str) -> bool {
+    let base = name.rsplit('.').next().unwrap_or(name);
+    key_def(name).is_some_and(|k| k.kind == Password)
+        || (name.starts_with("listener.name.")
+            && (name.ends_with(".sasl.jaas.config")
+                || name.ends_with(".password")
+                || name.ends_with("ssl.keystore.key")
+                || base == "password"))
+}
+
+/// The security keys that may be set per listener as `listener.name.<listener>.<key>`.
+fn per_listener_key(rest: &str) -> Option<&'static KeyDef> {
+    let def = key_def(rest)?;
+    (def.name.starts_with("ssl.")
+        || def.name.starts_with("sasl.")
+        || def.name == "connections.max.reauth.ms")
+        .then_some(def)
+}
+
+/// Checks a `listener.name.<listener>.<key>` entry: the key is a per-listener security key or
+/// `<mechanism>.<sasl key>` (`plain.sasl.jaas.config`, `oauthbearer.sasl.server.callback.handler.class`,
+/// `scram-sha-256.connections.max.reauth.ms`, ...). Returns the normalised key (listener name
+/// and mechanism lower-cased, as Kafka's `ListenerName.configPrefix` does).
+fn check_listener_key(key: &str, value: &str) -> Result<String> {
+    let bad = || {
+        Error::config(
+            key,
+            "not a per-listener security key (listener.name.<listener>.<ssl.*|sasl.*> or \
+             listener.name.<listener>.<mechanism>.<sasl.*>)",
+        )
+    };
+    let rest = key.strip_prefix("listener.name.").ok_or_else(bad)?;
+    let (listener, rest) = rest.split_once('.').ok_or_else(bad)?;
+    if listener.is_empty() {
+        return Err(bad());
+    }
+    let def = match per_listener_key(rest) {
+        Some(def) => def,
+        None => {
+            let (mech, inner) = rest.split_once('.').ok_or_else(bad)?;
+            let def = per_listener_key(inner).ok_or_else(bad)?;
+            if !(def.name.starts_with("sasl.") || def.name == "connections.max.reauth.ms")
+                || mech.is_empty()
+            {
+                return Err(bad());
+            }
+            return check_value(def, value).map(|()| {
+                format!(
+                    "listener.name.{}.{}.{}",
+                    listener.to_ascii_lowercase(),
+                    mech.to_ascii_lowercase(),
+                    def.name
+                )
+            });
+        }
+    };
+    check_value(def, value)?;
+    Ok(format!(
+        "listener.name.{}.{}",
+        listener.to_ascii_lowercase(),
+        def.name
+    ))
 }
 
 /// Parses `server.properties` text: `key=value` or `key: value` lines, `#`/`!` comments,
@@ -312,13 +460,21 @@ impl BrokerConfig {
             .iter()
             .map(|k| (k.name, (k.default.to_string(), Source::Default)))
             .collect();
+        let mut listener_values = BTreeMap::new();
         for (k, v) in entries {
             let (k, v) = (k.as_ref().trim(), v.as_ref().trim());
+            if k.starts_with("listener.name.") {
+                listener_values.insert(check_listener_key(k, v)?, v.to_string());
+                continue;
+            }
             let def = key_def(k).ok_or_else(|| Error::config(k, "unknown configuration key"))?;
             check_value(def, v)?;
             values.insert(def.name, (v.to_string(), Source::Static));
         }
-        let mut config = BrokerConfig { values };
+        let mut config = BrokerConfig {
+            values,
+            listener_values,
+        };
         // Kafka reports broker.id as the node id when only node.id is set.
         if !config.is_set("broker.id") {
             let node = config.get("node.id").to_string();
@@ -366,6 +522,47 @@ impl BrokerConfig {
     /// The raw value of a known key (empty when unset without default).
     pub fn get(&self, name: &str) -> &str {
         self.values.get(name).map_or("", |(v, _)| v.as_str())
+    }
+
+    /// A security key's value for `listener` (and SASL `mechanism`), with Kafka's precedence:
+    /// `listener.name.<listener>.<mechanism>.<key>`, then `listener.name.<listener>.<key>`,
+    /// then `<key>` (or its default).
+    pub fn listener_get(&self, listener: &str, mechanism: Option<&str>, name: &str) -> &str {
+        let l = listener.to_ascii_lowercase();
+        if let Some(m) = mechanism {
+            let k = format!("listener.name.{l}.{}.{name}", m.to_ascii_lowercase());
+            if let Some(v) = self.listener_values.get(&k) {
+                return v;
+            }
+        }
+        match self
+            .listener_values
+            .get(&format!("listener.name.{l}.{name}"))
+        {
+            Some(v) => v,
+            None => self.get(name),
+        }
+    }
+
+    /// Whether [`BrokerConfig::listener_get`] finds an explicit value (not a default).
+    pub fn listener_is_set(&self, listener: &str, mechanism: Option<&str>, name: &str) -> bool {
+        let l = listener.to_ascii_lowercase();
+        mechanism.is_some_and(|m| {
+            self.listener_values.contains_key(&format!(
+                "listener.name.{l}.{}.{name}",
+                m.to_ascii_lowercase()
+            ))
+        }) || self
+            .listener_values
+            .contains_key(&format!("listener.name.{l}.{name}"))
+            || self.is_set(name)
+    }
+
+    /// The `listener.name.` entries (normalised key, value); values may be secrets.
+    pub fn listener_entries(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.listener_values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
     /// Value and source of a key.
@@ -540,7 +737,8 @@ impl BrokerConfig {
         ]
     }
 
-    /// Parsed `listeners`: (name, host, port). Only PLAINTEXT-style listeners are served.
+    /// Parsed `listeners`: (name, host, port); each name's protocol comes from
+    /// `listener.security.protocol.map` (`security::listeners`).
     pub fn listeners(&self) -> Result<Vec<Listener>> {
         parse_listeners("listeners", self.get("listeners"))
     }

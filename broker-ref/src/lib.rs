@@ -1,8 +1,8 @@
 //! Odradek reference broker: a single-node Kafka broker built on the `odradek` protocol and
 //! record modules.
 //!
-//! Request path: [`server`] (listener, connections, framing, dispatch, the interception point)
-//! → [`handlers`] (request → response, one module per API family, given a
+//! Request path: [`server`] (listener, TLS and SASL on the connection, framing, dispatch, the
+//! interception point) → [`handlers`] (which ask [`security`]'s authorizer) (request → response, one module per API family, given a
 //! [`handlers::RequestContext`]) → [`coordinator`] (groups, transactions), [`session`] (fetch
 //! sessions) and [`partition`] state (log end offset, high watermark, last stable offset) →
 //! [`log`] (segmented, indexed, crash-safe storage). Each layer uses only those after it in
@@ -17,6 +17,7 @@ mod error;
 pub mod handlers;
 pub mod log;
 pub mod partition;
+pub mod security;
 pub mod server;
 pub mod session;
 

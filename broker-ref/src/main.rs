@@ -4,6 +4,13 @@
 //! it accepts connections, and shuts down cleanly (flush, checkpoints) on SIGINT or SIGTERM.
 //! `--schema-registry HOST:PORT` also serves a Schema Registry over the broker itself (then a
 //! second line, `odradek-schema-registry listening on http://HOST:PORT`).
+//!
+//! `--dev-security DIR` makes a throw-away CA, broker and client certificates and a user `dev`
+//! in DIR and opens SSL and SASL_SSL listeners beside PLAINTEXT (docs/security.md); the client
+//! settings are printed after the listening lines. `--add-scram
+//! 'SCRAM-SHA-256=[name=alice,password=alice-secret]'` (kafka-storage's syntax, optional
+//! `iterations=`) stores a SCRAM credential before the broker starts. With more than one
+//! listener, each is printed as `odradek-broker listener NAME PROTOCOL HOST:PORT`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,13 +21,21 @@ use odradek_broker::server;
 #[global_allocator]
 static ALLOC: odradek::alloc::UntrustedInputAllocator = odradek::alloc::UntrustedInputAllocator;
 
-const USAGE: &str =
-    "usage: odradek-broker [server.properties] [--override key=value]... [--schema-registry HOST:PORT]";
+const USAGE: &str = "usage: odradek-broker [server.properties] [--override key=value]... \
+     [--schema-registry HOST:PORT] [--dev-security DIR] [--add-scram MECHANISM=[name=U,password=P]]...";
 
-/// The command line: an optional properties file, `--override` pairs, the registry's address.
-type Args = (Option<PathBuf>, Vec<(String, String)>, Option<String>);
+/// The command line.
+#[derive(Debug, Default)]
+struct Args {
+    file: Option<PathBuf>,
+    overrides: Vec<(String, String)>,
+    registry: Option<String>,
+    dev_security: Option<PathBuf>,
+    add_scram: Vec<String>,
+}
 
 fn parse_args() -> Result<Args, String> {
+    let mut parsed = Args::default();
     let mut file = None;
     let mut overrides = Vec::new();
     let mut registry = None;
@@ -38,6 +53,17 @@ fn parse_args() -> Result<Args, String> {
             "--schema-registry" => {
                 registry = Some(args.next().ok_or("--schema-registry needs HOST:PORT")?);
             }
+            "--dev-security" => {
+                parsed.dev_security = Some(PathBuf::from(
+                    args.next().ok_or("--dev-security needs DIR")?,
+                ));
+            }
+            "--add-scram" => {
+                parsed.add_scram.push(
+                    args.next()
+                        .ok_or("--add-scram needs MECHANISM=[name=USER,password=PASSWORD]")?,
+                );
+            }
             other if other.starts_with('-') => {
                 return Err(format!("unknown flag `{other}`\n{USAGE}"))
             }
@@ -45,7 +71,64 @@ fn parse_args() -> Result<Args, String> {
             extra => return Err(format!("unexpected argument `{extra}`\n{USAGE}")),
         }
     }
-    Ok((file, overrides, registry))
+    parsed.file = file;
+    parsed.overrides = overrides;
+    parsed.registry = registry;
+    Ok(parsed)
+}
+
+/// Parses kafka-storage's `--add-scram` syntax: `SCRAM-SHA-256=[name=alice,password=secret]`
+/// (optionally `iterations=8192`; quotes around values are dropped).
+fn parse_add_scram(
+    spec: &str,
+) -> Result<
+    (
+        String,
+        odradek_broker::security::scram::ScramMechanism,
+        String,
+        i32,
+    ),
+    String,
+> {
+    use odradek_broker::security::scram::{ScramMechanism, MAX_ITERATIONS, MIN_ITERATIONS};
+    let bad = || "--add-scram: expected MECHANISM=[name=USER,password=PASSWORD]".to_string();
+    let (mech, rest) = spec.split_once('=').ok_or_else(bad)?;
+    let mechanism = ScramMechanism::from_name(mech.trim()).ok_or_else(|| {
+        format!("--add-scram: unknown mechanism {mech} (SCRAM-SHA-256, SCRAM-SHA-512)")
+    })?;
+    let inner = rest
+        .trim()
+        .strip_prefix('[')
+        .and_then(|r| r.strip_suffix(']'))
+        .ok_or_else(bad)?;
+    let (mut name, mut password, mut iterations) = (None, None, 4096);
+    for kv in inner.split(',') {
+        let (k, v) = kv.split_once('=').ok_or_else(bad)?;
+        let v = v.trim().trim_matches('"').to_string();
+        match k.trim() {
+            "name" => name = Some(v),
+            "password" => password = Some(v),
+            "iterations" => {
+                iterations = v
+                    .parse()
+                    .map_err(|_| "--add-scram: iterations is not a number".to_string())?
+            }
+            other => {
+                return Err(format!(
+                    "--add-scram: unknown key {other} (name, password, iterations)"
+                ))
+            }
+        }
+    }
+    if !(MIN_ITERATIONS..=MAX_ITERATIONS).contains(&iterations) {
+        return Err(format!(
+            "--add-scram: iterations must be {MIN_ITERATIONS}..{MAX_ITERATIONS}"
+        ));
+    }
+    match (name, password) {
+        (Some(n), Some(p)) if !n.is_empty() => Ok((n, mechanism, p, iterations)),
+        _ => Err(bad()),
+    }
 }
 
 /// SIGTERM, registered before the broker starts: a SIGTERM that arrives right after the
@@ -114,20 +197,76 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let (file, overrides, registry) = match parse_args() {
+    let args = match parse_args() {
         Ok(a) => a,
         Err(msg) => {
             eprintln!("odradek-broker: {msg}");
             return ExitCode::from(2);
         }
     };
-    let config = match BrokerConfig::load(file.as_deref(), &overrides) {
+    let dev = match &args.dev_security {
+        None => None,
+        Some(dir) => match odradek_broker::security::dev::generate(dir) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                eprintln!("odradek-broker: --dev-security: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let mut overrides = dev
+        .as_ref()
+        .map(|d| d.broker_overrides())
+        .unwrap_or_default();
+    overrides.extend(args.overrides.iter().cloned());
+    let registry = args.registry.clone();
+    let config = match BrokerConfig::load(args.file.as_deref(), &overrides) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("odradek-broker: {e}");
             return ExitCode::from(2);
         }
     };
+    let mut scram = Vec::new();
+    for spec in &args.add_scram {
+        match parse_add_scram(spec) {
+            Ok(s) => scram.push(s),
+            Err(e) => {
+                eprintln!("odradek-broker: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if let Some(d) = &dev {
+        for m in [
+            odradek_broker::security::scram::ScramMechanism::Sha256,
+            odradek_broker::security::scram::ScramMechanism::Sha512,
+        ] {
+            scram.push((d.user.clone(), m, d.password.expose().clone(), 4096));
+        }
+    }
+    if !scram.is_empty() {
+        let dir = config.log_dir();
+        let stored = std::fs::create_dir_all(&dir)
+            .map_err(odradek_broker::Error::from)
+            .and_then(|()| odradek_broker::security::CredentialStore::open(&dir))
+            .and_then(|store| {
+                scram
+                    .iter()
+                    .try_for_each(|(user, m, password, iterations)| {
+                        let cred = odradek_broker::security::scram::ScramCredential::from_password(
+                            *m,
+                            password,
+                            *iterations,
+                        );
+                        store.upsert(user, *m, cred)
+                    })
+            });
+        if let Err(e) = stored {
+            eprintln!("odradek-broker: cannot store SCRAM credentials: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -166,6 +305,19 @@ fn main() -> ExitCode {
                 }
             }
         };
+        if running.listeners.len() > 1 {
+            for (name, protocol, addr) in &running.listeners {
+                println!("odradek-broker listener {name} {protocol} {addr}");
+            }
+        }
+        if let Some(d) = &dev {
+            let addr = |n: &str| running.listener_addr(n).map(|a| a.to_string());
+            println!(
+                "\n# odradek-broker --dev-security {}: librdkafka client settings\n{}",
+                d.dir.display(),
+                d.client_settings(addr("SSL").as_deref(), addr("SASL_SSL").as_deref())
+            );
+        }
         wait_for_signal(term).await;
         tracing::info!("shutting down");
         if let Some(r) = registry {

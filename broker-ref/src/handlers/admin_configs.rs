@@ -112,12 +112,15 @@ pub fn describe(
                             } else {
                                 Vec::new()
                             };
+                            // Secrets (ssl.key.password, sasl.jaas.config, ...) are reported
+                            // as sensitive with no value, as Kafka does.
+                            let sensitive = crate::config::is_sensitive(e.name);
                             DescribeConfigsResourceResult::default()
                                 .with_name(sb(e.name))
-                                .with_value(Some(sb(e.value)))
+                                .with_value((!sensitive).then(|| sb(e.value)))
                                 .with_read_only(read_only)
                                 .with_config_source(e.source as i8)
-                                .with_is_sensitive(false)
+                                .with_is_sensitive(sensitive)
                                 .with_synonyms(synonyms)
                         })
                         .collect();

@@ -54,6 +54,13 @@ pub const ADVERTISED_APIS: &[ApiKey] = &[
     ApiKey::DescribeTransactions,
     ApiKey::ListTransactions,
     ApiKey::DescribeProducers,
+    ApiKey::SaslHandshake,
+    ApiKey::SaslAuthenticate,
+    ApiKey::DescribeAcls,
+    ApiKey::CreateAcls,
+    ApiKey::DeleteAcls,
+    ApiKey::DescribeUserScramCredentials,
+    ApiKey::AlterUserScramCredentials,
 ];
 
 /// The advertised range of an API, if served: Kafka 4.4.0's range capped at the codec's maximum.

@@ -17,7 +17,7 @@ use crate::broker::Broker;
 /// Handles DescribeCluster (brokers endpoint type only: this node is its own controller).
 pub fn describe_cluster(
     broker: &Broker,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     request: &DescribeClusterRequest,
 ) -> ResponseKind {
     let rack = broker.config.get("broker.rack");
@@ -26,7 +26,7 @@ pub fn describe_cluster(
         .with_cluster_id(sb(&broker.cluster_id))
         .with_controller_id(BrokerId(broker.node_id))
         .with_cluster_authorized_operations(if request.include_cluster_authorized_operations {
-            0b1111_1111_1000_0000
+            super::metadata::cluster_operations(broker, ctx)
         } else {
             i32::MIN
         });
@@ -39,8 +39,8 @@ pub fn describe_cluster(
     }
     response = response.with_brokers(vec![DescribeClusterBroker::default()
         .with_broker_id(BrokerId(broker.node_id))
-        .with_host(sb(&broker.advertised_host))
-        .with_port(i32::from(broker.advertised_port))
+        .with_host(sb(broker.endpoint(ctx.listener()).0))
+        .with_port(i32::from(broker.endpoint(ctx.listener()).1))
         .with_rack((!rack.is_empty()).then(|| sb(rack)))]);
     ResponseKind::DescribeCluster(response)
 }

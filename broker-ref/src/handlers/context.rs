@@ -1,82 +1,18 @@
 //! What a handler knows about the request besides its body: who sent it, over which listener,
 //! and the request header's fields.
 //!
-//! The connection task builds a [`ConnectionContext`] once, when it accepts the connection (the
-//! security work will fill in the principal from TLS or SASL there). For each request the
+//! The connection task builds a [`ConnectionContext`] once the connection is authenticated: the
+//! principal comes from the TLS client certificate (SSL) or the SASL exchange (SASL_*), else it
+//! is `User:ANONYMOUS`. For each request the
 //! dispatcher adds the header's fields, making a [`RequestContext`] that every handler receives.
 
-use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use kafka_protocol::messages::ApiKey;
 use kafka_protocol::protocol::StrBytes;
 
-/// An authenticated identity, as Kafka's `KafkaPrincipal`: a principal type and a name, written
-/// `Type:name` (e.g. `User:alice`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Principal {
-    /// The principal type; Kafka's authenticators produce [`Principal::USER_TYPE`].
-    pub principal_type: String,
-    /// The name within that type.
-    pub name: String,
-}
-
-impl Principal {
-    /// The principal type of users (Kafka's `KafkaPrincipal.USER_TYPE`).
-    pub const USER_TYPE: &'static str = "User";
-
-    /// A principal of `principal_type` named `name`.
-    pub fn new(principal_type: impl Into<String>, name: impl Into<String>) -> Principal {
-        Principal {
-            principal_type: principal_type.into(),
-            name: name.into(),
-        }
-    }
-
-    /// `User:ANONYMOUS`, what an unauthenticated (PLAINTEXT) connection is (Kafka's
-    /// `KafkaPrincipal.ANONYMOUS`).
-    pub fn anonymous() -> Principal {
-        Principal::new(Self::USER_TYPE, "ANONYMOUS")
-    }
-}
-
-impl fmt::Display for Principal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.principal_type, self.name)
-    }
-}
-
-/// The security protocol of a listener (Kafka's `SecurityProtocol`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SecurityProtocol {
-    /// No encryption, no authentication.
-    Plaintext,
-    /// TLS.
-    Ssl,
-    /// SASL authentication without encryption.
-    SaslPlaintext,
-    /// SASL authentication over TLS.
-    SaslSsl,
-}
-
-impl SecurityProtocol {
-    /// Kafka's name for the protocol (`PLAINTEXT`, `SSL`, `SASL_PLAINTEXT`, `SASL_SSL`).
-    pub fn name(self) -> &'static str {
-        match self {
-            SecurityProtocol::Plaintext => "PLAINTEXT",
-            SecurityProtocol::Ssl => "SSL",
-            SecurityProtocol::SaslPlaintext => "SASL_PLAINTEXT",
-            SecurityProtocol::SaslSsl => "SASL_SSL",
-        }
-    }
-}
-
-impl fmt::Display for SecurityProtocol {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use crate::security::{Principal, SecurityProtocol};
 
 /// What is known about a connection once it is accepted; the same for every request on it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,9 +21,9 @@ pub struct ConnectionContext {
     pub peer: SocketAddr,
     /// Name of the listener the connection arrived on (e.g. `PLAINTEXT`).
     pub listener: Arc<str>,
-    /// The listener's security protocol (PLAINTEXT until the security work adds the others).
+    /// The listener's security protocol.
     pub security_protocol: SecurityProtocol,
-    /// Who the client is (`User:ANONYMOUS` until authentication exists).
+    /// Who the client is (`User:ANONYMOUS` without a client certificate or SASL).
     pub principal: Principal,
 }
 
@@ -99,6 +35,21 @@ impl ConnectionContext {
             listener: listener.into(),
             security_protocol: SecurityProtocol::Plaintext,
             principal: Principal::anonymous(),
+        }
+    }
+
+    /// A connection on a listener of `security_protocol`, authenticated as `principal`.
+    pub fn new(
+        peer: SocketAddr,
+        listener: impl Into<Arc<str>>,
+        security_protocol: SecurityProtocol,
+        principal: Principal,
+    ) -> ConnectionContext {
+        ConnectionContext {
+            peer,
+            listener: listener.into(),
+            security_protocol,
+            principal,
         }
     }
 }

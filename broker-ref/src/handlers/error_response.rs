@@ -78,7 +78,9 @@ pub fn error_response(
         RequestKind::Produce(r) => ResponseKind::Produce(produce(r, e)),
         RequestKind::Fetch(r) => ResponseKind::Fetch(fetch(r, code)),
         RequestKind::ListOffsets(r) => ResponseKind::ListOffsets(list_offsets(r, e)),
-        RequestKind::Metadata(r) => ResponseKind::Metadata(metadata(broker, r, version, e)),
+        RequestKind::Metadata(r) => {
+            ResponseKind::Metadata(metadata(broker, ctx.listener(), r, version, e))
+        }
         RequestKind::OffsetCommit(r) => ResponseKind::OffsetCommit(offset_commit(r, e)),
         RequestKind::OffsetFetch(r) => ResponseKind::OffsetFetch(offset_fetch(r, version, e)),
         RequestKind::FindCoordinator(r) => {
@@ -218,7 +220,13 @@ fn list_offsets(r: &ListOffsetsRequest, e: i16) -> ListOffsetsResponse {
 
 /// Brokers and cluster as usual (so the client keeps a valid view), every topic with the error:
 /// those the request names, or every hosted topic for an all-topics request.
-fn metadata(broker: &Broker, r: &MetadataRequest, version: i16, e: i16) -> MetadataResponse {
+fn metadata(
+    broker: &Broker,
+    listener: &str,
+    r: &MetadataRequest,
+    version: i16,
+    e: i16,
+) -> MetadataResponse {
     let all = match &r.topics {
         None => true,
         Some(t) => t.is_empty() && version == 0,
@@ -247,7 +255,7 @@ fn metadata(broker: &Broker, r: &MetadataRequest, version: i16, e: i16) -> Metad
             })
             .collect()
     };
-    cluster_part(broker).with_topics(topics)
+    cluster_part(broker, listener).with_topics(topics)
 }
 
 fn offset_commit(r: &OffsetCommitRequest, e: i16) -> OffsetCommitResponse {

@@ -64,8 +64,8 @@ pub fn find_coordinator(
         }
     };
     let node = BrokerId(broker.node_id);
-    let host = sb(&broker.advertised_host);
-    let port = i32::from(broker.advertised_port);
+    let (host, port) = broker.endpoint(ctx.listener());
+    let (host, port) = (sb(host), i32::from(port));
     let mut resp = FindCoordinatorResponse::default();
     if version >= 4 {
         resp.coordinators = r

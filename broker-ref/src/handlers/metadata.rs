@@ -11,21 +11,15 @@ use kafka_protocol::messages::{
 use odradek::ErrorCode;
 use uuid::Uuid;
 
+use super::authz::{self, Authz};
 use super::context::RequestContext;
 use super::reply::{sb, HandlerResult};
 use crate::broker::Broker;
 use crate::partition::{Topic, LEADER_EPOCH};
-
-/// Every operation bit of Kafka's ACL operations (what an all-allowed principal gets).
-pub(crate) const ALL_TOPIC_OPERATIONS: i32 = 0b1101_1111_1000;
-const ALL_CLUSTER_OPERATIONS: i32 = 0b1111_1111_1000_0000;
+use crate::security::acl::{AclOperation as Op, ResourceType as Rt};
 
 /// Describes one topic's partitions.
-pub(crate) fn describe_topic(
-    broker: &Broker,
-    topic: &Topic,
-    include_ops: bool,
-) -> MetadataResponseTopic {
+pub(crate) fn describe_topic(broker: &Broker, topic: &Topic) -> MetadataResponseTopic {
     let node = BrokerId(broker.node_id);
     let partitions = (0..topic.partition_count())
         .map(|i| {
@@ -42,11 +36,7 @@ pub(crate) fn describe_topic(
         .with_topic_id(topic.id)
         .with_is_internal(topic.is_internal())
         .with_partitions(partitions)
-        .with_topic_authorized_operations(if include_ops {
-            ALL_TOPIC_OPERATIONS
-        } else {
-            i32::MIN
-        })
+        .with_topic_authorized_operations(i32::MIN)
 }
 
 fn missing_topic(name: Option<TopicName>, id: Uuid, code: ErrorCode) -> MetadataResponseTopic {
@@ -56,53 +46,109 @@ fn missing_topic(name: Option<TopicName>, id: Uuid, code: ErrorCode) -> Metadata
         .with_error_code(code.code())
 }
 
-/// Handles Metadata.
+/// A topic the principal may not DESCRIBE: its name is echoed (never its id, nor whether it
+/// exists), as Kafka answers.
+fn unauthorized_topic(name: Option<TopicName>, id: Uuid) -> MetadataResponseTopic {
+    let by_id = name.is_none();
+    MetadataResponseTopic::default()
+        .with_name(name)
+        .with_topic_id(if by_id { id } else { Uuid::nil() })
+        .with_error_code(ErrorCode::TopicAuthorizationFailed.code())
+}
+
+/// Handles Metadata: with an authorizer, topics the principal may not DESCRIBE are left out of
+/// an all-topics answer and answered TOPIC_AUTHORIZATION_FAILED when named; auto-creation needs
+/// CREATE on the cluster or the topic; `authorized_operations` are the principal's.
 pub fn handle(
     broker: &Broker,
     ctx: &RequestContext<'_>,
     request: MetadataRequest,
 ) -> HandlerResult {
     let version = ctx.api_version;
-    let include_ops = request.include_topic_authorized_operations;
+    let include_ops = request.include_topic_authorized_operations && version >= 8;
+    let az = Authz::of(broker, ctx);
+    let may = |op: Op, name: &str| az.as_ref().is_none_or(|a| a.allowed(op, Rt::Topic, name));
     let all = match &request.topics {
         None => true,
         Some(t) => t.is_empty() && version == 0,
     };
-    let topics = if all {
+    let mut topics: Vec<MetadataResponseTopic> = if all {
         broker
             .topics
             .list()
             .iter()
-            .map(|t| describe_topic(broker, t, include_ops))
+            .filter(|t| may(Op::Describe, &t.name))
+            .map(|t| describe_topic(broker, t))
             .collect()
     } else {
         let auto_create =
             request.allow_auto_topic_creation && broker.config.bool("auto.create.topics.enable");
+        let create_cluster = az.as_ref().is_none_or(|a| a.cluster(Op::Create));
         request
             .topics
             .unwrap_or_default()
             .into_iter()
-            .map(|t| lookup(broker, t.name, t.topic_id, auto_create, include_ops))
+            .map(|t| {
+                let name = match (&t.name, t.topic_id.is_nil()) {
+                    (Some(n), _) => Some(n.to_string()),
+                    (None, false) => broker.topics.get_by_id(t.topic_id).map(|t| t.name.clone()),
+                    (None, true) => None,
+                };
+                match name {
+                    Some(n) if !may(Op::Describe, &n) => unauthorized_topic(t.name, t.topic_id),
+                    Some(n)
+                        if auto_create
+                            && !create_cluster
+                            && broker.topics.get(&n).is_none()
+                            && !may(Op::Create, &n) =>
+                    {
+                        unauthorized_topic(t.name, Uuid::nil()).with_is_internal(
+                            crate::partition::INTERNAL_TOPICS.contains(&n.as_str()),
+                        )
+                    }
+                    _ => lookup(broker, t.name, t.topic_id, auto_create),
+                }
+            })
             .collect()
     };
-    let response = cluster_part(broker)
-        .with_topics(topics)
-        .with_cluster_authorized_operations(if request.include_cluster_authorized_operations {
-            ALL_CLUSTER_OPERATIONS
+    if include_ops {
+        for t in &mut topics {
+            if t.error_code == 0 {
+                if let Some(name) = &t.name {
+                    t.topic_authorized_operations = authz::operations(broker, ctx, Rt::Topic, name);
+                }
+            }
+        }
+    }
+    let cluster_ops =
+        if request.include_cluster_authorized_operations && (8..=10).contains(&version) {
+            cluster_operations(broker, ctx)
         } else {
             i32::MIN
-        });
+        };
+    let response = cluster_part(broker, ctx.listener())
+        .with_topics(topics)
+        .with_cluster_authorized_operations(cluster_ops);
     Ok(ResponseKind::Metadata(response))
 }
 
+/// The cluster's `authorized_operations`: 0 without DESCRIBE on the cluster, as Kafka answers.
+pub(crate) fn cluster_operations(broker: &Broker, ctx: &RequestContext<'_>) -> i32 {
+    match Authz::of(broker, ctx) {
+        Some(a) if !a.cluster(Op::Describe) => 0,
+        _ => authz::operations(broker, ctx, Rt::Cluster, crate::security::acl::CLUSTER_NAME),
+    }
+}
+
 /// A Metadata response's cluster part: this broker, the cluster id and the controller.
-pub(crate) fn cluster_part(broker: &Broker) -> MetadataResponse {
+pub(crate) fn cluster_part(broker: &Broker, listener: &str) -> MetadataResponse {
     let rack = broker.config.get("broker.rack");
+    let (host, port) = broker.endpoint(listener);
     MetadataResponse::default()
         .with_brokers(vec![MetadataResponseBroker::default()
             .with_node_id(BrokerId(broker.node_id))
-            .with_host(sb(&broker.advertised_host))
-            .with_port(i32::from(broker.advertised_port))
+            .with_host(sb(host))
+            .with_port(i32::from(port))
             .with_rack((!rack.is_empty()).then(|| sb(rack)))])
         .with_cluster_id(Some(sb(&broker.cluster_id)))
         .with_controller_id(BrokerId(broker.node_id))
@@ -113,16 +159,15 @@ fn lookup(
     name: Option<TopicName>,
     id: Uuid,
     auto_create: bool,
-    include_ops: bool,
 ) -> MetadataResponseTopic {
     let Some(name) = name else {
         return match broker.topics.get_by_id(id) {
-            Some(t) => describe_topic(broker, &t, include_ops),
+            Some(t) => describe_topic(broker, &t),
             None => missing_topic(None, id, ErrorCode::UnknownTopicId),
         };
     };
     if let Some(t) = broker.topics.get(&name) {
-        return describe_topic(broker, &t, include_ops);
+        return describe_topic(broker, &t);
     }
     if let Err(e) = crate::partition::validate_topic_name(&name) {
         return missing_topic(Some(name), id, e.code());
@@ -135,10 +180,10 @@ fn lookup(
         .topics
         .create(&name, partitions, BTreeMap::new(), false)
     {
-        Ok(t) => describe_topic(broker, &t, include_ops),
+        Ok(t) => describe_topic(broker, &t),
         // Lost a race with another creator: describe what exists.
         Err(_) => match broker.topics.get(&name) {
-            Some(t) => describe_topic(broker, &t, include_ops),
+            Some(t) => describe_topic(broker, &t),
             None => missing_topic(Some(name), id, ErrorCode::LeaderNotAvailable),
         },
     }

@@ -6,6 +6,8 @@
 mod admin_configs;
 mod admin_topics;
 mod api_versions;
+pub mod authorize;
+pub mod authz;
 mod broker_configs;
 mod cluster;
 mod config_entry;
@@ -20,70 +22,27 @@ mod metadata;
 mod produce;
 mod records_admin;
 mod reply;
+mod route;
+mod security_admin;
 mod txn;
 
 use kafka_protocol::messages::{RequestKind, ResponseKind};
-use odradek::ErrorCode;
 
 use crate::broker::Broker;
-use crate::Error;
 
 pub use api_versions::{advertised_range, reject_unsupported_version, ADVERTISED_APIS};
 pub use context::{ConnectionContext, Principal, RequestContext, SecurityProtocol};
 
 /// Handles one decoded request: `Ok(None)` means no response is sent (Produce with acks=0);
-/// `Err` closes the connection (an API this broker does not serve).
+/// `Err` closes the connection (an API this broker does not serve). With an authorizer, the
+/// request is first checked as Kafka checks it ([`authorize`]).
 pub async fn handle(
     broker: &Broker,
     ctx: &RequestContext<'_>,
     body: RequestKind,
 ) -> crate::Result<Option<ResponseKind>> {
-    match body {
-        RequestKind::ApiVersions(r) => Ok(Some(api_versions::handle(ctx, &r))),
-        RequestKind::Metadata(r) => metadata::handle(broker, ctx, r).map(Some),
-        RequestKind::Produce(r) => produce::handle(broker, ctx, r).await,
-        RequestKind::Fetch(r) => fetch::handle(broker, ctx, r).await.map(Some),
-        RequestKind::ListOffsets(r) => list_offsets::handle(broker, ctx, r).map(Some),
-        RequestKind::CreateTopics(r) => admin_topics::create_topics(broker, ctx, r).map(Some),
-        RequestKind::DeleteTopics(r) => admin_topics::delete_topics(broker, ctx, r).map(Some),
-        RequestKind::CreatePartitions(r) => {
-            admin_topics::create_partitions(broker, ctx, r).map(Some)
-        }
-        RequestKind::DescribeConfigs(r) => admin_configs::describe(broker, ctx, r).map(Some),
-        RequestKind::AlterConfigs(r) => admin_configs::alter(broker, ctx, r).map(Some),
-        RequestKind::IncrementalAlterConfigs(r) => {
-            admin_configs::incremental_alter(broker, ctx, r).map(Some)
-        }
-        RequestKind::InitProducerId(r) => init_producer_id::handle(broker, ctx, r).map(Some),
-        RequestKind::AddPartitionsToTxn(r) => txn::add_partitions_to_txn(broker, ctx, r).map(Some),
-        RequestKind::AddOffsetsToTxn(r) => txn::add_offsets_to_txn(broker, ctx, r).map(Some),
-        RequestKind::EndTxn(r) => txn::end_txn(broker, ctx, r).map(Some),
-        RequestKind::TxnOffsetCommit(r) => txn::txn_offset_commit(broker, ctx, r).map(Some),
-        RequestKind::DescribeTransactions(r) => {
-            txn::describe_transactions(broker, ctx, r).map(Some)
-        }
-        RequestKind::ListTransactions(r) => txn::list_transactions(broker, ctx, r).map(Some),
-        RequestKind::DescribeProducers(r) => txn::describe_producers(broker, ctx, r).map(Some),
-        RequestKind::FindCoordinator(r) => groups::find_coordinator(broker, ctx, r).map(Some),
-        RequestKind::JoinGroup(r) => groups::join_group(broker, ctx, r).await.map(Some),
-        RequestKind::SyncGroup(r) => groups::sync_group(broker, ctx, r).await.map(Some),
-        RequestKind::Heartbeat(r) => groups::heartbeat(broker, ctx, r).map(Some),
-        RequestKind::LeaveGroup(r) => groups::leave_group(broker, ctx, r).map(Some),
-        RequestKind::OffsetCommit(r) => groups::offset_commit(broker, ctx, r).map(Some),
-        RequestKind::OffsetFetch(r) => groups::offset_fetch(broker, ctx, r).map(Some),
-        RequestKind::DescribeGroups(r) => groups::describe_groups(broker, ctx, r).map(Some),
-        RequestKind::ListGroups(r) => groups::list_groups(broker, ctx, r).map(Some),
-        RequestKind::DeleteGroups(r) => groups::delete_groups(broker, ctx, r).map(Some),
-        RequestKind::OffsetDelete(r) => groups::offset_delete(broker, ctx, r).map(Some),
-        RequestKind::DescribeCluster(r) => Ok(Some(cluster::describe_cluster(broker, ctx, &r))),
-        RequestKind::DescribeLogDirs(r) => cluster::describe_log_dirs(broker, ctx, r).map(Some),
-        RequestKind::DeleteRecords(r) => records_admin::delete_records(broker, ctx, r).map(Some),
-        RequestKind::OffsetForLeaderEpoch(r) => {
-            records_admin::offset_for_leader_epoch(broker, ctx, r).map(Some)
-        }
-        _ => Err(Error::kafka(
-            ErrorCode::UnsupportedVersion,
-            "API not served",
-        )),
+    match authz::Authz::of(broker, ctx) {
+        Some(az) => authorize::handle(broker, ctx, &az, body).await,
+        None => route::handle_unchecked(broker, ctx, body).await,
     }
 }

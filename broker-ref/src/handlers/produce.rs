@@ -42,9 +42,16 @@ pub async fn handle(
         for p in topic_data.partition_data {
             let mut resp = PartitionProduceResponse::default().with_index(p.index);
             let partition = topic.as_ref().and_then(|t| t.partition(p.index));
+            let internal = topic.as_ref().is_some_and(|t| t.is_internal());
             let result = match (acks_valid, partition, p.records) {
                 (false, _, _) => Err(ErrorCode::InvalidRequiredAcks.into()),
                 (_, None, _) => Err(unknown.into()),
+                // Clients never write the coordinators' topics (Kafka's
+                // `internalTopicsAllowed = false` for client produce), secured or not.
+                (_, Some(p), _) if internal => Err(crate::Error::kafka(
+                    ErrorCode::InvalidTopic,
+                    format!("Cannot append to internal topic {}", p.topic()),
+                )),
                 (_, Some(_), None) => Err(ErrorCode::CorruptMessage.into()),
                 (_, Some(partition), Some(records)) => match &txn_id {
                     Some(txn_id) => append_transactional(broker, txn_id, &partition, records, now),

@@ -15,6 +15,7 @@ mod connection;
 mod dispatch;
 pub mod intercept;
 mod maintenance;
+mod sasl;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -23,8 +24,9 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::broker::Broker;
+use crate::broker::{Broker, Endpoint};
 use crate::config::BrokerConfig;
+use crate::security::{self, CredentialStore, ListenerSecurity, SecurityProtocol};
 use crate::{Error, Result};
 use connection::Shared;
 
@@ -36,6 +38,8 @@ pub use intercept::{Action, Interceptor, LoggedRequest, Rule, RuleId};
 pub struct RunningBroker {
     /// The address the first listener is bound to.
     pub local_addr: SocketAddr,
+    /// Every listener: name, security protocol, bound address.
+    pub listeners: Vec<(String, SecurityProtocol, SocketAddr)>,
     /// Shared state.
     pub broker: Arc<Broker>,
     /// The interception point every connection consults: tests inject errors, delays, dropped
@@ -46,6 +50,14 @@ pub struct RunningBroker {
 }
 
 impl RunningBroker {
+    /// The bound address of the listener named `name` (case-insensitive).
+    pub fn listener_addr(&self, name: &str) -> Option<SocketAddr> {
+        self.listeners
+            .iter()
+            .find(|(n, _, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, _, a)| *a)
+    }
+
     /// Stops accepting, closes connections, flushes every log and writes checkpoints.
     pub async fn shutdown(self) -> Result<()> {
         let _ = self.shutdown.send(true);
@@ -56,11 +68,30 @@ impl RunningBroker {
     }
 }
 
-/// Binds the listeners, recovers the data directory and starts serving.
+/// This machine's host name (what Kafka advertises for a listener with an empty host).
+fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: buf is writable for its length; gethostname NUL-terminates within it on success.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    match std::str::from_utf8(&buf[..end]) {
+        Ok(h) if rc == 0 && !h.is_empty() => h.to_string(),
+        _ => "localhost".to_string(),
+    }
+}
+
+/// Binds the listeners, recovers the data directory and starts serving. Every listener's
+/// security (protocol, TLS material, SASL mechanisms and JAAS, authorizer) is checked before
+/// anything is bound.
 pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
-    let listeners = config.listeners()?;
-    let mut bound = Vec::with_capacity(listeners.len());
-    for l in &listeners {
+    let dir = config.log_dir();
+    std::fs::create_dir_all(&dir)?;
+    let credentials = Arc::new(CredentialStore::open(&dir)?);
+    let securities = security::listener_security(&config, &credentials)?;
+    let mut bound = Vec::with_capacity(securities.len());
+    let mut endpoints = Vec::with_capacity(securities.len());
+    for sec in securities {
+        let l = &sec.spec;
         let host = if l.host.is_empty() {
             "0.0.0.0"
         } else {
@@ -69,27 +100,52 @@ pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
         let listener = TcpListener::bind((host, l.port)).await.map_err(|e| {
             Error::config("listeners", format!("cannot bind {host}:{}: {e}", l.port))
         })?;
-        bound.push((Arc::<str>::from(l.name.as_str()), listener));
+        let local = listener.local_addr()?;
+        let advertised_host = match &l.advertised_host {
+            Some(h) => h.clone(),
+            None if l.host.is_empty() => host_name(),
+            None if local.ip().is_unspecified() => {
+                return Err(Error::config(
+                    "advertised.listeners",
+                    format!(
+                        "listener {} is bound to {}: advertised.listeners must name a routable host for it (the broker never advertises a wildcard address)",
+                        l.name, l.host
+                    ),
+                ))
+            }
+            None => l.host.clone(),
+        };
+        // A port-0 listener advertises the port it actually got.
+        let advertised_port = if l.advertised_port == 0 {
+            local.port()
+        } else {
+            l.advertised_port
+        };
+        endpoints.push(Endpoint {
+            listener: l.name.clone(),
+            host: advertised_host,
+            port: advertised_port,
+        });
+        bound.push((Arc::new(sec), listener, local));
     }
-    let local_addr = bound
-        .first()
-        .ok_or_else(|| Error::config("listeners", "no listener configured"))?
-        .1
-        .local_addr()?;
-    let advertised = config.advertised_listeners()?;
-    let adv = &advertised[0];
-    let advertised_host = if adv.host.is_empty() || adv.host == "0.0.0.0" {
-        local_addr.ip().to_string()
-    } else {
-        adv.host.clone()
+    let (first, local_addr) = match (endpoints.first(), bound.first()) {
+        (Some(e), Some(b)) => ((e.host.clone(), e.port), b.2),
+        _ => return Err(Error::config("listeners", "no listener configured")),
     };
-    // A port-0 listener advertises the port it actually got.
-    let advertised_port = if adv.port == 0 {
-        local_addr.port()
-    } else {
-        adv.port
-    };
-    let broker = Broker::open(config, advertised_host, advertised_port)?;
+    let broker = Broker::open_with(config, endpoints, first, credentials)?;
+    for (sec, _, _) in &bound {
+        if let Some(jwks) = sec.sasl.as_ref().and_then(|s| s.jwks()) {
+            match jwks.refresh().await {
+                Ok(n) => {
+                    tracing::info!(listener = %sec.spec.name, keys = n, url = %jwks.settings().url, "JWKS loaded")
+                }
+                Err(e) => {
+                    tracing::warn!(listener = %sec.spec.name, error = %e, "JWKS not loaded yet; tokens are refused until it is")
+                }
+            }
+            jwks.spawn_refresher();
+        }
+    }
     let interceptor = Arc::new(Interceptor::new());
     let shared = Shared {
         broker: broker.clone(),
@@ -97,9 +153,11 @@ pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
     };
     let (shutdown, shutdown_rx) = watch::channel(false);
     let mut tasks = Vec::new();
-    for (name, listener) in bound {
+    let mut addresses = Vec::new();
+    for (sec, listener, local) in bound {
+        addresses.push((sec.spec.name.clone(), sec.spec.protocol, local));
         tasks.push(tokio::spawn(accept_loop(
-            name,
+            sec,
             listener,
             shared.clone(),
             shutdown_rx.clone(),
@@ -108,6 +166,7 @@ pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
     tasks.push(tokio::spawn(maintenance::run(broker.clone(), shutdown_rx)));
     Ok(RunningBroker {
         local_addr,
+        listeners: addresses,
         broker,
         interceptor,
         shutdown,
@@ -116,7 +175,7 @@ pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
 }
 
 async fn accept_loop(
-    name: Arc<str>,
+    security: Arc<ListenerSecurity>,
     listener: TcpListener,
     shared: Shared,
     mut shutdown: watch::Receiver<bool>,
@@ -139,10 +198,11 @@ async fn accept_loop(
                     tracing::warn!(%peer, "max.connections reached, closing new connection");
                     continue;
                 };
-                let (shared, name) = (shared.clone(), name.clone());
+                let (shared, security) = (shared.clone(), security.clone());
                 let shutdown = shutdown.clone();
+                // The TLS handshake and SASL run in the connection's own task, never here.
                 connections.spawn(async move {
-                    connection::serve(shared, name, stream, peer, shutdown).await;
+                    connection::serve(shared, security, stream, peer, shutdown).await;
                     drop(permit);
                 });
             }

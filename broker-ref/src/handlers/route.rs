@@ -1,0 +1,80 @@
+//! Routes a decoded request body to its handler, without authorization checks (those are
+//! [`super::authorize`]'s, run first when an authorizer is configured).
+
+use kafka_protocol::messages::{RequestKind, ResponseKind};
+use odradek::ErrorCode;
+
+use super::context::RequestContext;
+use super::{
+    admin_configs, admin_topics, api_versions, cluster, fetch, groups, init_producer_id,
+    list_offsets, metadata, produce, records_admin, security_admin, txn,
+};
+use crate::broker::Broker;
+use crate::Error;
+
+/// Routes a request to its handler, without authorization checks.
+pub(super) async fn handle_unchecked(
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
+    body: RequestKind,
+) -> crate::Result<Option<ResponseKind>> {
+    match body {
+        RequestKind::ApiVersions(r) => Ok(Some(api_versions::handle(ctx, &r))),
+        RequestKind::Metadata(r) => metadata::handle(broker, ctx, r).map(Some),
+        RequestKind::Produce(r) => produce::handle(broker, ctx, r).await,
+        RequestKind::Fetch(r) => fetch::handle(broker, ctx, r).await.map(Some),
+        RequestKind::ListOffsets(r) => list_offsets::handle(broker, ctx, r).map(Some),
+        RequestKind::CreateTopics(r) => admin_topics::create_topics(broker, ctx, r).map(Some),
+        RequestKind::DeleteTopics(r) => admin_topics::delete_topics(broker, ctx, r).map(Some),
+        RequestKind::CreatePartitions(r) => {
+            admin_topics::create_partitions(broker, ctx, r).map(Some)
+        }
+        RequestKind::DescribeConfigs(r) => admin_configs::describe(broker, ctx, r).map(Some),
+        RequestKind::AlterConfigs(r) => admin_configs::alter(broker, ctx, r).map(Some),
+        RequestKind::IncrementalAlterConfigs(r) => {
+            admin_configs::incremental_alter(broker, ctx, r).map(Some)
+        }
+        RequestKind::InitProducerId(r) => init_producer_id::handle(broker, ctx, r).map(Some),
+        RequestKind::AddPartitionsToTxn(r) => txn::add_partitions_to_txn(broker, ctx, r).map(Some),
+        RequestKind::AddOffsetsToTxn(r) => txn::add_offsets_to_txn(broker, ctx, r).map(Some),
+        RequestKind::EndTxn(r) => txn::end_txn(broker, ctx, r).map(Some),
+        RequestKind::TxnOffsetCommit(r) => txn::txn_offset_commit(broker, ctx, r).map(Some),
+        RequestKind::DescribeTransactions(r) => {
+            txn::describe_transactions(broker, ctx, r).map(Some)
+        }
+        RequestKind::ListTransactions(r) => txn::list_transactions(broker, ctx, r).map(Some),
+        RequestKind::DescribeProducers(r) => txn::describe_producers(broker, ctx, r).map(Some),
+        RequestKind::FindCoordinator(r) => groups::find_coordinator(broker, ctx, r).map(Some),
+        RequestKind::JoinGroup(r) => groups::join_group(broker, ctx, r).await.map(Some),
+        RequestKind::SyncGroup(r) => groups::sync_group(broker, ctx, r).await.map(Some),
+        RequestKind::Heartbeat(r) => groups::heartbeat(broker, ctx, r).map(Some),
+        RequestKind::LeaveGroup(r) => groups::leave_group(broker, ctx, r).map(Some),
+        RequestKind::OffsetCommit(r) => groups::offset_commit(broker, ctx, r).map(Some),
+        RequestKind::OffsetFetch(r) => groups::offset_fetch(broker, ctx, r).map(Some),
+        RequestKind::DescribeGroups(r) => groups::describe_groups(broker, ctx, r).map(Some),
+        RequestKind::ListGroups(r) => groups::list_groups(broker, ctx, r).map(Some),
+        RequestKind::DeleteGroups(r) => groups::delete_groups(broker, ctx, r).map(Some),
+        RequestKind::OffsetDelete(r) => groups::offset_delete(broker, ctx, r).map(Some),
+        RequestKind::DescribeCluster(r) => Ok(Some(cluster::describe_cluster(broker, ctx, &r))),
+        RequestKind::DescribeLogDirs(r) => cluster::describe_log_dirs(broker, ctx, r).map(Some),
+        RequestKind::DeleteRecords(r) => records_admin::delete_records(broker, ctx, r).map(Some),
+        RequestKind::OffsetForLeaderEpoch(r) => {
+            records_admin::offset_for_leader_epoch(broker, ctx, r).map(Some)
+        }
+        RequestKind::CreateAcls(r) => security_admin::create_acls(broker, ctx, r).map(Some),
+        RequestKind::DescribeAcls(r) => security_admin::describe_acls(broker, ctx, r).map(Some),
+        RequestKind::DeleteAcls(r) => security_admin::delete_acls(broker, ctx, r).map(Some),
+        RequestKind::DescribeUserScramCredentials(r) => {
+            security_admin::describe_scram(broker, ctx, r).map(Some)
+        }
+        RequestKind::AlterUserScramCredentials(r) => {
+            security_admin::alter_scram(broker, ctx, r).map(Some)
+        }
+        RequestKind::SaslHandshake(r) => Ok(Some(security_admin::sasl_handshake(ctx, r))),
+        RequestKind::SaslAuthenticate(r) => Ok(Some(security_admin::sasl_authenticate(ctx, r))),
+        _ => Err(Error::kafka(
+            ErrorCode::UnsupportedVersion,
+            "API not served",
+        )),
+    }
+}
