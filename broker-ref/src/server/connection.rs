@@ -12,8 +12,9 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio_util::codec::FramedRead;
 
-use super::dispatch::{dispatch, Reply};
+use super::dispatch::{dispatch_with, Reply};
 use super::intercept::Interceptor;
+use super::view::ClusterView;
 use crate::broker::Broker;
 use crate::handlers::ConnectionContext;
 
@@ -33,6 +34,8 @@ pub(super) struct Shared {
     pub(super) broker: Arc<Broker>,
     /// The interception point (tests' fault injection and request log).
     pub(super) interceptor: Arc<Interceptor>,
+    /// Which broker of an in-process test cluster this listener is (`None`: a real broker).
+    pub(super) view: Option<Arc<dyn ClusterView>>,
 }
 
 /// Serves requests on `stream`, which arrived on `listener`, until the peer closes, a request
@@ -47,6 +50,7 @@ pub(super) async fn serve(
     let Shared {
         broker,
         interceptor,
+        view,
     } = shared;
     // Built once: what every request on this connection shares (the security work will set the
     // principal here after the TLS / SASL handshake).
@@ -74,7 +78,8 @@ pub(super) async fn serve(
             }
             Ok(Some(Ok(frame))) => frame,
         };
-        let mut reply = dispatch(&broker, &connection, &interceptor, frame).await;
+        let mut reply =
+            dispatch_with(&broker, &connection, &interceptor, view.as_deref(), frame).await;
         // An interceptor's delay; shutdown does not wait for it.
         let reply = loop {
             match reply {
