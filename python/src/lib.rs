@@ -3,7 +3,8 @@
 //! Layout: one file per concept: `errors` (the exception tree and the one mapping from
 //! `ClientError`), `types` (`TopicPartition`, payload conversions), `message`, `conf`
 //! (confluent-kafka style configuration), `wait` (blocking with the GIL released and Ctrl-C
-//! checks), `producer`, `consumer`, `group` (consumer-group callbacks and conversions), `metadata`, `aio` (asyncio futures), `admin` (the admin client's futures).
+//! checks), `producer`, `consumer`, `group` (consumer-group callbacks and conversions), `metadata`, `aio` (asyncio futures), `admin` (the admin client's futures), `testing`
+//! (the in-process test cluster behind `odradek.testing`).
 
 use pyo3::prelude::*;
 
@@ -17,6 +18,7 @@ mod group;
 mod message;
 mod metadata;
 mod producer;
+mod testing;
 mod types;
 mod wait;
 
@@ -67,6 +69,7 @@ fn _odradek(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<metadata::PartitionMetadata>()?;
     aio::register(m)?;
     avro::register(m)?;
+    testing::register(m)?;
     m.add_class::<admin::AdminCore>()?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(libversion, m)?)?;

@@ -168,6 +168,18 @@ impl Rule {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RuleId(u64);
 
+impl RuleId {
+    /// The id as a number (for language bindings).
+    pub fn get(self) -> u64 {
+        self.0
+    }
+
+    /// An id from [`RuleId::get`]'s number.
+    pub fn from_raw(id: u64) -> RuleId {
+        RuleId(id)
+    }
+}
+
 /// One request as the log saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoggedRequest {

@@ -33,6 +33,7 @@
 mod cluster;
 pub mod names;
 mod node;
+pub mod spec;
 pub mod topology;
 mod view;
 
