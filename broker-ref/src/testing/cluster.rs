@@ -13,6 +13,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
+use super::handoff::{handoff, Sender};
 use super::node::{Connections, Node, Serving};
 use super::topology::{CoordinatorKind, NodeInfo, PartitionRole, Topology};
 use super::view::{read, NodeView};
@@ -133,7 +134,7 @@ impl ClusterBuilder {
             )));
         }
         let dir = DataDir::new(&self.storage)?;
-        let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
+        let (ready_tx, ready_rx) = handoff();
         let (stop_tx, stop_rx) = oneshot::channel();
         let path = dir.path().to_path_buf();
         let keep = matches!(self.storage, Storage::Dir(_));
@@ -142,12 +143,12 @@ impl ClusterBuilder {
             .spawn(move || run(self, path, keep, ready_tx, stop_rx))
             .map_err(Error::Io)?;
         let started = match ready_rx.recv() {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => {
+            Some(Ok(s)) => s,
+            Some(Err(e)) => {
                 let _ = thread.join();
                 return Err(e);
             }
-            Err(_) => {
+            None => {
                 let _ = thread.join();
                 return Err(Error::Testing(
                     "the cluster thread died while starting".into(),
@@ -166,9 +167,12 @@ impl ClusterBuilder {
 /// The data directory, removed on drop unless it was given.
 #[derive(Debug)]
 enum DataDir {
-    Temp(tempfile::TempDir),
+    Temp(PathBuf),
     Kept(PathBuf),
 }
+
+/// Distinguishes the directories of clusters started by one process.
+static NEXT_DIR: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl DataDir {
     fn new(storage: &Storage) -> Result<DataDir> {
@@ -179,7 +183,10 @@ impl DataDir {
             }
             Storage::Memory => {
                 let shm = Path::new("/dev/shm");
-                if shm.is_dir() && tempfile::tempdir_in(shm).is_ok() {
+                let writable = std::fs::metadata(shm)
+                    .map(|m| m.is_dir() && !m.permissions().readonly())
+                    .unwrap_or(false);
+                if writable {
                     shm.to_path_buf()
                 } else {
                     std::env::temp_dir()
@@ -187,16 +194,36 @@ impl DataDir {
             }
             Storage::TempDir => std::env::temp_dir(),
         };
-        let dir = tempfile::Builder::new()
-            .prefix("odradek-cluster-")
-            .tempdir_in(base)?;
-        Ok(DataDir::Temp(dir))
+        // A name no other cluster uses: pid, a per-process counter and the clock (no RNG, so
+        // the caller's thread allocates nothing that outlives the call).
+        loop {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            let n = NEXT_DIR.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let dir = base.join(format!(
+                "odradek-cluster-{}-{n}-{nanos:08x}",
+                std::process::id()
+            ));
+            match std::fs::create_dir(&dir) {
+                Ok(()) => return Ok(DataDir::Temp(dir)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     fn path(&self) -> &Path {
         match self {
-            DataDir::Temp(t) => t.path(),
-            DataDir::Kept(p) => p,
+            DataDir::Temp(p) | DataDir::Kept(p) => p,
+        }
+    }
+}
+
+impl Drop for DataDir {
+    fn drop(&mut self) {
+        if let DataDir::Temp(p) = self {
+            let _ = std::fs::remove_dir_all(p);
         }
     }
 }
@@ -217,7 +244,7 @@ fn run(
     builder: ClusterBuilder,
     dir: PathBuf,
     keep: bool,
-    ready: std::sync::mpsc::SyncSender<Result<Started>>,
+    ready: Sender<Result<Started>>,
     stop: oneshot::Receiver<()>,
 ) {
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -226,7 +253,7 @@ fn run(
     {
         Ok(rt) => rt,
         Err(e) => {
-            let _ = ready.send(Err(Error::Io(e)));
+            ready.send(Err(Error::Io(e)));
             return;
         }
     };
@@ -235,13 +262,11 @@ fn run(
         let (started, maintenance) = match boot(builder, &dir, shutdown_rx).await {
             Ok(s) => s,
             Err(e) => {
-                let _ = ready.send(Err(e));
+                ready.send(Err(e));
                 return;
             }
         };
-        if ready.send(Ok(started.clone())).is_err() {
-            return;
-        }
+        ready.send(Ok(started.clone()));
         let _ = stop.await;
         for node in &started.nodes {
             node.down().await;
@@ -456,12 +481,12 @@ impl Cluster {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let (tx, rx) = handoff();
         self.started.runtime.spawn(async move {
-            let _ = tx.send(f.await);
+            tx.send(f.await);
         });
         rx.recv()
-            .map_err(|_| Error::Testing("the cluster has stopped".into()))
+            .ok_or_else(|| Error::Testing("the cluster has stopped".into()))
     }
 
     /// Creates a topic (partition leaders: brokers in turn, partition `p` on broker

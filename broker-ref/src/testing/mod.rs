@@ -31,6 +31,7 @@
 //! comes back, and stored batches keep leader epoch 0 whatever the partition's epoch is.
 
 mod cluster;
+mod handoff;
 pub mod names;
 mod node;
 pub mod spec;
