@@ -277,3 +277,24 @@ test('start + stop is fast enough to do per test', async () => {
     assert.ok(eachMs < 500, `${brokers} brokers: ${eachMs} ms`)
   }
 })
+
+test('the documented example (examples/node/commit_retry.test.js) passes with either client', async () => {
+  const fs = require('fs')
+  const os = require('os')
+  const path = require('path')
+  const { runNode } = require('./helpers/run')
+  const pkg = path.resolve(__dirname, '..')
+  // The example requires 'odradek' / 'kafkajs' as an application would.
+  const modules = fs.mkdtempSync(path.join(os.tmpdir(), 'odradek-testing-example-'))
+  fs.symlinkSync(pkg, path.join(modules, 'odradek'), 'dir')
+  fs.symlinkSync(path.join(pkg, 'node_modules', 'kafkajs'), path.join(modules, 'kafkajs'), 'dir')
+  try {
+    for (const client of CLIENTS) {
+      const r = await runNode(['--test', path.join(pkg, '..', 'examples', 'node', 'commit_retry.test.js')],
+        { env: { NODE_PATH: modules, KAFKA_CLIENT: client, KAFKAJS_NO_PARTITIONER_WARNING: '1' }, timeoutMs: 120000 })
+      assert.equal(r.code, 0, `${client}:\n${r.stdout}\n${r.stderr}`)
+    }
+  } finally {
+    fs.rmSync(modules, { recursive: true, force: true })
+  }
+})

@@ -266,3 +266,22 @@ def test_kafka_python_works_against_the_fixture(kafka_cluster):
     values = [m.value for m in c]
     c.close()
     assert values == [b"from-kafka-python"]
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_the_documented_example_passes_with_either_client(client, tmp_path):
+    """examples/python/test_commit_retry.py (docs/testing.md) as written, and with its import
+    switched to confluent_kafka."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip(client)
+    example = Path(__file__).resolve().parents[2] / "examples" / "python" / "test_commit_retry.py"
+    source = example.read_text().replace("from odradek import", "from %s import" % client)
+    copy = tmp_path / "test_example.py"
+    copy.write_text(source)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(copy)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
+                          cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-3000:]
