@@ -11,7 +11,8 @@
 #   4. every c/tests/test_*.c program three times: plain, under valgrind (definite leaks and
 #      invalid accesses fail; c/tests/valgrind.supp documents the only suppressions), and
 #      built with AddressSanitizer (LeakSanitizer on);
-#   5. the examples (examples/c: producer, consumer; the producer also statically linked);
+#   5. the examples (examples/c: producer, consumer; the producer also statically linked;
+#      commit_retry against its own odk_test_cluster);
 #   6. `make install` into a temporary prefix and the README's compile line
 #      (cc app.c $(pkg-config --cflags --libs odradek)) on an example.
 # Prints one line per check and "c: N passed, M failed"; exits non-zero on any failure.
@@ -120,6 +121,8 @@ ex_topic="c-examples-$$-$RANDOM"
 run "example: producer" "$BUILD/examples/producer" "$bootstrap" "$ex_topic" 25
 run "example: producer (static libodradek.a)" "$BUILD/examples/producer-static" "$bootstrap" "$ex_topic" 25
 run "example: consumer" "$BUILD/examples/consumer" "$bootstrap" "$ex_topic" 50 "c-examples-$$"
+# docs/testing.md's example: its own in-process cluster, no broker needed.
+run "example: commit_retry (odk_test_cluster)" "$BUILD/examples/commit_retry"
 
 # 6. Install into a prefix and build with the README's pkg-config line.
 prefix="$work/prefix"

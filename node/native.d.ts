@@ -143,6 +143,62 @@ export interface AclSpec {
   operation: number
   /** `AclPermissionTypes` value. */
   permissionType: number
+/** The native test cluster; use `odradek/testing`'s `Cluster`. */
+export declare class NativeTestCluster {
+  /** Starts a cluster; resolves once every broker accepts connections. */
+  static start(options: TestClusterOptions): Promise<NativeTestCluster>
+  /** `host:port,...` of every broker. */
+  bootstrap(): string
+  /** The brokers' node ids. */
+  brokerIds(): Array<number>
+  /** A broker's `host:port`. */
+  brokerAddress(broker: number): string | null
+  /** The data directory. */
+  dataDir(): string
+  /** Creates a topic. */
+  createTopic(name: string, partitions: number): void
+  /** Adds a rule; returns its id. */
+  addRule(rule: TestRule): number
+  /** Removes a rule; false if it was used up. */
+  removeRule(id: number): boolean
+  /** Removes every rule. */
+  clearRules(): void
+  /** Rules not used up yet. */
+  pendingRules(): number
+  /** Turns the request log on or off. */
+  recordRequests(on: boolean): void
+  /** The logged requests, oldest first (`clear` empties the log). */
+  requests(clear: boolean): Array<TestRequest>
+  /** Cuts open connections (of one broker and/or one client id); resolves with how many. */
+  closeConnections(broker?: number | undefined | null, clientId?: string | undefined | null): Promise<number>
+  /** Open connections of a broker. */
+  connectionCount(broker: number): number
+  /** Takes a broker down (listener closed, connections cut). */
+  setBrokerDown(broker: number): Promise<void>
+  /** Brings a broker back on the same port. */
+  setBrokerUp(broker: number): Promise<void>
+  /** Whether a broker is up. */
+  isBrokerUp(broker: number): boolean
+  /** Adds `rtt_ms` before every response of a broker (0 removes it). */
+  setBrokerRtt(broker: number, rttMs: number): void
+  /** Moves a partition's leader (-1: none); returns the new leader epoch. */
+  setPartitionLeader(topic: string, partition: number, leader: number): number
+  /** Sets or clears a partition's read replica. */
+  setPartitionFollower(topic: string, partition: number, follower?: number | undefined | null): void
+  /** Who serves a partition. */
+  partitionLeader(topic: string, partition: number): TestPartitionLeader
+  /** Pins a group's (`group`) or transactional id's (`transaction`) coordinator. */
+  setCoordinator(kind: string, key: string, broker?: number | undefined | null): void
+  /** The broker coordinating a group or transactional id. */
+  coordinator(kind: string, key: string): number
+  /** Serves only versions `min..=max` of an API. */
+  setApiVersion(api: string, min: number, max: number): void
+  /** Removes an API's version clamp. */
+  clearApiVersion(api: string): void
+  /** Stops the cluster and removes its data (idempotent). */
+  stop(): Promise<void>
+  /** Whether the cluster runs. */
+  isRunning(): boolean
 }
 
 /** A config entry. */
@@ -303,6 +359,106 @@ export interface RebalanceEvent {
   kind: string
   /** The partitions concerned. */
   partitions: Array<JsTopicPartition>
+}
+
+/** What a cluster starts with. */
+export interface TestClusterOptions {
+  /** Brokers (default 1). */
+  brokers?: number
+  /** Partitions of auto-created topics (default 1). */
+  partitions?: number
+  /** Topics created before it starts. */
+  topics?: Array<TestTopic>
+  /** Broker settings with Apache Kafka's names. */
+  config?: Record<string, string>
+  /** `memory` (default), `tempdir`, or a directory kept after stop. */
+  storage?: string
+  /** Turns the request log on from the first request. */
+  recordRequests?: boolean
+}
+
+/** An error injected into one partition. */
+export interface TestItemError {
+  /** Topic. */
+  topic: string
+  /** Partition. */
+  partition: number
+  /** Error name. */
+  error: string
+}
+
+/** A topic-partition. */
+export interface TestPartition {
+  /** Topic. */
+  topic: string
+  /** Partition (-1 for topic-level items). */
+  partition: number
+}
+
+/** Who serves a partition. */
+export interface TestPartitionLeader {
+  /** Leader (-1: none). */
+  leader: number
+  /** Leader epoch. */
+  epoch: number
+  /** Read replica, if any. */
+  follower?: number
+}
+
+/** One logged request. */
+export interface TestRequest {
+  /** API key number. */
+  apiKey: number
+  /** API name (`Produce`). */
+  apiName: string
+  /** Request version. */
+  apiVersion: number
+  /** Header client id. */
+  clientId?: string
+  /** Header correlation id. */
+  correlationId: number
+  /** The client's `host:port`. */
+  peer: string
+  /** The broker that received it. */
+  broker: number
+  /** Topic-partitions the request named. */
+  partitions: Array<TestPartition>
+  /** `error`, `delay`, `drop`, `close`, or null (handled normally). */
+  action?: string
+  /** The injected error's name for `error`. */
+  error?: string
+  /** Errors injected into single partitions. */
+  itemErrors: Array<TestItemError>
+}
+
+/** A rule in plain values (see `odradek_broker::testing::spec::RuleSpec`). */
+export interface TestRule {
+  /** API key name (`Produce`) or number as a string. */
+  api: string
+  /** `error`, `delay`, `drop` or `close`. */
+  action: string
+  /** Error name or number for `error`. */
+  error?: string
+  /** Delay in milliseconds. */
+  delayMs?: number
+  /** Matching requests it applies to (absent: every one until removed). */
+  times?: number
+  /** Only this broker. */
+  broker?: number
+  /** Only this topic. */
+  topic?: string
+  /** Only this partition of `topic`. */
+  partition?: number
+  /** Only this client id. */
+  clientId?: string
+}
+
+/** A topic to create. */
+export interface TestTopic {
+  /** Name. */
+  topic: string
+  /** Partitions (default 1). */
+  numPartitions?: number
 }
 
 /** A topic's metadata. */

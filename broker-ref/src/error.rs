@@ -34,6 +34,10 @@ pub enum Error {
     /// An interception rule the broker cannot apply (see `server::intercept`).
     #[error("cannot intercept: {0}")]
     Intercept(String),
+    /// A test-cluster operation that cannot be done (see `testing`): no such broker, topic or
+    /// partition, or the cluster has stopped.
+    #[error("test cluster: {0}")]
+    Testing(String),
 }
 
 impl Error {
@@ -60,7 +64,7 @@ impl Error {
             Error::Config { .. } => ErrorCode::InvalidConfig,
             Error::Io(_) => ErrorCode::KafkaStorageError,
             Error::Codec(e) => e.kafka_code(),
-            Error::Intercept(_) => ErrorCode::InvalidRequest,
+            Error::Intercept(_) | Error::Testing(_) => ErrorCode::InvalidRequest,
         }
     }
 }

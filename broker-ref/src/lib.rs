@@ -7,6 +7,8 @@
 //! sessions) and [`partition`] state (log end offset, high watermark, last stable offset) →
 //! [`log`] (segmented, indexed, crash-safe storage). Each layer uses only those after it in
 //! this list (`scripts/check_layers.py` checks it); [`broker`] assembles the shared state.
+//! [`testing`] sits above them all: an in-process test cluster of 1..N brokers over one shared
+//! state, with fault injection.
 
 pub mod broker;
 pub mod clock;
@@ -20,5 +22,6 @@ pub mod partition;
 pub mod security;
 pub mod server;
 pub mod session;
+pub mod testing;
 
 pub use error::{Error, Result};

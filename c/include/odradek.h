@@ -493,6 +493,9 @@ typedef struct odk_oauthbearer_token_t odk_oauthbearer_token_t;
 // A producer.
 typedef struct odk_producer_t odk_producer_t;
 
+// An in-process test cluster (opaque).
+typedef struct odk_test_cluster_t odk_test_cluster_t;
+
 // A topic to create.
 typedef struct odk_new_topic_t {
   // Topic name (NUL-terminated).
@@ -584,6 +587,30 @@ typedef struct odk_header_t {
   // Length of `value` in bytes.
   size_t value_len;
 } odk_header_t;
+
+// One request a broker received.
+typedef struct odk_test_request_t {
+  // API key (0 Produce, 1 Fetch, ...).
+  int16_t api_key;
+  // Request version.
+  int16_t api_version;
+  // The broker that received it.
+  int32_t broker;
+  // Header correlation id.
+  int32_t correlation_id;
+  // The injected error (`action` "error"), else 0.
+  int32_t error;
+  // API name (`"Produce"`).
+  const char *api_name;
+  // Header client id, NULL when the client sent none.
+  const char *client_id;
+  // What was done to the whole request: "error", "delay", "drop", "close", or NULL.
+  const char *action;
+  // Topic-partitions the request named.
+  size_t partition_cnt;
+  // Partitions of the request that got an injected error.
+  size_t item_error_cnt;
+} odk_test_request_t;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1265,6 +1292,242 @@ odk_err_t odk_flush(struct odk_producer_t *p, int32_t timeout_ms);
 // # Safety
 // `p` is NULL or live.
 int32_t odk_producer_outq_len(struct odk_producer_t *p);
+
+// Starts a cluster of `brokers` brokers (node ids 1..N) and returns once every broker accepts
+// connections; NULL on failure (the reason in `errstr`).
+//
+// `config` is NULL or a NULL-terminated array of name/value pairs with Apache Kafka's broker
+// property names (`{"num.partitions", "3", NULL}`); the log is kept in a RAM-backed temporary
+// directory removed by `odk_test_cluster_destroy`.
+//
+// Ownership: the caller owns the cluster (`odk_test_cluster_destroy`). Thread safety: every
+// `odk_test_cluster_*` function may be called from any thread, concurrently.
+//
+// # Safety
+// `config` is NULL or a NULL-terminated array of NUL-terminated strings with an even count;
+// `errstr` is NULL or `errstr_size` writable bytes.
+struct odk_test_cluster_t *odk_test_cluster_new(int32_t brokers,
+                                                const char *const *config,
+                                                char *errstr,
+                                                size_t errstr_size);
+
+// Stops the cluster (listeners closed, connections cut) and removes its data. NULL is a
+// no-op. Clients still connected see their connections close.
+//
+// # Safety
+// `c` is NULL or a cluster from `odk_test_cluster_new` not yet destroyed, and no other call on
+// it runs concurrently.
+void odk_test_cluster_destroy(struct odk_test_cluster_t *c);
+
+// `bootstrap.servers` for clients: `host:port` of every broker, comma-separated. The string
+// belongs to the cluster and lives until `odk_test_cluster_destroy`. NULL for a NULL cluster.
+//
+// # Safety
+// `c` is NULL or a live cluster.
+const char *odk_test_cluster_bootstrap(const struct odk_test_cluster_t *c);
+
+// Creates a topic of `partitions` partitions (partition p is led by broker `p % N + 1`).
+//
+// # Safety
+// `c` is NULL or a live cluster; `topic` a NUL-terminated string; `errstr` NULL or
+// `errstr_size` writable bytes.
+odk_err_t odk_test_cluster_create_topic(const struct odk_test_cluster_t *c,
+                                        const char *topic,
+                                        int32_t partitions,
+                                        char *errstr,
+                                        size_t errstr_size);
+
+// Adds one rule for requests of `api` and returns its id (>= 0), or -1 with the reason in
+// `errstr`.
+//
+// `action` is `"error"` (answer with `error` instead of handling the request), `"delay"`
+// (handle, answer `delay_ms` later), `"drop"` (never answer) or `"close"` (close the
+// connection); for the others `delay_ms` holds the answer back first. `times`: how many
+// matching requests (-1: every one until removed). Filters: `broker` (-1: any), `topic`
+// (NULL: any), `partition` (-1: any; needs `topic`: only that partition of a Produce, Fetch,
+// ListOffsets or OffsetForLeaderEpoch fails, the rest is answered), `client_id` (NULL: any).
+//
+// # Safety
+// `c` is NULL or a live cluster; strings are NULL (where allowed) or NUL-terminated;
+// `errstr` NULL or `errstr_size` writable bytes.
+int64_t odk_test_cluster_add_rule(const struct odk_test_cluster_t *c,
+                                  const char *api,
+                                  const char *action,
+                                  int32_t error,
+                                  int32_t delay_ms,
+                                  int32_t times,
+                                  int32_t broker,
+                                  const char *topic,
+                                  int32_t partition,
+                                  const char *client_id,
+                                  char *errstr,
+                                  size_t errstr_size);
+
+// The next `cnt` requests of `api` fail with `errors[i]`, one per request, in order
+// (librdkafka's `rd_kafka_mock_push_request_errors`), the i-th answered `delays_ms[i]` late
+// when `delays_ms` is not NULL (`..._push_request_error_rtts`). Narrowed to one `broker`
+// (-1: any) and one `topic` / `partition` (NULL / -1: any) as in `odk_test_cluster_add_rule`.
+//
+// # Safety
+// `c` is NULL or a live cluster; `errors` (and `delays_ms` unless NULL) point to `cnt`
+// values; `topic` NULL or NUL-terminated; `errstr` NULL or `errstr_size` writable bytes.
+odk_err_t odk_test_cluster_push_request_errors(const struct odk_test_cluster_t *c,
+                                               const char *api,
+                                               size_t cnt,
+                                               const int32_t *errors,
+                                               const int32_t *delays_ms,
+                                               int32_t broker,
+                                               const char *topic,
+                                               int32_t partition,
+                                               char *errstr,
+                                               size_t errstr_size);
+
+// Removes a rule; 1 if it was still there, 0 otherwise (used up, or a NULL cluster).
+//
+// # Safety
+// `c` is NULL or a live cluster.
+int32_t odk_test_cluster_remove_rule(const struct odk_test_cluster_t *c, int64_t id);
+
+// Removes every rule.
+//
+// # Safety
+// `c` is NULL or a live cluster.
+void odk_test_cluster_clear_rules(const struct odk_test_cluster_t *c);
+
+// Rules (pushed errors included) not used up yet; 0 for a NULL cluster.
+//
+// # Safety
+// `c` is NULL or a live cluster.
+size_t odk_test_cluster_pending_rules(const struct odk_test_cluster_t *c);
+
+// Cuts open connections of one broker (-1: every broker) and one client id (NULL: every
+// client); returns how many, or -1 for bad arguments.
+//
+// # Safety
+// `c` is NULL or a live cluster; `client_id` NULL or NUL-terminated.
+int32_t odk_test_cluster_close_connections(const struct odk_test_cluster_t *c,
+                                           int32_t broker,
+                                           const char *client_id);
+
+// Takes a broker down: its listener closes (connections are refused), its connections are
+// cut, it leaves Metadata, and its partitions have no leader until it comes back
+// (`rd_kafka_mock_broker_set_down`).
+//
+// # Safety
+// `c` is NULL or a live cluster; `errstr` NULL or `errstr_size` writable bytes.
+odk_err_t odk_test_cluster_broker_set_down(const struct odk_test_cluster_t *c,
+                                           int32_t broker,
+                                           char *errstr,
+                                           size_t errstr_size);
+
+// Brings a broker back on the same port; its partitions get a new leader epoch.
+//
+// # Safety
+// `c` is NULL or a live cluster; `errstr` NULL or `errstr_size` writable bytes.
+odk_err_t odk_test_cluster_broker_set_up(const struct odk_test_cluster_t *c,
+                                         int32_t broker,
+                                         char *errstr,
+                                         size_t errstr_size);
+
+// Adds `rtt_ms` before every response of a broker (0 removes it;
+// `rd_kafka_mock_broker_set_rtt`).
+//
+// # Safety
+// `c` is NULL or a live cluster; `errstr` NULL or `errstr_size` writable bytes.
+odk_err_t odk_test_cluster_broker_set_rtt(const struct odk_test_cluster_t *c,
+                                          int32_t broker,
+                                          int32_t rtt_ms,
+                                          char *errstr,
+                                          size_t errstr_size);
+
+// Moves a partition's leader to `broker` (-1: no leader) and returns the new leader epoch,
+// or -1 with the reason in `errstr` (`rd_kafka_mock_partition_set_leader`). The old leader
+// answers NOT_LEADER_OR_FOLLOWER for the partition from now on; the data stays.
+//
+// # Safety
+// `c` is NULL or a live cluster; `topic` NUL-terminated; `errstr` NULL or `errstr_size`
+// writable bytes.
+int32_t odk_test_cluster_partition_set_leader(const struct odk_test_cluster_t *c,
+                                              const char *topic,
+                                              int32_t partition,
+                                              int32_t broker,
+                                              char *errstr,
+                                              size_t errstr_size);
+
+// Makes `broker` a read replica of a partition (-1 clears it): it serves Fetch for the
+// partition and the leader names it in Fetch v11+ responses (KIP-392;
+// `rd_kafka_mock_partition_set_follower`).
+//
+// # Safety
+// `c` is NULL or a live cluster; `topic` NUL-terminated; `errstr` NULL or `errstr_size`
+// writable bytes.
+odk_err_t odk_test_cluster_partition_set_follower(const struct odk_test_cluster_t *c,
+                                                  const char *topic,
+                                                  int32_t partition,
+                                                  int32_t broker,
+                                                  char *errstr,
+                                                  size_t errstr_size);
+
+// The broker leading a partition (-1: none or bad arguments); its leader epoch in `*epoch`
+// unless `epoch` is NULL.
+//
+// # Safety
+// `c` is NULL or a live cluster; `topic` NUL-terminated; `epoch` NULL or writable.
+int32_t odk_test_cluster_partition_leader(const struct odk_test_cluster_t *c,
+                                          const char *topic,
+                                          int32_t partition,
+                                          int32_t *epoch);
+
+// Pins the coordinator of a group (`kind` `"group"`) or transactional id (`"transaction"`) to
+// `broker` (-1 removes the pin; `rd_kafka_mock_coordinator_set`). The previous coordinator
+// answers NOT_COORDINATOR.
+//
+// # Safety
+// `c` is NULL or a live cluster; `kind`, `key` NUL-terminated; `errstr` NULL or
+// `errstr_size` writable bytes.
+odk_err_t odk_test_cluster_coordinator_set(const struct odk_test_cluster_t *c,
+                                           const char *kind,
+                                           const char *key,
+                                           int32_t broker,
+                                           char *errstr,
+                                           size_t errstr_size);
+
+// Serves only versions `min..=max` of `api`: ApiVersions advertises that range and other
+// versions close the connection, as Kafka does (`rd_kafka_mock_set_apiversion`). `max` -1
+// removes the clamp.
+//
+// # Safety
+// `c` is NULL or a live cluster; `api` NUL-terminated; `errstr` NULL or `errstr_size`
+// writable bytes.
+odk_err_t odk_test_cluster_set_apiversion(const struct odk_test_cluster_t *c,
+                                          const char *api,
+                                          int16_t min,
+                                          int16_t max,
+                                          char *errstr,
+                                          size_t errstr_size);
+
+// Turns the request log on or off (`rd_kafka_mock_start_request_tracking`).
+//
+// # Safety
+// `c` is NULL or a live cluster.
+void odk_test_cluster_record_requests(const struct odk_test_cluster_t *c, bool on);
+
+// The logged requests, oldest first, as an array of `*cnt` entries (NULL and 0 when there are
+// none); `clear` empties the log (`rd_kafka_mock_get_requests`).
+//
+// Ownership: the caller frees the array with `odk_test_requests_destroy(array, cnt)`.
+//
+// # Safety
+// `c` is NULL or a live cluster; `cnt` writable.
+struct odk_test_request_t *odk_test_cluster_requests(const struct odk_test_cluster_t *c,
+                                                     bool clear,
+                                                     size_t *cnt);
+
+// Frees an array from `odk_test_cluster_requests`. NULL is a no-op.
+//
+// # Safety
+// `requests` is NULL or an array from `odk_test_cluster_requests` with its `cnt`, freed once.
+void odk_test_requests_destroy(struct odk_test_request_t *requests, size_t cnt);
 
 // Frees an array the library returned (from `odk_consumer_assignment`), with its topic
 // strings. NULL is a no-op.

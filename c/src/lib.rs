@@ -6,6 +6,8 @@
 //! enum (`odk_err_t`) numbered like `odradek_bindings::codes`. Every exported function catches
 //! panics and checks its pointers: NULL and bad arguments give error codes, never crashes.
 //! The header `odradek.h` is generated from this crate by cbindgen (`c/gen-header.sh`).
+//! `odk_test_cluster_*` ([`testing`]) is a Kafka test cluster inside the process, with fault
+//! injection.
 
 pub mod admin;
 pub mod conf;
@@ -16,5 +18,6 @@ mod malloc;
 pub mod message;
 pub mod oauth;
 pub mod producer;
+pub mod testing;
 pub mod topic_partition;
 pub mod txn;

@@ -421,6 +421,12 @@ class Consumer {
       } catch (e) {
         const error = fromNative(e)
         this.logger().warn('Failed to commit offsets', { groupId: this._groupId, error: error.message })
+        // Not lost: the next round commits them again (as KafkaJS does), unless a later
+        // offset of the same partition was resolved meanwhile.
+        for (const o of offsets) {
+          const k = key(o.topic, o.partition)
+          if (!this._resolved.has(k)) this._resolved.set(k, o)
+        }
       } finally {
         this._commitInFlight = null
       }

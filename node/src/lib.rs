@@ -9,7 +9,8 @@
 //! - [`consumer::NativeConsumer`]: `subscribe`, `poll` (a Promise of one columnar batch: every
 //!   key, value and header of the batch in one Buffer plus offsets into it, so JavaScript slices
 //!   instead of napi allocating one Buffer per field), `commit`, `seek`, `pause`, `resume`;
-//! - [`admin::NativeAdmin`]: topics, metadata, offsets and consumer groups.
+//! - [`admin::NativeAdmin`]: topics, metadata, offsets and consumer groups;
+//! - [`testing::NativeTestCluster`]: the in-process Kafka test cluster behind `odradek/testing`.
 //!
 //! Every call returns at once: work runs on the shared tokio runtime of `odradek-bindings` and
 //! settles a Promise, so the event loop never waits. Errors reach JavaScript as `Error`s whose
@@ -26,3 +27,4 @@ mod pack;
 mod producer;
 mod records;
 mod rt;
+mod testing;

@@ -3,7 +3,8 @@
 //! Layout: one file per concept: `errors` (the exception tree and the one mapping from
 //! `ClientError`), `types` (`TopicPartition`, payload conversions), `message`, `conf`
 //! (confluent-kafka style configuration), `wait` (blocking with the GIL released and Ctrl-C
-//! checks), `producer`, `consumer`, `group` (consumer-group callbacks and conversions), `metadata`, `aio` (asyncio futures), `admin` (the admin client's futures).
+//! checks), `producer`, `consumer`, `group` (consumer-group callbacks and conversions), `metadata`, `aio` (asyncio futures), `admin` (the admin client's futures), `testing`
+//! (the in-process test cluster behind `odradek.testing`).
 
 use pyo3::prelude::*;
 
@@ -19,6 +20,7 @@ mod message;
 mod metadata;
 mod oauth;
 mod producer;
+mod testing;
 mod types;
 mod wait;
 
@@ -69,6 +71,7 @@ fn _odradek(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<metadata::PartitionMetadata>()?;
     aio::register(m)?;
     avro::register(m)?;
+    testing::register(m)?;
     m.add_class::<admin::AdminCore>()?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(libversion, m)?)?;

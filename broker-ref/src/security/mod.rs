@@ -81,6 +81,25 @@ pub struct ListenerSecurity {
     pub mapper: dn::PrincipalMapper,
 }
 
+impl ListenerSecurity {
+    /// A PLAINTEXT listener named `name` (no TLS, no SASL; the in-process test cluster's).
+    pub fn plaintext(name: &str) -> Result<ListenerSecurity> {
+        Ok(ListenerSecurity {
+            spec: ListenerSpec {
+                name: name.to_string(),
+                host: String::new(),
+                port: 0,
+                protocol: SecurityProtocol::Plaintext,
+                advertised_host: None,
+                advertised_port: 0,
+            },
+            tls: None,
+            sasl: None,
+            mapper: dn::PrincipalMapper::parse("DEFAULT")?,
+        })
+    }
+}
+
 /// Builds every listener's security from the configuration; any listener that cannot be served
 /// as configured fails here, naming the key.
 pub fn listener_security(

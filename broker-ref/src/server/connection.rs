@@ -14,9 +14,10 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio_util::codec::FramedRead;
 
-use super::dispatch::{dispatch, Reply};
+use super::dispatch::{dispatch_with, Reply};
 use super::intercept::Interceptor;
 use super::sasl::{GateAction, SaslGate};
+use super::view::ClusterView;
 use crate::broker::Broker;
 use crate::handlers::ConnectionContext;
 use crate::security::{ListenerSecurity, Principal};
@@ -37,6 +38,8 @@ pub(super) struct Shared {
     pub(super) broker: Arc<Broker>,
     /// The interception point (tests' fault injection and request log).
     pub(super) interceptor: Arc<Interceptor>,
+    /// Which broker of an in-process test cluster this listener is (`None`: a real broker).
+    pub(super) view: Option<Arc<dyn ClusterView>>,
 }
 
 /// How long a TLS handshake or a SASL authentication may take: `connections.max.idle.ms`, at
@@ -154,6 +157,7 @@ async fn run<R, W>(
     let Shared {
         broker,
         interceptor,
+        view,
     } = shared;
     let name: Arc<str> = Arc::from(listener.spec.name.as_str());
     let mut connection = ConnectionContext::new(peer, name, listener.spec.protocol, tls_principal);
@@ -254,7 +258,8 @@ async fn run<R, W>(
                 }
             }
         }
-        let mut reply = dispatch(&broker, &connection, &interceptor, frame).await;
+                let mut reply =
+            dispatch_with(&broker, &connection, &interceptor, view.as_deref(), frame).await;
         // An interceptor's delay; shutdown does not wait for it.
         let reply = loop {
             match reply {

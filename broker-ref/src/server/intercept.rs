@@ -16,11 +16,21 @@
 //! - read the request and never answer it ([`Action::Drop`]), or
 //! - close the connection instead of answering ([`Action::Close`]).
 //!
+//! A rule can be narrowed to one client id, one broker of an in-process test cluster
+//! ([`Rule::broker`]), one topic ([`Rule::topic`]) or one partition ([`Rule::partition`]), and
+//! can hold its answer back for a while ([`Rule::delayed`], librdkafka's per-error RTT). An
+//! error for a topic or partition fails only the matching items of a Produce, Fetch,
+//! ListOffsets or OffsetForLeaderEpoch and the rest of the request is answered normally (see
+//! [`super::items`]); for other APIs it fails the whole request when any item matches.
+//!
 //! Rules are tried in the order they were added and the first match applies; a rule applies a
 //! set number of times (once by default) and then disappears, so errors pushed with
-//! [`Interceptor::push_errors`] are consumed one per matching request, in order. With
+//! [`Interceptor::push_errors`] are consumed one per matching request, in order. When the first
+//! matching rule is a per-item error, later per-item error rules may claim the request's other
+//! items too (each rule at most once per request, each item at most one error). With
 //! [`Interceptor::record_requests`] on, every request is also logged ([`LoggedRequest`]: API,
-//! version, client id, correlation id, peer, and what the interceptor did).
+//! version, client id, correlation id, peer, broker, partitions, and what the interceptor
+//! did).
 //!
 //! With no rule and no log the dispatcher pays one relaxed atomic load per request.
 
@@ -33,6 +43,7 @@ use std::time::Duration;
 use kafka_protocol::messages::ApiKey;
 use odradek::ErrorCode;
 
+use super::items::{self, Item};
 use crate::handlers::{error_response, RequestContext};
 use crate::{Error, Result};
 
@@ -58,7 +69,12 @@ pub enum Action {
 pub struct Rule {
     api_key: ApiKey,
     client_id: Option<String>,
+    broker: Option<i32>,
+    topic: Option<String>,
+    partition: Option<i32>,
     action: Action,
+    /// Extra time before the answer (or the closing) goes out.
+    delay: Option<Duration>,
     /// Applications left; `None` applies until the rule is removed.
     remaining: Option<u64>,
 }
@@ -69,9 +85,55 @@ impl Rule {
         Rule {
             api_key,
             client_id: None,
+            broker: None,
+            topic: None,
+            partition: None,
             action,
+            delay: None,
             remaining: Some(1),
         }
+    }
+
+    /// Only requests that arrive at this broker (node id) of an in-process test cluster; a
+    /// broker started with `server::start` is its configured `node.id`.
+    pub fn broker(mut self, node_id: i32) -> Rule {
+        self.broker = Some(node_id);
+        self
+    }
+
+    /// Only the items of this topic (see the module comment for which APIs answer per item).
+    pub fn topic(mut self, topic: impl Into<String>) -> Rule {
+        self.topic = Some(topic.into());
+        self
+    }
+
+    /// Only this partition of `topic`.
+    pub fn partition(mut self, topic: impl Into<String>, partition: i32) -> Rule {
+        self.topic = Some(topic.into());
+        self.partition = Some(partition);
+        self
+    }
+
+    /// Holds the answer back this long first (an error with a round-trip time, as librdkafka's
+    /// `rd_kafka_mock_broker_push_request_error_rtts`).
+    pub fn delayed(mut self, delay: Duration) -> Rule {
+        self.delay = Some(delay);
+        self
+    }
+
+    /// The API the rule is for.
+    pub fn api_key(&self) -> ApiKey {
+        self.api_key
+    }
+
+    /// Whether the rule concerns items (a topic or partition filter).
+    fn per_item(&self) -> bool {
+        self.topic.is_some()
+    }
+
+    fn matches_item(&self, item: &Item) -> bool {
+        self.topic.as_deref().is_none_or(|t| t == item.topic)
+            && self.partition.is_none_or(|p| p == item.partition)
     }
 
     /// Only requests whose header carries this client id.
@@ -92,18 +154,31 @@ impl Rule {
         self
     }
 
-    fn matches(&self, ctx: &RequestContext<'_>) -> bool {
+    fn matches(&self, ctx: &RequestContext<'_>, node_id: i32) -> bool {
         self.api_key == ctx.api_key
             && self
                 .client_id
                 .as_deref()
                 .is_none_or(|id| id == ctx.client_id())
+            && self.broker.is_none_or(|b| b == node_id)
     }
 }
 
 /// Names a rule for [`Interceptor::remove`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RuleId(u64);
+
+impl RuleId {
+    /// The id as a number (for language bindings).
+    pub fn get(self) -> u64 {
+        self.0
+    }
+
+    /// An id from [`RuleId::get`]'s number.
+    pub fn from_raw(id: u64) -> RuleId {
+        RuleId(id)
+    }
+}
 
 /// One request as the log saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,8 +193,26 @@ pub struct LoggedRequest {
     pub correlation_id: i32,
     /// Where the request came from.
     pub peer: SocketAddr,
-    /// What the interceptor did with it (`None`: handled normally).
+    /// The broker (node id) that received it.
+    pub broker: i32,
+    /// The topic-partitions it named (partition -1 for topic-level items such as Metadata's).
+    pub partitions: Vec<(String, i32)>,
+    /// What the interceptor did with the whole request (`None`: handled normally, or only
+    /// some items failed: see `item_errors`).
     pub action: Option<Action>,
+    /// Errors injected into single items.
+    pub item_errors: Vec<(String, i32, ErrorCode)>,
+}
+
+/// What the dispatcher does with one request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Verdict {
+    /// An action for the whole request.
+    pub whole: Option<Action>,
+    /// Errors for single items (the rest is handled normally).
+    pub item_errors: Vec<(Item, ErrorCode)>,
+    /// Time to hold the answer back (from [`Rule::delayed`]).
+    pub delay: Option<Duration>,
 }
 
 #[derive(Debug, Default)]
@@ -128,6 +221,17 @@ struct State {
     next_id: u64,
     recording: bool,
     log: VecDeque<LoggedRequest>,
+}
+
+/// Uses up one application of rule `i`; true if it is now gone.
+fn consume(rules: &mut [(RuleId, Rule)], i: usize) -> bool {
+    match rules[i].1.remaining.as_mut() {
+        Some(left) => {
+            *left = left.saturating_sub(1);
+            *left == 0
+        }
+        None => false,
+    }
 }
 
 impl State {
@@ -141,12 +245,16 @@ impl State {
 
 /// Refuses an injected error for an API whose error response cannot be built.
 fn check_supported(rule: &Rule) -> Result<()> {
-    if matches!(rule.action, Action::Error(_)) && !error_response::supports(rule.api_key) {
+    let answerable = error_response::supports(rule.api_key) || items::splittable(rule.api_key);
+    if matches!(rule.action, Action::Error(_)) && !answerable {
         return Err(Error::Intercept(format!(
             "injecting an error into {:?} is not supported; supported APIs: {:?}",
             rule.api_key,
             error_response::SUPPORTED
         )));
+    }
+    if rule.partition.is_some() && rule.topic.is_none() {
+        return Err(Error::Intercept("a partition filter needs a topic".into()));
     }
     Ok(())
 }
@@ -273,34 +381,92 @@ impl Interceptor {
         self.lock().log.drain(..).collect()
     }
 
-    /// What to do with a decoded request: `None` to handle it normally. Uses up one
-    /// application of the matching rule and logs the request if the log is on.
+    /// Whether any rule or the log is on (one relaxed load: the dispatcher's fast path).
     #[inline]
-    pub(crate) fn intercept(&self, ctx: &RequestContext<'_>) -> Option<Action> {
-        if !self.active.load(Ordering::Relaxed) {
-            return None;
+    pub(crate) fn is_active(&self) -> bool {
+        self.active.load(Ordering::Relaxed)
+    }
+
+    /// What to do with a decoded request that arrived at broker `node_id`; `items` lists its
+    /// topic-partitions (called only when a rule filters on them or the log is on). Uses up one
+    /// application of each rule applied and logs the request if the log is on.
+    pub(crate) fn intercept(
+        &self,
+        ctx: &RequestContext<'_>,
+        node_id: i32,
+        items: impl FnOnce() -> Vec<Item>,
+    ) -> Verdict {
+        if !self.is_active() {
+            return Verdict::default();
         }
-        self.intercept_slow(ctx)
+        self.intercept_slow(ctx, node_id, items)
     }
 
     #[cold]
-    fn intercept_slow(&self, ctx: &RequestContext<'_>) -> Option<Action> {
+    fn intercept_slow(
+        &self,
+        ctx: &RequestContext<'_>,
+        node_id: i32,
+        items: impl FnOnce() -> Vec<Item>,
+    ) -> Verdict {
         let mut state = self.lock();
-        let action = state
-            .rules
-            .iter()
-            .position(|(_, rule)| rule.matches(ctx))
-            .map(|i| {
-                let rule = &mut state.rules[i].1;
-                let action = rule.action;
-                if let Some(left) = rule.remaining.as_mut() {
-                    *left = left.saturating_sub(1);
-                    if *left == 0 {
-                        state.rules.remove(i);
-                    }
+        let needs_items = state.recording
+            || state
+                .rules
+                .iter()
+                .any(|(_, r)| r.per_item() && r.matches(ctx, node_id));
+        let items = if needs_items { items() } else { Vec::new() };
+        let mut verdict = Verdict::default();
+        let mut gone = Vec::new();
+        for i in 0..state.rules.len() {
+            let rule = &state.rules[i].1;
+            if !rule.matches(ctx, node_id) {
+                continue;
+            }
+            let collecting = !verdict.item_errors.is_empty();
+            if !rule.per_item() {
+                if collecting {
+                    continue;
                 }
-                action
-            });
+                verdict.whole = Some(rule.action);
+                verdict.delay = rule.delay;
+                if consume(&mut state.rules, i) {
+                    gone.push(i);
+                }
+                break;
+            }
+            let matched: Vec<&Item> = items
+                .iter()
+                .filter(|it| rule.matches_item(it))
+                .filter(|it| !verdict.item_errors.iter().any(|(e, _)| e == *it))
+                .collect();
+            if matched.is_empty() {
+                continue;
+            }
+            match rule.action {
+                Action::Error(code) if items::splittable(ctx.api_key) => {
+                    verdict
+                        .item_errors
+                        .extend(matched.into_iter().map(|it| (it.clone(), code)));
+                    verdict.delay = verdict.delay.max(rule.delay);
+                }
+                _ if collecting => continue,
+                action => {
+                    verdict.whole = Some(action);
+                    verdict.delay = rule.delay;
+                    if consume(&mut state.rules, i) {
+                        gone.push(i);
+                    }
+                    break;
+                }
+            }
+            if consume(&mut state.rules, i) {
+                gone.push(i);
+            }
+        }
+        for i in gone.into_iter().rev() {
+            state.rules.remove(i);
+        }
         if state.recording {
             if state.log.len() >= MAX_LOGGED_REQUESTS {
                 state.log.pop_front();
@@ -311,11 +477,21 @@ impl Interceptor {
                 client_id: ctx.client_id.as_ref().map(|c| c.to_string()),
                 correlation_id: ctx.correlation_id,
                 peer: ctx.peer(),
-                action,
+                broker: node_id,
+                partitions: items
+                    .iter()
+                    .map(|i| (i.topic.clone(), i.partition))
+                    .collect(),
+                action: verdict.whole,
+                item_errors: verdict
+                    .item_errors
+                    .iter()
+                    .map(|(i, c)| (i.topic.clone(), i.partition, *c))
+                    .collect(),
             });
         }
         self.refresh_active(&state);
-        action
+        verdict
     }
 }
 
@@ -339,23 +515,37 @@ mod tests {
     fn pushed_errors_are_consumed_in_order_one_per_request() {
         let conn = ConnectionContext::plaintext("127.0.0.1:1".parse().unwrap(), "PLAINTEXT");
         let i = Interceptor::new();
-        assert_eq!(i.intercept(&ctx(&conn, ApiKey::Produce, "a")), None);
+        assert_eq!(
+            i.intercept(&ctx(&conn, ApiKey::Produce, "a"), 1, Vec::new)
+                .whole,
+            None
+        );
         i.push_errors(
             ApiKey::Produce,
             [ErrorCode::NotLeaderOrFollower, ErrorCode::RequestTimedOut],
         )
         .unwrap();
-        assert_eq!(i.intercept(&ctx(&conn, ApiKey::Fetch, "a")), None);
         assert_eq!(
-            i.intercept(&ctx(&conn, ApiKey::Produce, "a")),
+            i.intercept(&ctx(&conn, ApiKey::Fetch, "a"), 1, Vec::new)
+                .whole,
+            None
+        );
+        assert_eq!(
+            i.intercept(&ctx(&conn, ApiKey::Produce, "a"), 1, Vec::new)
+                .whole,
             Some(Action::Error(ErrorCode::NotLeaderOrFollower))
         );
         assert_eq!(i.pending_rules(), 1);
         assert_eq!(
-            i.intercept(&ctx(&conn, ApiKey::Produce, "a")),
+            i.intercept(&ctx(&conn, ApiKey::Produce, "a"), 1, Vec::new)
+                .whole,
             Some(Action::Error(ErrorCode::RequestTimedOut))
         );
-        assert_eq!(i.intercept(&ctx(&conn, ApiKey::Produce, "a")), None);
+        assert_eq!(
+            i.intercept(&ctx(&conn, ApiKey::Produce, "a"), 1, Vec::new)
+                .whole,
+            None
+        );
         assert!(!i.active.load(Ordering::Relaxed), "idle again");
     }
 
@@ -372,25 +562,40 @@ mod tests {
             .unwrap();
         i.add(Rule::new(ApiKey::Metadata, Action::Close).times(2))
             .unwrap();
-        assert_eq!(i.intercept(&ctx(&conn, ApiKey::Heartbeat, "a")), None);
+        assert_eq!(
+            i.intercept(&ctx(&conn, ApiKey::Heartbeat, "a"), 1, Vec::new)
+                .whole,
+            None
+        );
         for _ in 0..3 {
             assert_eq!(
-                i.intercept(&ctx(&conn, ApiKey::Heartbeat, "b")),
+                i.intercept(&ctx(&conn, ApiKey::Heartbeat, "b"), 1, Vec::new)
+                    .whole,
                 Some(Action::Drop)
             );
         }
         assert_eq!(
-            i.intercept(&ctx(&conn, ApiKey::Metadata, "a")),
+            i.intercept(&ctx(&conn, ApiKey::Metadata, "a"), 1, Vec::new)
+                .whole,
             Some(Action::Close)
         );
         assert_eq!(
-            i.intercept(&ctx(&conn, ApiKey::Metadata, "a")),
+            i.intercept(&ctx(&conn, ApiKey::Metadata, "a"), 1, Vec::new)
+                .whole,
             Some(Action::Close)
         );
-        assert_eq!(i.intercept(&ctx(&conn, ApiKey::Metadata, "a")), None);
+        assert_eq!(
+            i.intercept(&ctx(&conn, ApiKey::Metadata, "a"), 1, Vec::new)
+                .whole,
+            None
+        );
         assert!(i.remove(always));
         assert!(!i.remove(always));
-        assert_eq!(i.intercept(&ctx(&conn, ApiKey::Heartbeat, "b")), None);
+        assert_eq!(
+            i.intercept(&ctx(&conn, ApiKey::Heartbeat, "b"), 1, Vec::new)
+                .whole,
+            None
+        );
         let refused = i.push_errors(ApiKey::DescribeConfigs, [ErrorCode::InvalidRequest]);
         assert!(matches!(refused, Err(Error::Intercept(_))), "{refused:?}");
         assert_eq!(i.pending_rules(), 0);
@@ -409,8 +614,8 @@ mod tests {
         i.record_requests(true);
         i.push_errors(ApiKey::Fetch, [ErrorCode::NotLeaderOrFollower])
             .unwrap();
-        i.intercept(&ctx(&conn, ApiKey::Fetch, "c1"));
-        i.intercept(&ctx(&conn, ApiKey::Fetch, "c1"));
+        i.intercept(&ctx(&conn, ApiKey::Fetch, "c1"), 1, Vec::new);
+        i.intercept(&ctx(&conn, ApiKey::Fetch, "c1"), 1, Vec::new);
         let log = i.take_requests();
         assert_eq!(log.len(), 2);
         assert_eq!(log[0].client_id.as_deref(), Some("c1"));
@@ -421,9 +626,78 @@ mod tests {
             Some(Action::Error(ErrorCode::NotLeaderOrFollower))
         );
         assert_eq!(log[1].action, None);
+        assert_eq!(log[1].broker, 1);
         assert!(i.requests().is_empty());
         i.record_requests(false);
-        i.intercept(&ctx(&conn, ApiKey::Fetch, "c1"));
+        i.intercept(&ctx(&conn, ApiKey::Fetch, "c1"), 1, Vec::new);
         assert!(i.requests().is_empty());
+    }
+
+    fn item(topic: &str, partition: i32) -> Item {
+        Item {
+            topic: topic.into(),
+            topic_id: uuid::Uuid::nil(),
+            partition,
+            current_leader_epoch: -1,
+        }
+    }
+
+    #[test]
+    fn item_rules_fail_only_their_items_and_broker_filters_apply() {
+        let conn = ConnectionContext::plaintext("127.0.0.1:1".parse().unwrap(), "PLAINTEXT");
+        let i = Interceptor::new();
+        i.add(
+            Rule::new(
+                ApiKey::Produce,
+                Action::Error(ErrorCode::NotLeaderOrFollower),
+            )
+            .partition("t", 1)
+            .times(2),
+        )
+        .unwrap();
+        i.add(
+            Rule::new(ApiKey::Produce, Action::Error(ErrorCode::KafkaStorageError))
+                .topic("u")
+                .delayed(Duration::from_millis(5)),
+        )
+        .unwrap();
+        i.add(Rule::new(ApiKey::Produce, Action::Drop).broker(2))
+            .unwrap();
+        let request = || vec![item("t", 0), item("t", 1), item("u", 0)];
+        let v = i.intercept(&ctx(&conn, ApiKey::Produce, "a"), 1, request);
+        assert_eq!(v.whole, None);
+        assert_eq!(
+            v.item_errors,
+            vec![
+                (item("t", 1), ErrorCode::NotLeaderOrFollower),
+                (item("u", 0), ErrorCode::KafkaStorageError)
+            ]
+        );
+        assert_eq!(v.delay, Some(Duration::from_millis(5)));
+        // The partition rule has one application left; a request without t/1 leaves it alone.
+        let v = i.intercept(&ctx(&conn, ApiKey::Produce, "a"), 1, || vec![item("t", 0)]);
+        assert_eq!(v, Verdict::default());
+        // On broker 2 the first matching rule is the partition error again, then the drop.
+        let v = i.intercept(&ctx(&conn, ApiKey::Produce, "a"), 2, request);
+        assert_eq!(v.item_errors.len(), 1);
+        let v = i.intercept(&ctx(&conn, ApiKey::Produce, "a"), 2, request);
+        assert_eq!(v.whole, Some(Action::Drop));
+        assert_eq!(i.pending_rules(), 0);
+        // A partition filter needs a topic; a non-splittable API's item error is whole-request.
+        let mut bad = Rule::new(ApiKey::Produce, Action::Drop);
+        bad.partition = Some(0);
+        assert!(i.add(bad).is_err());
+        i.add(
+            Rule::new(
+                ApiKey::OffsetCommit,
+                Action::Error(ErrorCode::NotCoordinator),
+            )
+            .topic("t"),
+        )
+        .unwrap();
+        let v = i.intercept(&ctx(&conn, ApiKey::OffsetCommit, "a"), 1, || {
+            vec![item("t", 3)]
+        });
+        assert_eq!(v.whole, Some(Action::Error(ErrorCode::NotCoordinator)));
     }
 }

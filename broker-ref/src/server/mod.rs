@@ -14,8 +14,10 @@ mod chunked;
 mod connection;
 mod dispatch;
 pub mod intercept;
+pub mod items;
 mod maintenance;
 mod sasl;
+pub mod view;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -30,8 +32,9 @@ use crate::security::{self, CredentialStore, ListenerSecurity, SecurityProtocol}
 use crate::{Error, Result};
 use connection::Shared;
 
-pub use dispatch::{dispatch, Reply};
-pub use intercept::{Action, Interceptor, LoggedRequest, Rule, RuleId};
+pub use dispatch::{dispatch, dispatch_with, Reply};
+pub use intercept::{Action, Interceptor, LoggedRequest, Rule, RuleId, Verdict};
+pub use view::ClusterView;
 
 /// A started broker: its address, and the handle to stop it.
 #[derive(Debug)]
@@ -150,6 +153,7 @@ pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
     let shared = Shared {
         broker: broker.clone(),
         interceptor: interceptor.clone(),
+        view: None,
     };
     let (shutdown, shutdown_rx) = watch::channel(false);
     let mut tasks = Vec::new();
@@ -172,6 +176,32 @@ pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
         shutdown,
         tasks,
     })
+}
+
+/// Serves one accepted connection until it closes or `shutdown` turns true: the building block
+/// of listeners other than [`start`]'s (the in-process test cluster's, each with its
+/// [`ClusterView`]).
+pub async fn serve_connection(
+    broker: Arc<Broker>,
+    interceptor: Arc<Interceptor>,
+    view: Option<Arc<dyn ClusterView>>,
+    listener: Arc<ListenerSecurity>,
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    shutdown: watch::Receiver<bool>,
+) {
+    let shared = Shared {
+        broker,
+        interceptor,
+        view,
+    };
+    connection::serve(shared, listener, stream, peer, shutdown).await;
+}
+
+/// Starts the broker's background maintenance (retention, timed flushes, the log cleaner,
+/// transaction timeouts) until `shutdown` turns true; [`start`] does this itself.
+pub fn spawn_maintenance(broker: Arc<Broker>, shutdown: watch::Receiver<bool>) -> JoinHandle<()> {
+    tokio::spawn(maintenance::run(broker, shutdown))
 }
 
 async fn accept_loop(
