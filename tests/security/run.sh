@@ -9,9 +9,9 @@
 # Steps: peers (python-peers.sh venv with confluent-kafka and kafka-python; kafka.sh install for
 # the Kafka jars and the Java client; kafkajs 2.2.4 into tests/security/.cache/node), the broker
 # (ODRADEK_BROKER_BIN, or `cargo build -p odradek-broker`), `cargo test -p odradek-broker --test
-# security` (TLS/SASL/ACL negative cases byte by byte), Odradek's own client's security tests
-# (tests/suite, written against Kafka) against a secured odradek-broker (with_odradek.py), then
-# pytest over tests/security (one
+# security` (TLS/SASL/ACL negative cases byte by byte), Odradek's own clients' security tests in
+# every language (written against Kafka) against a secured odradek-broker (`client.sh odradek`),
+# then pytest over tests/security (one
 # scenario table per broker: round trips per listener and mechanism for confluent-kafka,
 # kafka-python, kafkajs and the Java client; negative cases; the ACL table). PKI: certs.sh,
 # made at test time. Exit status: non-zero if any step fails.
@@ -40,15 +40,8 @@ fi
 log "Rust: cargo test -p odradek-broker --test security"
 nice -n 10 cargo test -q -p odradek-broker --test security
 
-log "Odradek's own client (cargo test -p odradek-suite --test security --test security_admin) against a secured odradek-broker"
-pki="$(mktemp -d)"
-work="$(mktemp -d)"
-trap 'rm -rf "$pki" "$work"' EXIT
-"$HERE/certs.sh" "$pki"
-openssl pkcs8 -topk8 -in "$pki/broker.key" -v2 aes-256-cbc -passout pass:broker-key-pw \
-  -out "$pki/broker-encrypted.key" 2>/dev/null
-"$py" "$HERE/with_odradek.py" "$pki" "$work" -- \
-  nice -n 10 cargo test -q -p odradek-suite --test security --test security_admin
+log "Odradek's own clients (Rust, Python, Node, C; their security tests, written against Kafka) against a secured odradek-broker"
+"$HERE/client.sh" odradek
 
 log "third-party clients on: $brokers"
 export ODRADEK_SECURITY_BROKERS="$brokers"
