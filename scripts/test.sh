@@ -80,6 +80,9 @@ step "node: odradek package (npm ci, cargo build) and node --test node/test"
 ODRADEK_BROKER_BIN="$target/debug/odradek-broker" node/test.sh
 # ---- end of the Node.js package step ------------------------------------------------------------
 
+step "testing: the test cluster from a fresh pip install ./python and npm install ./node (tests/testing/fresh_install.sh)"
+tests/testing/fresh_install.sh
+
 # ---- Schema Registry (schema-registry/): Rust tier, confluent-kafka's and KafkaJS's registry ----
 # clients and serializers against ours (its own venv with confluent-kafka[avro,json,protobuf])
 step "schema registry: Rust, Python (confluent-kafka) and Node (@kafkajs/confluent-schema-registry) tiers"
@@ -91,10 +94,13 @@ step "c: libodradek (odradek.h check, C tests plain + valgrind + AddressSanitize
 ODRADEK_BROKER_BIN="$target/debug/odradek-broker" c/test.sh
 # ---- end of the C library step --------------------------------------------------------------
 
-# ---- Security, client side: every language over TLS and SASL against a secured Apache Kafka ---
+# ---- Security: our clients against a secured Apache Kafka and a secured odradek-broker; the
+# broker's negative cases; third-party clients and the ACL table on both brokers ----------------
 if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
-  step "security: the clients over SSL, mTLS, SASL_SSL and SASL_PLAINTEXT against Apache Kafka (tests/security/client.sh)"
-  tests/security/client.sh
+  step "security: the clients over SSL, mTLS, SASL_SSL and SASL_PLAINTEXT against Apache Kafka (tests/security/client.sh kafka)"
+  tests/security/client.sh kafka
+  step "security: odradek-broker's TLS/SASL/ACL tests, our clients and third-party clients against it (tests/security/run.sh)"
+  ODRADEK_BROKER_BIN="$target/debug/odradek-broker" tests/security/run.sh
 fi
 # ---- end of the client security step --------------------------------------------------------
 
