@@ -326,6 +326,72 @@ fn long_poll_fetch_wakes_when_data_arrives() {
     assert_eq!(producer.join().unwrap().error_code, 0);
 }
 
+/// A batch holding one record whose value is `size` bytes.
+fn big_batch(size: usize) -> Bytes {
+    let mut b = BatchBuilder::new(Compression::None);
+    b.append(1_700_000_000_000, None, Some(&vec![b'v'; size]), &[])
+        .unwrap();
+    b.build().unwrap()
+}
+
+/// Fetch of partition 0 from `offset` with `min_bytes` and `partition_max_bytes`; returns the
+/// partition's data and how long the broker took to answer.
+fn fetch_min_bytes(
+    client: &mut Client,
+    topic: &str,
+    min_bytes: i32,
+    partition_max_bytes: i32,
+    max_wait_ms: i32,
+) -> (fetch_response::PartitionData, std::time::Duration) {
+    let req = FetchRequest::default()
+        .with_max_wait_ms(max_wait_ms)
+        .with_min_bytes(min_bytes)
+        .with_max_bytes(50 << 20)
+        .with_session_epoch(-1)
+        .with_topics(vec![FetchTopic::default()
+            .with_topic(name(topic))
+            .with_partitions(vec![FetchPartition::default()
+                .with_partition(0)
+                .with_fetch_offset(0)
+                .with_partition_max_bytes(partition_max_bytes)])]);
+    let started = std::time::Instant::now();
+    let resp = client.call(&req, 12);
+    (resp.responses[0].partitions[0].clone(), started.elapsed())
+}
+
+#[test]
+fn min_bytes_counts_a_partition_stopped_by_its_limit_as_full() {
+    let dir = temp_dir("minbytes");
+    let broker = BrokerProcess::start(&dir, &[]);
+    let mut c = broker.client();
+    create_topic(&mut c, "mb", 1);
+    assert_eq!(
+        produce(&mut c, "mb", 0, big_batch(300_000), 1).error_code,
+        0
+    );
+    // One batch readable, 300 kB < min_bytes: the broker waits for more until max_wait.
+    let (data, waited) = fetch_min_bytes(&mut c, "mb", 500_000, 500_000, 1500);
+    assert_eq!(records_of(data.records.unwrap()).len(), 1);
+    assert!(
+        waited >= std::time::Duration::from_millis(1000),
+        "answered after {waited:?}"
+    );
+    // Two more batches: only one fits under the partition's 500 kB limit, but the partition
+    // has more than its limit readable, so min_bytes (= the limit) is met at once, as in Kafka.
+    for _ in 0..2 {
+        assert_eq!(
+            produce(&mut c, "mb", 0, big_batch(300_000), 1).error_code,
+            0
+        );
+    }
+    let (data, waited) = fetch_min_bytes(&mut c, "mb", 500_000, 500_000, 30_000);
+    assert_eq!(records_of(data.records.unwrap()).len(), 1);
+    assert!(
+        waited < std::time::Duration::from_secs(15),
+        "waited {waited:?} for min_bytes the partition's limit could never reach"
+    );
+}
+
 #[test]
 fn list_offsets_and_delete_records() {
     let dir = temp_dir("offsets");

@@ -6,6 +6,7 @@
 //!                       --size BYTES --acks 1|all --compression none|lz4 [--partitions P]
 //!                       [--runtime multi|current]
 //!                       [--mode plain|idempotent|transactional] [--commit-every N]
+//!                       [--property KEY=VALUE]...
 //! odradek-bench create-topic --bootstrap HOST:PORT --topic T --partitions P
 //! odradek-bench delete-topic --bootstrap HOST:PORT --topic T
 //! odradek-bench version
@@ -23,6 +24,10 @@
 //! starts and wraps every `--commit-every` records (default 1000) in `begin_transaction` …
 //! `commit_transaction` (which waits for the transaction's deliveries), as an application doing
 //! exactly-once output would.
+//!
+//! `--property KEY=VALUE` (repeatable) sets one more client property on both clients, with the
+//! name both share (librdkafka's): e.g. `security.protocol=SSL`, `ssl.ca.location=ca.pem` for
+//! a run over TLS.
 
 use std::error::Error as StdError;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -91,6 +96,8 @@ struct ProduceArgs {
     partitions: Option<i32>,
     multi_thread: bool,
     mode: Mode,
+    /// Extra client properties (`--property`), given to both clients.
+    properties: Vec<(String, String)>,
 }
 
 fn usage() -> ! {
@@ -130,6 +137,19 @@ fn required<'a>(flags: &'a [(String, String)], name: &str) -> Result<&'a str> {
     flag(flags, name).ok_or_else(|| format!("--{name} is required").into())
 }
 
+/// Every `--property KEY=VALUE`, in order.
+fn properties(flags: &[(String, String)]) -> Result<Vec<(String, String)>> {
+    flags
+        .iter()
+        .filter(|(n, _)| n == "property")
+        .map(|(_, kv)| {
+            kv.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| format!("--property needs KEY=VALUE, got `{kv}`").into())
+        })
+        .collect()
+}
+
 fn parse_produce(flags: &[(String, String)]) -> Result<ProduceArgs> {
     for (name, _) in flags {
         if ![
@@ -144,6 +164,7 @@ fn parse_produce(flags: &[(String, String)]) -> Result<ProduceArgs> {
             "runtime",
             "mode",
             "commit-every",
+            "property",
         ]
         .contains(&name.as_str())
         {
@@ -196,6 +217,7 @@ fn parse_produce(flags: &[(String, String)]) -> Result<ProduceArgs> {
         compression: compression.to_string(),
         partitions: flag(flags, "partitions").map(str::parse).transpose()?,
         multi_thread,
+        properties: properties(flags)?,
     })
 }
 
@@ -381,6 +403,7 @@ fn produce_odradek(a: &ProduceArgs, payloads: &Payloads) -> Result<Measured> {
         if let Some(id) = &txn_id {
             entries.push(("transactional.id", id.as_str()));
         }
+        entries.extend(a.properties.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         let config = odradek::ClientConfig::from_map(entries)?;
         let producer = odradek::Producer::new(config)?;
         let commit_every = a.mode.commit_every();
@@ -524,6 +547,9 @@ fn produce_rdkafka(a: &ProduceArgs, payloads: &Payloads) -> Result<Measured> {
         .set("message.max.bytes", "1048576");
     if let Some(id) = transactional_id(a) {
         config.set("transactional.id", id);
+    }
+    for (k, v) in &a.properties {
+        config.set(k, v);
     }
     let producer: BaseProducer<Deliveries> = config.create_with_context(Deliveries::default())?;
     let commit_every = a.mode.commit_every();

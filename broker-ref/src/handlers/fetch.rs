@@ -18,6 +18,7 @@ use kafka_protocol::messages::fetch_response::{
 };
 use kafka_protocol::messages::{FetchRequest, FetchResponse, ProducerId, ResponseKind, TopicName};
 use kafka_protocol::protocol::StrBytes;
+use odradek::records::RecordBatches;
 use odradek::ErrorCode;
 use uuid::Uuid;
 
@@ -57,10 +58,14 @@ pub async fn handle(
         deadline,
         min_bytes,
     };
+    let limits = Limits {
+        max_bytes,
+        min_bytes,
+    };
     let response = match context {
         FetchContext::Sessionless => {
             let topics = poll
-                .run(|| read_all(broker, &request.topics, max_bytes, read_committed, version))
+                .run(|| read_all(broker, &request.topics, limits, read_committed, version))
                 .await;
             FetchResponse::default()
                 .with_session_id(INVALID_SESSION_ID)
@@ -74,7 +79,7 @@ pub async fn handle(
             partitions,
         } => {
             let data = poll
-                .run(|| read_list(broker, &partitions, max_bytes, read_committed, by_id))
+                .run(|| read_list(broker, &partitions, limits, read_committed, by_id))
                 .await;
             let results: Vec<PartitionResult> = data.iter().map(result_of).collect();
             let session_id = broker.fetch_sessions.create_session(
@@ -93,7 +98,7 @@ pub async fn handle(
             partitions,
         } => {
             let data = poll
-                .run(|| read_list(broker, &partitions, max_bytes, read_committed, by_id))
+                .run(|| read_list(broker, &partitions, limits, read_committed, by_id))
                 .await;
             let results: Vec<PartitionResult> = data.iter().map(result_of).collect();
             match broker.fetch_sessions.complete_incremental(
@@ -124,6 +129,13 @@ pub async fn handle(
     Ok(ResponseKind::Fetch(response))
 }
 
+/// A request's response size limit and the bytes it waits for.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    max_bytes: usize,
+    min_bytes: usize,
+}
+
 /// The wait of one request: until `min_bytes` are readable, a partition has an error, or the
 /// deadline passes.
 struct LongPoll<'a> {
@@ -133,8 +145,8 @@ struct LongPoll<'a> {
 }
 
 impl LongPoll<'_> {
-    /// Calls `read` (which returns what it read, its byte count and whether any partition
-    /// failed) until it is time to answer, re-reading whenever data arrives.
+    /// Calls `read` (which returns what it read, the bytes credited toward `min_bytes` and
+    /// whether any partition failed) until it is time to answer, re-reading whenever data arrives.
     async fn run<T>(&self, mut read: impl FnMut() -> (T, usize, bool)) -> T {
         loop {
             // Register interest before reading so an append between the read and the wait is
@@ -213,22 +225,30 @@ fn result_of(pd: &PartitionData) -> PartitionResult {
     }
 }
 
-/// One pass over the partitions of a request or session: the byte budget left, the bytes read,
-/// whether any partition failed, and whether a partition has returned data yet (the first one
-/// that does is allowed one whole batch beyond its limits, KIP-74).
+/// One pass over the partitions of a request or session: the byte budget left, the bytes credited toward `min_bytes`, whether any partition failed, and whether a partition
+/// has returned data yet (the first one that does is allowed one whole batch beyond its limits,
+/// KIP-74).
+///
+/// As Kafka's DelayedFetch, a partition is credited with what it has readable up to its limit:
+/// a partition stopped by its limit (more data after what it returned) counts its whole limit,
+/// not the whole batches that fitted under it. Otherwise a `fetch.min.bytes` equal to
+/// `max.partition.fetch.bytes` could never be reached by one partition, and every Fetch would
+/// wait out `fetch.wait.max.ms` although data was there.
 struct ReadPass {
     budget: usize,
-    total: usize,
+    credited: usize,
+    min_bytes: usize,
     any_error: bool,
     first_with_data: bool,
     read_committed: bool,
 }
 
 impl ReadPass {
-    fn new(max_bytes: usize, read_committed: bool) -> ReadPass {
+    fn new(max_bytes: usize, min_bytes: usize, read_committed: bool) -> ReadPass {
         ReadPass {
             budget: max_bytes,
-            total: 0,
+            credited: 0,
+            min_bytes,
             any_error: false,
             first_with_data: true,
             read_committed,
@@ -248,6 +268,7 @@ impl ReadPass {
             .with_partition_index(index)
             .with_aborted_transactions(read_committed.then(Vec::new));
         let partition = topic.and_then(|t| t.partition(index));
+        let mut limit = 0;
         let result = match partition {
             None => Err(Error::kafka(
                 if by_id {
@@ -261,7 +282,7 @@ impl ReadPass {
                 Err(ErrorCode::UnknownLeaderEpoch.into())
             }
             Some(p) => {
-                let limit = (params.partition_max_bytes.max(0) as usize).min(self.budget);
+                limit = (params.partition_max_bytes.max(0) as usize).min(self.budget);
                 let out = p.read(
                     params.fetch_offset,
                     limit,
@@ -287,7 +308,17 @@ impl ReadPass {
                     self.first_with_data = false;
                 }
                 self.budget = self.budget.saturating_sub(n);
-                self.total += n;
+                self.credited += n;
+                if n > 0 && n < limit && self.credited < self.min_bytes {
+                    let bound = if read_committed {
+                        o.last_stable_offset
+                    } else {
+                        o.high_watermark
+                    };
+                    if end_offset(&o.records).is_some_and(|end| end < bound) {
+                        self.credited += limit - n;
+                    }
+                }
                 let aborted = o.aborted.map(|list| {
                     list.into_iter()
                         .map(|a| {
@@ -316,15 +347,23 @@ impl ReadPass {
     }
 }
 
+/// The offset after the last whole batch of `records`.
+fn end_offset(records: &bytes::Bytes) -> Option<i64> {
+    RecordBatches::new(records.clone())
+        .map_while(|b| b.ok())
+        .last()
+        .map(|b| b.next_offset())
+}
+
 /// Sessionless read of the request's topics, answered in request order.
 fn read_all(
     broker: &Broker,
     topics: &[FetchTopic],
-    max_bytes: usize,
+    limits: Limits,
     read_committed: bool,
     version: i16,
 ) -> (Vec<FetchableTopicResponse>, usize, bool) {
-    let mut pass = ReadPass::new(max_bytes, read_committed);
+    let mut pass = ReadPass::new(limits.max_bytes, limits.min_bytes, read_committed);
     let mut out = Vec::with_capacity(topics.len());
     for ft in topics {
         let by_id = version >= 13;
@@ -344,18 +383,18 @@ fn read_all(
                 .with_partitions(partitions),
         );
     }
-    (out, pass.total, pass.any_error)
+    (out, pass.credited, pass.any_error)
 }
 
 /// Reads a session's (or a full request's) partitions in order; one result per partition.
 fn read_list(
     broker: &Broker,
     partitions: &[(PartitionKey, FetchParams)],
-    max_bytes: usize,
+    limits: Limits,
     read_committed: bool,
     by_id: bool,
 ) -> (Vec<PartitionData>, usize, bool) {
-    let mut pass = ReadPass::new(max_bytes, read_committed);
+    let mut pass = ReadPass::new(limits.max_bytes, limits.min_bytes, read_committed);
     let mut out = Vec::with_capacity(partitions.len());
     // Partitions of one topic are usually adjacent: look the topic up once per run.
     let mut resolved: Option<(&TopicKey, Option<Arc<Topic>>)> = None;
@@ -373,7 +412,7 @@ fn read_list(
         };
         out.push(pass.read(topic.as_ref(), by_id, key.partition, params));
     }
-    (out, pass.total, pass.any_error)
+    (out, pass.credited, pass.any_error)
 }
 
 /// Builds the response's topics from `data` (one entry per partition of `partitions`), keeping

@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! consume --client odradek|rdkafka --bootstrap HOST:PORT --topic T [--check-crcs true|false]
+//!         [--property KEY=VALUE]...
 //! ```
 //!
 //! One process per measurement, so `getrusage(RUSAGE_SELF)` covers exactly one client (every
@@ -17,7 +18,8 @@
 //! Java's and odradek's true), otherwise their own defaults (odradek: `fetch.max.bytes` 50 MiB,
 //! `max.partition.fetch.bytes` 1 MiB, 64 MiB prefetch budget, `max.poll.records` 500;
 //! librdkafka: `fetch.max.bytes` 50 MiB, `max.partition.fetch.bytes` 1 MiB,
-//! `queued.max.messages.kbytes` 64 MiB).
+//! `queued.max.messages.kbytes` 64 MiB). `--property` (repeatable) sets one more property on
+//! both clients (librdkafka's name, which both share), e.g. `security.protocol=SSL`.
 
 use std::error::Error as StdError;
 use std::time::{Duration, Instant};
@@ -34,6 +36,8 @@ struct Args {
     bootstrap: String,
     topic: String,
     check_crcs: bool,
+    /// Extra client properties, given to both clients.
+    properties: Vec<(String, String)>,
 }
 
 fn parse() -> Result<Args> {
@@ -42,6 +46,7 @@ fn parse() -> Result<Args> {
     let mut bootstrap = None;
     let mut topic = None;
     let mut check_crcs = false;
+    let mut properties = Vec::new();
     let mut it = argv.iter();
     while let Some(flag) = it.next() {
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -50,6 +55,12 @@ fn parse() -> Result<Args> {
             "--bootstrap" => bootstrap = Some(value.clone()),
             "--topic" => topic = Some(value.clone()),
             "--check-crcs" => check_crcs = value.parse()?,
+            "--property" => {
+                let (k, v) = value
+                    .split_once('=')
+                    .ok_or_else(|| format!("--property needs KEY=VALUE, got `{value}`"))?;
+                properties.push((k.to_string(), v.to_string()));
+            }
             other => return Err(format!("unknown flag {other}").into()),
         }
     }
@@ -62,6 +73,7 @@ fn parse() -> Result<Args> {
         bootstrap: bootstrap.ok_or("--bootstrap is required")?,
         topic: topic.ok_or("--topic is required")?,
         check_crcs,
+        properties,
     })
 }
 
@@ -120,12 +132,14 @@ fn consume_odradek(a: &Args) -> Result<Measured> {
         .build()?;
     runtime.block_on(async {
         let crcs = a.check_crcs.to_string();
-        let consumer = odradek::Consumer::from_map([
+        let mut entries = vec![
             ("bootstrap.servers", a.bootstrap.as_str()),
             ("client.id", "odradek-bench-consume"),
             ("auto.offset.reset", "earliest"),
             ("check.crcs", crcs.as_str()),
-        ])?;
+        ];
+        entries.extend(a.properties.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let consumer = odradek::Consumer::from_map(entries)?;
         let deadline = Instant::now() + Duration::from_secs(30);
         let info = consumer.cluster().topic(&a.topic, deadline).await?;
         let partitions: Vec<odradek::producer::TopicPartition> = info
@@ -181,7 +195,8 @@ fn consume_rdkafka(a: &Args) -> Result<Measured> {
     use rdkafka::message::Message;
     use rdkafka::{Offset, TopicPartitionList};
 
-    let consumer: BaseConsumer = ClientConfig::new()
+    let mut config = ClientConfig::new();
+    config
         .set("bootstrap.servers", &a.bootstrap)
         .set("client.id", "rdkafka-bench-consume")
         // No group is joined (assign); librdkafka wants a group.id for a consumer handle.
@@ -190,8 +205,11 @@ fn consume_rdkafka(a: &Args) -> Result<Measured> {
         .set("enable.auto.offset.store", "false")
         .set("enable.partition.eof", "false")
         .set("auto.offset.reset", "earliest")
-        .set("check.crcs", a.check_crcs.to_string())
-        .create()?;
+        .set("check.crcs", a.check_crcs.to_string());
+    for (k, v) in &a.properties {
+        config.set(k, v);
+    }
+    let consumer: BaseConsumer = config.create()?;
     let metadata = consumer.fetch_metadata(Some(&a.topic), Duration::from_secs(30))?;
     let topic = metadata
         .topics()
