@@ -258,7 +258,7 @@ async fn run<R, W>(
                 }
             }
         }
-                let mut reply =
+        let mut reply =
             dispatch_with(&broker, &connection, &interceptor, view.as_deref(), frame).await;
         // An interceptor's delay; shutdown does not wait for it.
         let reply = loop {
