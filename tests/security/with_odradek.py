@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Runs a command against a secured odradek-broker (the same listeners, users and authorizer as
-conftest.py's, and as tests/compat/kafka.sh's ODRADEK_KAFKA_SECURE Kafka):
+"""Runs a command against a secured odradek-broker (secure_brokers.py's: the same listeners, users
+and authorizer as conftest.py's, and as tests/compat/kafka.sh's ODRADEK_KAFKA_SECURE Kafka):
 
     with_odradek.py PKIDIR WORKDIR -- COMMAND...
 
@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from conftest import start_odradek  # noqa: E402
+from secure_brokers import start_odradek  # noqa: E402
 
 
 def main():

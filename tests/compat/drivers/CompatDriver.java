@@ -105,10 +105,68 @@ public class CompatDriver {
         System.out.flush();
     }
 
+    // Client settings from --security FILE (librdkafka's names, README "Drivers"), in Java's terms.
+    static Properties security = new Properties();
+
     static Properties base() {
         Properties p = new Properties();
         p.put("bootstrap.servers", a("bootstrap", ""));
+        p.putAll(security);
         return p;
+    }
+
+    /** Reads --security FILE (key=value lines, librdkafka's property names) as Java client properties. */
+    static Properties securityProperties(String file) throws Exception {
+        Properties out = new Properties();
+        if (file == null) return out;
+        Map<String, String> in = new LinkedHashMap<>();
+        for (String line : Files.readAllLines(Paths.get(file), StandardCharsets.UTF_8)) {
+            if (line.isBlank() || line.strip().startsWith("#")) continue;
+            int eq = line.indexOf('=');
+            if (eq < 0) throw new Failure("--security " + file + ": a line without '='");
+            in.put(line.substring(0, eq).strip(), line.substring(eq + 1));
+        }
+        for (Map.Entry<String, String> e : in.entrySet()) {
+            String k = e.getKey(), v = e.getValue();
+            switch (k) {
+                case "security.protocol": case "sasl.mechanism": case "ssl.key.password":
+                    out.put(k, v);
+                    break;
+                case "ssl.endpoint.identification.algorithm":
+                    out.put(k, v.equalsIgnoreCase("none") ? "" : v);
+                    break;
+                case "ssl.ca.location":
+                    out.put("ssl.truststore.type", "PEM");
+                    out.put("ssl.truststore.location", v);
+                    break;
+                case "ssl.certificate.location":
+                    // Java's PEM key store: the chain and the PKCS#8 key as PEM text.
+                    out.put("ssl.keystore.type", "PEM");
+                    out.put("ssl.keystore.certificate.chain", Files.readString(Paths.get(v)));
+                    break;
+                case "ssl.key.location":
+                    out.put("ssl.keystore.type", "PEM");
+                    out.put("ssl.keystore.key", Files.readString(Paths.get(v)));
+                    break;
+                case "sasl.username": case "sasl.password":
+                    break; // below, as sasl.jaas.config
+                default:
+                    throw new Failure("--security: no Java client equivalent for " + k);
+            }
+        }
+        if (in.containsKey("sasl.username")) {
+            String mech = in.getOrDefault("sasl.mechanism", "");
+            String module = mech.startsWith("SCRAM-") ? "org.apache.kafka.common.security.scram.ScramLoginModule"
+                : mech.equals("PLAIN") ? "org.apache.kafka.common.security.plain.PlainLoginModule" : null;
+            if (module == null) throw new Failure("--security: sasl.username with sasl.mechanism " + mech);
+            out.put("sasl.jaas.config", module + " required username=" + jaasQuote(in.get("sasl.username"))
+                + " password=" + jaasQuote(in.getOrDefault("sasl.password", "")) + ";");
+        }
+        return out;
+    }
+
+    static String jaasQuote(String s) {
+        return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
     }
 
     static KafkaProducer<byte[], byte[]> producer(Properties extra) {
@@ -387,6 +445,7 @@ public class CompatDriver {
         watchdog.start();
         String out;
         try {
+            security = securityProperties(args.get("security"));
             switch (action) {
                 case "write": out = write(); break;
                 case "verify": out = verify(); break;

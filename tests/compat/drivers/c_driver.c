@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 static const char *arg_bootstrap = "", *arg_topic = "", *arg_codecs = "none,gzip,snappy,lz4,zstd",
-                  *arg_partitioner = "murmur2", *arg_group = "", *arg_stop = "";
+                  *arg_partitioner = "murmur2", *arg_group = "", *arg_stop = "", *arg_security = NULL;
 static int arg_count = 100, arg_partitions = 4;
 static double arg_timeout = 60;
 static double deadline;
@@ -84,10 +84,50 @@ static int rec_headers(int i, odk_header_t *h, char *x) {
     return 3;
 }
 
+/* --security FILE: key=value lines with librdkafka's property names (README "Drivers"), set on
+ * every client; checked once by load_security(), and the values (a password among them) are
+ * never printed. */
+#define MAX_SECURITY 16
+static char *sec_key[MAX_SECURITY], *sec_val[MAX_SECURITY];
+static int sec_n;
+
 static odk_conf_t *conf_new(void) {
     odk_conf_t *c = odk_conf_new();
     odk_conf_set(c, "bootstrap.servers", arg_bootstrap, err, sizeof err);
+    for (int i = 0; i < sec_n; i++) odk_conf_set(c, sec_key[i], sec_val[i], NULL, 0);
     return c;
+}
+
+static int load_security(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return fail("--security %s: cannot open", path);
+    char line[8192];
+    int rc = 0;
+    while (!rc && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = 0;
+        char *k = line;
+        while (*k == ' ' || *k == '\t') k++;
+        if (!*k || *k == '#') continue;
+        char *eq = strchr(k, '=');
+        if (!eq) { rc = fail("--security %s: a line without '='", path); break; }
+        if (sec_n == MAX_SECURITY) { rc = fail("--security %s: more than %d properties", path, MAX_SECURITY); break; }
+        *eq = 0;
+        for (char *e = eq - 1; e >= k && (*e == ' ' || *e == '\t'); e--) *e = 0;
+        sec_key[sec_n] = strdup(k);
+        sec_val[sec_n] = strdup(eq + 1);
+        sec_n++;
+    }
+    fclose(f);
+    /* Every property must be known to the library (the value of a password is not shown). */
+    odk_conf_t *c = odk_conf_new();
+    for (int i = 0; !rc && i < sec_n; i++) {
+        char e[512];
+        if (odk_conf_set(c, sec_key[i], sec_val[i], e, sizeof e) != 0)
+            rc = strstr(sec_key[i], "password") ? fail("--security: %s refused", sec_key[i])
+                                                : fail("--security: %s refused: %s", sec_key[i], e);
+    }
+    odk_conf_destroy(c);
+    return rc;
 }
 static int conf_set(odk_conf_t *c, const char *k, const char *v) {
     char e[512];
@@ -524,12 +564,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(k, "group")) arg_group = v;
         else if (!strcmp(k, "stop")) arg_stop = v;
         else if (!strcmp(k, "timeout")) arg_timeout = atof(v);
+        else if (!strcmp(k, "security")) arg_security = v;
     }
     deadline = now() + arg_timeout;
     signal(SIGALRM, on_alarm);
     alarm((unsigned)arg_timeout + 5);
-    int rc;
-    if (!strcmp(action, "write")) rc = per_codec(write_codec);
+    int rc = 0;
+    if (arg_security && load_security(arg_security)) rc = -1;
+    else if (!strcmp(action, "write")) rc = per_codec(write_codec);
     else if (!strcmp(action, "verify")) rc = per_codec(verify_codec);
     else if (!strcmp(action, "keyed")) rc = act_keyed();
     else if (!strcmp(action, "fill")) rc = act_fill();

@@ -99,7 +99,49 @@ const logCreator = () => ({ namespace, level, label, log }) => {
   if (level <= logLevel.ERROR) lastClientError = `${namespace}: ${log.message} ${log.error || ''}`.trim()
   process.stderr.write(`[${label}] ${namespace}: ${log.message} ${log.error || ''}\n`)
 }
-const kafka = new Kafka({ clientId: `compat-${libName}`, brokers: [args.bootstrap || ''], logLevel: process.env.COMPAT_DEBUG ? logLevel.DEBUG : logLevel.ERROR, logCreator, retry: { retries: 8 } })
+
+// --security FILE: key=value lines with librdkafka's property names (README "Drivers"), as the
+// KafkaJS options both libraries take: `ssl: { ca, cert, key, passphrase }` and
+// `sasl: { mechanism, username, password }`. The values (a password among them) are never printed.
+function securityOptions (file) {
+  if (!file) return {}
+  const p = {}
+  for (const line of fs.readFileSync(file, 'utf8').split(/\r?\n/)) {
+    if (!line.trim() || line.trim().startsWith('#')) continue
+    const eq = line.indexOf('=')
+    if (eq < 0) throw new Failure(`--security ${file}: a line without '='`)
+    p[line.slice(0, eq).trim()] = line.slice(eq + 1)
+  }
+  const known = ['security.protocol', 'ssl.ca.location', 'ssl.certificate.location', 'ssl.key.location', 'ssl.key.password',
+    'ssl.endpoint.identification.algorithm', 'sasl.mechanism', 'sasl.username', 'sasl.password']
+  for (const k of Object.keys(p)) if (!known.includes(k)) throw new Failure(`--security: no ${libName} equivalent for ${k}`)
+  const protocol = (p['security.protocol'] || 'PLAINTEXT').toUpperCase()
+  const out = { connectionTimeout: 10000 }
+  if (protocol === 'SSL' || protocol === 'SASL_SSL') {
+    const ssl = {}
+    if (p['ssl.ca.location']) ssl.ca = [fs.readFileSync(p['ssl.ca.location'], 'utf8')]
+    if (p['ssl.certificate.location']) ssl.cert = fs.readFileSync(p['ssl.certificate.location'], 'utf8')
+    if (p['ssl.key.location']) ssl.key = fs.readFileSync(p['ssl.key.location'], 'utf8')
+    if (p['ssl.key.password']) ssl.passphrase = p['ssl.key.password']
+    // Host name checked by default in both (Node's tls.checkServerIdentity; odradek's `https`).
+    if ((p['ssl.endpoint.identification.algorithm'] || 'https').toLowerCase() !== 'https') {
+      if (args.lib === 'odradek') out['ssl.endpoint.identification.algorithm'] = 'none'
+      else ssl.checkServerIdentity = () => undefined
+    }
+    out.ssl = ssl
+  } else if (protocol !== 'SASL_PLAINTEXT' && protocol !== 'PLAINTEXT') {
+    throw new Failure(`--security: security.protocol ${protocol} unknown`)
+  }
+  if (protocol.startsWith('SASL_')) {
+    out.sasl = { mechanism: String(p['sasl.mechanism'] || '').toLowerCase(), username: p['sasl.username'], password: p['sasl.password'] }
+  }
+  return out
+}
+
+let kafka = null
+function makeKafka () {
+  return new Kafka({ clientId: `compat-${libName}`, brokers: [args.bootstrap || ''], logLevel: process.env.COMPAT_DEBUG ? logLevel.DEBUG : logLevel.ERROR, logCreator, retry: { retries: 8 }, ...securityOptions(args.security) })
+}
 
 // kafkajs's own round-robin assigner is named "RoundRobinAssigner", a name no other client
 // offers; this wraps it under the standard protocol name "roundrobin" (Java's RoundRobinAssignor,
@@ -171,6 +213,8 @@ async function perCodec (fn) {
       detail[codec] = 'ok'
     } catch (e) {
       detail[codec] = String(e && e.message ? `${e.name}: ${e.message}` : e)
+      // With --security, the client's last logged error names a refused handshake or login.
+      if (args.security && lastClientError && !detail[codec].includes('last client error')) detail[codec] += ` (last client error: ${lastClientError})`
       errors.push(`${codec}: ${detail[codec]}`)
     }
   }
@@ -343,7 +387,8 @@ const actions = {
 
 async function main () {
   const watchdog = setTimeout(() => {
-    emit({ ok: false, error: `timeout (driver deadline ${timeout} s) during: ${step}`, detail: {} })
+    const why = args.security && lastClientError ? ` (last client error: ${lastClientError})` : ''
+    emit({ ok: false, error: `timeout (driver deadline ${timeout} s) during: ${step}${why}`, detail: {} })
     process.exit(3)
   }, timeout * 1000 + 5000)
   watchdog.unref()
@@ -351,6 +396,7 @@ async function main () {
   let out
   try {
     if (!action) throw new Failure(`unknown action ${args._[0]}`)
+    kafka = makeKafka()
     out = await action()
   } catch (e) {
     if (!(e instanceof Failure)) process.stderr.write(`${e && e.stack}\n`)

@@ -75,11 +75,25 @@ def step(name):
 
 def watchdog(seconds):
     def fire():
-        emit({"ok": False, "error": "timeout (driver deadline %.0f s) during: %s" % (seconds, STEP[0]), "detail": {}})
+        emit({"ok": False, "error": "timeout (driver deadline %.0f s) during: %s%s" % (seconds, STEP[0], last_error()),
+              "detail": {}})
         os._exit(3)
     t = threading.Timer(seconds, fire)
     t.daemon = True
     t.start()
+
+
+LAST_ERROR = [None]
+
+
+def note_error(msg):
+    """The client's last reported error (librdkafka's error_cb, kafka-python's log), for the report:
+    a failed TLS handshake or authentication otherwise shows only as a timeout."""
+    LAST_ERROR[0] = str(msg)[:300]
+
+
+def last_error():
+    return " (last client error: %s)" % LAST_ERROR[0] if LAST_ERROR[0] else ""
 
 
 def emit(obj):
@@ -87,13 +101,55 @@ def emit(obj):
     sys.stdout.flush()
 
 
+# ---- security settings (--security FILE) ----
+
+def read_security(path):
+    """--security FILE: key=value lines with librdkafka's property names (README "Drivers"); the
+    values (a password among them) are never printed."""
+    out = {}
+    if not path:
+        return out
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\r\n")
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            k, sep, v = line.partition("=")
+            if not sep:
+                raise Failure("--security %s: a line without '='" % path)
+            out[k.strip()] = v
+    return out
+
+
+# librdkafka's names -> kafka-python's keyword arguments.
+KP_SECURITY = {"security.protocol": "security_protocol", "ssl.ca.location": "ssl_cafile",
+               "ssl.certificate.location": "ssl_certfile", "ssl.key.location": "ssl_keyfile",
+               "ssl.key.password": "ssl_password", "sasl.mechanism": "sasl_mechanism",
+               "sasl.username": "sasl_plain_username", "sasl.password": "sasl_plain_password"}
+
+
+def kafka_python_security(sec):
+    kw = {}
+    for k, v in sec.items():
+        if k == "ssl.endpoint.identification.algorithm":
+            kw["ssl_check_hostname"] = v.lower() == "https"
+        elif k in KP_SECURITY:
+            kw[KP_SECURITY[k]] = v
+        else:
+            raise Failure("kafka-python adapter: no equivalent for security property %s" % k)
+    return kw
+
+
 # ---- adapters ----
 
 class ConfluentLike:
     """confluent-kafka and odradek (which mirrors confluent-kafka's API)."""
 
-    def __init__(self, lib, bootstrap):
+    def __init__(self, lib, bootstrap, security):
         self.bootstrap = bootstrap
+        # librdkafka's names: both libraries take them as they are; with them, the client's
+        # errors (a refused handshake or login) are kept for the report.
+        self.sec = dict(security, error_cb=note_error) if security else {}
         if lib == "odradek":
             import odradek as ck
             from odradek import admin as ck_admin
@@ -110,12 +166,14 @@ class ConfluentLike:
 
     def producer(self, **conf):
         c = {"bootstrap.servers": self.bootstrap, "linger.ms": 5}
+        c.update(self.sec)
         c.update(conf)
         return CKProducer(self.ck.Producer(c))
 
     def consumer_conf(self, **conf):
         c = {"bootstrap.servers": self.bootstrap, "enable.auto.commit": False,
              "auto.offset.reset": "earliest", "group.id": "compat-reader-%d" % os.getpid()}
+        c.update(self.sec)
         c.update(conf)
         return c
 
@@ -170,6 +228,7 @@ class ConfluentLike:
 
     def transactional_producer(self, txn_id):
         conf = {"bootstrap.servers": self.bootstrap, "transactional.id": txn_id, "linger.ms": 5}
+        conf.update(self.sec)
         log = []
         if self.lib == "confluent":
             # librdkafka says why a coordinator lookup failed only in its debug log: keep the
@@ -192,7 +251,7 @@ class ConfluentLike:
         return t
 
     def admin_cycle(self, topic, deadline):
-        a = self.admin_mod.AdminClient({"bootstrap.servers": self.bootstrap})
+        a = self.admin_mod.AdminClient(dict(self.sec, **{"bootstrap.servers": self.bootstrap}))
         fut = a.create_topics([self.admin_mod.NewTopic(topic, num_partitions=3, replication_factor=1)])[topic]
         fut.result(timeout=max(1, left(deadline)))
         wait_for(deadline, lambda: topic in a.list_topics(timeout=5).topics, "created topic listed")
@@ -272,15 +331,27 @@ class CKTxnProducer(CKProducer):
 
 
 class KafkaPython:
-    def __init__(self, lib, bootstrap):
+    def __init__(self, lib, bootstrap, security):
         import kafka
         self.kafka = kafka
         self.bootstrap = bootstrap
+        self.sec = kafka_python_security(security)
         self.name = "kafka-python"
         self.version = "kafka-python %s" % kafka.__version__
+        if security:
+            # kafka-python says why a connection failed only in its log: keep the last error
+            # (a warning until there is one).
+            import logging
+
+            class Keep(logging.Handler):
+                def emit(self, record):
+                    if record.levelno >= logging.ERROR or LAST_ERROR[0] is None:
+                        note_error(record.getMessage())
+            logging.getLogger("kafka").addHandler(Keep(logging.WARNING))
 
     def producer(self, **conf):
         kw = {"bootstrap_servers": self.bootstrap, "linger_ms": 5}
+        kw.update(self.sec)
         codec = conf.pop("compression.type", "none")
         if codec != "none":
             kw["compression_type"] = codec
@@ -296,7 +367,7 @@ class KafkaPython:
         step("reading %s-%d (%s)" % (topic, partition, isolation))
         k = self.kafka
         c = k.KafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False,
-                            auto_offset_reset="earliest", isolation_level=isolation)
+                            auto_offset_reset="earliest", isolation_level=isolation, **self.sec)
         try:
             tp = k.TopicPartition(topic, partition)
             c.assign([tp])
@@ -318,7 +389,7 @@ class KafkaPython:
         c = k.KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=group, enable_auto_commit=False,
                             auto_offset_reset="earliest", heartbeat_interval_ms=500,
                             session_timeout_ms=10000,
-                            partition_assignment_strategy=[RoundRobinPartitionAssignor])
+                            partition_assignment_strategy=[RoundRobinPartitionAssignor], **self.sec)
         try:
             c.subscribe([topic])
             last = None
@@ -338,12 +409,13 @@ class KafkaPython:
 
     def transactional_producer(self, txn_id):
         return KPTxnProducer(self.kafka.KafkaProducer(bootstrap_servers=self.bootstrap, transactional_id=txn_id, max_block_ms=30000,
-                                                      enable_idempotence=True, acks="all", linger_ms=5))
+                                                      enable_idempotence=True, acks="all", linger_ms=5,
+                                                      **self.sec))
 
     def admin_cycle(self, topic, deadline):
         from kafka.admin import KafkaAdminClient, NewTopic
         from kafka.errors import TopicAlreadyExistsError
-        a = KafkaAdminClient(bootstrap_servers=self.bootstrap)
+        a = KafkaAdminClient(bootstrap_servers=self.bootstrap, **self.sec)
         try:
             a.create_topics([NewTopic(topic, 3, 1)])
             wait_for(deadline, lambda: topic in a.list_topics(), "created topic listed")
@@ -430,6 +502,7 @@ def check_reports(reports, what):
 def act_write(c, a, deadline):
     detail, ok = {}, True
     for codec in a.codecs.split(","):
+        step("write %s" % codec)
         try:
             p = c.producer(**{"compression.type": codec})
             try:
@@ -444,7 +517,7 @@ def act_write(c, a, deadline):
                 raise Failure("%s: offsets not contiguous: %r" % (codec, offs[:10]))
             detail[codec] = "ok"
         except Exception as e:  # noqa: BLE001
-            detail[codec] = "%s: %s" % (type(e).__name__, e)
+            detail[codec] = "%s: %s%s" % (type(e).__name__, e, last_error())
             ok = False
     return ok, detail
 
@@ -460,7 +533,7 @@ def act_verify(c, a, deadline):
                     raise Failure(why)
             detail[codec] = "ok"
         except Exception as e:  # noqa: BLE001
-            detail[codec] = "%s: %s" % (type(e).__name__, e)
+            detail[codec] = "%s: %s%s" % (type(e).__name__, e, last_error())
             ok = False
     return ok, detail
 
@@ -581,11 +654,13 @@ def main():
     ap.add_argument("--group", default="")
     ap.add_argument("--stop", default="")
     ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--security", default="", help="a key=value file of client security settings (librdkafka names)")
     a = ap.parse_args()
     deadline = deadline_after(a.timeout)
     watchdog(a.timeout + 5)
     try:
-        c = KafkaPython(a.lib, a.bootstrap) if a.lib == "kafka-python" else ConfluentLike(a.lib, a.bootstrap)
+        sec = read_security(a.security)
+        c = KafkaPython(a.lib, a.bootstrap, sec) if a.lib == "kafka-python" else ConfluentLike(a.lib, a.bootstrap, sec)
         ok, detail = ACTIONS[a.action](c, a, deadline)
         emit({"ok": ok, "error": None if ok else "; ".join("%s: %s" % kv for kv in detail.items() if kv[1] != "ok"),
               "detail": detail})

@@ -23,8 +23,27 @@ type Res<T> = std::result::Result<T, String>;
 
 struct Ctx {
     args: HashMap<String, String>,
+    /// `--security FILE`: client properties (librdkafka's names) added to every client.
+    security: Vec<(String, String)>,
     deadline: Instant,
     step: Arc<Mutex<String>>,
+}
+
+/// Reads `--security FILE`: `key=value` lines with librdkafka's property names, which Odradek
+/// takes as they are (README "Drivers"). The values (a password among them) are never printed.
+fn read_security(path: &str) -> Res<Vec<(String, String)>> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--security {path}: {e}"))?;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        let (k, v) = line
+            .split_once('=')
+            .ok_or_else(|| format!("--security {path}: a line without '='"))?;
+        out.push((k.trim().to_string(), v.to_string()));
+    }
+    Ok(out)
 }
 
 impl Ctx {
@@ -45,11 +64,17 @@ impl Ctx {
             *g = s.into();
         }
     }
+    /// bootstrap.servers, the `--security` properties, then `extra`.
+    fn conf(&self, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+        let mut conf = vec![("bootstrap.servers".to_string(), self.bootstrap())];
+        conf.extend(self.security.iter().cloned());
+        conf.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        conf
+    }
     fn producer(&self, extra: &[(&str, &str)]) -> Res<Producer> {
-        let boot = self.bootstrap();
-        let mut conf = vec![("bootstrap.servers", boot.as_str()), ("linger.ms", "5")];
+        let mut conf = vec![("linger.ms", "5")];
         conf.extend_from_slice(extra);
-        Producer::from_map(conf).map_err(|e| format!("producer config: {e}"))
+        Producer::from_map(self.conf(&conf)).map_err(|e| format!("producer config: {e}"))
     }
 }
 
@@ -171,12 +196,10 @@ async fn read_partition(
     isolation: &str,
 ) -> Res<Vec<odradek::ConsumerRecord>> {
     ctx.step(format!("reading {topic}-0 ({isolation})"));
-    let boot = ctx.bootstrap();
-    let c = Consumer::from_map([
-        ("bootstrap.servers", boot.as_str()),
+    let c = Consumer::from_map(ctx.conf(&[
         ("auto.offset.reset", "earliest"),
         ("isolation.level", isolation),
-    ])
+    ]))
     .map_err(|e| format!("consumer config: {e}"))?;
     c.assign(&[TopicPartition {
         topic: topic.into(),
@@ -318,17 +341,15 @@ fn emit(v: &Value) {
 }
 
 async fn member(ctx: &Ctx) -> Res<Value> {
-    let boot = ctx.bootstrap();
     let group = ctx.arg("group", "");
-    let c = Consumer::from_map([
-        ("bootstrap.servers", boot.as_str()),
+    let c = Consumer::from_map(ctx.conf(&[
         ("group.id", group.as_str()),
         ("auto.offset.reset", "earliest"),
         ("enable.auto.commit", "false"),
         ("partition.assignment.strategy", "roundrobin"),
         ("heartbeat.interval.ms", "500"),
         ("session.timeout.ms", "10000"),
-    ])
+    ]))
     .map_err(|e| format!("consumer config: {e}"))?;
     let topic = ctx.arg("topic", "");
     c.subscribe(&[topic.as_str()], None)
@@ -498,9 +519,7 @@ where
 }
 
 async fn admin(ctx: &Ctx) -> Res<Value> {
-    let boot = ctx.bootstrap();
-    let a = Admin::from_map([("bootstrap.servers", boot.as_str())])
-        .map_err(|e| format!("admin config: {e}"))?;
+    let a = Admin::from_map(ctx.conf(&[])).map_err(|e| format!("admin config: {e}"))?;
     let topic = ctx.arg("topic", "");
     let new = NewTopic {
         name: topic.clone(),
@@ -582,8 +601,19 @@ async fn main() {
         .get("timeout")
         .and_then(|t| t.parse().ok())
         .unwrap_or(60.0);
+    let security = match args.get("security") {
+        Some(path) => match read_security(path) {
+            Ok(s) => s,
+            Err(e) => {
+                emit(&json!({"ok": false, "error": e, "detail": {}}));
+                std::process::exit(0);
+            }
+        },
+        None => Vec::new(),
+    };
     let ctx = Ctx {
         args,
+        security,
         deadline: Instant::now() + Duration::from_secs_f64(timeout),
         step: Arc::new(Mutex::new("start".into())),
     };
