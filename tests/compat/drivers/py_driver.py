@@ -339,13 +339,16 @@ class KafkaPython:
         self.name = "kafka-python"
         self.version = "kafka-python %s" % kafka.__version__
         if security:
-            # kafka-python says why a connection failed only in its log: keep the last error
-            # (a warning until there is one).
+            # kafka-python says why a connection failed only in its log: keep its first error
+            # (the refused handshake or login; later ones are "Bootstrap failed"), a warning
+            # until there is one.
             import logging
+            kept = [0]
 
             class Keep(logging.Handler):
                 def emit(self, record):
-                    if record.levelno >= logging.ERROR or LAST_ERROR[0] is None:
+                    if record.levelno > kept[0]:
+                        kept[0] = record.levelno
                         note_error(record.getMessage())
             logging.getLogger("kafka").addHandler(Keep(logging.WARNING))
 
