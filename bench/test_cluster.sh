@@ -22,7 +22,10 @@ trap 'rm -rf "$work"' EXIT
 : >"$OUT"
 
 log "building (release): the Rust bench, libodradek, the Node addon, the Python extension"
-(cd "$ROOT" && cargo build -q --release -p odradek-broker --example test_cluster_bench -p odradek-c)
+# Two invocations: with --example, cargo builds only example targets, so odradek-c's library
+# would be left out.
+(cd "$ROOT" && cargo build -q --release -p odradek-broker --example test_cluster_bench)
+(cd "$ROOT" && cargo build -q --release -p odradek-c)
 cc -O2 -I"$ROOT/c/include" "$HERE/bench.c" -o "$work/bench_c" -L"$TARGET/release" -lodradek \
   -Wl,-rpath,"$TARGET/release"
 (cd "$ROOT/node" && [[ -d node_modules ]] || npm ci --no-audit --no-fund --loglevel=error --ignore-scripts)
