@@ -81,7 +81,9 @@ pub(super) async fn serve(
     let tls_stream = match accepted {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
-            tracing::info!(%peer, listener = %listener.spec.name, error = %e, "TLS handshake failed");
+            // A refused client certificate is the usual cause of an mTLS setup not working:
+            // say so where an operator looks first.
+            tracing::warn!(%peer, listener = %listener.spec.name, error = %e, "TLS handshake failed");
             return;
         }
         Err(_) => {
@@ -196,6 +198,12 @@ async fn run<R, W>(
                 break;
             }
             Ok(None) => break,
+            Ok(Some(Err(odradek::Error::Io(e)))) => {
+                // The peer went away: a reset, or a TLS peer closing its socket without
+                // close_notify (kafka-python does this routinely). A normal end, not a bad frame.
+                tracing::debug!(%peer, error = %e, "connection closed by the peer");
+                break;
+            }
             Ok(Some(Err(e))) => {
                 if unauthenticated {
                     tracing::info!(%peer, error = %e, "closing connection: frame refused before SASL authentication (sasl.server.max.receive.size)");
