@@ -279,6 +279,7 @@ pub struct Proxy {
     /// `127.0.0.1:port` clients connect to.
     pub addr: String,
     cut: tokio::sync::watch::Sender<u64>,
+    accepted: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Proxy {
@@ -289,8 +290,11 @@ impl Proxy {
             .expect("bind proxy");
         let addr = listener.local_addr().expect("addr").to_string();
         let (cut, cut_rx) = tokio::sync::watch::channel(0u64);
+        let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = accepted.clone();
         tokio::spawn(async move {
             while let Ok((mut inbound, _)) = listener.accept().await {
+                counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let upstream = upstream.clone();
                 let mut cut_rx = cut_rx.clone();
                 // Only cuts after this connection was accepted apply to it.
@@ -306,11 +310,20 @@ impl Proxy {
                 });
             }
         });
-        Proxy { addr, cut }
+        Proxy {
+            addr,
+            cut,
+            accepted,
+        }
     }
 
     /// Drops every connection currently open through the proxy.
     pub fn cut_all(&self) {
         self.cut.send_modify(|n| *n += 1);
+    }
+
+    /// Client connections accepted so far (each cut one forces a reconnection).
+    pub fn connections_accepted(&self) -> usize {
+        self.accepted.load(std::sync::atomic::Ordering::Relaxed)
     }
 }

@@ -657,15 +657,23 @@ async fn retries_through_dropped_connections() {
     let admin = Admin::new(target.config(&[("retry.backoff.ms", "10")]));
     admin.describe_cluster().await.unwrap();
     // Cut every connection every few milliseconds while the calls run, so some requests are
-    // lost in flight and must be retried.
+    // lost in flight and must be retried; in bursts of 30 ms with 30 ms of calm between them,
+    // so a retry can always get through, however loaded the machine (cutting without a pause
+    // could starve every attempt for the whole default.api.timeout.ms on a busy CI machine).
     let proxy = std::sync::Arc::new(proxy);
     let cutting = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let cuts = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let cutter = {
-        let (proxy, cutting) = (proxy.clone(), cutting.clone());
+        let (proxy, cutting, cuts) = (proxy.clone(), cutting.clone(), cuts.clone());
         tokio::spawn(async move {
             while cutting.load(std::sync::atomic::Ordering::Relaxed) {
-                proxy.cut_all();
-                tokio::time::sleep(Duration::from_millis(3)).await;
+                let burst = tokio::time::Instant::now() + Duration::from_millis(30);
+                while tokio::time::Instant::now() < burst {
+                    proxy.cut_all();
+                    cuts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    tokio::time::sleep(Duration::from_millis(3)).await;
+                }
+                tokio::time::sleep(Duration::from_millis(30)).await;
             }
         })
     };
@@ -691,4 +699,15 @@ async fn retries_through_dropped_connections() {
     }
     cutting.store(false, std::sync::atomic::Ordering::Relaxed);
     cutter.await.unwrap();
+    // Without the cuts one connection would have served every call: each further one is a
+    // reconnection after a cut, most of them with a call in flight.
+    assert!(
+        cuts.load(std::sync::atomic::Ordering::Relaxed) > 0,
+        "the cutter never ran"
+    );
+    assert!(
+        proxy.connections_accepted() >= 3,
+        "only {} connections: the cuts never hit the calls",
+        proxy.connections_accepted()
+    );
 }
