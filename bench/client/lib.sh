@@ -42,3 +42,14 @@ only_matching() {
   for s in "${SCENARIOS[@]}"; do [[ "${s%% *}" =~ $ONLY ]] && kept+=("$s"); done
   SCENARIOS=("${kept[@]}")
 }
+
+# pick_bench_tmp: sets BENCH_TMP, unless already set, to /dev/shm when it has 4 GiB free (the
+# broker's data in memory: no page-cache misses or writeback noise), else $TMPDIR or /tmp.
+pick_bench_tmp() {
+  [[ -n "${BENCH_TMP:-}" ]] && return 0
+  BENCH_TMP="${TMPDIR:-/tmp}"
+  if [[ -d /dev/shm && -w /dev/shm ]] \
+    && (( $(df -Pk /dev/shm | awk 'NR==2 {print $4}') > 4 * 1024 * 1024 )); then
+    BENCH_TMP=/dev/shm
+  fi
+}

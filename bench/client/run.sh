@@ -40,13 +40,7 @@ log "cargo build --release (bench/client)"
 log "cargo build --release -p odradek-broker"
 (cd "$ROOT" && cargo build --release --quiet -p odradek-broker) >&2
 
-if [[ -z "${BENCH_TMP:-}" ]]; then
-  BENCH_TMP="${TMPDIR:-/tmp}"
-  if [[ -d /dev/shm && -w /dev/shm ]] \
-    && (( $(df -Pk /dev/shm | awk 'NR==2 {print $4}') > 4 * 1024 * 1024 )); then
-    BENCH_TMP=/dev/shm
-  fi
-fi
+pick_bench_tmp
 WORK="$(mktemp -d "$BENCH_TMP/odradek-producer-bench.XXXXXX")"
 # Private copies: a rebuild during the run must not change what is measured.
 cp "$REL/odradek-broker" "$WORK/odradek-broker"

@@ -21,18 +21,14 @@ COUNT_1K="${COUNT_1K:-300000}"
 REL="${CARGO_TARGET_DIR:-$ROOT/target}/release"
 BENCH_REL="${CARGO_TARGET_DIR:-$HERE/target}/release"
 log() { printf 'run_tls.sh: %s\n' "$*" >&2; }
+# shellcheck source=lib.sh
+source "$HERE/lib.sh"
 
 log "cargo build --release (bench/client) and -p odradek-broker"
 (cd "$HERE" && cargo build --release --quiet --bin odradek-bench --bin consume) >&2
 (cd "$ROOT" && cargo build --release --quiet -p odradek-broker) >&2
 
-if [[ -z "${BENCH_TMP:-}" ]]; then
-  BENCH_TMP="${TMPDIR:-/tmp}"
-  if [[ -d /dev/shm && -w /dev/shm ]] \
-    && (( $(df -Pk /dev/shm | awk 'NR==2 {print $4}') > 4 * 1024 * 1024 )); then
-    BENCH_TMP=/dev/shm
-  fi
-fi
+pick_bench_tmp
 WORK="$(mktemp -d "$BENCH_TMP/odradek-tls-bench.XXXXXX")"
 cp "$REL/odradek-broker" "$BENCH_REL/odradek-bench" "$BENCH_REL/consume" "$WORK/"
 BROKER_PID=""
