@@ -121,7 +121,10 @@ def test_coordinator_not_available_on_offset_commit_is_retried(kafka, kafka_clus
 @pytest.mark.kafka_cluster(topics={"t": 1})
 def test_a_broker_taken_down_is_reported_and_recovered_from(kafka, kafka_cluster):
     errors = []
-    p = producer(kafka, kafka_cluster, **{"request.timeout.ms": 500, "message.timeout.ms": 1500,
+    # message.timeout.ms leaves room for the reconnect after the broker is back: under a loaded
+    # CI machine librdkafka took 1.5 s to reconnect (and bump its idempotent epoch) after the
+    # timed-out record, so 1.5 s timed the "after" record out too.
+    p = producer(kafka, kafka_cluster, **{"request.timeout.ms": 500, "message.timeout.ms": 5000,
                                           "reconnect.backoff.max.ms": 200,
                                           "error_cb": errors.append})
     assert produce(p, "t", b"before")[0] is None
