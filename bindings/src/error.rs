@@ -149,6 +149,7 @@ impl ClientError {
             // carried by the fatal / txn_requires_abort flags below.
             Error::Transaction { code, .. } => i32::from(code.code()),
             Error::State(_) => codes::STATE,
+            Error::InvalidDifferentRecord { .. } => codes::INVALID_DIFFERENT_RECORD,
             _ => codes::FAIL,
         };
         let retriable = match error {

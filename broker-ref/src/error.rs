@@ -17,6 +17,18 @@ pub enum Error {
         /// A human-readable explanation (sent as the error message where the API has one).
         message: String,
     },
+    /// Records of a batch failed validation (Kafka's `RecordValidationException`): the
+    /// partition is answered with `code`, `message` as its error message, and the failed
+    /// records by their index in the batch (Produce v8+ `record_errors`).
+    #[error("{code}: {message}")]
+    InvalidRecords {
+        /// INVALID_RECORD, or INVALID_TIMESTAMP when any record's timestamp was refused.
+        code: ErrorCode,
+        /// The partition-level message (Kafka's wording).
+        message: String,
+        /// Every failed record of the batch, in batch order.
+        records: Vec<RecordError>,
+    },
     /// A configuration key or value was rejected.
     #[error("invalid configuration `{key}`: {message}")]
     Config {
@@ -40,6 +52,15 @@ pub enum Error {
     Testing(String),
 }
 
+/// One refused record of a batch: its index in the batch and why (Produce's `RecordError`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordError {
+    /// Index of the record in its batch (0-based).
+    pub batch_index: i32,
+    /// Why the record was refused.
+    pub message: String,
+}
+
 impl Error {
     /// A Kafka-coded error with a message.
     pub fn kafka(code: ErrorCode, message: impl Into<String>) -> Self {
@@ -60,7 +81,7 @@ impl Error {
     /// The error code a client should see for this error.
     pub fn code(&self) -> ErrorCode {
         match self {
-            Error::Kafka { code, .. } => *code,
+            Error::Kafka { code, .. } | Error::InvalidRecords { code, .. } => *code,
             Error::Config { .. } => ErrorCode::InvalidConfig,
             Error::Io(_) => ErrorCode::KafkaStorageError,
             Error::Codec(e) => e.kafka_code(),

@@ -24,4 +24,4 @@ pub mod server;
 pub mod session;
 pub mod testing;
 
-pub use error::{Error, Result};
+pub use error::{Error, RecordError, Result};

@@ -96,6 +96,14 @@ pub enum Error {
         /// The broker's explanation.
         message: String,
     },
+    /// A record the broker refused only because other records of its batch were invalid: the
+    /// broker listed those (Produce `record_errors`, KIP-467) and refused the batch with
+    /// `code`; this record itself was fine (librdkafka's `_INVALID_DIFFERENT_RECORD`).
+    #[error("record refused because a different record in its batch was invalid ({code})")]
+    InvalidDifferentRecord {
+        /// The batch's error code (INVALID_RECORD or INVALID_TIMESTAMP).
+        code: ErrorCode,
+    },
     /// An I/O error on a socket or file.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
@@ -230,6 +238,7 @@ impl Error {
             Error::Closed => ErrorCode::UnknownServerError,
             Error::Transaction { code, .. } => *code,
             Error::State(_) => ErrorCode::InvalidTxnState,
+            Error::InvalidDifferentRecord { code } => *code,
         }
     }
 }
@@ -382,6 +391,7 @@ impl Error {
                 detail: detail.clone(),
             },
             Error::Kafka(code) => Error::Kafka(*code),
+            Error::InvalidDifferentRecord { code } => Error::InvalidDifferentRecord { code: *code },
             Error::KafkaMessage { code, message } => Error::KafkaMessage {
                 code: *code,
                 message: message.clone(),

@@ -1,11 +1,14 @@
 //! Produce: validates and appends record sets, acks 0 / 1 / all.
 
-use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
+use kafka_protocol::messages::produce_response::{
+    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
+};
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse, ResponseKind};
+use kafka_protocol::protocol::StrBytes;
 use odradek::ErrorCode;
 
 use super::context::RequestContext;
-use super::reply::error_parts;
+use super::reply::sb;
 use crate::broker::Broker;
 use crate::clock::now_ms;
 use crate::partition::Partition;
@@ -43,6 +46,8 @@ pub async fn handle(
             let mut resp = PartitionProduceResponse::default().with_index(p.index);
             let partition = topic.as_ref().and_then(|t| t.partition(p.index));
             let internal = topic.as_ref().is_some_and(|t| t.is_internal());
+            // Kafka reports the log start offset with a record validation error too.
+            let log_start = partition.as_ref().map(|p| p.log_start_offset());
             let result = match (acks_valid, partition, p.records) {
                 (false, _, _) => Err(ErrorCode::InvalidRequiredAcks.into()),
                 (_, None, _) => Err(unknown.into()),
@@ -67,10 +72,14 @@ pub async fn handle(
                         .with_log_start_offset(outcome.log_start_offset);
                 }
                 Err(e) => {
-                    let (code, message) = error_parts(&e);
+                    let (code, message, record_errors) = partition_error(&e);
+                    if matches!(e, crate::Error::InvalidRecords { .. }) {
+                        resp = resp.with_log_start_offset(log_start.unwrap_or(-1));
+                    }
                     resp = resp
                         .with_error_code(code)
                         .with_error_message(message)
+                        .with_record_errors(record_errors)
                         .with_base_offset(-1);
                 }
             }
@@ -92,6 +101,35 @@ pub async fn handle(
     Ok(Some(ResponseKind::Produce(
         ProduceResponse::default().with_responses(responses),
     )))
+}
+
+/// A refused partition's `(error_code, error_message, record_errors)` as Kafka answers them:
+/// a message only where Kafka sets one (record validation, with every failed record by its
+/// batch index, and a partition not in the transaction); other errors carry the code alone,
+/// and their explanation goes to the broker's debug log.
+fn partition_error(e: &crate::Error) -> (i16, Option<StrBytes>, Vec<BatchIndexAndErrorMessage>) {
+    let code = e.code();
+    match e {
+        crate::Error::InvalidRecords {
+            message, records, ..
+        } => {
+            let records = records
+                .iter()
+                .map(|r| {
+                    BatchIndexAndErrorMessage::default()
+                        .with_batch_index(r.batch_index)
+                        .with_batch_index_error_message(Some(sb(r.message.clone())))
+                })
+                .collect();
+            (code.code(), Some(sb(message.clone())), records)
+        }
+        _ if code == ErrorCode::InvalidTxnState => (
+            code.code(),
+            Some(sb("Partition was not added to the transaction")),
+            Vec::new(),
+        ),
+        _ => (code.code(), None, Vec::new()),
+    }
 }
 
 fn append(

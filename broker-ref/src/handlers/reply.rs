@@ -9,7 +9,7 @@ use crate::Error;
 /// Converts an error to `(error_code, error_message)` for a per-item result.
 pub(crate) fn error_parts(e: &Error) -> (i16, Option<StrBytes>) {
     let message = match e {
-        Error::Kafka { message, .. } => message.clone(),
+        Error::Kafka { message, .. } | Error::InvalidRecords { message, .. } => message.clone(),
         other => other.to_string(),
     };
     (e.code().code(), Some(StrBytes::from_string(message)))

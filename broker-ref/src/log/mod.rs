@@ -50,7 +50,10 @@ use odradek::ErrorCode;
 pub use config::{CleanupPolicy, LogConfig, TopicCompression, TOPIC_CONFIG_KEYS};
 pub use epoch_cache::EpochEntry;
 pub use txn_index::AbortedTxn;
-pub use validate::{validate_batch, validate_batch_from, AppendOrigin, ValidBatch, ValidatedBatch};
+pub use validate::{
+    validate_batch, validate_batch_for, validate_batch_from, AppendOrigin, PartitionName,
+    ValidBatch, ValidatedBatch,
+};
 
 use checkpoint::{LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE};
 use epoch_cache::LeaderEpochCache;
@@ -235,7 +238,13 @@ impl Log {
     /// with [`Log::append_validated`], which does not validate again). See `validate`.
     pub fn validate(&self, batch: &RecordBatch, now_ms: i64) -> Result<ValidBatch> {
         let bytes = batch.as_bytes().clone();
-        let info = validate_batch(&bytes, &self.config, now_ms)?;
+        let info = validate_batch_for(
+            &bytes,
+            &self.config,
+            now_ms,
+            AppendOrigin::Client,
+            PartitionName(&self.topic, self.partition),
+        )?;
         Ok(ValidBatch {
             bytes,
             info,

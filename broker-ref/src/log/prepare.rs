@@ -78,7 +78,11 @@ pub(crate) fn prepare_validated(
             now_ms
         }
         TimestampType::CreateTime => {
-            if header.max_timestamp() != validated.max_timestamp {
+            // A LogAppendTime attribute from the producer (accepted when the timestamps are in
+            // range, as Kafka does) is stored as CreateTime.
+            if header.max_timestamp() != validated.max_timestamp
+                || header.attributes().timestamp_type() != TimestampType::CreateTime
+            {
                 set_max_timestamp(
                     &mut header,
                     TimestampType::CreateTime,

@@ -13,14 +13,21 @@
 //! | not a control batch (only the coordinator writes markers)      | `INVALID_RECORD`                 |
 //! | a producer id comes with a base sequence ≥ 0                   | `INVALID_RECORD`                 |
 //! | every record decodes, and their number matches recordCount     | `CORRUPT_MESSAGE`                |
-//! | compacted topic: every record has a key                        | `INVALID_RECORD`                 |
-//! | CreateTime: timestamps within before/after.max.ms of now       | `INVALID_TIMESTAMP`              |
-//! | the producer did not set the LogAppendTime attribute           | `INVALID_TIMESTAMP`              |
+//! | per record: compacted topic, the record has a key              | `INVALID_RECORD`                 |
+//! | per record: CreateTime, a timestamp within before/after.max.ms | `INVALID_TIMESTAMP`              |
+//! | per record: no LogAppendTime attribute where the check above   | `INVALID_TIMESTAMP`              |
+//! | does not apply (LogAppendTime topic, or a record without one)  |                                  |
+//!
+//! The per-record checks are Kafka's `LogValidator.validateRecord`: each record gets at most one
+//! error (the key is checked first), every failed record of the batch is listed by its index
+//! ([`Error::InvalidRecords`], sent as Produce's `record_errors`), and the batch is refused with
+//! INVALID_TIMESTAMP if any record's timestamp failed, INVALID_RECORD otherwise, with Kafka's
+//! partition-level message.
 //!
 //! Inner offset deltas that are not exactly 0, 1, 2, ... are not an error: Kafka rebuilds such
 //! batches (old clients wrote them) and so do we ([`ValidatedBatch::offsets_in_order`]).
-//! Kafka accepts a LogAppendTime attribute on a CreateTime topic when the timestamp is in range;
-//! we refuse it in every case, since no producer has a reason to set it.
+//! A LogAppendTime attribute on a CreateTime topic with in-range timestamps is accepted, as
+//! Kafka does, and the stored batch says CreateTime.
 
 use bytes::Bytes;
 use odradek::records::{
@@ -29,7 +36,7 @@ use odradek::records::{
 use odradek::ErrorCode;
 
 use super::config::LogConfig;
-use crate::{Error, Result};
+use crate::{Error, RecordError, Result};
 
 /// What validation learned about a batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,8 +84,19 @@ impl ValidBatch {
     }
 }
 
-/// How many record errors an error message lists (Kafka shows three as well).
+/// How many record errors the partition-level message lists (Kafka shows three as well).
 const LISTED_RECORD_ERRORS: usize = 3;
+
+/// A partition as Kafka's `TopicPartition` prints it (`topic-partition`), for record errors;
+/// formatted only when a record fails.
+#[derive(Debug, Clone, Copy)]
+pub struct PartitionName<'a>(pub &'a str, pub i32);
+
+impl std::fmt::Display for PartitionName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}", self.0, self.1)
+    }
+}
 
 fn kafka(code: ErrorCode, message: impl Into<String>) -> Error {
     Error::kafka(code, message)
@@ -106,6 +124,17 @@ pub fn validate_batch_from(
     config: &LogConfig,
     now_ms: i64,
     origin: AppendOrigin,
+) -> Result<ValidatedBatch> {
+    validate_batch_for(batch, config, now_ms, origin, PartitionName("", -1))
+}
+
+/// [`validate_batch_from`] for a batch of `partition` (named in record errors).
+pub fn validate_batch_for(
+    batch: &Bytes,
+    config: &LogConfig,
+    now_ms: i64,
+    origin: AppendOrigin,
+    partition: PartitionName<'_>,
 ) -> Result<ValidatedBatch> {
     if let Some(magic) = odradek::records::peek_magic(batch) {
         if magic != MAGIC_V2 {
@@ -139,7 +168,7 @@ pub fn validate_batch_from(
     view.validate_crc()
         .map_err(|e| kafka(ErrorCode::CorruptMessage, e.to_string()))?;
     check_header(&view, origin)?;
-    check_records(&view, config, now_ms)
+    check_records(&view, config, now_ms, partition)
 }
 
 fn check_header(view: &RecordBatch, origin: AppendOrigin) -> Result<()> {
@@ -175,12 +204,6 @@ fn check_header(view: &RecordBatch, origin: AppendOrigin) -> Result<()> {
             ),
         ));
     }
-    if view.attributes().timestamp_type() == TimestampType::LogAppendTime {
-        return Err(kafka(
-            ErrorCode::InvalidTimestamp,
-            "producers must not set the LogAppendTime timestamp type",
-        ));
-    }
     Ok(())
 }
 
@@ -191,14 +214,61 @@ fn timestamp_out_of_range(timestamp: i64, now_ms: i64, config: &LogConfig) -> bo
         || -diff > i128::from(config.message_timestamp_after_max_ms)
 }
 
-fn check_records(view: &RecordBatch, config: &LogConfig, now_ms: i64) -> Result<ValidatedBatch> {
+/// Kafka's `validateRecord` for one record: the key on a compacted topic first, then the
+/// timestamp; `None` when the record is fine.
+fn record_problem(
+    record: &odradek::records::RecordRef<'_>,
+    view: &RecordBatch,
+    config: &LogConfig,
+    now_ms: i64,
+    partition: PartitionName<'_>,
+) -> Option<(ErrorCode, String)> {
+    if config.is_compacted() && record.key.is_none() {
+        return Some((
+            ErrorCode::InvalidRecord,
+            format!(
+                "Compacted topic cannot accept message without key in topic partition {partition}"
+            ),
+        ));
+    }
+    if config.message_timestamp_type == TimestampType::CreateTime && record.timestamp != -1 {
+        if timestamp_out_of_range(record.timestamp, now_ms, config) {
+            return Some((
+                ErrorCode::InvalidTimestamp,
+                format!(
+                    "Timestamp {} of message with offset {} is out of range. The timestamp should be within [{}, {}]",
+                    record.timestamp,
+                    record.offset,
+                    now_ms.saturating_sub(config.message_timestamp_before_max_ms),
+                    now_ms.saturating_add(config.message_timestamp_after_max_ms)
+                ),
+            ));
+        }
+    } else if view.attributes().timestamp_type() == TimestampType::LogAppendTime {
+        return Some((
+            ErrorCode::InvalidTimestamp,
+            format!(
+                "Invalid timestamp type in message DefaultRecord(offset={}, timestamp={}, key={} bytes, value={} bytes). Producer should not set timestamp type to LogAppendTime.",
+                record.offset,
+                record.timestamp,
+                record.key.map_or(0, <[u8]>::len),
+                record.value.map_or(0, <[u8]>::len)
+            ),
+        ));
+    }
+    None
+}
+
+fn check_records(
+    view: &RecordBatch,
+    config: &LogConfig,
+    now_ms: i64,
+    partition: PartitionName<'_>,
+) -> Result<ValidatedBatch> {
     let mut records = view
         .records_with_limit(DEFAULT_DECOMPRESSION_LIMIT)
         .map_err(|e| kafka(ErrorCode::CorruptMessage, e.to_string()))?;
-    let check_time = config.message_timestamp_type == TimestampType::CreateTime;
-    let compacted = config.is_compacted();
-    let mut errors: Vec<String> = Vec::new();
-    let mut error_count = 0usize;
+    let mut failed: Vec<RecordError> = Vec::new();
     let mut timestamp_error = false;
     let mut count: i64 = 0;
     let mut max_timestamp = -1i64;
@@ -214,27 +284,12 @@ fn check_records(view: &RecordBatch, config: &LogConfig, now_ms: i64) -> Result<
         }
         max_timestamp = max_timestamp.max(record.timestamp);
         count += 1;
-        let problem = if compacted && record.key.is_none() {
-            Some("compacted topic cannot accept a record without a key".to_string())
-        } else if check_time
-            && record.timestamp != -1
-            && timestamp_out_of_range(record.timestamp, now_ms, config)
-        {
-            timestamp_error = true;
-            Some(format!(
-                "timestamp {} is out of range [now - {}, now + {}] (now {now_ms})",
-                record.timestamp,
-                config.message_timestamp_before_max_ms,
-                config.message_timestamp_after_max_ms
-            ))
-        } else {
-            None
-        };
-        if let Some(problem) = problem {
-            error_count += 1;
-            if errors.len() < LISTED_RECORD_ERRORS {
-                errors.push(format!("record {this}: {problem}"));
-            }
+        if let Some((code, message)) = record_problem(&record, view, config, now_ms, partition) {
+            timestamp_error |= code == ErrorCode::InvalidTimestamp;
+            failed.push(RecordError {
+                batch_index: i32::try_from(this).unwrap_or(i32::MAX),
+                message,
+            });
         }
     }
     if count != i64::from(view.record_count()) {
@@ -246,19 +301,8 @@ fn check_records(view: &RecordBatch, config: &LogConfig, now_ms: i64) -> Result<
             ),
         ));
     }
-    if error_count > 0 {
-        let code = if timestamp_error {
-            ErrorCode::InvalidTimestamp
-        } else {
-            ErrorCode::InvalidRecord
-        };
-        return Err(kafka(
-            code,
-            format!(
-                "{error_count} record(s) rejected; first errors: {}",
-                errors.join("; ")
-            ),
-        ));
+    if !failed.is_empty() {
+        return Err(record_errors(failed, timestamp_error));
     }
     Ok(ValidatedBatch {
         record_count: view.record_count(),
@@ -270,6 +314,40 @@ fn check_records(view: &RecordBatch, config: &LogConfig, now_ms: i64) -> Result<
         base_sequence: view.base_sequence(),
         is_transactional: view.is_transactional(),
     })
+}
+
+/// The batch-level error for its failed records, with Kafka's `processRecordErrors` wording.
+fn record_errors(records: Vec<RecordError>, timestamp_error: bool) -> Error {
+    let (code, message) = if timestamp_error {
+        (
+            ErrorCode::InvalidTimestamp,
+            "One or more records have been rejected due to invalid timestamp".to_string(),
+        )
+    } else {
+        let listed: Vec<String> = records
+            .iter()
+            .take(LISTED_RECORD_ERRORS)
+            .map(|r| {
+                format!(
+                    "RecordError(batchIndex={}, message='{}')",
+                    r.batch_index, r.message
+                )
+            })
+            .collect();
+        (
+            ErrorCode::InvalidRecord,
+            format!(
+                "One or more records have been rejected due to {} record errors in total, and only showing the first three errors at most: [{}]",
+                records.len(),
+                listed.join(", ")
+            ),
+        )
+    };
+    Error::InvalidRecords {
+        code,
+        message,
+        records,
+    }
 }
 
 #[cfg(test)]
@@ -353,11 +431,17 @@ mod tests {
             code(&patched(&b, 21, &[0, 6], true), &c),
             ErrorCode::UnsupportedCompressionType
         );
-        // LogAppendTime attribute set by the producer.
-        assert_eq!(
-            code(&patched(&b, 21, &[0, 8], true), &c),
-            ErrorCode::InvalidTimestamp
-        );
+        // LogAppendTime attribute set by the producer: accepted on a CreateTime topic when the
+        // timestamp is in range (Kafka too), refused per record on a LogAppendTime topic.
+        let lat_attribute = patched(&b, 21, &[0, 8], true);
+        assert!(validate_batch(&lat_attribute, &c, NOW).is_ok());
+        let lat_topic = LogConfig {
+            message_timestamp_type: TimestampType::LogAppendTime,
+            ..LogConfig::default()
+        };
+        let err = validate_batch(&lat_attribute, &lat_topic, NOW).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidTimestamp);
+        assert!(matches!(&err, Error::InvalidRecords { records, .. } if records.len() == 1));
         // Record count says 2, one record present.
         let two = patched(&b, 57, &2i32.to_be_bytes(), true);
         let two = patched(&two, 23, &1i32.to_be_bytes(), true);
@@ -407,10 +491,43 @@ mod tests {
             },
             ..LogConfig::default()
         };
-        let b = build(&[(Some(b"k"), NOW), (None, NOW)]);
-        let err = validate_batch(&b, &compacted, NOW).unwrap_err();
-        assert_eq!(err.code(), ErrorCode::InvalidRecord);
-        assert!(err.to_string().contains("record 1"), "{err}");
+        let b = build(&[
+            (Some(b"k"), NOW),
+            (None, NOW),
+            (Some(b"k"), NOW),
+            (None, NOW),
+        ]);
+        let Err(Error::InvalidRecords {
+            code,
+            message,
+            records,
+        }) = validate_batch_for(
+            &b,
+            &compacted,
+            NOW,
+            AppendOrigin::Client,
+            PartitionName("t", 3),
+        )
+        else {
+            panic!("keyless records accepted on a compacted topic");
+        };
+        assert_eq!(code, ErrorCode::InvalidRecord);
+        let indexes: Vec<i32> = records.iter().map(|r| r.batch_index).collect();
+        assert_eq!(indexes, [1, 3]);
+        assert_eq!(
+            records[0].message,
+            "Compacted topic cannot accept message without key in topic partition t-3"
+        );
+        assert!(
+            message.starts_with(
+                "One or more records have been rejected due to 2 record errors in total"
+            ),
+            "{message}"
+        );
+        assert!(
+            message.contains("RecordError(batchIndex=3, message='Compacted topic"),
+            "{message}"
+        );
         assert!(validate_batch(&build(&[(Some(b"k"), NOW)]), &compacted, NOW).is_ok());
     }
 
@@ -429,6 +546,43 @@ mod tests {
             ErrorCode::InvalidTimestamp
         );
         assert!(validate_batch(&build(&[(None, NOW - 1_000)]), &c, NOW).is_ok());
+        // Mixed with a bad key on a compacted topic: one error per record, and the batch is
+        // INVALID_TIMESTAMP because one of them is a timestamp error (Kafka's rule).
+        let compacted = LogConfig {
+            cleanup_policy: super::super::config::CleanupPolicy {
+                compact: true,
+                delete: false,
+            },
+            ..c.clone()
+        };
+        let mixed = build(&[
+            (None, NOW - 5_000),
+            (Some(b"k"), NOW - 5_000),
+            (Some(b"k"), NOW),
+        ]);
+        let Err(Error::InvalidRecords {
+            code,
+            message,
+            records,
+        }) = validate_batch(&mixed, &compacted, NOW)
+        else {
+            panic!("mixed batch accepted");
+        };
+        assert_eq!(code, ErrorCode::InvalidTimestamp);
+        assert_eq!(
+            message,
+            "One or more records have been rejected due to invalid timestamp"
+        );
+        assert_eq!(
+            records.iter().map(|r| r.batch_index).collect::<Vec<_>>(),
+            [0, 1]
+        );
+        assert!(records[0].message.starts_with("Compacted topic"));
+        assert!(
+            records[1].message.starts_with("Timestamp "),
+            "{}",
+            records[1].message
+        );
         assert!(validate_batch(&build(&[(None, -1)]), &c, NOW).is_ok());
         let lat = LogConfig {
             message_timestamp_type: TimestampType::LogAppendTime,

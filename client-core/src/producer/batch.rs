@@ -132,6 +132,17 @@ impl ProducerBatch {
         resolver.finish();
     }
 
+    /// Fails each record with the error `error_of` gives for its index in the batch.
+    pub fn fail_each(self, error_of: impl Fn(usize) -> Error) {
+        let mut resolver = Resolver::default();
+        for (i, d) in self.deliveries.into_iter().enumerate() {
+            if !matches!(d.tx, Completion::None) {
+                resolver.resolve(d.tx, Err(error_of(i)));
+            }
+        }
+        resolver.finish();
+    }
+
     /// Fails every record with a copy of `error`.
     pub fn fail(self, error: &Error) {
         let mut resolver = Resolver::default();

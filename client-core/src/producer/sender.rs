@@ -12,7 +12,9 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::accumulator::{DrainParams, TxnFilter};
 use super::batch::ProducerBatch;
-use super::settle::{fail_held, fail_unsent, retry_or_fail, settle_failed, settle_ok};
+use super::settle::{
+    fail_held, fail_unsent, fail_with_record_errors, retry_or_fail, settle_failed, settle_ok,
+};
 use super::shared::Shared;
 use super::txn::{DrainPolicy, PRODUCE_MAX_VERSION_V1};
 use crate::cluster::BrokerInfo;
@@ -351,7 +353,7 @@ fn settle_response(
             }
         }
         Ok(resp) => {
-            let mut results: HashMap<(String, i32), (i16, i64, i64)> = HashMap::new();
+            let mut results: HashMap<(String, i32), PartitionResult> = HashMap::new();
             let mut hinted: HashSet<(String, i32)> = HashSet::new();
             let endpoints = hint_endpoints(&resp);
             for t in &resp.responses {
@@ -370,7 +372,25 @@ fn settle_response(
                     ) {
                         hinted.insert(key.clone());
                     }
-                    results.insert(key, (p.error_code, p.base_offset, p.log_append_time_ms));
+                    results.insert(
+                        key,
+                        PartitionResult {
+                            code: p.error_code,
+                            base_offset: p.base_offset,
+                            log_append_time: p.log_append_time_ms,
+                            message: p.error_message.as_ref().map(|m| m.to_string()),
+                            record_errors: p
+                                .record_errors
+                                .iter()
+                                .map(|r| {
+                                    (
+                                        r.batch_index,
+                                        r.batch_index_error_message.as_ref().map(|m| m.to_string()),
+                                    )
+                                })
+                                .collect(),
+                        },
+                    );
                 }
             }
             for b in batches {
@@ -383,11 +403,25 @@ fn settle_response(
                         );
                         settle_failed(shared, b, &e);
                     }
-                    Some(&(0, base, log_append_time)) => {
-                        settle_ok(shared, b, base, log_append_time)
+                    Some(r) if r.code == 0 => {
+                        settle_ok(shared, b, r.base_offset, r.log_append_time)
                     }
-                    Some(&(code, _, _)) => {
-                        let code = ErrorCode::from_code(code);
+                    Some(r)
+                        if !r.record_errors.is_empty()
+                            && !ErrorCode::from_code(r.code).is_retriable() =>
+                    {
+                        let code = ErrorCode::from_code(r.code);
+                        on_error(shared, &Error::Kafka(code));
+                        fail_with_record_errors(
+                            shared,
+                            b,
+                            code,
+                            r.message.as_deref(),
+                            &r.record_errors,
+                        );
+                    }
+                    Some(r) => {
+                        let code = ErrorCode::from_code(r.code);
                         let e = Error::Kafka(code);
                         // A leader hint already moved the partition: retry there directly.
                         if !hinted.contains(&key) {
@@ -404,6 +438,17 @@ fn settle_response(
             }
         }
     }
+}
+
+/// What a Produce response said about one partition.
+struct PartitionResult {
+    code: i16,
+    base_offset: i64,
+    log_append_time: i64,
+    /// The partition's error message (Kafka sets one for record validation errors).
+    message: Option<String>,
+    /// The records the broker refused, by batch index, with its message for each (KIP-467).
+    record_errors: Vec<(i32, Option<String>)>,
 }
 
 /// Marks the metadata stale when `error` says it is, and refreshes it in the background: `send`

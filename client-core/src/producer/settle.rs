@@ -58,10 +58,58 @@ pub(crate) fn retry_or_fail(
     } else {
         error.duplicate()
     };
+    sequence_lost(shared, &batch);
+    settle_failed(shared, batch, &error);
+}
+
+/// A sequenced batch of an idempotent (non-transactional) producer failed for good: its
+/// sequence numbers are lost, so the producer bumps its epoch before the next batch.
+fn sequence_lost(shared: &Shared, batch: &ProducerBatch) {
+    let config = &shared.cluster.config().producer;
     if config.enable_idempotence && batch.sequence.is_some() && shared.txn.is_none() {
         shared.needs_epoch_bump.store(true, Ordering::Release);
     }
-    settle_failed(shared, batch, &error);
+}
+
+/// The broker refused `batch` naming the invalid records (Produce `record_errors`, KIP-467).
+/// As the Java client and librdkafka do: a listed record fails with the partition's `code`
+/// when it is the only one listed, INVALID_RECORD when several are, each with the broker's
+/// message for it; every other record fails with [`Error::InvalidDifferentRecord`].
+pub(crate) fn fail_with_record_errors(
+    shared: &Shared,
+    batch: ProducerBatch,
+    code: crate::ErrorCode,
+    partition_message: Option<&str>,
+    record_errors: &[(i32, Option<String>)],
+) {
+    sequence_lost(shared, &batch);
+    if let Ok(mut acc) = shared.accumulator.lock() {
+        acc.sent_settled(&batch, false);
+    }
+    let batch_error = Error::Kafka(code);
+    if let Some(txn) = &shared.txn {
+        txn.batch_failed(&batch_error, batch.sequence.is_some());
+    }
+    let listed_code = if record_errors.len() == 1 {
+        code
+    } else {
+        crate::ErrorCode::InvalidRecord
+    };
+    let error_of = |index: usize| match record_errors
+        .iter()
+        .find(|(i, _)| usize::try_from(*i).ok() == Some(index))
+    {
+        Some((_, message)) => Error::KafkaMessage {
+            code: listed_code,
+            message: message
+                .as_deref()
+                .or(partition_message)
+                .unwrap_or(code.name())
+                .to_string(),
+        },
+        None => Error::InvalidDifferentRecord { code },
+    };
+    shared.settle(batch.record_count(), || batch.fail_each(error_of));
 }
 
 /// Fails a batch that is not in flight (never sent, expired, purged, or its transaction is
