@@ -283,15 +283,10 @@ pub async fn handle(
                 .into_iter()
                 .partition(|g| !az.allowed(Op::Describe, Rt::Group, g));
             r.groups = kept;
-            let include_ops = r.include_authorized_operations;
+            // The handler fills the allowed groups' `authorized_operations`.
             let out = inner!(body)?;
             Ok(out.map(|resp| match resp {
                 ResponseKind::DescribeGroups(mut d) => {
-                    if include_ops {
-                        for g in &mut d.groups {
-                            g.authorized_operations = az.operations(Rt::Group, &g.group_id);
-                        }
-                    }
                     for g in denied {
                         d.groups.push(
                             describe_groups_response::DescribedGroup::default()

@@ -28,6 +28,7 @@ use super::reply::{sb, HandlerResult};
 use crate::broker::Broker;
 use crate::coordinator::group::JoinParams;
 use crate::coordinator::OffsetEntry;
+use crate::security::acl::ResourceType as Rt;
 
 fn opt(s: &Option<StrBytes>) -> Option<String> {
     s.as_ref().map(|s| s.to_string())
@@ -395,7 +396,7 @@ pub fn offset_fetch(
 /// Handles DescribeGroups.
 pub fn describe_groups(
     broker: &Broker,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     r: DescribeGroupsRequest,
 ) -> HandlerResult {
     let groups = r
@@ -429,6 +430,16 @@ pub fn describe_groups(
                         })
                         .collect(),
                 ),
+        })
+        .map(|g: DescribedGroup| {
+            // Kafka fills `authorized_operations` (v3+, when asked) for every group answered
+            // without an error, "Dead" ones included; the full set without an authorizer.
+            if r.include_authorized_operations && g.error_code == 0 {
+                let ops = super::authz::operations(broker, ctx, Rt::Group, &g.group_id);
+                g.with_authorized_operations(ops)
+            } else {
+                g
+            }
         })
         .collect();
     Ok(ResponseKind::DescribeGroups(

@@ -496,3 +496,104 @@ async fn report_queue_reports_every_tokened_record_once_at_its_offset() {
     }
     producer.close().await;
 }
+
+/// Produces `records` (key, timestamp) to partition 0 of a new one-partition topic with
+/// `configs`, in one batch, and returns each record's outcome in order.
+async fn outcomes_of_one_batch(
+    target: &Target,
+    tag: &str,
+    configs: &[(&str, &str)],
+    records: &[(Option<&str>, i64)],
+) -> Vec<std::result::Result<i64, Error>> {
+    let topic = topic_name(tag);
+    let admin = odradek::admin::Admin::new(target.config(&[]));
+    let mut new_topic = odradek::admin::NewTopic::new(&topic).partitions(1);
+    for (k, v) in configs {
+        new_topic = new_topic.config(*k, *v);
+    }
+    let created = admin.create_topics(&[new_topic], false).await.unwrap();
+    assert!(created[0].1.is_ok(), "create {topic}: {:?}", created[0].1);
+    // One batch: the records wait in the accumulator until all are there.
+    let producer = Producer::new(target.config(&[("linger.ms", "200"), ("retries", "0")])).unwrap();
+    let mut futures = Vec::new();
+    for (key, ts) in records {
+        let mut r = ProducerRecord::new(&topic, "value")
+            .partition(0)
+            .timestamp(*ts);
+        if let Some(k) = key {
+            r = r.key(k.to_string());
+        }
+        futures.push(producer.send(r).await.unwrap());
+    }
+    let mut out = Vec::new();
+    for f in futures {
+        out.push(f.await.map(|md| md.offset));
+    }
+    out
+}
+
+/// The per-record outcome as a short name: the Kafka code of a listed record, "different" for
+/// one refused because another record of its batch was invalid.
+fn outcome_name(outcome: &std::result::Result<i64, Error>) -> String {
+    match outcome {
+        Ok(_) => "ok".into(),
+        Err(Error::InvalidDifferentRecord { .. }) => "different".into(),
+        Err(e) => e.kafka_code().name().into(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_the_broker_names_invalid_fail_alone_and_the_rest_say_so() {
+    // Kafka (and odradek-broker) refuse the batch and list the invalid records (KIP-467); as in
+    // the Java client and librdkafka, a listed record gets the partition's code when it is the
+    // only one, INVALID_RECORD when several are, and every other record of the batch is
+    // refused as "a different record was invalid". The same on both brokers.
+    let target = Target::start(&[]);
+    let now = base_ts() + 3_600_000;
+    let compacted = [("cleanup.policy", "compact")];
+    let keyless = outcomes_of_one_batch(
+        &target,
+        "keyless",
+        &compacted,
+        &[
+            (Some("a"), now),
+            (None, now),
+            (Some("b"), now),
+            (None, now),
+            (Some("c"), now),
+        ],
+    )
+    .await;
+    let names: Vec<String> = keyless.iter().map(outcome_name).collect();
+    assert_eq!(
+        names,
+        [
+            "different",
+            "INVALID_RECORD",
+            "different",
+            "INVALID_RECORD",
+            "different"
+        ]
+    );
+    let Err(Error::KafkaMessage { message, .. }) = &keyless[1] else {
+        panic!("{:?}", keyless[1]);
+    };
+    assert!(
+        message.starts_with("Compacted topic cannot accept message without key"),
+        "{message}"
+    );
+    // One bad timestamp: that record gets the partition's own code, INVALID_TIMESTAMP.
+    let hour = 3_600_000;
+    let timestamps = outcomes_of_one_batch(
+        &target,
+        "timestamps",
+        &[("message.timestamp.before.max.ms", "3600000")],
+        &[(None, now), (None, now - 2 * hour), (None, now)],
+    )
+    .await;
+    let names: Vec<String> = timestamps.iter().map(outcome_name).collect();
+    assert_eq!(names, ["different", "INVALID_TIMESTAMP", "different"]);
+    // The producer carries on: a good batch after the refused ones is written at offset 0.
+    let good = outcomes_of_one_batch(&target, "good", &compacted, &[(Some("k"), now)]).await;
+    assert_eq!(good[0].as_ref().ok(), Some(&0));
+}
