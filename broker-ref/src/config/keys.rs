@@ -173,6 +173,12 @@ const OUR_DEFAULTS: &[(&str, &str)] = &[
     ("log.dir", "./odradek-data"),
 ];
 
+/// Validators this broker relaxes on purpose: `log.segment.bytes` goes down to one batch header
+/// (61 bytes, `log::config::MIN_SEGMENT_BYTES`, as the topic-level `segment.bytes` does) where
+/// Kafka 4.x stops at 1 MiB (KIP-1030 moved small segments to an internal key), so tests and
+/// small deployments can use small segments through the ordinary key.
+const RELAXED: &[(&str, i64)] = &[("log.segment.bytes", 61)];
+
 /// Kafka keys refused unless set to Kafka's default, with the reason.
 const REFUSED: &[(&str, &str)] = &[
     (
@@ -543,7 +549,13 @@ fn from_kafka(k: &'static KafkaKey) -> KeyDef {
             .map(|(_, v)| v.to_string())
             .or_else(|| k.default.clone()),
         kafka_default: k.default.clone(),
-        validator: k.validator.clone(),
+        validator: match RELAXED.iter().find(|(n, _)| *n == k.name) {
+            Some((_, min)) => Validator::Range {
+                min: Some(super::validators::Bound::Int(*min)),
+                max: None,
+            },
+            None => k.validator.clone(),
+        },
         update: k.update,
         described: k.in_config_def && !k.internal,
         kafka: true,
@@ -632,6 +644,20 @@ mod tests {
         for (name, _) in REFUSED.iter().chain(OUR_DEFAULTS) {
             assert!(super::super::table::kafka_key(name).is_some(), "{name}");
         }
+    }
+
+    #[test]
+    fn relaxed_segment_bytes_matches_the_topic_floor() {
+        assert_eq!(
+            RELAXED[0],
+            (
+                "log.segment.bytes",
+                i64::from(crate::log::config::MIN_SEGMENT_BYTES)
+            )
+        );
+        let def = key_def("log.segment.bytes").unwrap();
+        assert!(super::super::kafka_check(def, "65536").is_ok());
+        assert!(super::super::kafka_check(def, "60").is_err());
     }
 
     #[test]
