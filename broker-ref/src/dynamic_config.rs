@@ -67,7 +67,7 @@ pub fn is_dynamic(key: &str) -> bool {
 }
 
 /// Whether DescribeConfigs reports `key` read-only: Kafka's flag (a key Kafka lets change but
-/// this broker applies only at startup is refused by [`check_key`], naming it).
+/// this broker applies only at startup is refused by [`check_change`], naming it).
 pub fn is_read_only(key: &str) -> bool {
     key_def(key).is_none_or(|d| d.update == UpdateMode::ReadOnly)
 }
@@ -130,7 +130,7 @@ impl DynamicValues {
                 tracing::warn!("{FILE}: ignoring `{k}`");
                 continue;
             };
-            if let Err(e) = check_key(key, level).and_then(|()| check_value(key, &v)) {
+            if let Err(e) = check_change(key, Some(&v), level) {
                 tracing::warn!("{FILE}: ignoring `{key}`: {e}");
                 continue;
             }
@@ -153,11 +153,13 @@ pub enum Op {
     Subtract,
 }
 
-/// Checks that `key` may be changed at `level`, with Kafka's answers where Kafka refuses
-/// (INVALID_REQUEST: read-only keys, per-broker keys at the cluster-wide level) and ours where
-/// this broker differs: an unknown key is INVALID_CONFIG (Kafka stores any name; nothing here
-/// would read it), an honoured key this broker applies only at startup is INVALID_REQUEST.
-pub fn check_key(key: &str, level: Level) -> Result<()> {
+/// Checks that `key` may be changed at `level` to `value` (`None`: deleted), in Kafka's order:
+/// read-only keys (INVALID_REQUEST), then the value's type and validator (INVALID_REQUEST with
+/// Kafka's message), then per-broker keys at the cluster-wide level (INVALID_REQUEST). Then
+/// this broker's own refusals: an unknown key is INVALID_CONFIG (Kafka stores any name; nothing
+/// here would read it), an honoured key this broker applies only at startup INVALID_REQUEST, a
+/// non-default value of a refused key INVALID_CONFIG.
+pub fn check_change(key: &str, value: Option<&str>, level: Level) -> Result<()> {
     let def = key_def(key).ok_or_else(|| {
         Error::kafka(
             ErrorCode::InvalidConfig,
@@ -169,6 +171,9 @@ pub fn check_key(key: &str, level: Level) -> Result<()> {
             ErrorCode::InvalidRequest,
             format!("Cannot update these configs dynamically: [{key}]"),
         ));
+    }
+    if let Some(v) = value {
+        kafka_check(def, v).map_err(|m| Error::kafka(ErrorCode::InvalidRequest, m))?;
     }
     if level == Level::ClusterDefault && def.update == UpdateMode::PerBroker {
         return Err(Error::kafka(
@@ -188,17 +193,7 @@ pub fn check_key(key: &str, level: Level) -> Result<()> {
             ),
         ));
     }
-    Ok(())
-}
-
-/// Checks a new dynamic value as Kafka does (INVALID_REQUEST with Kafka's message), then this
-/// broker's refusal of a non-default value of a refused key (INVALID_CONFIG).
-pub fn check_value(key: &str, value: &str) -> Result<()> {
-    let Some(def) = key_def(key) else {
-        return Ok(());
-    };
-    kafka_check(def, value).map_err(|m| Error::kafka(ErrorCode::InvalidRequest, m))?;
-    match refusal(def, value) {
+    match value.and_then(|v| refusal(def, v)) {
         Some(m) => Err(Error::kafka(ErrorCode::InvalidConfig, m)),
         None => Ok(()),
     }
@@ -324,7 +319,11 @@ impl DynamicConfig {
             target.clear();
         }
         for (key, op, value) in changes {
-            check_key(key, level)?;
+            let new = match op {
+                Op::Set => value.as_deref(),
+                _ => None,
+            };
+            check_change(key, new, level)?;
             match (op, value) {
                 (Op::Set, Some(v)) => {
                     target.insert(key.clone(), v.trim().to_string());
@@ -356,8 +355,8 @@ impl DynamicConfig {
             }
         }
         for (key, value) in values.level(level) {
-            if changes.iter().any(|(k, _, _)| k == key) {
-                check_value(key, value)?;
+            if changes.iter().any(|(k, op, _)| k == key && *op != Op::Set) {
+                check_change(key, Some(value), level)?;
             }
         }
         let effective = self
