@@ -263,8 +263,7 @@ fn describe_all_broker_configs_matches_kafka() {
         let set_by_either = o.config_source != SOURCE_DEFAULT
             || k.config_source == SOURCE_STATIC
             || KAFKA_BOOTSTRAP_SET.contains(&name.as_str())
-            || name == ALTERED_KEY
-            || (name == "broker.id" && k.config_source == SOURCE_STATIC);
+            || name == ALTERED_KEY;
         if set_by_either {
             continue;
         }

@@ -524,6 +524,39 @@ mod tests {
     }
 
     #[test]
+    fn every_kafka_key_is_accepted_with_kafka_checks() {
+        // Accepted, not acted on: type-checked, then stored.
+        let c = BrokerConfig::from_entries([
+            ("sasl.kerberos.min.time.before.relogin", "1000"),
+            ("num.io.threads", "16"),
+            ("controller.quorum.voters", "1@127.0.0.1:9093"),
+        ])
+        .unwrap();
+        assert_eq!(c.long("sasl.kerberos.min.time.before.relogin"), 1000);
+        let err = BrokerConfig::from_entries([("num.io.threads", "0")]).unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "Invalid value 0 for configuration num.io.threads: Value must be at least 1"
+            ),
+            "{err}"
+        );
+        // Refused unless Kafka's default, naming the key.
+        let err = BrokerConfig::from_entries([("create.topic.policy.class.name", "com.example.P")])
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("create.topic.policy.class.name"),
+            "{err}"
+        );
+        assert!(BrokerConfig::from_entries([("max.connections.per.ip", "2147483647")]).is_ok());
+        assert!(BrokerConfig::from_entries([("max.connections.per.ip", "10")]).is_err());
+        // Null defaults are null; broker.id follows node.id's value and source.
+        let c = BrokerConfig::from_entries([("node.id", "3")]).unwrap();
+        assert!(c.is_null("log.retention.ms"));
+        assert!(!c.is_null("log.retention.hours"));
+        assert_eq!(c.entry("broker.id"), Some(("3", Source::Static)));
+    }
+
+    #[test]
     fn retention_fallbacks() {
         let c = BrokerConfig::from_entries([("log.retention.minutes", "2")]).unwrap();
         assert_eq!(c.retention_ms(), 120_000);

@@ -3,6 +3,7 @@
 //!
 //! - [`table`]: Kafka's own definitions (`kafka_broker_keys.tsv`, `kafka_group_keys.tsv`,
 //!   generated from Kafka's jars by `broker-ref/tools/dump_kafka_configs.sh`).
+//! - [`types`]: Kafka's value types (`ConfigDef.Type`).
 //! - [`validators`]: Kafka's type parsing and validators, with Kafka's messages.
 //! - [`keys`]: what odradek-broker does with each key (honoured / accepted, not applicable /
 //!   refused unless Kafka's default), and its own defaults where they differ.
@@ -16,6 +17,7 @@ pub mod broker_config;
 pub mod keys;
 pub mod properties;
 pub mod table;
+pub mod types;
 pub mod validators;
 
 pub use broker_config::{is_sensitive, kafka_check, refusal, BrokerConfig, Listener, Source};

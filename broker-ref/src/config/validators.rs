@@ -12,7 +12,7 @@
 //!
 //! Messages follow Kafka's `ConfigException`: `Invalid value <v> for configuration <k>: <why>`.
 
-use super::table::ConfigType;
+use super::types::ConfigType;
 
 /// A parsed value of a config key.
 #[derive(Debug, Clone, PartialEq)]
