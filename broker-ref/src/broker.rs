@@ -24,6 +24,8 @@ pub struct Broker {
     pub config: BrokerConfig,
     /// Dynamic broker configs (AlterConfigs on the BROKER resource) over `config`.
     pub dynamic: crate::dynamic_config::DynamicConfig,
+    /// Per-group configs (the GROUP config resource); read them with [`Broker::group_config`].
+    pub group_configs: crate::group_config::GroupConfigs,
     /// This node's id.
     pub node_id: i32,
     /// Cluster id, persisted in `meta.properties`.
@@ -165,6 +167,7 @@ impl Broker {
         let node_id = config.node_id();
         let cluster_id = load_identity(&dir, node_id, config.get("cluster.id"))?;
         let dynamic = crate::dynamic_config::DynamicConfig::open(&dir, config.clone())?;
+        let group_configs = crate::group_config::GroupConfigs::open(&dir)?;
         let effective = dynamic.effective();
         let defaults = topic_defaults(&effective)?;
         let topics = Arc::new(TopicRegistry::open(
@@ -184,6 +187,7 @@ impl Broker {
         let broker = Arc::new(Broker {
             config,
             dynamic,
+            group_configs,
             node_id,
             cluster_id,
             advertised_host,
@@ -224,6 +228,14 @@ impl Broker {
             .collect();
         let threads = recovery_threads(&self.dynamic.effective());
         crate::partition::close_all(partitions, threads)
+    }
+
+    /// The settings of consumer group `group_id` that a group's own configs may override
+    /// (`consumer.session.timeout.ms`, `consumer.heartbeat.interval.ms`): the group's value,
+    /// else the broker's `group.consumer.*` default, within the broker's current bounds.
+    pub fn group_config(&self, group_id: &str) -> crate::group_config::GroupSettings {
+        self.group_configs
+            .settings(group_id, &self.dynamic.effective())
     }
 
     /// Applies a new effective configuration (after a dynamic change): the broker-level topic

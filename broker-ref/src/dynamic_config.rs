@@ -19,20 +19,20 @@ use std::sync::RwLock;
 
 use odradek::ErrorCode;
 
-use crate::config::{key_def, BrokerConfig};
+use crate::config::table::UpdateMode;
+use crate::config::{kafka_check, key_def, refusal, BrokerConfig, Status};
 use crate::{Error, Result};
 
-/// Keys Kafka lets change without a restart that this broker honours: the broker-level topic
-/// defaults (`log.*` synonyms of topic configs, `message.max.bytes`, `compression.type`) and the
-/// log cleaner's settings (`log.cleaner.threads` is stored but one cleaner thread runs), plus
-/// `num.recovery.threads.per.data.dir` (used at shutdown and the next start).
+/// Honoured keys this broker applies at runtime: the broker-level topic defaults (`log.*`
+/// synonyms of topic configs, `message.max.bytes`, `compression.type`) and the log cleaner's
+/// settings, plus `num.recovery.threads.per.data.dir` (used at shutdown and the next start).
+/// Every one is dynamic in Kafka too (a unit test checks it). The other keys Kafka lets change
+/// at runtime are stored and described when they are not acted on anyway
+/// ([`Status::NotApplicable`]); honoured keys outside this list are refused at runtime.
 pub const DYNAMIC_KEYS: &[&str] = &[
     "log.segment.bytes",
     "log.roll.ms",
-    "log.roll.hours",
     "log.retention.ms",
-    "log.retention.minutes",
-    "log.retention.hours",
     "log.retention.bytes",
     "log.cleanup.policy",
     "log.index.interval.bytes",
@@ -47,9 +47,7 @@ pub const DYNAMIC_KEYS: &[&str] = &[
     "log.cleaner.min.compaction.lag.ms",
     "log.cleaner.max.compaction.lag.ms",
     "log.cleaner.min.cleanable.ratio",
-    "log.cleaner.threads",
     "log.cleaner.backoff.ms",
-    "log.cleaner.dedupe.buffer.size",
     "message.max.bytes",
     "compression.type",
     "num.recovery.threads.per.data.dir",
@@ -59,9 +57,19 @@ const FILE: &str = "dynamic-broker-configs";
 const BROKER_PREFIX: &str = "broker.";
 const DEFAULT_PREFIX: &str = "cluster-default.";
 
-/// Whether `key` may be changed at runtime.
+/// Whether `key` may be changed at runtime on this broker (at some level): a key Kafka lets
+/// change that is either applied here ([`DYNAMIC_KEYS`]) or not acted on at all.
 pub fn is_dynamic(key: &str) -> bool {
-    DYNAMIC_KEYS.contains(&key)
+    key_def(key).is_some_and(|d| {
+        d.update != UpdateMode::ReadOnly
+            && (DYNAMIC_KEYS.contains(&d.name) || !matches!(d.status, Status::Honoured))
+    })
+}
+
+/// Whether DescribeConfigs reports `key` read-only: Kafka's flag (a key Kafka lets change but
+/// this broker applies only at startup is refused by [`check_change`], naming it).
+pub fn is_read_only(key: &str) -> bool {
+    key_def(key).is_none_or(|d| d.update == UpdateMode::ReadOnly)
 }
 
 /// Which dynamic level a BROKER resource names.
@@ -122,8 +130,8 @@ impl DynamicValues {
                 tracing::warn!("{FILE}: ignoring `{k}`");
                 continue;
             };
-            if !is_dynamic(key) {
-                tracing::warn!("{FILE}: ignoring `{key}`, not a dynamic key");
+            if let Err(e) = check_change(key, Some(&v), level) {
+                tracing::warn!("{FILE}: ignoring `{key}`: {e}");
                 continue;
             }
             out.level_mut(level).insert(key.to_string(), v);
@@ -145,19 +153,92 @@ pub enum Op {
     Subtract,
 }
 
-/// Checks that `key` is a known, dynamic key: unknown keys are `INVALID_CONFIG`, static ones
-/// `INVALID_REQUEST`, each naming the key.
-pub fn check_key(key: &str) -> Result<()> {
-    if key_def(key).is_none() {
-        return Err(Error::kafka(
+/// Checks that `key` may be changed at `level` to `value` (`None`: deleted), in Kafka's order:
+/// read-only keys (INVALID_REQUEST), then the value's type and validator (INVALID_REQUEST with
+/// Kafka's message), then per-broker keys at the cluster-wide level (INVALID_REQUEST). Then
+/// this broker's own refusals: an unknown key is INVALID_CONFIG (Kafka stores any name; nothing
+/// here would read it), an honoured key this broker applies only at startup INVALID_REQUEST, a
+/// non-default value of a refused key INVALID_CONFIG.
+pub fn check_change(key: &str, value: Option<&str>, level: Level) -> Result<()> {
+    let def = key_def(key).ok_or_else(|| {
+        Error::kafka(
             ErrorCode::InvalidConfig,
             format!("unknown broker configuration key `{key}`"),
+        )
+    })?;
+    if def.update == UpdateMode::ReadOnly {
+        return Err(Error::kafka(
+            ErrorCode::InvalidRequest,
+            format!("Cannot update these configs dynamically: [{key}]"),
+        ));
+    }
+    if let Some(v) = value {
+        kafka_check(def, v).map_err(|m| Error::kafka(ErrorCode::InvalidRequest, m))?;
+    }
+    if level == Level::ClusterDefault && def.update == UpdateMode::PerBroker {
+        return Err(Error::kafka(
+            ErrorCode::InvalidRequest,
+            format!(
+                "Cannot update these configs at default cluster level, broker id must be \
+                 specified: [{key}]"
+            ),
         ));
     }
     if !is_dynamic(key) {
         return Err(Error::kafka(
             ErrorCode::InvalidRequest,
-            format!("broker configuration `{key}` cannot be updated dynamically; set it in server.properties"),
+            format!(
+                "odradek-broker applies `{key}` only at startup: set it in server.properties or \
+                 with --override"
+            ),
+        ));
+    }
+    match value.and_then(|v| refusal(def, v)) {
+        Some(m) => Err(Error::kafka(ErrorCode::InvalidConfig, m)),
+        None => Ok(()),
+    }
+}
+
+/// Kafka's checks of a dynamic change against the configuration in effect (`current`), beyond
+/// the per-key validators: thread pools may at most halve or double at once
+/// (`DynamicThreadPool`), and the cleaner needs 1 MiB of dedupe buffer per thread
+/// (`LogCleaner.validateReconfiguration`). Kafka's other reconfiguration checks (listeners,
+/// keystores, connection quotas) concern keys this broker does not change at runtime.
+fn check_reconfiguration(current: &BrokerConfig, next: &BrokerConfig) -> Result<()> {
+    const POOLS: &[&str] = &[
+        "num.io.threads",
+        "num.network.threads",
+        "num.replica.fetchers",
+        "num.recovery.threads.per.data.dir",
+        "background.threads",
+    ];
+    for key in POOLS {
+        let (old, new) = (current.long(key), next.long(key));
+        if old == new {
+            continue;
+        }
+        let bound = if new < old {
+            (new < old / 2).then(|| format!("at least half the current value {old}"))
+        } else {
+            (new > old * 2).then(|| format!("at most double the current value {old}"))
+        };
+        if let Some(bound) = bound {
+            return Err(Error::kafka(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "Invalid value org.apache.kafka.common.config.ConfigException: Dynamic thread \
+                     count update validation failed for {key}={new}, value should be {bound} for \
+                     configuration Invalid dynamic configuration"
+                ),
+            ));
+        }
+    }
+    let threads = next.long("log.cleaner.threads").max(1);
+    if next.long("log.cleaner.dedupe.buffer.size") / threads < 1024 * 1024 {
+        return Err(Error::kafka(
+            ErrorCode::InvalidRequest,
+            "requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner \
+             thread.",
         ));
     }
     Ok(())
@@ -238,7 +319,11 @@ impl DynamicConfig {
             target.clear();
         }
         for (key, op, value) in changes {
-            check_key(key)?;
+            let new = match op {
+                Op::Set => value.as_deref(),
+                _ => None,
+            };
+            check_change(key, new, level)?;
             match (op, value) {
                 (Op::Set, Some(v)) => {
                     target.insert(key.clone(), v.trim().to_string());
@@ -269,10 +354,19 @@ impl DynamicConfig {
                 }
             }
         }
+        for (key, value) in values.level(level) {
+            if changes.iter().any(|(k, op, _)| k == key && *op != Op::Set) {
+                check_change(key, Some(value), level)?;
+            }
+        }
         let effective = self
             .static_config
             .with_dynamic(&values.cluster_default, &values.broker)
-            .map_err(|e| Error::kafka(ErrorCode::InvalidConfig, e.to_string()))?;
+            .map_err(|e| match e {
+                Error::Config { message, .. } => Error::kafka(ErrorCode::InvalidRequest, message),
+                other => other,
+            })?;
+        check_reconfiguration(&current, &effective)?;
         if validate_only {
             return Ok(None);
         }
@@ -347,8 +441,71 @@ mod tests {
                 false,
             )
             .unwrap_err();
-        assert_eq!(err.code(), ErrorCode::InvalidConfig);
+        // Kafka answers INVALID_REQUEST for a bad value on the BROKER resource (measured).
+        assert_eq!(err.code(), ErrorCode::InvalidRequest);
+        assert!(err
+            .to_string()
+            .contains("Invalid value soon for configuration log.retention.ms"));
         assert_eq!(d.effective().get("log.retention.ms"), "6000");
+    }
+
+    #[test]
+    fn kafka_levels_modes_and_refusals() {
+        let dir = tempfile::tempdir().unwrap();
+        let stat = BrokerConfig::from_entries(Vec::<(&str, &str)>::new()).unwrap();
+        let d = DynamicConfig::open(dir.path(), stat.clone()).unwrap();
+        let code = |level, k: &str, v: &str| {
+            d.alter(level, &[set(k, v)], false, true)
+                .map(|_| ())
+                .map_err(|e| e.code())
+        };
+        // Accepted, not acted on: stored per broker, refused as a cluster-wide default.
+        let relogin = "sasl.kerberos.min.time.before.relogin";
+        assert_eq!(code(Level::Broker, relogin, "1000"), Ok(()));
+        assert_eq!(
+            code(Level::ClusterDefault, relogin, "1000"),
+            Err(ErrorCode::InvalidRequest)
+        );
+        assert_eq!(
+            code(Level::Broker, "num.partitions", "3"),
+            Err(ErrorCode::InvalidRequest)
+        );
+        assert_eq!(
+            code(Level::Broker, "background.threads", "0"),
+            Err(ErrorCode::InvalidRequest)
+        );
+        // Thread pools may at most halve or double at once (Kafka's DynamicThreadPool).
+        assert_eq!(
+            code(Level::Broker, "num.io.threads", "3"),
+            Err(ErrorCode::InvalidRequest)
+        );
+        assert_eq!(code(Level::Broker, "num.io.threads", "4"), Ok(()));
+        assert_eq!(
+            code(Level::Broker, "log.cleaner.threads", "1000"),
+            Err(ErrorCode::InvalidRequest)
+        );
+        // Refused unless Kafka's default.
+        assert_eq!(
+            code(Level::Broker, "max.connections.per.ip", "10"),
+            Err(ErrorCode::InvalidConfig)
+        );
+        assert_eq!(
+            code(Level::Broker, "max.connections.per.ip", "2147483647"),
+            Ok(())
+        );
+        d.alter(Level::Broker, &[set(relogin, "1234")], false, false)
+            .unwrap();
+        let again = DynamicConfig::open(dir.path(), stat).unwrap();
+        assert_eq!(again.effective().get(relogin), "1234");
+    }
+
+    #[test]
+    fn runtime_keys_are_dynamic_in_kafka_and_honoured() {
+        for key in DYNAMIC_KEYS {
+            let def = key_def(key).unwrap();
+            assert_ne!(def.update, UpdateMode::ReadOnly, "{key}");
+            assert_eq!(def.status, Status::Honoured, "{key}");
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod config;
 pub mod coordinator;
 pub mod dynamic_config;
 mod error;
+pub mod group_config;
 pub mod handlers;
 pub mod log;
 pub mod partition;

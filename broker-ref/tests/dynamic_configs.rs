@@ -55,7 +55,10 @@ fn broker_configs_change_at_runtime_and_survive_a_restart() {
         let retention = entry(&before, "log.retention.ms");
         assert_eq!(retention.source, ConfigSource::StaticBroker);
         assert!(!retention.read_only);
-        assert!(entry(&before, "listeners").read_only);
+        // read_only is Kafka's update mode: listeners can change per broker in Kafka (this
+        // broker refuses that change, naming the key); num.partitions cannot.
+        assert!(!entry(&before, "listeners").read_only);
+        assert!(entry(&before, "num.partitions").read_only);
         assert_eq!(
             entry(&before, "log.segment.bytes").source,
             ConfigSource::Default
@@ -84,7 +87,8 @@ fn broker_configs_change_at_runtime_and_survive_a_restart() {
         assert_eq!(seg.value.as_deref(), Some("2000"));
         assert_eq!(seg.source, ConfigSource::DynamicBroker);
 
-        // Static keys and unknown keys are refused, naming the key.
+        // Keys applied only at startup and unknown keys are refused, naming the key; a bad
+        // value is INVALID_REQUEST, as Kafka answers on the BROKER resource.
         let err = set(&admin, vec![AlterConfigOp::set("listeners", "x")])
             .await
             .unwrap_err();
@@ -96,7 +100,7 @@ fn broker_configs_change_at_runtime_and_survive_a_restart() {
         let err = set(&admin, vec![AlterConfigOp::set("log.segment.bytes", "big")])
             .await
             .unwrap_err();
-        assert_eq!(err.kafka_code(), ErrorCode::InvalidConfig, "{err}");
+        assert_eq!(err.kafka_code(), ErrorCode::InvalidRequest, "{err}");
     });
 
     // The cluster-wide default (empty resource name) and synonyms, over the raw protocol.
@@ -176,4 +180,49 @@ fn broker_configs_change_at_runtime_and_survive_a_restart() {
         );
     });
     broker.stop();
+}
+
+/// GROUP config resources over the raw protocol: set, validated against the broker's bounds,
+/// kept across a restart, deleted.
+#[test]
+fn group_configs_survive_a_restart() {
+    let dir = temp_dir("group-configs");
+    let broker = BrokerProcess::start(&dir, &[]);
+    let alter = |client: &mut common::Client, op: i8, value: Option<&str>| {
+        let req = IncrementalAlterConfigsRequest::default().with_resources(vec![
+            AlterConfigsResource::default()
+                .with_resource_type(32)
+                .with_resource_name(s("payments"))
+                .with_configs(vec![AlterableConfig::default()
+                    .with_name(s("consumer.session.timeout.ms"))
+                    .with_config_operation(op)
+                    .with_value(value.map(s))]),
+        ]);
+        let r = client.call(&req, 1).responses.remove(0);
+        (r.error_code, r.error_message.map(|m| m.to_string()))
+    };
+    let session = |client: &mut common::Client| {
+        let req = DescribeConfigsRequest::default().with_resources(vec![
+            DescribeConfigsResource::default()
+                .with_resource_type(32)
+                .with_resource_name(s("payments"))
+                .with_configuration_keys(Some(vec![s("consumer.session.timeout.ms")])),
+        ]);
+        let c = client.call(&req, 4).results.remove(0).configs.remove(0);
+        (c.value.map(|v| v.to_string()), c.config_source)
+    };
+    let mut client = broker.client();
+    let (code, message) = alter(&mut client, 0, Some("1000"));
+    assert_eq!(code, 40, "below group.consumer.min.session.timeout.ms");
+    assert!(message.unwrap().contains("45000 to 60000"));
+    assert_eq!(alter(&mut client, 0, Some("50000")).0, 0);
+    assert_eq!(session(&mut client), (Some("50000".into()), 8));
+    drop(client);
+    broker.stop();
+
+    let broker = BrokerProcess::start(&dir, &[]);
+    let mut client = broker.client();
+    assert_eq!(session(&mut client), (Some("50000".into()), 8));
+    assert_eq!(alter(&mut client, 1, None).0, 0);
+    assert_eq!(session(&mut client), (Some("45000".into()), 5));
 }

@@ -3,9 +3,7 @@
 use std::collections::BTreeMap;
 
 use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceResponse;
-use kafka_protocol::messages::describe_configs_response::{
-    DescribeConfigsResourceResult, DescribeConfigsResult,
-};
+use kafka_protocol::messages::describe_configs_response::DescribeConfigsResult;
 use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse as IncrementalResult;
 use kafka_protocol::messages::{
     AlterConfigsRequest, AlterConfigsResponse, DescribeConfigsRequest, DescribeConfigsResponse,
@@ -14,9 +12,10 @@ use kafka_protocol::messages::{
 use odradek::ErrorCode;
 
 use super::broker_configs::{alter_broker, describe_broker, dynamic_topic_default_source, op_of};
-use super::config_entry::{ConfigEntry, ConfigSource};
+use super::config_entry::{ConfigEntry, ConfigSource, Described};
 use super::context::RequestContext;
-use super::reply::{error_parts, sb, HandlerResult};
+use super::group_configs::{alter_group, describe_group};
+use super::reply::{error_parts, HandlerResult};
 use crate::broker::Broker;
 use crate::config::BrokerConfig;
 use crate::dynamic_config::Op;
@@ -25,6 +24,7 @@ use crate::{Error, Result};
 
 const RESOURCE_TOPIC: i8 = 2;
 const RESOURCE_BROKER: i8 = 4;
+const RESOURCE_GROUP: i8 = 32;
 
 /// Every topic-level config of a topic, with its source (`broker_config`: the effective broker
 /// configuration, which tells defaults set dynamically apart).
@@ -87,9 +87,27 @@ pub fn describe(
         .into_iter()
         .map(|r| {
             let entries = match r.resource_type {
-                RESOURCE_TOPIC => describe_topic(broker, &r.resource_name)
-                    .map(|e| e.into_iter().map(|e| (e, false, Vec::new())).collect()),
+                RESOURCE_TOPIC => describe_topic(broker, &r.resource_name).map(|entries| {
+                    entries
+                        .into_iter()
+                        .map(|e| {
+                            // Secrets are reported as sensitive with no value, as Kafka does.
+                            let sensitive = crate::config::is_sensitive(e.name);
+                            Described {
+                                name: e.name.to_string(),
+                                value: (!sensitive).then_some(e.value),
+                                source: e.source,
+                                read_only: false,
+                                sensitive,
+                                config_type: 0,
+                                documentation: None,
+                                synonyms: Vec::new(),
+                            }
+                        })
+                        .collect()
+                }),
                 RESOURCE_BROKER => describe_broker(broker, &r.resource_name),
+                RESOURCE_GROUP => describe_group(broker, &r.resource_name),
                 other => Err(Error::kafka(
                     ErrorCode::InvalidRequest,
                     format!("unsupported resource type {other}"),
@@ -103,25 +121,11 @@ pub fn describe(
                     let wanted = r.configuration_keys.as_ref();
                     let configs = entries
                         .into_iter()
-                        .filter(|(e, _, _)| {
+                        .filter(|e| {
                             wanted.is_none_or(|keys| keys.iter().any(|k| k.as_str() == e.name))
                         })
-                        .map(|(e, read_only, synonyms)| {
-                            let synonyms = if request.include_synonyms {
-                                synonyms
-                            } else {
-                                Vec::new()
-                            };
-                            // Secrets (ssl.key.password, sasl.jaas.config, ...) are reported
-                            // as sensitive with no value, as Kafka does.
-                            let sensitive = crate::config::is_sensitive(e.name);
-                            DescribeConfigsResourceResult::default()
-                                .with_name(sb(e.name))
-                                .with_value((!sensitive).then(|| sb(e.value)))
-                                .with_read_only(read_only)
-                                .with_config_source(e.source as i8)
-                                .with_is_sensitive(sensitive)
-                                .with_synonyms(synonyms)
+                        .map(|e| {
+                            e.into_result(request.include_synonyms, request.include_documentation)
                         })
                         .collect();
                     result.with_configs(configs)
@@ -160,7 +164,7 @@ pub fn alter(
                         .topics
                         .set_overrides(&r.resource_name, overrides, request.validate_only)
                 }
-                RESOURCE_BROKER => {
+                RESOURCE_BROKER | RESOURCE_GROUP => {
                     let changes: Vec<(String, Op, Option<String>)> = r
                         .configs
                         .iter()
@@ -169,7 +173,12 @@ pub fn alter(
                             Some((c.name.to_string(), Op::Set, Some(v.to_string())))
                         })
                         .collect();
-                    alter_broker(
+                    let alter = if r.resource_type == RESOURCE_BROKER {
+                        alter_broker
+                    } else {
+                        alter_group
+                    };
+                    alter(
                         broker,
                         &r.resource_name,
                         &changes,
@@ -286,16 +295,30 @@ pub fn incremental_alter(
                     )
                 })
                 .collect();
+            let duplicate = ops
+                .iter()
+                .enumerate()
+                .any(|(i, (k, _, _))| ops[..i].iter().any(|(j, _, _)| j == k));
             let outcome = match r.resource_type {
+                // Kafka refuses a resource that names a key twice, whatever its type.
+                _ if duplicate => Err(Error::kafka(
+                    ErrorCode::InvalidRequest,
+                    "Error due to duplicate config keys",
+                )),
                 RESOURCE_TOPIC => {
                     apply_incremental(broker, &r.resource_name, &ops, request.validate_only)
                 }
-                RESOURCE_BROKER => ops
+                RESOURCE_BROKER | RESOURCE_GROUP => ops
                     .iter()
                     .map(|(k, op, v)| Ok((k.clone(), op_of(*op)?, v.clone())))
                     .collect::<Result<Vec<_>>>()
                     .and_then(|changes| {
-                        alter_broker(
+                        let alter = if r.resource_type == RESOURCE_BROKER {
+                            alter_broker
+                        } else {
+                            alter_group
+                        };
+                        alter(
                             broker,
                             &r.resource_name,
                             &changes,

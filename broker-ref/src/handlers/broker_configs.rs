@@ -1,14 +1,13 @@
 //! The BROKER resource of DescribeConfigs, AlterConfigs and IncrementalAlterConfigs: sources and
 //! synonyms of every broker key, and dynamic changes (`crate::dynamic_config`).
 
-use kafka_protocol::messages::describe_configs_response::DescribeConfigsSynonym;
 use odradek::ErrorCode;
 
-use super::config_entry::{ConfigEntry, ConfigSource};
-use super::reply::sb;
+use super::config_entry::{ConfigSource, Described};
 use crate::broker::Broker;
-use crate::config::{key_def, BrokerConfig, Source};
-use crate::dynamic_config::{is_dynamic, Level, Op};
+use crate::config::keys::{all_keys, documentation};
+use crate::config::{BrokerConfig, Source};
+use crate::dynamic_config::{is_read_only, Level, Op};
 use crate::{Error, Result};
 
 /// Broker keys that set the default of a topic key (Kafka's synonyms), highest priority first.
@@ -103,45 +102,53 @@ pub(crate) fn level_of(broker: &Broker, name: &str) -> Result<Level> {
     }
 }
 
-/// Every broker key with a value, its source, whether it is read-only, and its synonyms
-/// (every level that sets it, highest precedence first).
-pub(crate) fn describe_broker(
-    broker: &Broker,
-    name: &str,
-) -> Result<Vec<(ConfigEntry, bool, Vec<DescribeConfigsSynonym>)>> {
+/// The BROKER resource as Kafka describes it: every key of Kafka's broker `ConfigDef` that is
+/// not internal (null values included), plus any other key that is set; Kafka's type, read-only
+/// flag and sensitivity; sources and synonyms (every level that sets the key, highest
+/// precedence first). `documentation` says what this broker does with the key.
+pub(crate) fn describe_broker(broker: &Broker, name: &str) -> Result<Vec<Described>> {
     level_of(broker, name)?;
     let effective = broker.dynamic.effective();
     let values = broker.dynamic.values();
     let static_config = broker.dynamic.static_config();
-    Ok(effective
-        .entries()
-        .filter(|(_, v, _)| !v.is_empty())
-        .map(|(key, value, source)| {
-            let synonym = |v: &str, s: ConfigSource| {
-                DescribeConfigsSynonym::default()
-                    .with_name(sb(key))
-                    .with_value(Some(sb(v)))
-                    .with_source(s as i8)
-            };
+    Ok(all_keys()
+        .iter()
+        .filter(|def| def.described || effective.is_set(def.name))
+        .filter_map(|def| {
+            let key = def.name;
+            let (value, source) = effective.entry(key)?;
+            let null = effective.is_null(key);
+            let sensitive = def.sensitive();
+            let shown = |v: &str| (!sensitive).then(|| v.to_string());
             let mut synonyms = Vec::new();
-            if let Some(v) = values.broker.get(key) {
-                synonyms.push(synonym(v, ConfigSource::DynamicBroker));
+            if !null {
+                let mut add = |v: &str, s: ConfigSource| {
+                    let v = shown(v);
+                    synonyms.push(Described::synonym(key, v.as_deref(), s));
+                };
+                if let Some(v) = values.broker.get(key) {
+                    add(v, ConfigSource::DynamicBroker);
+                }
+                if let Some(v) = values.cluster_default.get(key) {
+                    add(v, ConfigSource::DynamicDefaultBroker);
+                }
+                if let Some((v, Source::Static)) = static_config.entry(key) {
+                    add(v, ConfigSource::StaticBroker);
+                }
+                if let Some(d) = &def.default {
+                    add(d, ConfigSource::Default);
+                }
             }
-            if let Some(v) = values.cluster_default.get(key) {
-                synonyms.push(synonym(v, ConfigSource::DynamicDefaultBroker));
-            }
-            if let Some((v, Source::Static)) = static_config.entry(key) {
-                synonyms.push(synonym(v, ConfigSource::StaticBroker));
-            }
-            if let Some(def) = key_def(key).filter(|d| !d.default.is_empty()) {
-                synonyms.push(synonym(def.default, ConfigSource::Default));
-            }
-            let entry = ConfigEntry {
-                name: key,
-                value: value.to_string(),
+            Some(Described {
+                name: key.to_string(),
+                value: if null { None } else { shown(value) },
                 source: protocol_source(source),
-            };
-            (entry, !is_dynamic(key), synonyms)
+                read_only: is_read_only(key),
+                sensitive,
+                config_type: def.ty.protocol_code(),
+                documentation: Some(documentation(def)),
+                synonyms,
+            })
         })
         .collect())
 }

@@ -14,6 +14,7 @@ mod config_entry;
 pub mod context;
 pub mod error_response;
 mod fetch;
+mod group_configs;
 mod groups;
 mod init_producer_id;
 pub mod kafka4_api_versions;

@@ -1,305 +1,22 @@
-//! Broker configuration: Apache Kafka's `server.properties` names, defaults and override syntax.
+//! A validated broker configuration: `server.properties` and `--override` entries (and the
+//! dynamic values of `crate::dynamic_config`) over the defaults of [`super::keys`].
 //!
-//! Every key the broker knows is declared once in [`KEYS`] with its type and Kafka default. Keys
-//! marked [`Use::Accepted`] are Kafka settings that mean nothing for a single-node broker
-//! (thread counts, controller quorum, replication of internal topics); they are accepted so an
-//! existing `server.properties` works unchanged, validated for type, and otherwise ignored. Any
-//! other key is an error naming the key.
+//! Every key is checked as Apache Kafka checks it (type and validator from Kafka's table);
+//! unknown keys are an error naming the key, and so is a non-default value of a key the broker
+//! refuses ([`Status::Refused`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::keys::{all_keys, key_def, KeyDef, Status};
+use super::properties::parse_properties;
+use super::validators::{check, parse_value};
 use crate::{Error, Result};
-
-/// The type of a configuration value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// 32-bit integer.
-    Int,
-    /// 64-bit integer.
-    Long,
-    /// `true` / `false`.
-    Bool,
-    /// Floating point.
-    Double,
-    /// Free text.
-    Str,
-    /// Comma-separated list.
-    List,
-    /// Free text that is a secret (a password, a key, a JAAS configuration with passwords):
-    /// DescribeConfigs reports it as sensitive with no value, and it never appears in logs.
-    Password,
-}
-
-/// Whether a key changes the broker's behaviour.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Use {
-    /// Honoured.
-    Used,
-    /// Accepted for compatibility and ignored (single node, no separate controller).
-    Accepted,
-}
-
-/// One known configuration key.
-#[derive(Debug, Clone, Copy)]
-pub struct KeyDef {
-    /// Kafka property name.
-    pub name: &'static str,
-    /// Value type.
-    pub kind: Kind,
-    /// Kafka's default, as text (`""` for none).
-    pub default: &'static str,
-    /// Honoured or merely accepted.
-    pub used: Use,
-}
-
-const fn key(name: &'static str, kind: Kind, default: &'static str, used: Use) -> KeyDef {
-    KeyDef {
-        name,
-        kind,
-        default,
-        used,
-    }
-}
-
-use Kind::*;
-use Use::*;
-
-/// Every key the broker knows, with Kafka's defaults.
-pub const KEYS: &[KeyDef] = &[
-    key("listeners", List, "PLAINTEXT://127.0.0.1:9092", Used),
-    key("advertised.listeners", List, "", Used),
-    key(
-        "listener.security.protocol.map",
-        List,
-        "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
-        Used,
-    ),
-    key("inter.broker.listener.name", Str, "", Used),
-    key("security.inter.broker.protocol", Str, "PLAINTEXT", Used),
-    key("controller.listener.names", List, "", Accepted),
-    key("controller.quorum.voters", List, "", Accepted),
-    key("controller.quorum.bootstrap.servers", List, "", Accepted),
-    key("process.roles", List, "broker,controller", Accepted),
-    key("node.id", Int, "1", Used),
-    key("broker.id", Int, "-1", Used),
-    key("cluster.id", Str, "", Used),
-    key("broker.rack", Str, "", Used),
-    key("log.dirs", List, "", Used),
-    key("log.dir", Str, "./odradek-data", Used),
-    key("num.partitions", Int, "1", Used),
-    key("default.replication.factor", Int, "1", Used),
-    key("min.insync.replicas", Int, "1", Used),
-    key("auto.create.topics.enable", Bool, "true", Used),
-    key("delete.topic.enable", Bool, "true", Used),
-    key("log.segment.bytes", Int, "1073741824", Used),
-    key("log.roll.ms", Long, "", Used),
-    key("log.roll.hours", Int, "168", Used),
-    key("log.retention.ms", Long, "", Used),
-    key("log.retention.minutes", Int, "", Used),
-    key("log.retention.hours", Int, "168", Used),
-    key("log.retention.bytes", Long, "-1", Used),
-    key("log.retention.check.interval.ms", Long, "300000", Used),
-    key("log.cleanup.policy", List, "delete", Used),
-    key("log.index.interval.bytes", Int, "4096", Used),
-    key("log.index.size.max.bytes", Int, "10485760", Used),
-    key("log.segment.delete.delay.ms", Long, "60000", Used),
-    key(
-        "log.flush.interval.messages",
-        Long,
-        "9223372036854775807",
-        Used,
-    ),
-    key("log.flush.interval.ms", Long, "", Used),
-    key(
-        "log.flush.scheduler.interval.ms",
-        Long,
-        "9223372036854775807",
-        Accepted,
-    ),
-    key(
-        "log.flush.offset.checkpoint.interval.ms",
-        Int,
-        "60000",
-        Used,
-    ),
-    key("log.message.timestamp.type", Str, "CreateTime", Used),
-    key(
-        "log.message.timestamp.before.max.ms",
-        Long,
-        "9223372036854775807",
-        Used,
-    ),
-    key("log.message.timestamp.after.max.ms", Long, "3600000", Used),
-    key("log.cleaner.enable", Bool, "true", Used),
-    key("log.cleaner.threads", Int, "1", Accepted),
-    key("log.cleaner.backoff.ms", Long, "15000", Used),
-    key("log.cleaner.delete.retention.ms", Long, "86400000", Used),
-    key("log.cleaner.min.compaction.lag.ms", Long, "0", Used),
-    key(
-        "log.cleaner.max.compaction.lag.ms",
-        Long,
-        "9223372036854775807",
-        Used,
-    ),
-    key("log.cleaner.min.cleanable.ratio", Double, "0.5", Used),
-    key(
-        "log.cleaner.dedupe.buffer.size",
-        Long,
-        "134217728",
-        Accepted,
-    ),
-    key("compression.type", Str, "producer", Used),
-    key("message.max.bytes", Int, "1048588", Used),
-    key("replica.fetch.max.bytes", Int, "1048576", Accepted),
-    key("fetch.max.bytes", Int, "57671680", Used),
-    key("socket.request.max.bytes", Int, "104857600", Used),
-    key("socket.send.buffer.bytes", Int, "102400", Accepted),
-    key("socket.receive.buffer.bytes", Int, "102400", Accepted),
-    key("connections.max.idle.ms", Long, "600000", Used),
-    key("max.connections", Int, "2147483647", Used),
-    key("queued.max.requests", Int, "500", Used),
-    key("num.network.threads", Int, "3", Accepted),
-    key("num.io.threads", Int, "8", Accepted),
-    key("num.recovery.threads.per.data.dir", Int, "2", Used),
-    key("num.replica.fetchers", Int, "1", Accepted),
-    key("unclean.leader.election.enable", Bool, "false", Accepted),
-    key("group.initial.rebalance.delay.ms", Int, "3000", Used),
-    key("group.min.session.timeout.ms", Int, "6000", Used),
-    key("group.max.session.timeout.ms", Int, "1800000", Used),
-    key("group.max.size", Int, "2147483647", Used),
-    key(
-        "group.coordinator.rebalance.protocols",
-        List,
-        "classic,consumer,streams",
-        Accepted,
-    ),
-    key("offsets.topic.num.partitions", Int, "50", Used),
-    key("offsets.topic.replication.factor", Int, "3", Accepted),
-    key("offsets.topic.segment.bytes", Int, "104857600", Used),
-    key("offsets.retention.minutes", Int, "10080", Used),
-    key("offsets.retention.check.interval.ms", Long, "600000", Used),
-    key("offsets.commit.timeout.ms", Int, "5000", Accepted),
-    key("offset.metadata.max.bytes", Int, "4096", Used),
-    key("transaction.state.log.num.partitions", Int, "50", Used),
-    key(
-        "transaction.state.log.replication.factor",
-        Int,
-        "3",
-        Accepted,
-    ),
-    key("transaction.state.log.min.isr", Int, "2", Accepted),
-    key(
-        "transaction.state.log.segment.bytes",
-        Int,
-        "104857600",
-        Used,
-    ),
-    key("transaction.max.timeout.ms", Int, "900000", Used),
-    key(
-        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
-        Int,
-        "10000",
-        Used,
-    ),
-    key("transactional.id.expiration.ms", Int, "604800000", Used),
-    key("producer.id.expiration.ms", Int, "86400000", Used),
-    key(
-        "share.coordinator.state.topic.replication.factor",
-        Int,
-        "3",
-        Accepted,
-    ),
-    key("share.coordinator.state.topic.min.isr", Int, "2", Accepted),
-    key(
-        "share.coordinator.state.topic.num.partitions",
-        Int,
-        "50",
-        Accepted,
-    ),
-    // Security (docs/security.md). Each ssl.* / sasl.* key below can also be set per listener
-    // as `listener.name.<listener>.<key>` (and the SASL ones per mechanism as
-    // `listener.name.<listener>.<mechanism>.<key>`).
-    key("ssl.keystore.type", Str, "JKS", Used),
-    key("ssl.keystore.location", Str, "", Used),
-    key("ssl.keystore.password", Password, "", Used),
-    key("ssl.keystore.certificate.chain", Str, "", Used),
-    key("ssl.keystore.key", Password, "", Used),
-    key("ssl.key.password", Password, "", Used),
-    key("ssl.truststore.type", Str, "JKS", Used),
-    key("ssl.truststore.location", Str, "", Used),
-    key("ssl.truststore.password", Password, "", Used),
-    key("ssl.truststore.certificates", Str, "", Used),
-    key("ssl.client.auth", Str, "none", Used),
-    key("ssl.enabled.protocols", List, "TLSv1.2,TLSv1.3", Used),
-    key("ssl.protocol", Str, "TLSv1.3", Used),
-    key("ssl.cipher.suites", List, "", Used),
-    key("ssl.principal.mapping.rules", Str, "DEFAULT", Used),
-    key(
-        "ssl.endpoint.identification.algorithm",
-        Str,
-        "https",
-        Accepted,
-    ),
-    key("ssl.keymanager.algorithm", Str, "SunX509", Accepted),
-    key("ssl.trustmanager.algorithm", Str, "PKIX", Accepted),
-    key("ssl.secure.random.implementation", Str, "", Accepted),
-    key("sasl.enabled.mechanisms", List, "GSSAPI", Used),
-    key(
-        "sasl.mechanism.inter.broker.protocol",
-        Str,
-        "GSSAPI",
-        Accepted,
-    ),
-    key("sasl.jaas.config", Password, "", Used),
-    key("sasl.server.callback.handler.class", Str, "", Used),
-    key("sasl.server.max.receive.size", Int, "524288", Used),
-    key("connections.max.reauth.ms", Long, "0", Used),
-    key(
-        "connection.failed.authentication.delay.ms",
-        Int,
-        "100",
-        Used,
-    ),
-    key("sasl.oauthbearer.jwks.endpoint.url", Str, "", Used),
-    key(
-        "sasl.oauthbearer.jwks.endpoint.refresh.ms",
-        Long,
-        "3600000",
-        Used,
-    ),
-    key(
-        "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
-        Long,
-        "100",
-        Used,
-    ),
-    key(
-        "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
-        Long,
-        "10000",
-        Used,
-    ),
-    key("sasl.oauthbearer.expected.issuer", Str, "", Used),
-    key("sasl.oauthbearer.expected.audience", List, "", Used),
-    key("sasl.oauthbearer.sub.claim.name", Str, "sub", Used),
-    key("sasl.oauthbearer.scope.claim.name", Str, "scope", Used),
-    key("sasl.oauthbearer.clock.skew.seconds", Int, "30", Used),
-    key("authorizer.class.name", Str, "", Used),
-    key("super.users", Str, "", Used),
-    key("allow.everyone.if.no.acl.found", Bool, "false", Used),
-    key(
-        "principal.builder.class",
-        Str,
-        "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder",
-        Used,
-    ),
-];
 
 /// Where a value came from (DescribeConfigs reports it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
-    /// Kafka's default.
+    /// The default.
     Default,
     /// From `server.properties` or `--override`.
     Static,
@@ -317,49 +34,50 @@ pub struct BrokerConfig {
     listener_values: BTreeMap<String, String>,
 }
 
-/// Finds a key's definition.
-pub fn key_def(name: &str) -> Option<&'static KeyDef> {
-    KEYS.iter().find(|k| k.name == name)
+/// Checks `value` for `def` the way Kafka does; the error is Kafka's message
+/// (`Invalid value <v> for configuration <k>: <why>`).
+pub fn kafka_check(def: &KeyDef, value: &str) -> std::result::Result<(), String> {
+    check(def.name, def.ty, &def.validator, value).map(|_| ())
+}
+
+/// Whether `value` is Kafka's default for `def` (compared as parsed values).
+fn is_kafka_default(def: &KeyDef, value: &str) -> bool {
+    match &def.kafka_default {
+        None => false,
+        Some(d) => match (parse_value(def.ty, d), parse_value(def.ty, value)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => d.trim() == value.trim(),
+        },
+    }
+}
+
+/// The refusal of a non-default value of a [`Status::Refused`] key, if `value` is one.
+pub fn refusal(def: &KeyDef, value: &str) -> Option<String> {
+    match def.status {
+        Status::Refused(why) if !is_kafka_default(def, value) => Some(format!(
+            "`{}` is not supported by odradek-broker ({why}); only Kafka's default{} is accepted",
+            def.name,
+            def.kafka_default
+                .as_deref()
+                .map(|d| format!(" `{d}`"))
+                .unwrap_or_default()
+        )),
+        _ => None,
+    }
 }
 
 fn check_value(def: &KeyDef, value: &str) -> Result<()> {
-    let bad = |what: &str| {
-        Err(Error::config(
-            def.name,
-            format!("`{value}` is not a valid {what}"),
-        ))
-    };
-    let v = value.trim();
-    match def.kind {
-        Int => {
-            if v.parse::<i32>().is_err() {
-                return bad("int");
-            }
-        }
-        Long => {
-            if v.parse::<i64>().is_err() {
-                return bad("long");
-            }
-        }
-        Bool => {
-            if !v.eq_ignore_ascii_case("true") && !v.eq_ignore_ascii_case("false") {
-                return bad("boolean");
-            }
-        }
-        Double => {
-            if v.parse::<f64>().is_err() {
-                return bad("number");
-            }
-        }
-        Str | List | Password => {}
+    kafka_check(def, value).map_err(|msg| Error::config(def.name, msg))?;
+    match refusal(def, value) {
+        Some(msg) => Err(Error::config(def.name, msg)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
-/// Whether `name` (a key of [`KEYS`] or a `listener.name.` key) holds a secret.
+/// Whether `name` (a broker key or a `listener.name.` key) holds a secret.
 pub fn is_sensitive(name: &str) -> bool {
     let base = name.rsplit('.').next().unwrap_or(name);
-    key_def(name).is_some_and(|k| k.kind == Password)
+    key_def(name).is_some_and(KeyDef::sensitive)
         || (name.starts_with("listener.name.")
             && (name.ends_with(".sasl.jaas.config")
                 || name.ends_with(".password")
@@ -375,7 +93,6 @@ fn per_listener_key(rest: &str) -> Option<&'static KeyDef> {
         || def.name == "connections.max.reauth.ms")
         .then_some(def)
 }
-
 /// Checks a `listener.name.<listener>.<key>` entry: the key is a per-listener security key or
 /// `<mechanism>.<sasl key>` (`plain.sasl.jaas.config`, `oauthbearer.sasl.server.callback.handler.class`,
 /// `scram-sha-256.connections.max.reauth.ms`, ...). Returns the normalised key (listener name
@@ -421,44 +138,18 @@ fn check_listener_key(key: &str, value: &str) -> Result<String> {
     ))
 }
 
-/// Parses `server.properties` text: `key=value` or `key: value` lines, `#`/`!` comments,
-/// backslash line continuations.
-pub fn parse_properties(text: &str) -> Result<Vec<(String, String)>> {
-    let mut out = Vec::new();
-    let mut pending = String::new();
-    for raw in text.lines() {
-        let line = raw.trim_start();
-        if pending.is_empty() && (line.is_empty() || line.starts_with('#') || line.starts_with('!'))
-        {
-            continue;
-        }
-        if let Some(stripped) = line.strip_suffix('\\') {
-            pending.push_str(stripped);
-            continue;
-        }
-        pending.push_str(line);
-        let entry = std::mem::take(&mut pending);
-        let split = entry.find(['=', ':']).ok_or_else(|| {
-            Error::config(
-                entry.trim().to_string(),
-                "line has no `=`: expected key=value",
-            )
-        })?;
-        let (k, v) = entry.split_at(split);
-        out.push((k.trim().to_string(), v[1..].trim().to_string()));
-    }
-    Ok(out)
-}
-
 impl BrokerConfig {
     /// Builds a configuration from `key=value` entries (later entries win). Unknown keys and
     /// ill-typed values are errors naming the key.
     pub fn from_entries<K: AsRef<str>, V: AsRef<str>>(
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Result<BrokerConfig> {
-        let mut values: BTreeMap<&'static str, (String, Source)> = KEYS
+        let mut values: BTreeMap<&'static str, (String, Source)> = all_keys()
             .iter()
-            .map(|k| (k.name, (k.default.to_string(), Source::Default)))
+            .map(|k| {
+                let default = k.default.clone().unwrap_or_default();
+                (k.name, (default, Source::Default))
+            })
             .collect();
         let mut listener_values = BTreeMap::new();
         for (k, v) in entries {
@@ -475,10 +166,12 @@ impl BrokerConfig {
             values,
             listener_values,
         };
-        // Kafka reports broker.id as the node id when only node.id is set.
+        // Kafka copies node.id to broker.id when only node.id is set (`populateSynonyms`), so
+        // DescribeConfigs shows broker.id with node.id's value and source.
         if !config.is_set("broker.id") {
-            let node = config.get("node.id").to_string();
-            config.values.insert("broker.id", (node, Source::Default));
+            if let Some((node, source)) = config.values.get("node.id").cloned() {
+                config.values.insert("broker.id", (node, source));
+            }
         }
         config.validate()?;
         Ok(config)
@@ -502,13 +195,6 @@ impl BrokerConfig {
     fn validate(&self) -> Result<()> {
         if self.num_partitions() < 1 {
             return Err(Error::config("num.partitions", "must be at least 1"));
-        }
-        let ts = self.get("log.message.timestamp.type");
-        if ts != "CreateTime" && ts != "LogAppendTime" {
-            return Err(Error::config(
-                "log.message.timestamp.type",
-                "must be CreateTime or LogAppendTime",
-            ));
         }
         for key in ["message.max.bytes", "socket.request.max.bytes"] {
             if self.int(key) < 1 {
@@ -563,6 +249,12 @@ impl BrokerConfig {
         self.listener_values
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// Whether the key has no value at all (Kafka's null default: DescribeConfigs shows no value).
+    pub fn is_null(&self, name: &str) -> bool {
+        matches!(self.values.get(name), Some((_, Source::Default)))
+            && key_def(name).is_some_and(|d| d.default.is_none())
     }
 
     /// Value and source of a key.
@@ -829,6 +521,39 @@ mod tests {
         assert_eq!(c.listeners().unwrap()[0].port, 0);
         assert_eq!(c.entry("num.partitions").unwrap().1, Source::Static);
         assert!(parse_properties("just-a-key").is_err());
+    }
+
+    #[test]
+    fn every_kafka_key_is_accepted_with_kafka_checks() {
+        // Accepted, not acted on: type-checked, then stored.
+        let c = BrokerConfig::from_entries([
+            ("sasl.kerberos.min.time.before.relogin", "1000"),
+            ("num.io.threads", "16"),
+            ("controller.quorum.voters", "1@127.0.0.1:9093"),
+        ])
+        .unwrap();
+        assert_eq!(c.long("sasl.kerberos.min.time.before.relogin"), 1000);
+        let err = BrokerConfig::from_entries([("num.io.threads", "0")]).unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "Invalid value 0 for configuration num.io.threads: Value must be at least 1"
+            ),
+            "{err}"
+        );
+        // Refused unless Kafka's default, naming the key.
+        let err = BrokerConfig::from_entries([("create.topic.policy.class.name", "com.example.P")])
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("create.topic.policy.class.name"),
+            "{err}"
+        );
+        assert!(BrokerConfig::from_entries([("max.connections.per.ip", "2147483647")]).is_ok());
+        assert!(BrokerConfig::from_entries([("max.connections.per.ip", "10")]).is_err());
+        // Null defaults are null; broker.id follows node.id's value and source.
+        let c = BrokerConfig::from_entries([("node.id", "3")]).unwrap();
+        assert!(c.is_null("log.retention.ms"));
+        assert!(!c.is_null("log.retention.hours"));
+        assert_eq!(c.entry("broker.id"), Some(("3", Source::Static)));
     }
 
     #[test]
