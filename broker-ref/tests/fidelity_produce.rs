@@ -398,8 +398,21 @@ fn other_produce_errors_carry_no_message() {
         let topic = unique("acks");
         create_topic(addr, &topic, &[]);
         let bad_acks = produce_at(addr, &topic, good.clone(), 2, 9);
-        answers.push((internal, bad_acks, unknown.error));
+        // One replica, min.insync.replicas=2: Kafka 4.4 accepts acks=all (measured: the
+        // effective minimum is capped at the replication factor, KIP-966), and so do we.
+        let min_isr = unique("min-isr");
+        create_topic(addr, &min_isr, &[("min.insync.replicas", "2")]);
+        let all = produce_at(addr, &min_isr, good.clone(), -1, 9);
+        let one = produce_at(addr, &min_isr, good.clone(), 1, 9);
+        answers.push((internal, bad_acks, unknown.error, all, one.error));
     }
+    assert_eq!(answers[0].3, answers[1].3, "min.insync.replicas, acks=all");
+    assert_eq!(answers[0].3.error, 0);
+    assert_eq!(
+        (answers[0].4, answers[1].4),
+        (0, 0),
+        "min.insync.replicas, acks=1"
+    );
     assert_eq!(answers[0].0, answers[1].0, "internal topic");
     assert_eq!(answers[0].0.error, ErrorCode::InvalidTopic.code());
     assert_eq!(answers[0].0.message, None);

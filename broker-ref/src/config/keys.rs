@@ -104,12 +104,10 @@ const HONOURED: &[&str] = &[
     "socket.request.max.bytes",
     "connections.max.idle.ms",
     "max.connections",
-    "queued.max.requests",
     "num.recovery.threads.per.data.dir",
     "group.initial.rebalance.delay.ms",
     "group.min.session.timeout.ms",
     "group.max.session.timeout.ms",
-    "group.max.size",
     // The defaults and bounds of the GROUP config resource (`crate::group_config`).
     "group.consumer.session.timeout.ms",
     "group.consumer.heartbeat.interval.ms",
@@ -127,7 +125,6 @@ const HONOURED: &[&str] = &[
     "transaction.max.timeout.ms",
     "transaction.abort.timed.out.transaction.cleanup.interval.ms",
     "transactional.id.expiration.ms",
-    "producer.id.expiration.ms",
     "ssl.keystore.type",
     "ssl.keystore.location",
     "ssl.keystore.password",
@@ -201,6 +198,18 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "remote.log.storage.system.enable",
         "no tiered storage: segments stay on the local disk only",
+    ),
+    (
+        "queued.max.requests",
+        "the number of requests queued per connection is not bounded yet",
+    ),
+    (
+        "group.max.size",
+        "the number of members of a group is not bounded yet",
+    ),
+    (
+        "producer.id.expiration.ms",
+        "idempotent producer state does not expire yet",
     ),
     (
         "max.connections.per.ip",
@@ -429,7 +438,7 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
     ),
     (
         "queued.max.request.bytes",
-        "requests are bounded by queued.max.requests",
+        "queued request bytes are not bounded (each request is bounded by socket.request.max.bytes)",
     ),
     (
         "request.timeout.ms",
