@@ -68,6 +68,10 @@ if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   kafka_addr=$(tests/compat/kafka.sh start "$kdir")
   ODRADEK_TEST_BOOTSTRAP="$kafka_addr" cargo test -p odradek-suite
   ODRADEK_TEST_BOOTSTRAP="$kafka_addr" cargo test -p odradek-eos
+  # Broker fidelity: the same requests to a fresh odradek-broker and to this Kafka, answers
+  # compared field by field (produce record errors, authorized operations, configs).
+  ODRADEK_FIDELITY_KAFKA="$kafka_addr" cargo test -p odradek-broker --test fidelity_produce \
+    --test fidelity_operations --test fidelity_configs -- --ignored
   ODRADEK_TEST_BOOTSTRAP="$kafka_addr" python/test.sh
 
   step "compat: the Node.js package's tests against Apache Kafka 4.x"

@@ -1,8 +1,9 @@
 //! `authorized_operations` compared with Apache Kafka's (issue 26): Metadata (cluster and topic
 //! operations), DescribeCluster and DescribeGroups ask for them, and a fresh `odradek-broker`
 //! and a running Apache Kafka 4.x without an authorizer must answer the same bitmasks (and the
-//! same group descriptions). The secured comparison (a super user and a principal with some
-//! ACLs, on both brokers with an authorizer) is in `tests/security/acl_table.py`.
+//! same group descriptions). The comparison with an authorizer (topic and cluster operations of
+//! a super user and of a principal with some ACLs, on both brokers secured) is in the ACL
+//! scenario table, `tests/security/test_acl_table.py`.
 //!
 //! Needs Apache Kafka: `ODRADEK_FIDELITY_KAFKA=host:port cargo test -p odradek-broker --test
 //! fidelity_operations -- --ignored` (the test command runs it while its Kafka is up).

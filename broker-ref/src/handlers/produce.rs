@@ -72,6 +72,8 @@ pub async fn handle(
                         .with_log_start_offset(outcome.log_start_offset);
                 }
                 Err(e) => {
+                    // Kafka answers most refusals with the code alone: the explanation is here.
+                    tracing::debug!(topic = %topic_data.name.as_str(), partition = p.index, error = %e, "produce refused");
                     let (code, message, record_errors) = partition_error(&e);
                     if matches!(e, crate::Error::InvalidRecords { .. }) {
                         resp = resp.with_log_start_offset(log_start.unwrap_or(-1));
@@ -137,11 +139,7 @@ fn append(
     records: bytes::Bytes,
     now: i64,
 ) -> Result<crate::partition::ProduceOutcome> {
-    let outcome = partition.append_record_set(records, now);
-    if let Err(e) = &outcome {
-        tracing::debug!(topic = partition.topic(), partition = partition.index(), error = %e, "produce rejected");
-    }
-    outcome
+    partition.append_record_set(records, now)
 }
 
 /// A produce request with a transactional id: a transactional batch is appended only if its
