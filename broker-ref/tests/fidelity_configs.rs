@@ -21,6 +21,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
+use common::fidelity::{kafka_addr, unique};
 use common::{temp_dir, BrokerProcess, Client};
 use kafka_protocol::messages::alter_configs_request::{
     AlterConfigsResource as LegacyResource, AlterableConfig as LegacyConfig,
@@ -68,16 +69,6 @@ fn s(v: &str) -> StrBytes {
     StrBytes::from_string(v.to_string())
 }
 
-fn kafka_addr() -> String {
-    std::env::var("ODRADEK_FIDELITY_KAFKA").unwrap_or_else(|_| {
-        panic!(
-            "ODRADEK_FIDELITY_KAFKA is not set: start Apache Kafka 4.4 with \
-             `tests/compat/kafka.sh start DIR` and set ODRADEK_FIDELITY_KAFKA to the host:port it \
-             prints"
-        )
-    })
-}
-
 /// Our broker (a fresh process) and Apache Kafka, one client each.
 struct Both {
     _broker: BrokerProcess,
@@ -93,14 +84,6 @@ fn both(tag: &str) -> Both {
         _broker: broker,
         kafka,
     }
-}
-
-fn unique(tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("fid-{tag}-{}-{nanos}", std::process::id())
 }
 
 fn describe(

@@ -15,7 +15,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{temp_dir, BrokerProcess, Client};
+use common::fidelity::{unique, Brokers};
+use common::Client;
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::offset_commit_request::{
@@ -53,40 +54,8 @@ fn names(mask: i32) -> Vec<&'static str> {
         .collect()
 }
 
-struct Brokers {
-    _ours: BrokerProcess,
-    ours: String,
-    kafka: String,
-}
-
-impl Brokers {
-    fn start() -> Brokers {
-        let kafka = std::env::var("ODRADEK_FIDELITY_KAFKA").unwrap_or_else(|_| {
-            panic!("needs Apache Kafka: set ODRADEK_FIDELITY_KAFKA=host:port of a running 4.x")
-        });
-        let ours = BrokerProcess::start(&temp_dir("fidelity-ops"), &[]);
-        Brokers {
-            ours: ours.addr.clone(),
-            _ours: ours,
-            kafka,
-        }
-    }
-
-    fn both(&self) -> [&str; 2] {
-        [&self.ours, &self.kafka]
-    }
-}
-
 fn name(s: &str) -> TopicName {
     TopicName(StrBytes::from_string(s.to_string()))
-}
-
-fn unique(tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("fid-{tag}-{}-{nanos}", std::process::id())
 }
 
 fn create_topic(client: &mut Client, topic: &str) {
@@ -128,10 +97,10 @@ fn metadata(client: &mut Client, topic: &str, version: i16) -> MetadataResponse 
 #[test]
 #[ignore = "needs Apache Kafka: set ODRADEK_FIDELITY_KAFKA"]
 fn metadata_operations_match_kafka() {
-    let brokers = Brokers::start();
+    let brokers = Brokers::start("fidelity-ops");
     let topic = unique("ops");
     let mut answers = Vec::new();
-    for addr in brokers.both() {
+    for (_, addr) in brokers.both() {
         let mut client = Client::connect(addr);
         create_topic(&mut client, &topic);
         let v8 = metadata(&mut client, &topic, 8);
@@ -166,9 +135,9 @@ fn metadata_operations_match_kafka() {
 #[test]
 #[ignore = "needs Apache Kafka: set ODRADEK_FIDELITY_KAFKA"]
 fn describe_cluster_operations_match_kafka() {
-    let brokers = Brokers::start();
+    let brokers = Brokers::start("fidelity-ops");
     let mut answers = Vec::new();
-    for addr in brokers.both() {
+    for (_, addr) in brokers.both() {
         let mut client = Client::connect(addr);
         let asked = client.call(
             &DescribeClusterRequest::default().with_include_cluster_authorized_operations(true),
@@ -192,12 +161,12 @@ fn describe_cluster_operations_match_kafka() {
 #[test]
 #[ignore = "needs Apache Kafka: set ODRADEK_FIDELITY_KAFKA"]
 fn describe_groups_operations_and_answers_match_kafka() {
-    let brokers = Brokers::start();
+    let brokers = Brokers::start("fidelity-ops");
     let topic = unique("group-ops");
     let group = unique("group");
     let missing = unique("no-such-group");
     let mut answers = Vec::new();
-    for addr in brokers.both() {
+    for (_, addr) in brokers.both() {
         let mut client = Client::connect(addr);
         create_topic(&mut client, &topic);
         metadata(&mut client, &topic, 12);

@@ -15,7 +15,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use common::{temp_dir, BrokerProcess, Client};
+use common::fidelity::{unique, Brokers};
+use common::Client;
 use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
@@ -25,44 +26,8 @@ use kafka_protocol::protocol::StrBytes;
 use odradek::records::{BatchBuilder, Compression, RecordBatches, TimestampType};
 use odradek::ErrorCode;
 
-const IGNORED: &str = "needs Apache Kafka: set ODRADEK_FIDELITY_KAFKA";
-
-/// Our broker (kept running) and Kafka's address.
-struct Brokers {
-    _ours: BrokerProcess,
-    ours: String,
-    kafka: String,
-}
-
-impl Brokers {
-    fn start() -> Brokers {
-        let kafka = std::env::var("ODRADEK_FIDELITY_KAFKA")
-            .unwrap_or_else(|_| panic!("{IGNORED} (host:port of a running Apache Kafka 4.x)"));
-        let ours = BrokerProcess::start(&temp_dir("fidelity-produce"), &[]);
-        Brokers {
-            ours: ours.addr.clone(),
-            _ours: ours,
-            kafka,
-        }
-    }
-
-    /// `(label, address)` of both brokers.
-    fn both(&self) -> [(&'static str, &str); 2] {
-        [("odradek", &self.ours), ("kafka", &self.kafka)]
-    }
-}
-
 fn name(s: &str) -> TopicName {
     TopicName(StrBytes::from_string(s.to_string()))
-}
-
-/// A topic name unique to this run (Kafka keeps topics between test runs).
-fn unique(tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("fid-{tag}-{}-{nanos}", std::process::id())
 }
 
 /// Creates a one-partition topic with `configs` and waits until its leader is known.
@@ -247,7 +212,7 @@ const COMPACTED: &[(&str, &str)] = &[("cleanup.policy", "compact")];
 #[test]
 #[ignore = "needs Apache Kafka: set ODRADEK_FIDELITY_KAFKA"]
 fn keyless_records_on_a_compacted_topic_are_named_by_batch_index() {
-    let brokers = Brokers::start();
+    let brokers = Brokers::start("fidelity-produce");
     let now = now_ms();
     let k: Option<&[u8]> = Some(b"k");
     let ours = same_answer(
@@ -270,7 +235,7 @@ fn keyless_records_on_a_compacted_topic_are_named_by_batch_index() {
 #[test]
 #[ignore = "needs Apache Kafka: set ODRADEK_FIDELITY_KAFKA"]
 fn timestamps_out_of_range_are_named_by_batch_index() {
-    let brokers = Brokers::start();
+    let brokers = Brokers::start("fidelity-produce");
     let now = now_ms();
     let hour = 3_600_000;
     let configs = [
@@ -301,7 +266,7 @@ fn timestamps_out_of_range_are_named_by_batch_index() {
 #[test]
 #[ignore = "needs Apache Kafka: set ODRADEK_FIDELITY_KAFKA"]
 fn key_and_timestamp_errors_in_one_batch_answer_invalid_timestamp() {
-    let brokers = Brokers::start();
+    let brokers = Brokers::start("fidelity-produce");
     let now = now_ms();
     let mut configs = vec![("message.timestamp.before.max.ms", "3600000")];
     configs.extend_from_slice(COMPACTED);
@@ -325,7 +290,7 @@ fn key_and_timestamp_errors_in_one_batch_answer_invalid_timestamp() {
 #[test]
 #[ignore = "needs Apache Kafka: set ODRADEK_FIDELITY_KAFKA"]
 fn a_producer_set_log_append_time_attribute_is_judged_as_kafka_does() {
-    let brokers = Brokers::start();
+    let brokers = Brokers::start("fidelity-produce");
     let now = now_ms();
     let records = with_log_append_time_attribute(&batch(&[(Some(b"k"), now), (None, now)]));
     // CreateTime topic, timestamps in range: accepted, and stored as CreateTime.
@@ -371,7 +336,7 @@ fn fetch_timestamp_type(addr: &str, topic: &str) -> TimestampType {
 #[test]
 #[ignore = "needs Apache Kafka: set ODRADEK_FIDELITY_KAFKA"]
 fn other_produce_errors_carry_no_message() {
-    let brokers = Brokers::start();
+    let brokers = Brokers::start("fidelity-produce");
     let now = now_ms();
     let good = batch(&[(Some(b"k"), now)]);
     // A batch above the topic's max.message.bytes.

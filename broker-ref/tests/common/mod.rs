@@ -14,6 +14,8 @@ use kafka_protocol::messages::{RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, HeaderVersion, Request, StrBytes};
 use odradek::protocol::{decode_response, encode_request};
 
+pub mod fidelity;
+
 /// A broker process.
 pub struct BrokerProcess {
     pub child: Child,
