@@ -1,7 +1,6 @@
 //! Commits, committed offsets, positions and watermarks.
 
-use odradek_bindings::codes;
-use odradek_bindings::consumer::{CommitSource, OFFSET_INVALID};
+use odradek_bindings::consumer::{CommitOffset, CommitSource, OFFSET_INVALID};
 
 use super::NativeConsumer;
 use crate::spawn::on_runtime;
@@ -28,22 +27,40 @@ pub struct Watermarks {
     pub high: i64,
 }
 
+impl NativeConsumer {
+    /// The assigned partitions' positions (partitions whose position is not known yet, e.g.
+    /// still being reset, are left out).
+    async fn positions_to_commit(&self) -> Result<Vec<CommitOffset>, NativeError> {
+        let assigned = self.client.assignment();
+        let found = on_runtime(self.client.positions(assigned.clone())).await?;
+        Ok(assigned
+            .into_iter()
+            .zip(found)
+            .filter_map(|(tp, r)| {
+                r.ok().filter(|o| *o >= 0).map(|offset| CommitOffset {
+                    partition: tp,
+                    offset,
+                    metadata: None,
+                })
+            })
+            .collect())
+    }
+}
+
 #[uniffi::export]
 impl NativeConsumer {
-    /// Commits `offsets`, or (`null`) the positions after the records `poll` returned. Nothing
-    /// to commit is success, as in the Java client.
+    /// Commits `offsets`, or (`null`) the positions of the assigned partitions: the offset of
+    /// the next record `poll` returns, so a `seek` counts, as in the Java client's
+    /// `commitSync()`. Nothing to commit is success.
     pub async fn commit(&self, offsets: Option<Vec<OffsetCommit>>) -> Result<(), NativeError> {
-        let stored = offsets.is_none();
-        let source = match offsets {
-            None => CommitSource::Stored,
-            Some(list) => {
-                CommitSource::Offsets(list.iter().map(OffsetCommit::to_binding).collect())
-            }
+        let list: Vec<CommitOffset> = match offsets {
+            Some(list) => list.iter().map(OffsetCommit::to_binding).collect(),
+            None => self.positions_to_commit().await?,
         };
-        let request = match self.client.commit(source) {
-            Err(e) if stored && e.code() == codes::NO_OFFSET => return Ok(()),
-            other => other?,
-        };
+        if list.is_empty() {
+            return Ok(());
+        }
+        let request = self.client.commit(CommitSource::Offsets(list))?;
         on_runtime(request).await?.into_result()?;
         Ok(())
     }

@@ -97,13 +97,13 @@ class KafkaConsumer<K, V>(
         leaderEpoch,
     )
 
-    /** Commits the positions after the records [poll] returned (nothing to commit: no-op). */
+    /** Commits the current positions (after the records [poll] returned, or where [seek] moved). */
     fun commitSync() = runBlocking { commitAwait() }
 
     /** Commits exactly [offsets]. */
     fun commitSync(offsets: Map<TopicPartition, OffsetAndMetadata>) = runBlocking { commitAwait(offsets) }
 
-    /** [commitSync] for coroutines; `null` commits the positions polled. */
+    /** [commitSync] for coroutines; `null` commits the current positions. */
     suspend fun commitAwait(offsets: Map<TopicPartition, OffsetAndMetadata>? = null) {
         val list = offsets?.map { (tp, o) -> OffsetCommit(tp.toFfi(), o.offset, o.metadata) }
         mapped { native.commit(list) }
