@@ -25,7 +25,7 @@ mod types;
 pub use admin::*;
 pub use consumer::{NativeConsumer, RebalanceListener};
 pub use error::{ErrorInfo, NativeError};
-pub use producer::{DeliveryListener, DeliveryReport, NativeProducer};
+pub use producer::{DeliveryListener, DeliveryReport, NativeProducer, SendRefusal};
 pub use types::*;
 
 uniffi::setup_scaffolding!();

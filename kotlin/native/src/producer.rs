@@ -35,6 +35,15 @@ pub struct DeliveryReport {
     pub error: Option<ErrorInfo>,
 }
 
+/// A record of a [`NativeProducer::send_batch`] that was refused before it was queued.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct SendRefusal {
+    /// Its index in the batch (its id is `first_id + index`).
+    pub index: u32,
+    /// Why.
+    pub error: ErrorInfo,
+}
+
 /// Receives delivery reports. Called on a runtime thread, never concurrently for one producer;
 /// an implementation must return quickly and must not throw.
 #[uniffi::export(with_foreign)]
@@ -150,6 +159,65 @@ impl NativeProducer {
                 other => return other.map_err(NativeError::from),
             }
         }
+    }
+
+    /// Sends `records` in order, the i-th under id `first_id + i`: one foreign call for many
+    /// records (each call across the boundary costs the foreign side a few allocations, so
+    /// the Kotlin producer hands records over in batches). Waits while `buffer.memory` is full,
+    /// up to `max.block.ms`, like [`NativeProducer::send`]; records refused before they were
+    /// queued are returned (nothing is reported for them), the others are reported to the
+    /// listener.
+    pub fn send_batch(&self, records: Vec<OutgoingRecord>, first_id: u64) -> Vec<SendRefusal> {
+        let records: Vec<odradek::ProducerRecord> =
+            records.into_iter().map(OutgoingRecord::into_core).collect();
+        let mut refused = Vec::new();
+        let mut start = 0;
+        let mut deadline = None;
+        while start < records.len() {
+            let rest = &records[start..];
+            let outcome = self.client.produce_batch(rest.len(), |i| {
+                Ok((
+                    rest[i].clone(),
+                    Some(Waiter::Record(first_id + (start + i) as u64)),
+                ))
+            });
+            let failed = match outcome {
+                Ok(o) => o.failed,
+                // The client is unusable: every record is refused with the same error.
+                Err(e) => (0..rest.len()).map(|i| (i, e.clone())).collect(),
+            };
+            // `_QUEUE_FULL` failures are the tail the client stopped at: retry them in order
+            // once there is room again, until max.block.ms.
+            let full_from = failed
+                .iter()
+                .find(|(_, e)| e.code() == codes::QUEUE_FULL)
+                .map(|(i, _)| *i);
+            for (i, e) in &failed {
+                if full_from.is_none_or(|f| *i < f) {
+                    refused.push(SendRefusal {
+                        index: (start + i) as u32,
+                        error: ErrorInfo::from(e),
+                    });
+                }
+            }
+            let Some(f) = full_from else { break };
+            let until = *deadline.get_or_insert_with(|| Instant::now() + self.max_block);
+            if Instant::now() >= until {
+                refused.extend(
+                    failed
+                        .iter()
+                        .filter(|(i, _)| *i >= f)
+                        .map(|(i, e)| SendRefusal {
+                            index: (start + i) as u32,
+                            error: ErrorInfo::from(e),
+                        }),
+                );
+                break;
+            }
+            start += f;
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        refused
     }
 
     /// Sends everything queued without waiting for `linger.ms` and returns once every record

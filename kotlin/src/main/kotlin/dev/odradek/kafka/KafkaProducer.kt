@@ -2,6 +2,7 @@ package dev.odradek.kafka
 
 import dev.odradek.kafka.ffi.DeliveryListener
 import dev.odradek.kafka.ffi.DeliveryReport
+import dev.odradek.kafka.ffi.NativeException
 import dev.odradek.kafka.ffi.NativeProducer
 import dev.odradek.kafka.ffi.OffsetCommit
 import dev.odradek.kafka.ffi.OutgoingRecord
@@ -11,6 +12,9 @@ import java.time.Duration
 import java.util.Properties
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.Executors
+import java.util.concurrent.ScheduledExecutorService
+import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicLong
 import kotlinx.coroutines.future.await
 import kotlinx.coroutines.runBlocking
@@ -83,17 +87,26 @@ class KafkaProducer<K, V>(
     private val native: NativeProducer = mapped { NativeProducer(stringify(config), Reports(pending)) }
 
     /**
+     * Records handed to [send] and not yet to the native producer: they cross the boundary in
+     * batches (each foreign call allocates a few JNA structures, which would cost more than the
+     * rest of a send), at [HANDOFF_BATCH] records or [HANDOFF_DELAY_US] after the first, and
+     * before every flush, transaction step and close. With `linger.ms=0` records go at once.
+     */
+    private val handoff = ArrayList<OutgoingRecord>(HANDOFF_BATCH)
+    private var handoffFirstId = 0L
+    private val handoffLock = Any()
+    private val batching = config["linger.ms"]?.toString()?.trim() != "0"
+    private val timer = if (batching) HandoffTimer.executor else null
+
+    /**
      * Sends [record]; the future completes with where it was written. Errors found before the
      * record is queued (too large, closed, `buffer.memory` still full after `max.block.ms`)
-     * complete the future exceptionally at once, with the callback called, as in Java.
+     * complete the future exceptionally, with the callback called, as in Java.
      */
     fun send(record: ProducerRecord<K, V>, callback: Callback? = null): CompletableFuture<RecordMetadata> {
         val key = keySerializer.serialize(record.topic, record.key)
         val value = valueSerializer.serialize(record.topic, record.value)
         val future = CompletableFuture<RecordMetadata>()
-        val id = ids.incrementAndGet()
-        val p = Pending(record.topic, key?.size ?: -1, value?.size ?: -1, future, callback)
-        pending[id] = p
         val out = OutgoingRecord(
             record.topic,
             record.partition,
@@ -102,17 +115,67 @@ class KafkaProducer<K, V>(
             record.headers.map { FfiHeader(it.key, it.value) },
             record.timestamp,
         )
-        try {
-            mapped { native.send(out, id.toULong()) }
-        } catch (e: KafkaException) {
-            pending.remove(id)
-            try {
-                callback?.onCompletion(null, e)
-            } finally {
-                future.completeExceptionally(e)
+        val p = Pending(record.topic, key?.size ?: -1, value?.size ?: -1, future, callback)
+        synchronized(handoffLock) {
+            val id = ids.incrementAndGet()
+            pending[id] = p
+            if (!batching) {
+                handOver(listOf(out), id)
+                return future
             }
+            if (handoff.isEmpty()) {
+                handoffFirstId = id
+                timer?.schedule({ drain() }, HANDOFF_DELAY_US, TimeUnit.MICROSECONDS)
+            }
+            handoff += out
+            if (handoff.size >= HANDOFF_BATCH) drainLocked()
         }
         return future
+    }
+
+    /** Hands every buffered record to the native producer. */
+    private fun drain() = synchronized(handoffLock) { drainLocked() }
+
+    private fun drainLocked() {
+        if (handoff.isEmpty()) return
+        val batch = ArrayList(handoff)
+        handoff.clear()
+        handOver(batch, handoffFirstId)
+    }
+
+    /** Sends [batch] (ids from [firstId]); fails the futures of refused records. */
+    private fun handOver(batch: List<OutgoingRecord>, firstId: Long) {
+        val refused = try {
+            native.sendBatch(batch, firstId.toULong())
+        } catch (e: Exception) {
+            // The native producer is gone (closed): every record of the batch is refused.
+            val k = (e as? NativeException)?.toKafka() ?: KafkaException(-197, "_DESTROY", e.toString(), false, false, false)
+            batch.indices.forEach { fail(firstId + it, k) }
+            return
+        }
+        for (r in refused) fail(firstId + r.index.toLong(), r.error.toException())
+    }
+
+    private fun fail(id: Long, e: KafkaException) {
+        val p = pending.remove(id) ?: return
+        try {
+            p.callback?.onCompletion(null, e)
+        } catch (t: Throwable) {
+            System.err.println("odradek: producer callback threw: $t")
+        } finally {
+            p.future.completeExceptionally(e)
+        }
+    }
+
+    private companion object HandoffTimer {
+        /** Records per handoff. */
+        const val HANDOFF_BATCH = 512
+        /** The longest a record waits in the handoff buffer. */
+        const val HANDOFF_DELAY_US = 500L
+        /** One daemon thread for every producer's handoff deadlines. */
+        val executor: ScheduledExecutorService by lazy {
+            Executors.newSingleThreadScheduledExecutor { r -> Thread(r, "odradek-handoff").apply { isDaemon = true } }
+        }
     }
 
     /** [send], suspending until the record is written; throws [KafkaException] on failure. */
@@ -122,18 +185,25 @@ class KafkaProducer<K, V>(
     fun flush() = runBlocking { flushAwait() }
 
     /** [flush] for coroutines. */
-    suspend fun flushAwait() = mapped { native.flush() }
+    suspend fun flushAwait() {
+        drain()
+        mapped { native.flush() }
+    }
 
     /** Registers `transactional.id`, fencing older instances; once, before transactions. */
     fun initTransactions(timeout: Duration = Duration.ofMinutes(1)) =
         runBlocking { mapped { native.initTransactions(timeout.toMillis().toULong()) } }
 
     /** Starts a transaction. */
-    fun beginTransaction() = mapped { native.beginTransaction() }
+    fun beginTransaction() {
+        drain()
+        mapped { native.beginTransaction() }
+    }
 
     /** Commits a consumer's offsets with the transaction (exactly-once read-process-write). */
     fun sendOffsetsToTransaction(offsets: Map<TopicPartition, OffsetAndMetadata>, group: ConsumerGroupMetadata) =
         runBlocking {
+            drain()
             val list = offsets.map { (tp, o) -> OffsetCommit(tp.toFfi(), o.offset, o.metadata) }
             val g = FfiGroupMetadata(group.groupId, group.memberId, group.generationId, group.groupInstanceId)
             mapped { native.sendOffsetsToTransaction(list, g) }
@@ -143,21 +213,26 @@ class KafkaProducer<K, V>(
     fun commitTransaction(timeout: Duration = Duration.ofMinutes(1)) = runBlocking { commitTransactionAwait(timeout) }
 
     /** [commitTransaction] for coroutines. */
-    suspend fun commitTransactionAwait(timeout: Duration = Duration.ofMinutes(1)) =
+    suspend fun commitTransactionAwait(timeout: Duration = Duration.ofMinutes(1)) {
+        drain()
         mapped { native.commitTransaction(timeout.toMillis().toULong()) }
+    }
 
     /** Aborts the transaction; its records are never visible to read_committed consumers. */
     fun abortTransaction(timeout: Duration = Duration.ofMinutes(1)) = runBlocking { abortTransactionAwait(timeout) }
 
     /** [abortTransaction] for coroutines. */
-    suspend fun abortTransactionAwait(timeout: Duration = Duration.ofMinutes(1)) =
+    suspend fun abortTransactionAwait(timeout: Duration = Duration.ofMinutes(1)) {
+        drain()
         mapped { native.abortTransaction(timeout.toMillis().toULong()) }
+    }
 
     /** Records sent whose outcome is not known yet. */
-    fun inFlight(): Long = native.inFlight().toLong()
+    fun inFlight(): Long = synchronized(handoffLock) { handoff.size.toLong() } + native.inFlight().toLong()
 
     /** Delivers what is queued (bounded by `delivery.timeout.ms`) and releases the client. */
     override fun close() {
+        drain()
         runBlocking { mapped { native.shutdown() } }
         native.destroy()
     }
