@@ -21,7 +21,13 @@ class AdminTest {
             assertTrue(listed.values.none { it.isInternal })
             assertTrue(admin.listTopics(includeInternal = true).values.any { it.isInternal })
             admin.createPartitions(mapOf(a to 3)).all()
-            val described = admin.describeTopics(listOf(a)).all().getValue(a)
+            // Kafka applies new partitions asynchronously: metadata catches up within moments.
+            var described = admin.describeTopics(listOf(a)).all().getValue(a)
+            val deadline = System.nanoTime() + 30_000_000_000L
+            while (described.partitions.size < 3 && System.nanoTime() < deadline) {
+                kotlinx.coroutines.delay(100)
+                described = admin.describeTopics(listOf(a)).all().getValue(a)
+            }
             assertEquals(listOf(0, 1, 2), described.partitions.map { it.partition })
             assertTrue(described.partitions.all { it.leader != null })
             val cluster = admin.describeCluster()
