@@ -226,6 +226,17 @@ impl ConsumerClient {
         result
     }
 
+    /// Applies a rebalance event's default assignment change now, before the application's
+    /// callback runs, so the callback sees the new assignment and may `seek` in it (the Java
+    /// client's `onPartitionsAssigned` order; the Kotlin shell uses it). `finish_rebalance`
+    /// then leaves the assignment as it is. A revoke is applied by `finish_rebalance`, after
+    /// the callback, so the callback can still commit the revoked partitions.
+    pub fn apply_rebalance(&self, event: &Rebalance) -> Result<(), ClientError> {
+        self.apply_default(event)?;
+        self.inner.group.app_assigned.store(true, Ordering::Release);
+        Ok(())
+    }
+
     fn apply_default(&self, event: &Rebalance) -> Result<(), ClientError> {
         let parts = &event.partitions;
         match (event.kind, event.cooperative) {
