@@ -28,7 +28,7 @@ step "layers: no import cycles, layer order kept, protocol messages only in clie
 python3 scripts/check_layers.py client-core/src types error_code error alloc protocol records security \
   config net cluster producer consumer admin
 python3 scripts/check_layers.py broker-ref/src log partition session coordinator security handlers server testing
-python3 scripts/check_layers.py --forbid-protocol-messages bindings python node c cli
+python3 scripts/check_layers.py --forbid-protocol-messages bindings python node c cli kotlin
 
 if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   # Installed before the Rust tests: the client suite's mixed-group and cross-client tests drive
@@ -76,6 +76,9 @@ if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
 
   step "compat: the Node.js package's tests against Apache Kafka 4.x"
   ODRADEK_TEST_BOOTSTRAP="$kafka_addr" node/test.sh
+
+  step "kotlin: odradek-kotlin (mvn verify: native lib, uniffi bindings, JUnit vs odradek-broker and Apache Kafka)"
+  ODRADEK_TEST_KAFKA="$kafka_addr" ODRADEK_BROKER_BIN="$target/debug/odradek-broker" kotlin/test.sh
   tests/compat/kafka.sh stop "$kdir"
 fi
 
