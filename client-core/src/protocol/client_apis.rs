@@ -69,6 +69,19 @@ pub fn client_versions(key: ApiKey) -> RangeInclusive<i16> {
     codec_versions(key).min..=client_max_version(key)
 }
 
+/// Maps two selector bytes to one of [`CLIENT_APIS`] and one of the versions the client may
+/// negotiate for it, so that arbitrary input (the `responses` fuzz target, its corpus test)
+/// reaches every API at every version.
+pub fn client_api_at(api: u8, version: u8) -> (ApiKey, i16) {
+    let key = CLIENT_APIS[usize::from(api) % CLIENT_APIS.len()];
+    let versions = client_versions(key);
+    let span = i32::from(*versions.end()) - i32::from(*versions.start()) + 1;
+    let offset = i32::from(version) % span.max(1);
+    // offset < span, so start + offset is within the range of i16.
+    let version = i16::try_from(i32::from(*versions.start()) + offset).unwrap_or(*versions.start());
+    (key, version)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,5 +94,22 @@ mod tests {
         }
         assert_eq!(client_versions(ApiKey::Produce).end(), &12);
         assert_eq!(client_versions(ApiKey::ApiVersions), 0..=3);
+    }
+
+    #[test]
+    fn selectors_reach_every_api_at_every_version() {
+        let mut reached = std::collections::HashSet::new();
+        for api in 0..=u8::MAX {
+            for version in 0..=u8::MAX {
+                let (key, v) = client_api_at(api, version);
+                assert!(client_versions(key).contains(&v), "{key:?} v{v}");
+                reached.insert((key, v));
+            }
+        }
+        let all: usize = CLIENT_APIS
+            .iter()
+            .map(|&k| client_versions(k).count())
+            .sum();
+        assert_eq!(reached.len(), all);
     }
 }

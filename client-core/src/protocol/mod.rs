@@ -13,7 +13,7 @@ mod frame;
 mod negotiate;
 
 pub use crate::error_code::ErrorCode;
-pub use client_apis::{client_max_version, client_versions, CLIENT_APIS};
+pub use client_apis::{client_api_at, client_max_version, client_versions, CLIENT_APIS};
 pub use codec::{
     api_name, codec_versions, decode_request, decode_request_header, decode_response,
     decode_response_kind, encode_request, encode_request_kind, encode_response,
