@@ -100,7 +100,11 @@ run() { # run NAME COMMAND...: records the outcome; output kept for failures
   "$@" >"$out" 2>&1
   local status=$?
   record "$name" "$status"
-  if [[ "$status" != 0 ]]; then tail -n 60 "$out" | sed 's/^/    /' >&2; fi
+  if [[ "$status" != 0 ]]; then
+    # The program's own lines first (a failed CHECK), then the tail (valgrind's report).
+    grep -v '^==[0-9]*==' "$out" | tail -n 20 | sed 's/^/    /' >&2
+    tail -n 60 "$out" | sed 's/^/    /' >&2
+  fi
 }
 
 # 4. Test programs: plain, valgrind, AddressSanitizer.
@@ -110,6 +114,7 @@ for t in "$BUILD"/tests/test_*; do
   run "$name" "$t"
   if [[ -z "${ODK_SKIP_VALGRIND:-}" ]]; then
     run "$name (valgrind)" valgrind -q --leak-check=full --errors-for-leak-kinds=definite,possible \
+      --num-callers=40 \
       --error-exitcode=1 --suppressions="$HERE/tests/valgrind.supp" "$t"
   fi
   ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=1" \

@@ -21,7 +21,9 @@ use tokio::runtime::{Handle, Runtime};
 use crate::ClientError;
 
 static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
-static RUNTIME: Mutex<Option<(u64, Handle)>> = Mutex::new(None);
+/// The process's runtime: the fork generation it was built in, its handle, and the runtime
+/// itself (kept so that [`shutdown`] can stop it; never dropped otherwise).
+static RUNTIME: Mutex<Option<(u64, Handle, Runtime)>> = Mutex::new(None);
 static ATFORK: Once = Once::new();
 
 extern "C" fn after_fork_in_child() {
@@ -57,10 +59,15 @@ pub fn runtime() -> Result<Handle, ClientError> {
     });
     let generation = fork_generation();
     let mut slot = RUNTIME.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((g, handle)) = slot.as_ref() {
+    if let Some((g, handle, _)) = slot.as_ref() {
         if *g == generation {
             return Ok(handle.clone());
         }
+    }
+    if let Some((_, _, inherited)) = slot.take() {
+        // A parent's runtime in a forked child: its threads do not exist here, so it must
+        // never be dropped.
+        std::mem::forget(inherited);
     }
     let rt: Runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(worker_threads())
@@ -74,11 +81,32 @@ pub fn runtime() -> Result<Handle, ClientError> {
             )
         })?;
     let handle = rt.handle().clone();
-    // The runtime lives as long as the process; in a forked child the parent's copy is leaked
-    // the same way (its threads do not exist there, so it must never be dropped).
-    std::mem::forget(rt);
-    *slot = Some((generation, handle.clone()));
+    // The runtime lives as long as the process (a static is never dropped) unless a shell
+    // calls `shutdown`; in a forked child the parent's copy is leaked (see above).
+    *slot = Some((generation, handle.clone(), rt));
     Ok(handle)
+}
+
+/// Stops the process's runtime, waiting up to `timeout` for its tasks to be dropped and its
+/// threads to exit; a later [`runtime`] call builds a new one.
+///
+/// For a shell's exit path once every client it made has been destroyed (libodradek's
+/// `atexit` handler): the connection tasks that were still winding down are dropped and every
+/// runtime thread is joined, so nothing the library allocated is left to a running thread when
+/// the process exits. Does nothing for a runtime inherited across `fork()` (its threads do not
+/// exist) or when called from inside a runtime (where it cannot block).
+pub fn shutdown(timeout: Duration) {
+    if Handle::try_current().is_ok() {
+        return;
+    }
+    let taken = RUNTIME.lock().unwrap_or_else(|e| e.into_inner()).take();
+    match taken {
+        Some((generation, _, rt)) if generation == fork_generation() => {
+            rt.shutdown_timeout(timeout)
+        }
+        Some((_, _, inherited)) => std::mem::forget(inherited),
+        None => {}
+    }
 }
 
 /// Remembers the fork generation a client was created in.

@@ -51,6 +51,8 @@ pub struct odk_admin_t {
     admin: Admin,
     handle: Handle,
     fork: ForkGuard,
+    /// Counts this admin client among the live clients (see `lifecycle`).
+    _live: crate::lifecycle::Live,
 }
 
 fn admin<'a>(a: *mut odk_admin_t) -> Result<&'a odk_admin_t, ClientError> {
@@ -134,6 +136,7 @@ pub unsafe extern "C" fn odk_admin_new(
             admin,
             handle,
             fork: ForkGuard::new(),
+            _live: crate::lifecycle::Live::new(),
         }));
         Ok(())
     });

@@ -38,6 +38,8 @@ pub struct odk_consumer_t {
     rebalance_cb: odk_rebalance_cb_t,
     stats_cb: odk_stats_cb_t,
     opaque: Opaque,
+    /// Counts this consumer among the live clients (see `lifecycle`).
+    _live: crate::lifecycle::Live,
 }
 
 impl odk_consumer_t {
@@ -168,6 +170,7 @@ pub unsafe extern "C" fn odk_consumer_new(
             rebalance_cb: conf.rebalance_cb,
             stats_cb: conf.stats_cb,
             opaque: Opaque(conf.opaque()),
+            _live: crate::lifecycle::Live::new(),
         }));
         Ok(())
     });

@@ -14,6 +14,7 @@ pub mod conf;
 pub mod consumer;
 pub mod error;
 mod ffi;
+mod lifecycle;
 mod malloc;
 pub mod message;
 pub mod oauth;

@@ -65,6 +65,8 @@ pub struct odk_producer_t {
     opaque: Opaque,
     /// Topic names shared by delivery reports (one allocation per topic, not per record).
     topics: Mutex<Vec<Arc<str>>>,
+    /// Counts this producer among the live clients (see `lifecycle`).
+    _live: crate::lifecycle::Live,
 }
 
 impl odk_producer_t {
@@ -212,6 +214,7 @@ pub unsafe extern "C" fn odk_producer_new(
             stats_cb: conf.stats_cb,
             opaque: Opaque(conf.opaque()),
             topics: Mutex::new(Vec::new()),
+            _live: crate::lifecycle::Live::new(),
         }));
         Ok(())
     });

@@ -245,14 +245,20 @@ static void missing_topic_records_fail_together(void) {
     CHECK(p != NULL, "%s", errstr);
     enum { N = 2000 };
     int64_t start = now_ms();
+    int64_t slowest = 0;
     for (int i = 0; i < N; i++) {
         char value[16];
         int len = snprintf(value, sizeof value, "%d", i);
+        int64_t before = now_ms();
         odk_err_t e = odk_produce(p, topic, ODK_PARTITION_ANY, NULL, 0, value, (size_t)len, NULL, 0, 0, NULL);
+        if (now_ms() - before > slowest) slowest = now_ms() - before;
         CHECK(e == ODK_ERR_NO_ERROR, "produce %d: %s", i, odk_err_name(e));
     }
     int64_t produced = now_ms() - start;
-    CHECK(produced < 2000, "produce blocked: %lld ms", (long long)produced);
+    /* A produce that waited for the topic's metadata would take message.timeout.ms (2 s). Each
+     * call is timed, not the loop: 2,000 calls under valgrind on a loaded machine can take
+     * longer than 2 s in total without any of them blocking. */
+    CHECK(slowest < 1000, "produce blocked: %lld ms in one call", (long long)slowest);
     CHECK(odk_producer_outq_len(p) == N);
     CHECK_OK(odk_flush(p, DEADLINE_MS), "flush");
     CHECK(reports.count == N && reports.unknown_topic == N, "%d reports, %d _UNKNOWN_TOPIC",

@@ -124,6 +124,10 @@ pub struct ClientConfig {
     pub max_in_flight: usize,
     /// `allow.auto.create.topics` (true).
     pub allow_auto_create_topics: bool,
+    /// `receive.message.max.bytes` (librdkafka's name; `None` until set): the largest response
+    /// frame a connection accepts. A larger declared size closes the connection before anything
+    /// is allocated for the frame. See [`ClientConfig::receive_message_max_bytes`].
+    pub receive_message_max_bytes: Option<usize>,
     /// Producer settings.
     pub producer: ProducerConfig,
     /// Consumer settings.
@@ -228,6 +232,17 @@ pub struct ProducerConfig {
     pub transaction_timeout: Duration,
 }
 
+/// librdkafka's default `receive.message.max.bytes`.
+pub const DEFAULT_RECEIVE_MESSAGE_MAX_BYTES: usize = 100_000_000;
+
+/// The response size a Fetch of `fetch.max.bytes` needs: the records plus 512 bytes of protocol
+/// overhead (librdkafka's rule).
+fn fetch_response_room(fetch_max_bytes: i32) -> usize {
+    usize::try_from(fetch_max_bytes)
+        .unwrap_or(0)
+        .saturating_add(512)
+}
+
 impl Default for ClientConfig {
     fn default() -> Self {
         ClientConfig {
@@ -243,6 +258,7 @@ impl Default for ClientConfig {
             connection_setup_timeout: Duration::from_millis(10_000),
             max_in_flight: 5,
             allow_auto_create_topics: true,
+            receive_message_max_bytes: None,
             producer: ProducerConfig {
                 acks: Acks::All,
                 linger: Duration::from_millis(5),
@@ -358,6 +374,13 @@ impl ClientConfig {
                 self.max_in_flight = n;
             }
             "allow.auto.create.topics" => self.allow_auto_create_topics = parse_bool(key, value)?,
+            "receive.message.max.bytes" => {
+                let n: usize = parse_num(key, value)?;
+                if !(1000..=i32::MAX as usize).contains(&n) {
+                    return Err(Error::config(key, "must be between 1000 and 2147483647"));
+                }
+                self.receive_message_max_bytes = Some(n);
+            }
             "acks" | "request.required.acks" => {
                 p.acks = match value.trim().to_ascii_lowercase().as_str() {
                     "0" => Acks::None,
@@ -518,7 +541,28 @@ impl ClientConfig {
         self.security.prepare()
     }
 
+    /// The largest response frame a connection accepts: `receive.message.max.bytes` when set,
+    /// else librdkafka's default of 100000000 raised to `fetch.max.bytes` + 512 when that is
+    /// larger (librdkafka adjusts an unset value the same way), so a full Fetch response fits.
+    pub fn receive_message_max_bytes(&self) -> usize {
+        self.receive_message_max_bytes.unwrap_or_else(|| {
+            DEFAULT_RECEIVE_MESSAGE_MAX_BYTES
+                .max(fetch_response_room(self.consumer.fetch_max_bytes))
+        })
+    }
+
     fn validate(&mut self) -> Result<()> {
+        if let Some(max) = self.receive_message_max_bytes {
+            if max < fetch_response_room(self.consumer.fetch_max_bytes) {
+                return Err(Error::config(
+                    "receive.message.max.bytes",
+                    format!(
+                        "must be at least fetch.max.bytes ({}) + 512",
+                        self.consumer.fetch_max_bytes
+                    ),
+                ));
+            }
+        }
         let conflict = if self.producer.acks != Acks::All {
             Some(("acks", "must be all"))
         } else if self.max_in_flight > 5 {
@@ -609,6 +653,39 @@ mod tests {
         assert_eq!(c.request_timeout, Duration::from_secs(30));
         assert_eq!(c.default_api_timeout, Duration::from_secs(60));
         assert_eq!(c.producer.delivery_timeout, Duration::from_secs(120));
+    }
+
+    #[test]
+    fn receive_message_max_bytes_defaults_to_librdkafkas_and_covers_fetch_max_bytes() {
+        let c = ClientConfig::from_map([("bootstrap.servers", "a:1")]).unwrap();
+        assert_eq!(c.receive_message_max_bytes(), 100_000_000);
+        let c = ClientConfig::from_map([
+            ("bootstrap.servers", "a:1"),
+            ("fetch.max.bytes", "200000000"),
+        ])
+        .unwrap();
+        assert_eq!(c.receive_message_max_bytes(), 200_000_512);
+        let c = ClientConfig::from_map([
+            ("bootstrap.servers", "a:1"),
+            ("fetch.max.bytes", "1000"),
+            ("receive.message.max.bytes", "2000"),
+        ])
+        .unwrap();
+        assert_eq!(c.receive_message_max_bytes(), 2000);
+        for bad in [
+            vec![("receive.message.max.bytes", "999")],
+            vec![("receive.message.max.bytes", "3000000000")],
+            // Below fetch.max.bytes + 512: a full Fetch response could never be read.
+            vec![("receive.message.max.bytes", "1000000")],
+        ] {
+            let mut props = vec![("bootstrap.servers", "a:1")];
+            props.extend(bad.iter().copied());
+            let err = ClientConfig::from_map(props).unwrap_err();
+            assert!(
+                err.to_string().contains("receive.message.max.bytes"),
+                "{err}"
+            );
+        }
     }
 
     #[test]

@@ -146,8 +146,23 @@ def test_consumer_shared_between_threads(bootstrap, consumer_conf, topic):
     c.close()
 
 
+@pytest.fixture
+def sigint_raises():
+    """SIGINT raises KeyboardInterrupt for the test, whatever the disposition this process
+    inherited: under `nohup` or a background `&` in a script SIGINT starts out ignored, Python
+    then installs no handler, and a SIGINT the test sends itself would be dropped."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_ctrl_c_interrupts_blocking_poll_and_flush(consumer_conf, no_autocreate, topic):
+def test_ctrl_c_interrupts_blocking_poll_and_flush(
+    sigint_raises, consumer_conf, no_autocreate, topic
+):
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     c = Consumer(consumer_conf)
     c.assign([TopicPartition(topic, 0, odradek.OFFSET_END)])
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))

@@ -225,6 +225,7 @@ impl Cluster {
                     setup_timeout: c.connection_setup_timeout,
                     request_timeout: c.request_timeout,
                     max_in_flight: c.max_in_flight,
+                    max_response_size: c.receive_message_max_bytes(),
                     security: &c.security,
                 },
             )

@@ -24,6 +24,8 @@ pub struct ConnectParams<'a> {
     pub request_timeout: Duration,
     /// `max.in.flight.requests.per.connection`.
     pub max_in_flight: usize,
+    /// `receive.message.max.bytes`: the largest response frame accepted.
+    pub max_response_size: usize,
     /// `security.protocol`, `ssl.*`, `sasl.*` (prepared).
     pub security: &'a SecurityConfig,
 }
@@ -89,6 +91,7 @@ impl Connection {
             write,
             params.request_timeout,
             params.max_in_flight,
+            params.max_response_size,
         );
         let versions = match tokio::time::timeout_at(deadline, conn.negotiate()).await {
             Ok(Ok(v)) => v,

@@ -21,9 +21,7 @@ use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_util::codec::FramedRead;
 use tracing::Instrument;
 
-use crate::protocol::{
-    api_name, decode_response, FrameCodec, NegotiatedVersions, DEFAULT_MAX_FRAME_SIZE,
-};
+use crate::protocol::{api_name, decode_response, FrameCodec, NegotiatedVersions};
 use crate::{Error, ErrorCode, Result};
 
 /// The read half of a broker stream (TCP, or TLS over TCP).
@@ -84,18 +82,6 @@ pub(super) fn conn_err(addr: &str, detail: impl std::fmt::Display) -> Error {
     }
 }
 
-/// Our own limits per API: versions whose fields the client code fills in.
-fn our_max_version(key: ApiKey) -> i16 {
-    match key {
-        // v13 addresses topics by id only; our producer sends names.
-        ApiKey::Produce => 12,
-        // v13+ addresses topics by id only; our consumer sends names.
-        ApiKey::Fetch => 12,
-        ApiKey::ApiVersions => 3,
-        other => crate::protocol::codec_versions(other).max,
-    }
-}
-
 impl Connection {
     /// Adopts the versions negotiated on connect.
     pub(super) fn set_versions(&mut self, versions: NegotiatedVersions) {
@@ -109,6 +95,7 @@ impl Connection {
         mut write: BoxWrite,
         request_timeout: Duration,
         max_in_flight: usize,
+        max_response_size: usize,
     ) -> Connection {
         let (outgoing, mut rx) = mpsc::unbounded_channel::<Bytes>();
         let waiters: Waiters = Arc::new(Mutex::new(HashMap::new()));
@@ -160,7 +147,8 @@ impl Connection {
                 async move {
                     let mut frames = FramedRead::with_capacity(
                         read,
-                        FrameCodec::new(DEFAULT_MAX_FRAME_SIZE),
+                        // The declared size is checked before the buffer grows for it.
+                        FrameCodec::new(max_response_size),
                         64 * 1024,
                     );
                     let reason = loop {
@@ -233,7 +221,7 @@ impl Connection {
                 negotiated.limit_ours(
                     key,
                     crate::protocol::codec_versions(key).min,
-                    our_max_version(key),
+                    crate::protocol::client_max_version(key),
                 );
             }
             return Ok(negotiated);
@@ -573,5 +561,81 @@ fn fail_all(closed: &AtomicBool, waiters: &Waiters, addr: &str, reason: &str) {
         .unwrap_or_default();
     for (_, tx) in pending {
         let _ = tx.send(Err(conn_err(addr, reason)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // A panic is the assertion in these tests.
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A connection over an in-memory pipe whose far end the test plays as the broker.
+    fn pipe(max_response_size: usize) -> (Connection, tokio::io::DuplexStream) {
+        let (client, broker) = tokio::io::duplex(64 * 1024);
+        let (r, w) = tokio::io::split(client);
+        let conn = Connection::start(
+            "test:9092",
+            "test",
+            Box::new(r),
+            Box::new(w),
+            Duration::from_secs(10),
+            1,
+            max_response_size,
+        );
+        (conn, broker)
+    }
+
+    async fn read_request(broker: &mut tokio::io::DuplexStream) -> Vec<u8> {
+        let mut len = [0u8; 4];
+        broker.read_exact(&mut len).await.unwrap();
+        let mut body = vec![0; i32::from_be_bytes(len) as usize];
+        broker.read_exact(&mut body).await.unwrap();
+        body
+    }
+
+    #[tokio::test]
+    async fn a_frame_above_receive_message_max_bytes_fails_the_request_before_allocating() {
+        let (conn, mut broker) = pipe(1000);
+        let peer = tokio::spawn(async move {
+            let request = read_request(&mut broker).await;
+            // A 2 GiB frame announced, four bytes of it sent: the size alone must be refused.
+            broker.write_all(&[0x7f, 0xff, 0xff, 0xff]).await.unwrap();
+            broker.write_all(&request[4..8]).await.unwrap();
+            broker
+        });
+        let err = conn
+            .send_versioned(&ApiVersionsRequest::default(), 0)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::Connection { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .contains("exceeds the maximum of 1000 bytes"),
+            "{err}"
+        );
+        assert!(conn.is_closed());
+        drop(peer.await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_lying_array_count_in_a_small_response_is_malformed() {
+        let (conn, mut broker) = pipe(1000);
+        let peer = tokio::spawn(async move {
+            let request = read_request(&mut broker).await;
+            // ApiVersions v0 response: correlation id, error code 0, api_keys count i32::MAX.
+            let mut frame = vec![0, 0, 0, 10];
+            frame.extend_from_slice(&request[4..8]);
+            frame.extend_from_slice(&[0, 0, 0x7f, 0xff, 0xff, 0xff]);
+            broker.write_all(&frame).await.unwrap();
+            broker
+        });
+        let err = conn
+            .send_versioned(&ApiVersionsRequest::default(), 0)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::Malformed { .. }), "{err}");
+        drop(peer.await.unwrap());
     }
 }

@@ -6,12 +6,14 @@
 //! of header version per API key and version, decoding entry points that turn any malformed input
 //! into a typed [`Error`](crate::Error), and version negotiation.
 
+mod client_apis;
 mod codec;
 pub mod consumer_protocol;
 mod frame;
 mod negotiate;
 
 pub use crate::error_code::ErrorCode;
+pub use client_apis::{client_api_at, client_max_version, client_versions, CLIENT_APIS};
 pub use codec::{
     api_name, codec_versions, decode_request, decode_request_header, decode_response,
     decode_response_kind, encode_request, encode_request_kind, encode_response,
