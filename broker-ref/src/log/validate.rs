@@ -23,11 +23,10 @@
 //! we refuse it in every case, since no producer has a reason to set it.
 
 use bytes::Bytes;
-use odradek::records::{
-    Compression, RecordBatch, TimestampType, DEFAULT_DECOMPRESSION_LIMIT, MAGIC_V2,
-};
+use odradek::records::{Compression, RecordBatch, TimestampType, MAGIC_V2};
 use odradek::ErrorCode;
 
+use super::budget::DecodeBudget;
 use super::config::LogConfig;
 use crate::{Error, Result};
 
@@ -51,30 +50,8 @@ pub struct ValidatedBatch {
     pub base_sequence: i32,
     /// Part of a transaction.
     pub is_transactional: bool,
-}
-
-/// A client batch that passed validation against a log's settings ([`crate::log::Log::validate`]):
-/// its bytes and what validation learned. [`crate::log::Log::append_validated`] appends it
-/// without checking it again, unless the log's settings changed in between.
-#[derive(Debug, Clone)]
-pub struct ValidBatch {
-    pub(crate) bytes: Bytes,
-    pub(crate) info: ValidatedBatch,
-    /// The log's settings generation validation ran against.
-    pub(crate) config_generation: u64,
-    pub(crate) now_ms: i64,
-}
-
-impl ValidBatch {
-    /// What validation learned.
-    pub fn info(&self) -> &ValidatedBatch {
-        &self.info
-    }
-
-    /// The batch as the client sent it.
-    pub fn as_bytes(&self) -> &Bytes {
-        &self.bytes
-    }
+    /// Size of the records section once decompressed (its stored size when uncompressed).
+    pub decoded_bytes: usize,
 }
 
 /// How many record errors an error message lists (Kafka shows three as well).
@@ -106,6 +83,25 @@ pub fn validate_batch_from(
     config: &LogConfig,
     now_ms: i64,
     origin: AppendOrigin,
+) -> Result<ValidatedBatch> {
+    validate_batch_budgeted(
+        batch,
+        config,
+        now_ms,
+        origin,
+        &mut DecodeBudget::unlimited(),
+    )
+}
+
+/// [`validate_batch_from`] charging the decompressed size to `budget`, the request's
+/// [`DecodeBudget`]: a compressed batch is decompressed only up to what the budget has left, and
+/// a batch that would go beyond it fails with the budget's error (and spends it).
+pub fn validate_batch_budgeted(
+    batch: &Bytes,
+    config: &LogConfig,
+    now_ms: i64,
+    origin: AppendOrigin,
+    budget: &mut DecodeBudget,
 ) -> Result<ValidatedBatch> {
     if let Some(magic) = odradek::records::peek_magic(batch) {
         if magic != MAGIC_V2 {
@@ -139,7 +135,7 @@ pub fn validate_batch_from(
     view.validate_crc()
         .map_err(|e| kafka(ErrorCode::CorruptMessage, e.to_string()))?;
     check_header(&view, origin)?;
-    check_records(&view, config, now_ms)
+    check_records(&view, config, now_ms, budget)
 }
 
 fn check_header(view: &RecordBatch, origin: AppendOrigin) -> Result<()> {
@@ -191,10 +187,30 @@ fn timestamp_out_of_range(timestamp: i64, now_ms: i64, config: &LogConfig) -> bo
         || -diff > i128::from(config.message_timestamp_after_max_ms)
 }
 
-fn check_records(view: &RecordBatch, config: &LogConfig, now_ms: i64) -> Result<ValidatedBatch> {
-    let mut records = view
-        .records_with_limit(DEFAULT_DECOMPRESSION_LIMIT)
-        .map_err(|e| kafka(ErrorCode::CorruptMessage, e.to_string()))?;
+fn check_records(
+    view: &RecordBatch,
+    config: &LogConfig,
+    now_ms: i64,
+    budget: &mut DecodeBudget,
+) -> Result<ValidatedBatch> {
+    let compressed = view.compression() != Compression::None;
+    if compressed && budget.is_spent() {
+        return Err(budget.exceeded_error());
+    }
+    let mut records = match view.records_with_limit(budget.batch_limit()) {
+        Ok(records) => records,
+        Err(_) if compressed && budget.is_binding() => {
+            // Beyond what the request may still cost (it may be corrupt as well; either way
+            // the rest of the request is not worth decompressing).
+            budget.exhaust();
+            return Err(budget.exceeded_error());
+        }
+        Err(e) => return Err(kafka(ErrorCode::CorruptMessage, e.to_string())),
+    };
+    let decoded_bytes = records.decoded_len();
+    if compressed {
+        budget.charge(decoded_bytes);
+    }
     let check_time = config.message_timestamp_type == TimestampType::CreateTime;
     let compacted = config.is_compacted();
     let mut errors: Vec<String> = Vec::new();
@@ -269,6 +285,7 @@ fn check_records(view: &RecordBatch, config: &LogConfig, now_ms: i64) -> Result<
         producer_epoch: view.producer_epoch(),
         base_sequence: view.base_sequence(),
         is_transactional: view.is_transactional(),
+        decoded_bytes,
     })
 }
 
