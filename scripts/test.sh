@@ -10,6 +10,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
 target=${CARGO_TARGET_DIR:-$root/target}
+# A run from a clean clone gains nothing from incremental compilation, whose caches would be
+# the largest thing on the disk; set CARGO_INCREMENTAL=1 to keep them for repeated local runs.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 
 steps=0
 step() { steps=$((steps + 1)); printf '\n== %s ==\n' "$*"; }

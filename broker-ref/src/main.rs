@@ -19,7 +19,8 @@ use odradek_broker::config::BrokerConfig;
 use odradek_broker::server;
 
 #[global_allocator]
-static ALLOC: odradek::alloc::UntrustedInputAllocator = odradek::alloc::UntrustedInputAllocator;
+static ALLOC: server::alloc_meter::MeteredAllocator<odradek::alloc::UntrustedInputAllocator> =
+    server::alloc_meter::MeteredAllocator(odradek::alloc::UntrustedInputAllocator);
 
 const USAGE: &str = "usage: odradek-broker [server.properties] [--override key=value]... \
      [--schema-registry HOST:PORT] [--dev-security DIR] [--add-scram MECHANISM=[name=U,password=P]]...";

@@ -21,6 +21,7 @@ pub mod kafka4_api_versions;
 mod list_offsets;
 mod metadata;
 mod produce;
+mod produce_validation;
 mod records_admin;
 mod reply;
 mod route;

@@ -1,5 +1,14 @@
 //! Produce: validates and appends record sets, acks 0 / 1 / all.
+//!
+//! A request is handled in three steps: every partition is resolved (unknown, internal, bad
+//! acks), then every record set is validated against one [`DecodeBudget`] for the whole request
+//! (`produce_validation.rs`: on a blocking-pool thread when the request is large or compressed,
+//! so decompression never runs on the async workers serving other connections, and never under
+//! a partition lock or the transaction coordinator's lock), then the valid sets are appended.
 
+use std::sync::Arc;
+
+use bytes::Bytes;
 use kafka_protocol::messages::produce_response::{
     BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
 };
@@ -8,11 +17,20 @@ use kafka_protocol::protocol::StrBytes;
 use odradek::ErrorCode;
 
 use super::context::RequestContext;
+use super::produce_validation::{validate_all, Pending};
 use super::reply::sb;
 use crate::broker::Broker;
 use crate::clock::now_ms;
-use crate::partition::Partition;
+use crate::log::DecodeBudget;
+use crate::partition::{Partition, ProduceOutcome, ValidRecordSet};
 use crate::Result;
+
+/// One partition entry of the request, resolved.
+struct Entry {
+    index: i32,
+    /// The partition and its record set, or why the entry is refused before validation.
+    target: Result<(Arc<Partition>, Bytes)>,
+}
 
 /// Handles Produce; `Ok(None)` means no response (acks=0).
 pub async fn handle(
@@ -26,71 +44,77 @@ pub async fn handle(
         .as_ref()
         .filter(|t| !t.is_empty())
         .map(|t| t.to_string());
-    let acks_valid = (-1..=1).contains(&acks);
     let now = now_ms();
-    let mut responses = Vec::with_capacity(request.topic_data.len());
-    let mut appended = false;
+    let mut topics = Vec::with_capacity(request.topic_data.len());
     for topic_data in request.topic_data {
-        let topic = if topic_data.name.is_empty() {
-            broker.topics.get_by_id(topic_data.topic_id)
-        } else {
-            broker.topics.get(&topic_data.name)
-        };
-        let unknown = if topic_data.name.is_empty() {
-            ErrorCode::UnknownTopicId
-        } else {
-            ErrorCode::UnknownTopicOrPartition
-        };
-        let mut partitions = Vec::with_capacity(topic_data.partition_data.len());
-        for p in topic_data.partition_data {
-            let mut resp = PartitionProduceResponse::default().with_index(p.index);
-            let partition = topic.as_ref().and_then(|t| t.partition(p.index));
-            let internal = topic.as_ref().is_some_and(|t| t.is_internal());
+        let entries: Vec<Entry> = topic_data
+            .partition_data
+            .into_iter()
+            .map(|p| Entry {
+                index: p.index,
+                target: resolve(broker, acks, &topic_data.name, topic_data.topic_id, p),
+            })
+            .collect();
+        topics.push((topic_data.name, topic_data.topic_id, entries));
+    }
+    let pending: Vec<Pending> = topics
+        .iter()
+        .flat_map(|(_, _, entries)| entries.iter())
+        .filter_map(|e| e.target.as_ref().ok().map(|(p, r)| (p.clone(), r.clone())))
+        .collect();
+    let budget = DecodeBudget::for_request(broker.config.long("socket.request.max.bytes"));
+    let mut validated = validate_all(pending, now, budget).await.into_iter();
+    let mut appended = false;
+    let mut responses = Vec::with_capacity(topics.len());
+    for (name, topic_id, entries) in topics {
+        let mut partitions = Vec::with_capacity(entries.len());
+        for entry in entries {
+            let resp = PartitionProduceResponse::default().with_index(entry.index);
             // Kafka reports the log start offset with a record validation error too.
-            let log_start = partition.as_ref().map(|p| p.log_start_offset());
-            let result = match (acks_valid, partition, p.records) {
-                (false, _, _) => Err(ErrorCode::InvalidRequiredAcks.into()),
-                (_, None, _) => Err(unknown.into()),
-                // Clients never write the coordinators' topics (Kafka's
-                // `internalTopicsAllowed = false` for client produce), secured or not.
-                (_, Some(p), _) if internal => Err(crate::Error::kafka(
-                    ErrorCode::InvalidTopic,
-                    format!("Cannot append to internal topic {}", p.topic()),
-                )),
-                (_, Some(_), None) => Err(ErrorCode::CorruptMessage.into()),
-                (_, Some(partition), Some(records)) => match &txn_id {
-                    Some(txn_id) => append_transactional(broker, txn_id, &partition, records, now),
-                    None => append(&partition, records, now),
+            let log_start = entry
+                .target
+                .as_ref()
+                .ok()
+                .map(|(p, _)| p.log_start_offset());
+            let result = match entry.target {
+                Err(e) => {
+                    tracing::debug!(topic = %name.as_str(), partition = entry.index, error = %e, "produce refused");
+                    Err(e)
+                }
+                Ok((partition, _)) => match validated.next() {
+                    Some(Ok(set)) => append(broker, txn_id.as_deref(), &partition, set, now),
+                    Some(Err(e)) => Err(rejected(&partition, e)),
+                    None => Err(crate::Error::kafka(
+                        ErrorCode::UnknownServerError,
+                        "record set was not validated",
+                    )),
                 },
             };
-            match result {
+            partitions.push(match result {
                 Ok(outcome) => {
                     appended = true;
-                    resp = resp
-                        .with_base_offset(outcome.base_offset)
+                    resp.with_base_offset(outcome.base_offset)
                         .with_log_append_time_ms(outcome.log_append_time)
-                        .with_log_start_offset(outcome.log_start_offset);
+                        .with_log_start_offset(outcome.log_start_offset)
                 }
                 Err(e) => {
-                    // Kafka answers most refusals with the code alone: the explanation is here.
-                    tracing::debug!(topic = %topic_data.name.as_str(), partition = p.index, error = %e, "produce refused");
                     let (code, message, record_errors) = partition_error(&e);
-                    if matches!(e, crate::Error::InvalidRecords { .. }) {
-                        resp = resp.with_log_start_offset(log_start.unwrap_or(-1));
-                    }
-                    resp = resp
-                        .with_error_code(code)
+                    let resp = if matches!(e, crate::Error::InvalidRecords { .. }) {
+                        resp.with_log_start_offset(log_start.unwrap_or(-1))
+                    } else {
+                        resp
+                    };
+                    resp.with_error_code(code)
                         .with_error_message(message)
                         .with_record_errors(record_errors)
-                        .with_base_offset(-1);
+                        .with_base_offset(-1)
                 }
-            }
-            partitions.push(resp);
+            });
         }
         responses.push(
             TopicProduceResponse::default()
-                .with_name(topic_data.name)
-                .with_topic_id(topic_data.topic_id)
+                .with_name(name)
+                .with_topic_id(topic_id)
                 .with_partition_responses(partitions),
         );
     }
@@ -103,6 +127,46 @@ pub async fn handle(
     Ok(Some(ResponseKind::Produce(
         ProduceResponse::default().with_responses(responses),
     )))
+}
+
+/// The partition an entry writes to and its records, or the error the entry gets without
+/// validation: bad acks, unknown topic or partition, an internal topic, no records.
+fn resolve(
+    broker: &Broker,
+    acks: i16,
+    name: &str,
+    topic_id: uuid::Uuid,
+    data: kafka_protocol::messages::produce_request::PartitionProduceData,
+) -> Result<(Arc<Partition>, Bytes)> {
+    if !(-1..=1).contains(&acks) {
+        return Err(ErrorCode::InvalidRequiredAcks.into());
+    }
+    let topic = if name.is_empty() {
+        broker.topics.get_by_id(topic_id)
+    } else {
+        broker.topics.get(name)
+    };
+    let unknown = if name.is_empty() {
+        ErrorCode::UnknownTopicId
+    } else {
+        ErrorCode::UnknownTopicOrPartition
+    };
+    let Some(topic) = topic else {
+        return Err(unknown.into());
+    };
+    let Some(partition) = topic.partition(data.index) else {
+        return Err(unknown.into());
+    };
+    if topic.is_internal() {
+        // Clients never write the coordinators' topics (Kafka's `internalTopicsAllowed =
+        // false` for client produce), secured or not.
+        return Err(crate::Error::kafka(
+            ErrorCode::InvalidTopic,
+            format!("Cannot append to internal topic {}", partition.topic()),
+        ));
+    }
+    let records = data.records.ok_or(ErrorCode::CorruptMessage)?;
+    Ok((partition, records))
 }
 
 /// A refused partition's `(error_code, error_message, record_errors)` as Kafka answers them:
@@ -134,38 +198,34 @@ fn partition_error(e: &crate::Error) -> (i16, Option<StrBytes>, Vec<BatchIndexAn
     }
 }
 
-fn append(
-    partition: &Partition,
-    records: bytes::Bytes,
-    now: i64,
-) -> Result<crate::partition::ProduceOutcome> {
-    partition.append_record_set(records, now)
+/// Logs why a partition's record set was refused (the answer carries the code alone).
+fn rejected(partition: &Partition, e: crate::Error) -> crate::Error {
+    tracing::debug!(topic = partition.topic(), partition = partition.index(), error = %e, "produce rejected");
+    e
 }
 
-/// A produce request with a transactional id: a transactional batch is appended only if its
-/// partition is in the producer's open transaction (KIP-890 part 1 verification), checked and
-/// appended under the coordinator's lock so the transaction cannot end in between.
-fn append_transactional(
+/// Appends a validated set; a transactional one only if its partition is in the producer's
+/// open transaction (KIP-890 part 1 verification), checked and appended under the
+/// coordinator's lock so the transaction cannot end in between. Nothing is decompressed there.
+fn append(
     broker: &Broker,
-    txn_id: &str,
+    txn_id: Option<&str>,
     partition: &Partition,
-    records: bytes::Bytes,
+    set: ValidRecordSet,
     now: i64,
-) -> Result<crate::partition::ProduceOutcome> {
-    let first = odradek::records::RecordBatches::new(records.clone()).next();
-    let Some(Ok(batch)) = first.filter(|b| b.as_ref().is_ok_and(|b| b.is_transactional())) else {
-        return append(partition, records, now);
+) -> Result<ProduceOutcome> {
+    let producer = txn_id.zip(set.transactional_producer());
+    let Some((txn_id, (producer_id, epoch))) = producer else {
+        return partition
+            .append_valid(set, now)
+            .map_err(|e| rejected(partition, e));
     };
     let tp = (partition.topic().to_string(), partition.index());
     broker
         .txns
-        .with_verified(
-            txn_id,
-            batch.producer_id(),
-            batch.producer_epoch(),
-            &tp,
-            || append(partition, records, now),
-        )
+        .with_verified(txn_id, producer_id, epoch, &tp, || {
+            partition.append_valid(set, now)
+        })
         .unwrap_or_else(|code| {
             let code = if code == ErrorCode::ProducerFenced {
                 ErrorCode::InvalidProducerEpoch
@@ -175,6 +235,7 @@ fn append_transactional(
             tracing::debug!(topic = partition.topic(), partition = partition.index(), error = %code, "transactional produce refused");
             Err(code.into())
         })
+        .map_err(|e| rejected(partition, e))
 }
 
 impl From<ErrorCode> for crate::Error {

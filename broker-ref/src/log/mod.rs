@@ -12,6 +12,7 @@
 //! (time/size retention, DeleteRecords), `cleaner` (compaction of `cleanup.policy=compact`
 //! topics).
 
+pub mod budget;
 pub mod config;
 
 mod checkpoint;
@@ -29,6 +30,7 @@ mod segment;
 mod time_index;
 mod txn_index;
 mod validate;
+mod validator;
 
 #[cfg(test)]
 mod open_tests;
@@ -47,13 +49,15 @@ use bytes::{Bytes, BytesMut};
 use odradek::records::{stamp_offsets, RecordBatch};
 use odradek::ErrorCode;
 
+pub use budget::DecodeBudget;
 pub use config::{CleanupPolicy, LogConfig, TopicCompression, TOPIC_CONFIG_KEYS};
 pub use epoch_cache::EpochEntry;
 pub use txn_index::AbortedTxn;
 pub use validate::{
     validate_batch, validate_batch_for, validate_batch_from, AppendOrigin, PartitionName,
-    ValidBatch, ValidatedBatch,
+    ValidatedBatch,
 };
+pub use validator::{ValidBatch, Validator};
 
 use checkpoint::{LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE};
 use epoch_cache::LeaderEpochCache;
@@ -236,21 +240,21 @@ impl Log {
     /// Validates one client batch against this topic's settings without appending it (the
     /// produce path checks every batch of a request before appending any, then appends them
     /// with [`Log::append_validated`], which does not validate again). See `validate`.
+    /// The produce path uses [`Log::validator`] instead, so the work runs without the lock.
     pub fn validate(&self, batch: &RecordBatch, now_ms: i64) -> Result<ValidBatch> {
-        let bytes = batch.as_bytes().clone();
-        let info = validate_batch_for(
-            &bytes,
-            &self.config,
-            now_ms,
-            AppendOrigin::Client,
-            PartitionName(&self.topic, self.partition),
-        )?;
-        Ok(ValidBatch {
-            bytes,
-            info,
-            config_generation: self.config_generation,
-            now_ms,
-        })
+        self.validator()
+            .validate(batch, now_ms, &mut DecodeBudget::unlimited())
+    }
+
+    /// A snapshot of the settings to validate batches against away from this log (and its
+    /// lock); [`Log::append_validated`] notices a change made since.
+    pub fn validator(&self) -> Validator {
+        Validator {
+            config: self.config.clone(),
+            generation: self.config_generation,
+            topic: self.topic.clone(),
+            partition: self.partition,
+        }
     }
 
     fn active(&self) -> Result<&Segment> {
@@ -307,13 +311,15 @@ impl Log {
         now_ms: i64,
     ) -> Result<AppendInfo> {
         if batch.config_generation != self.config_generation {
-            return self.append(BytesMut::from(batch.bytes.as_ref()), leader_epoch, now_ms);
+            return self.append(
+                BytesMut::from(batch.original.as_ref()),
+                leader_epoch,
+                now_ms,
+            );
         }
         self.check_leader_epoch(leader_epoch)?;
         self.begin_change()?;
-        let prepared =
-            prepare::prepare_validated(batch.bytes, batch.info, &self.config, batch.now_ms)?;
-        self.write_prepared(prepared, leader_epoch, now_ms)
+        self.write_prepared(batch.prepared, leader_epoch, now_ms)
     }
 
     /// Refuses a leader epoch older than the latest one in the log.

@@ -44,13 +44,14 @@ fn validated_batches_are_checked_again_after_a_config_change() {
     let valid = log.validate(&view, NOW).unwrap();
     assert_eq!(valid.info().record_count, 1);
     // Unchanged settings: appended as validated.
-    let info = log.append_validated(valid.clone(), 0, NOW).unwrap();
+    let stale = log.validate(&view, NOW).unwrap();
+    let info = log.append_validated(valid, 0, NOW).unwrap();
     assert_eq!((info.base_offset, info.record_count), (0, 1));
     // A compacted topic refuses keyless records: the stale validation is not trusted.
     let mut compacted = LogConfig::default();
     compacted.cleanup_policy.compact = true;
     log.set_config(compacted);
-    let err = log.append_validated(valid, 0, NOW).unwrap_err();
+    let err = log.append_validated(stale, 0, NOW).unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidRecord);
     assert_eq!(log.log_end_offset(), 1);
 }

@@ -50,11 +50,8 @@ pub(crate) fn prepare_validated(
     config: &LogConfig,
     now_ms: i64,
 ) -> Result<Prepared> {
-    let target = config
-        .compression_type
-        .target()
-        .unwrap_or(validated.compression);
-    let rebuilt = target != validated.compression || !validated.offsets_in_order;
+    let target = target_codec(&validated, config);
+    let rebuilt = needs_rebuild(&validated, config);
     let mut bytes = if rebuilt {
         let bytes = rebuild(&frozen, target, config)?;
         if bytes.len() > config.max_message_bytes.max(0) as usize {
@@ -98,6 +95,20 @@ pub(crate) fn prepare_validated(
         log_append_time,
         rebuilt,
     })
+}
+
+/// The codec the stored batch uses: the topic's `compression.type`, or the producer's.
+fn target_codec(validated: &ValidatedBatch, config: &LogConfig) -> Compression {
+    config
+        .compression_type
+        .target()
+        .unwrap_or(validated.compression)
+}
+
+/// Whether the batch must be re-encoded: another codec than the topic's, or inner offset deltas
+/// other than 0, 1, 2, ...
+pub(crate) fn needs_rebuild(validated: &ValidatedBatch, config: &LogConfig) -> bool {
+    target_codec(validated, config) != validated.compression || !validated.offsets_in_order
 }
 
 /// Reclaims the buffer without copying when nothing else holds it.

@@ -30,11 +30,10 @@
 //! Kafka does, and the stored batch says CreateTime.
 
 use bytes::Bytes;
-use odradek::records::{
-    Compression, RecordBatch, TimestampType, DEFAULT_DECOMPRESSION_LIMIT, MAGIC_V2,
-};
+use odradek::records::{Compression, RecordBatch, TimestampType, MAGIC_V2};
 use odradek::ErrorCode;
 
+use super::budget::DecodeBudget;
 use super::config::LogConfig;
 use crate::{Error, RecordError, Result};
 
@@ -58,30 +57,8 @@ pub struct ValidatedBatch {
     pub base_sequence: i32,
     /// Part of a transaction.
     pub is_transactional: bool,
-}
-
-/// A client batch that passed validation against a log's settings ([`crate::log::Log::validate`]):
-/// its bytes and what validation learned. [`crate::log::Log::append_validated`] appends it
-/// without checking it again, unless the log's settings changed in between.
-#[derive(Debug, Clone)]
-pub struct ValidBatch {
-    pub(crate) bytes: Bytes,
-    pub(crate) info: ValidatedBatch,
-    /// The log's settings generation validation ran against.
-    pub(crate) config_generation: u64,
-    pub(crate) now_ms: i64,
-}
-
-impl ValidBatch {
-    /// What validation learned.
-    pub fn info(&self) -> &ValidatedBatch {
-        &self.info
-    }
-
-    /// The batch as the client sent it.
-    pub fn as_bytes(&self) -> &Bytes {
-        &self.bytes
-    }
+    /// Size of the records section once decompressed (its stored size when uncompressed).
+    pub decoded_bytes: usize,
 }
 
 /// How many record errors the partition-level message lists (Kafka shows three as well).
@@ -125,16 +102,27 @@ pub fn validate_batch_from(
     now_ms: i64,
     origin: AppendOrigin,
 ) -> Result<ValidatedBatch> {
-    validate_batch_for(batch, config, now_ms, origin, PartitionName("", -1))
+    validate_batch_for(
+        batch,
+        config,
+        now_ms,
+        origin,
+        PartitionName("", -1),
+        &mut DecodeBudget::unlimited(),
+    )
 }
 
-/// [`validate_batch_from`] for a batch of `partition` (named in record errors).
+/// [`validate_batch_from`] for a batch of `partition` (named in record errors), charging the
+/// decompressed size to `budget`, the request's [`DecodeBudget`]: a compressed batch is
+/// decompressed only up to what the budget has left, and a batch that would go beyond it fails
+/// with the budget's error (and spends it).
 pub fn validate_batch_for(
     batch: &Bytes,
     config: &LogConfig,
     now_ms: i64,
     origin: AppendOrigin,
     partition: PartitionName<'_>,
+    budget: &mut DecodeBudget,
 ) -> Result<ValidatedBatch> {
     if let Some(magic) = odradek::records::peek_magic(batch) {
         if magic != MAGIC_V2 {
@@ -168,7 +156,7 @@ pub fn validate_batch_for(
     view.validate_crc()
         .map_err(|e| kafka(ErrorCode::CorruptMessage, e.to_string()))?;
     check_header(&view, origin)?;
-    check_records(&view, config, now_ms, partition)
+    check_records(&view, config, now_ms, partition, budget)
 }
 
 fn check_header(view: &RecordBatch, origin: AppendOrigin) -> Result<()> {
@@ -264,10 +252,26 @@ fn check_records(
     config: &LogConfig,
     now_ms: i64,
     partition: PartitionName<'_>,
+    budget: &mut DecodeBudget,
 ) -> Result<ValidatedBatch> {
-    let mut records = view
-        .records_with_limit(DEFAULT_DECOMPRESSION_LIMIT)
-        .map_err(|e| kafka(ErrorCode::CorruptMessage, e.to_string()))?;
+    let compressed = view.compression() != Compression::None;
+    if compressed && budget.is_spent() {
+        return Err(budget.exceeded_error());
+    }
+    let mut records = match view.records_with_limit(budget.batch_limit()) {
+        Ok(records) => records,
+        Err(_) if compressed && budget.is_binding() => {
+            // Beyond what the request may still cost (it may be corrupt as well; either way
+            // the rest of the request is not worth decompressing).
+            budget.exhaust();
+            return Err(budget.exceeded_error());
+        }
+        Err(e) => return Err(kafka(ErrorCode::CorruptMessage, e.to_string())),
+    };
+    let decoded_bytes = records.decoded_len();
+    if compressed {
+        budget.charge(decoded_bytes);
+    }
     let mut failed: Vec<RecordError> = Vec::new();
     let mut timestamp_error = false;
     let mut count: i64 = 0;
@@ -313,6 +317,7 @@ fn check_records(
         producer_epoch: view.producer_epoch(),
         base_sequence: view.base_sequence(),
         is_transactional: view.is_transactional(),
+        decoded_bytes,
     })
 }
 
@@ -507,6 +512,7 @@ mod tests {
             NOW,
             AppendOrigin::Client,
             PartitionName("t", 3),
+            &mut DecodeBudget::unlimited(),
         )
         else {
             panic!("keyless records accepted on a compacted topic");

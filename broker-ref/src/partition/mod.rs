@@ -5,6 +5,7 @@
 //! follows the log end offset; the fields are kept apart so replication and transactions can
 //! move them independently later.
 
+mod append;
 mod markers;
 mod parallel;
 mod producer_state;
@@ -15,6 +16,7 @@ mod snapshot_tests;
 mod state;
 mod txn;
 
+pub use append::ValidRecordSet;
 pub use markers::Marker;
 pub use producer_state::{BatchRecord, ProducerState, ProducerSummary, SequenceCheck};
 pub use registry::{

@@ -4,14 +4,13 @@
 use crate::log::{AbortedTxn, AppendInfo, Log, LogConfig, ReadInfo};
 use crate::{Error, Result};
 use bytes::Bytes;
-use odradek::records::RecordBatches;
 use odradek::ErrorCode;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::markers;
 use super::parallel;
-use super::producer_state::{BatchRecord, ProducerState, SequenceCheck};
+use super::producer_state::ProducerState;
 use super::snapshot;
 
 /// The leader epoch of every partition on this single-node broker.
@@ -189,91 +188,6 @@ impl Partition {
         self.log_start_offset.store(start, Ordering::Release);
         self.high_watermark.store(hw, Ordering::Release);
         self.last_stable_offset.store(lso, Ordering::Release);
-    }
-
-    /// Validates every batch of a produce request's record set, then appends them all. Either
-    /// every batch is appended or none is.
-    pub fn append_record_set(&self, records: Bytes, now_ms: i64) -> Result<ProduceOutcome> {
-        let mut batches = Vec::new();
-        let mut set = RecordBatches::new(records);
-        for batch in set.by_ref() {
-            batches.push(batch?);
-        }
-        if set.truncated_tail() != 0 || batches.is_empty() {
-            return Err(Error::kafka(
-                ErrorCode::CorruptMessage,
-                "record set ends in a partial batch or holds no batch",
-            ));
-        }
-        let mut log = self.log()?;
-        let mut producers = self.producers()?;
-        let mut plan = Vec::with_capacity(batches.len());
-        for batch in &batches {
-            // The only validation pass: `append_validated` below trusts it.
-            let valid = log.validate(batch, now_ms)?;
-            let check = if batch.producer_id() >= 0 && batch.base_sequence() >= 0 {
-                producers
-                    .check(
-                        batch.producer_id(),
-                        batch.producer_epoch(),
-                        batch.base_sequence(),
-                        batch.last_sequence(),
-                    )
-                    .map_err(|code| {
-                        Error::kafka(
-                            code,
-                            format!("producer {}: {}", batch.producer_id(), code.name()),
-                        )
-                    })?
-            } else if batch.is_transactional() {
-                return Err(Error::kafka(
-                    ErrorCode::InvalidRecord,
-                    "a transactional batch needs a producer id and sequence",
-                ));
-            } else {
-                SequenceCheck::Append
-            };
-            plan.push((valid, check));
-        }
-        let mut first_offset: Option<i64> = None;
-        let mut log_append_time = -1;
-        for (batch, (valid, check)) in batches.into_iter().zip(plan) {
-            if let SequenceCheck::Duplicate { base_offset } = check {
-                // A retry of a batch already written: acknowledge the original offset.
-                first_offset.get_or_insert(base_offset);
-                continue;
-            }
-            let (pid, epoch, first_seq, last_seq, transactional) = (
-                batch.producer_id(),
-                batch.producer_epoch(),
-                batch.base_sequence(),
-                batch.last_sequence(),
-                batch.is_transactional(),
-            );
-            let info = log.append_validated(valid, LEADER_EPOCH, now_ms)?;
-            self.snapshot_if_rolled(&log, &producers, &info);
-            if pid >= 0 && first_seq >= 0 {
-                producers.record(BatchRecord {
-                    producer_id: pid,
-                    epoch,
-                    first_seq,
-                    last_seq,
-                    base_offset: info.base_offset,
-                    max_timestamp: info.max_timestamp,
-                    transactional,
-                });
-            }
-            log_append_time = info.log_append_time;
-            first_offset.get_or_insert(info.base_offset);
-        }
-        self.publish_offsets(&mut log, &producers);
-        drop(producers);
-        let base_offset = first_offset.unwrap_or(-1);
-        Ok(ProduceOutcome {
-            base_offset,
-            log_append_time,
-            log_start_offset: log.log_start_offset(),
-        })
     }
 
     /// Reads from `offset`, bounded by the high watermark, or for read_committed by the last

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
-use odradek::protocol::{api_name, decode_request, encode_response_kind, RequestPrefix};
+use odradek::protocol::{api_name, encode_response_kind, RequestPrefix};
 
+use super::bounded_decode::decode_request_bounded;
 use super::chunked;
 use super::intercept::{Action, Interceptor};
 use super::items::{self, Item};
@@ -74,7 +75,7 @@ pub async fn dispatch_with(
             ))
         }
     }
-    let request = match decode_request(frame) {
+    let request = match decode_request_bounded(frame) {
         Ok(r) => r,
         Err(e) => return Reply::Close(e.to_string()),
     };

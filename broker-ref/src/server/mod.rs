@@ -10,6 +10,8 @@
 //! flushed only when no further complete request is already buffered, so pipelined requests
 //! share system calls.
 
+pub mod alloc_meter;
+pub mod bounded_decode;
 mod chunked;
 mod connection;
 mod dispatch;

@@ -218,6 +218,12 @@ pub struct Records {
 }
 
 impl Records {
+    /// Size of the decoded records section: the decompressed bytes for a compressed batch.
+    /// Lets a decoder of untrusted batches charge a budget wider than one batch.
+    pub fn decoded_len(&self) -> usize {
+        self.data.len()
+    }
+
     /// Records not yet yielded, per the batch header.
     pub fn remaining(&self) -> usize {
         self.remaining.max(0) as usize
