@@ -486,12 +486,17 @@ mod tests {
         );
         // Refused unless Kafka's default.
         assert_eq!(
-            code(Level::Broker, "max.connections.per.ip", "10"),
+            code(Level::Broker, "max.connection.creation.rate", "10"),
             Err(ErrorCode::InvalidConfig)
         );
         assert_eq!(
-            code(Level::Broker, "max.connections.per.ip", "2147483647"),
+            code(Level::Broker, "max.connection.creation.rate", "2147483647"),
             Ok(())
+        );
+        // Honoured at startup only: refused at runtime, naming where to set it.
+        assert_eq!(
+            code(Level::Broker, "max.connections.per.ip", "10"),
+            Err(ErrorCode::InvalidRequest)
         );
         d.alter(Level::Broker, &[set(relogin, "1234")], false, false)
             .unwrap();

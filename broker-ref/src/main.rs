@@ -188,6 +188,42 @@ fn tune_malloc() {
     }
 }
 
+/// Raises the soft limit on open files to the hard limit, as a broker wants every descriptor
+/// it may have (a segment, its indexes and every connection each take one); the new limit is
+/// logged, and what the broker then refuses for want of descriptors says so.
+fn raise_descriptor_limit() {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit/setrlimit only read and write the struct passed to them.
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+                return;
+            }
+            let before = limit.rlim_cur;
+            if limit.rlim_cur < limit.rlim_max {
+                limit.rlim_cur = limit.rlim_max;
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                    tracing::warn!(
+                        soft = before,
+                        hard = limit.rlim_max,
+                        "could not raise the open files limit"
+                    );
+                    return;
+                }
+            }
+            tracing::info!(
+                from = before,
+                to = limit.rlim_cur,
+                "open files limit (RLIMIT_NOFILE)"
+            );
+        }
+    }
+}
+
 fn main() -> ExitCode {
     tune_malloc();
     tracing_subscriber::fmt()
@@ -198,6 +234,7 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
+    raise_descriptor_limit();
     let args = match parse_args() {
         Ok(a) => a,
         Err(msg) => {

@@ -347,13 +347,20 @@ fn broker_errors_match_kafka() {
     let kafka = incremental(&mut b.kafka, BROKER, "1", &dup, true);
     same_error("duplicate keys", ours, kafka);
     // Documented differences: a refused key with a non-default value, and an unknown key.
-    for (key, value) in [("max.connections.per.ip", "10"), ("no.such.key", "1")] {
+    for (key, value) in [("max.connection.creation.rate", "10"), ("no.such.key", "1")] {
         let kafka = incremental(&mut b.kafka, BROKER, "1", &[(key, SET, Some(value))], true);
         assert_eq!(kafka.0, 0, "Kafka accepts {key}: {kafka:?}");
         let ours = incremental(&mut b.ours, BROKER, "1", &[(key, SET, Some(value))], true);
         assert_eq!(ours.0, 40, "we refuse {key} with INVALID_CONFIG: {ours:?}");
         assert!(ours.1.is_some_and(|m| m.contains(key)));
     }
+    // A key this broker applies only at startup: INVALID_REQUEST, naming it.
+    let key = "max.connections.per.ip";
+    let kafka = incremental(&mut b.kafka, BROKER, "1", &[(key, SET, Some("10"))], true);
+    assert_eq!(kafka.0, 0, "Kafka accepts {key}: {kafka:?}");
+    let ours = incremental(&mut b.ours, BROKER, "1", &[(key, SET, Some("10"))], true);
+    assert_eq!(ours.0, 42, "we refuse {key} at runtime: {ours:?}");
+    assert!(ours.1.is_some_and(|m| m.contains(key) && m.contains("only at startup")));
 }
 
 #[test]

@@ -202,7 +202,40 @@ impl BrokerConfig {
             }
         }
         self.listeners()?;
+        let overrides = self.max_connections_per_ip_overrides()?;
+        if self.int("max.connections.per.ip") == 0 && overrides.is_empty() {
+            return Err(Error::config(
+                "max.connections.per.ip",
+                "can be set to zero only if max.connections.per.ip.overrides is set",
+            ));
+        }
         Ok(())
+    }
+
+    /// `max.connections.per.ip.overrides`: `host:count` pairs separated by commas (the host is
+    /// an address or a name; an IPv6 address is everything before the last colon).
+    pub fn max_connections_per_ip_overrides(&self) -> Result<Vec<(String, i32)>> {
+        const KEY: &str = "max.connections.per.ip.overrides";
+        let mut pairs = Vec::new();
+        for entry in self
+            .get(KEY)
+            .split(',')
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+        {
+            let parsed = entry.rsplit_once(':').and_then(|(host, count)| {
+                let count = count.trim().parse::<i32>().ok().filter(|c| *c >= 0)?;
+                let host = host.trim().trim_start_matches('[').trim_end_matches(']');
+                (!host.is_empty()).then(|| (host.to_string(), count))
+            });
+            pairs.push(parsed.ok_or_else(|| {
+                Error::config(
+                    KEY,
+                    format!("`{entry}` is not host:count with a count of 0 or more"),
+                )
+            })?);
+        }
+        Ok(pairs)
     }
 
     /// The raw value of a known key (empty when unset without default).
@@ -547,8 +580,26 @@ mod tests {
             err.to_string().contains("create.topic.policy.class.name"),
             "{err}"
         );
-        assert!(BrokerConfig::from_entries([("max.connections.per.ip", "2147483647")]).is_ok());
-        assert!(BrokerConfig::from_entries([("max.connections.per.ip", "10")]).is_err());
+        assert!(BrokerConfig::from_entries([("max.connections.per.ip", "10")]).is_ok());
+        let zero = BrokerConfig::from_entries([("max.connections.per.ip", "0")]).unwrap_err();
+        assert!(
+            zero.to_string()
+                .contains("max.connections.per.ip.overrides"),
+            "{zero}"
+        );
+        assert!(BrokerConfig::from_entries([
+            ("max.connections.per.ip", "0"),
+            (
+                "max.connections.per.ip.overrides",
+                "10.0.0.1:5, [::1]:2 ,db-host:7"
+            )
+        ])
+        .is_ok());
+        for bad in ["10.0.0.1", "10.0.0.1:-1", ":5", "h:x"] {
+            let err = BrokerConfig::from_entries([("max.connections.per.ip.overrides", bad)])
+                .unwrap_err();
+            assert!(err.to_string().contains(bad), "{err}");
+        }
         // Null defaults are null; broker.id follows node.id's value and source.
         let c = BrokerConfig::from_entries([("node.id", "3")]).unwrap();
         assert!(c.is_null("log.retention.ms"));

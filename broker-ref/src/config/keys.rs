@@ -104,6 +104,8 @@ const HONOURED: &[&str] = &[
     "socket.request.max.bytes",
     "connections.max.idle.ms",
     "max.connections",
+    "max.connections.per.ip",
+    "max.connections.per.ip.overrides",
     "num.recovery.threads.per.data.dir",
     "group.initial.rebalance.delay.ms",
     "group.min.session.timeout.ms",
@@ -210,14 +212,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "producer.id.expiration.ms",
         "idempotent producer state does not expire yet",
-    ),
-    (
-        "max.connections.per.ip",
-        "per-IP connection limits are not enforced (max.connections is)",
-    ),
-    (
-        "max.connections.per.ip.overrides",
-        "per-IP connection limits are not enforced (max.connections is)",
     ),
     (
         "max.connection.creation.rate",

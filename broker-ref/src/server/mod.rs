@@ -10,10 +10,12 @@
 //! flushed only when no further complete request is already buffered, so pipelined requests
 //! share system calls.
 
+pub(crate) mod accept_backoff;
 pub mod alloc_meter;
 pub mod bounded_decode;
 mod chunked;
 mod connection;
+pub(crate) mod connection_limits;
 mod dispatch;
 pub mod intercept;
 pub mod items;
@@ -160,12 +162,17 @@ pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
     let (shutdown, shutdown_rx) = watch::channel(false);
     let mut tasks = Vec::new();
     let mut addresses = Vec::new();
+    // One set of limits for every listener: max.connections bounds the broker.
+    let limits = Arc::new(connection_limits::ConnectionLimits::from_config(
+        &broker.config,
+    )?);
     for (sec, listener, local) in bound {
         addresses.push((sec.spec.name.clone(), sec.spec.protocol, local));
         tasks.push(tokio::spawn(accept_loop(
             sec,
             listener,
             shared.clone(),
+            limits.clone(),
             shutdown_rx.clone(),
         )));
     }
@@ -210,25 +217,38 @@ async fn accept_loop(
     security: Arc<ListenerSecurity>,
     listener: TcpListener,
     shared: Shared,
+    limits: Arc<connection_limits::ConnectionLimits>,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let max_connections = shared.broker.config.int("max.connections").max(1) as usize;
-    let permits = Arc::new(tokio::sync::Semaphore::new(max_connections));
     let mut connections = tokio::task::JoinSet::new();
+    let mut backoff = accept_backoff::AcceptBackoff::default();
     loop {
         tokio::select! {
             _ = shutdown.changed() => break,
             accepted = listener.accept() => {
                 let (stream, peer) = match accepted {
-                    Ok(a) => a,
+                    Ok(a) => {
+                        backoff.succeeded();
+                        a
+                    }
                     Err(e) => {
-                        tracing::warn!(error = %e, "accept failed");
+                        let pause = backoff.failed(&e);
+                        if !pause.is_zero() {
+                            tokio::select! {
+                                _ = shutdown.changed() => break,
+                                _ = tokio::time::sleep(pause) => {}
+                            }
+                        }
                         continue;
                     }
                 };
-                let Ok(permit) = permits.clone().try_acquire_owned() else {
-                    tracing::warn!(%peer, "max.connections reached, closing new connection");
-                    continue;
+                let permit = match limits.admit(peer.ip()) {
+                    Ok(permit) => permit,
+                    Err(refusal) => {
+                        // Kafka logs these at info as well: one line per refused connection.
+                        tracing::info!(%peer, "closing new connection: {refusal}");
+                        continue;
+                    }
                 };
                 let (shared, security) = (shared.clone(), security.clone());
                 let shutdown = shutdown.clone();

@@ -19,6 +19,7 @@ use super::topology::{CoordinatorKind, NodeInfo, PartitionRole, Topology};
 use super::view::{read, NodeView};
 use crate::broker::Broker;
 use crate::config::BrokerConfig;
+use crate::server::connection_limits::ConnectionLimits;
 use crate::server::{spawn_maintenance, Action, Interceptor, LoggedRequest, Rule, RuleId};
 use crate::{Error, Result};
 
@@ -343,6 +344,8 @@ async fn boot(
             interceptor: interceptor.clone(),
             view,
             connections,
+            // Each node keeps max.connections and max.connections.per.ip on its own, as a broker.
+            limits: Arc::new(ConnectionLimits::from_config(&broker.config)?),
             shutdown: shutdown.clone(),
         };
         nodes.push(Arc::new(Node::start(id, l, serving)?));

@@ -13,6 +13,8 @@ use tokio::task::JoinHandle;
 
 use crate::broker::Broker;
 use crate::security::ListenerSecurity;
+use crate::server::accept_backoff::AcceptBackoff;
+use crate::server::connection_limits::ConnectionLimits;
 use crate::server::{serve_connection, ClusterView, Interceptor};
 use crate::{Error, Result};
 
@@ -101,6 +103,8 @@ pub(crate) struct Serving {
     pub(crate) interceptor: Arc<Interceptor>,
     pub(crate) view: Arc<dyn ClusterView>,
     pub(crate) connections: Arc<Connections>,
+    /// This node's `max.connections` / `max.connections.per.ip`.
+    pub(crate) limits: Arc<ConnectionLimits>,
     pub(crate) shutdown: watch::Receiver<bool>,
 }
 
@@ -190,11 +194,22 @@ async fn accept_loop(listener: TcpListener, serving: Serving) {
             return;
         }
     };
+    let mut backoff = AcceptBackoff::default();
     loop {
         let (stream, peer) = match listener.accept().await {
-            Ok(a) => a,
+            Ok(a) => {
+                backoff.succeeded();
+                a
+            }
             Err(e) => {
-                tracing::warn!(error = %e, "test cluster: accept failed");
+                tokio::time::sleep(backoff.failed(&e)).await;
+                continue;
+            }
+        };
+        let permit = match serving.limits.admit(peer.ip()) {
+            Ok(permit) => permit,
+            Err(refusal) => {
+                tracing::info!(%peer, "test cluster: closing new connection: {refusal}");
                 continue;
             }
         };
@@ -216,6 +231,7 @@ async fn accept_loop(listener: TcpListener, serving: Serving) {
                 )
                 .await;
             }
+            drop(permit);
         });
         serving.connections.add(peer, task);
         let _ = go.send(());

@@ -1,0 +1,216 @@
+//! Connection limits and descriptor exhaustion, against the real broker binary: many idle
+//! connections from one address are cut to `max.connections.per.ip` without blocking a client
+//! elsewhere, `max.connections` bounds the broker, and a broker out of file descriptors waits
+//! in its accept loop instead of spinning a core and flooding its log.
+
+#![cfg(target_os = "linux")]
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::io::ErrorKind;
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{temp_dir, BrokerProcess, Client};
+use kafka_protocol::messages::{ApiVersionsRequest, MetadataRequest};
+
+/// Raises this test process's open files limit so it can hold thousands of connections.
+fn raise_open_files_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed to them.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
+        limit.rlim_cur = limit.rlim_max;
+        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
+    }
+}
+
+/// Opens `n` TCP connections to `to` from the loopback address `from` (bound before connecting).
+fn connect_from(from: &str, to: SocketAddr, n: usize) -> Vec<TcpStream> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut streams = Vec::with_capacity(n);
+        for _ in 0..n {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+            let stream = socket.connect(to).await.unwrap();
+            streams.push(stream.into_std().unwrap());
+        }
+        streams
+    })
+}
+
+/// How many of `streams` the broker has not closed, once it has had `settle` to close them.
+fn still_open(streams: &[TcpStream], settle: Duration) -> usize {
+    std::thread::sleep(settle);
+    let mut buf = [0u8; 1];
+    streams
+        .iter()
+        .filter(|s| {
+            s.set_nonblocking(true).unwrap();
+            match s.peek(&mut buf) {
+                Ok(0) => false,
+                Ok(_) => true,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => true,
+                Err(_) => false,
+            }
+        })
+        .count()
+}
+
+/// A well-behaved client's round trips: ApiVersions and Metadata on a new connection.
+fn round_trips(addr: &str) -> Duration {
+    let started = Instant::now();
+    let mut client = Client::connect(addr);
+    assert_eq!(client.call(&ApiVersionsRequest::default(), 3).error_code, 0);
+    let metadata = client.call(
+        &MetadataRequest::default().with_topics(Some(Vec::new())),
+        12,
+    );
+    assert_eq!(metadata.brokers.len(), 1);
+    started.elapsed()
+}
+
+#[test]
+fn idle_connections_beyond_the_limits_are_refused_without_blocking_other_clients() {
+    raise_open_files_limit();
+    let dir = temp_dir("conn-limits");
+    let broker = BrokerProcess::start(
+        &dir,
+        &[
+            ("max.connections", "1000"),
+            ("max.connections.per.ip.overrides", "127.0.0.2:100"),
+        ],
+    );
+    let addr: SocketAddr = broker.addr.parse().unwrap();
+
+    // 2,000 idle connections from one address: the broker keeps 100 and closes the rest.
+    let flood = connect_from("127.0.0.2", addr, 2_000);
+    assert_eq!(still_open(&flood, Duration::from_secs(2)), 100);
+    // A client on another address is served as usual meanwhile.
+    let took = round_trips(&broker.addr);
+    assert!(took < Duration::from_secs(10), "round trips took {took:?}");
+
+    // 2,000 more from a third address (no per-address limit): the broker-wide limit of 1,000
+    // keeps 900 of them (100 slots are held from 127.0.0.2).
+    let second = connect_from("127.0.0.3", addr, 2_000);
+    assert_eq!(still_open(&second, Duration::from_secs(2)), 900);
+    // At the broker-wide limit a new connection is closed at once...
+    let mut refused = TcpStream::connect(addr).unwrap();
+    refused
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut buf = [0u8; 1];
+    assert_eq!(
+        std::io::Read::read(&mut refused, &mut buf).unwrap_or(0),
+        0,
+        "a connection beyond max.connections was kept"
+    );
+    // ...and once the idle connections go, their slots come back.
+    drop(second);
+    drop(flood);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut client = Client::connect(&broker.addr);
+        if client
+            .try_send(&ApiVersionsRequest::default(), 3)
+            .is_ok_and(|_| client.read_frame().is_ok())
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "slots never came back");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    broker.stop();
+}
+
+/// User plus system CPU time of process `pid`, from /proc.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    // SAFETY: sysconf only reads a system constant.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Duration::from_millis(ticks * 1000 / per_second)
+}
+
+#[test]
+fn a_broker_out_of_file_descriptors_waits_instead_of_spinning() {
+    raise_open_files_limit();
+    let dir = temp_dir("emfile");
+    let log = dir.join("broker.log");
+    // The broker raises its soft limit to the hard one; `ulimit -n` lowers both.
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -n 64 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_odradek-broker"))
+        .args(["--override", "listeners=PLAINTEXT://127.0.0.1:0"])
+        .arg("--override")
+        .arg(format!("log.dirs={}", dir.join("data").display()))
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let addr: SocketAddr = line
+        .trim()
+        .strip_prefix("odradek-broker listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .parse()
+        .unwrap();
+
+    // More connections than the broker has descriptors (it serves ~50 with 64): accept fails
+    // with EMFILE while the rest wait in the listen backlog (128 deep).
+    let held = connect_from("127.0.0.1", addr, 150);
+    std::thread::sleep(Duration::from_millis(500));
+    let before = cpu_time(child.id());
+    std::thread::sleep(Duration::from_secs(3));
+    let spent = cpu_time(child.id()) - before;
+    // Spinning on accept costs a whole core (3 s); waiting costs next to nothing.
+    assert!(
+        spent < Duration::from_millis(750),
+        "the broker used {spent:?} of CPU in 3 s"
+    );
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("accept failed"), "{logged}");
+    assert!(
+        logged.len() < 64 * 1024,
+        "{} bytes of log in 3.5 s",
+        logged.len()
+    );
+
+    // Descriptors back: the broker serves again.
+    drop(held);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let served = TcpStream::connect(addr).ok().is_some_and(|_| {
+            let mut client = Client::connect(&addr.to_string());
+            client
+                .try_send(&ApiVersionsRequest::default(), 3)
+                .is_ok_and(|_| client.read_frame().is_ok())
+        });
+        if served {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the broker did not recover");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}
