@@ -360,7 +360,9 @@ fn broker_errors_match_kafka() {
     assert_eq!(kafka.0, 0, "Kafka accepts {key}: {kafka:?}");
     let ours = incremental(&mut b.ours, BROKER, "1", &[(key, SET, Some("10"))], true);
     assert_eq!(ours.0, 42, "we refuse {key} at runtime: {ours:?}");
-    assert!(ours.1.is_some_and(|m| m.contains(key) && m.contains("only at startup")));
+    assert!(ours
+        .1
+        .is_some_and(|m| m.contains(key) && m.contains("only at startup")));
 }
 
 #[test]

@@ -110,6 +110,7 @@ const HONOURED: &[&str] = &[
     "group.initial.rebalance.delay.ms",
     "group.min.session.timeout.ms",
     "group.max.session.timeout.ms",
+    "group.max.size",
     // The defaults and bounds of the GROUP config resource (`crate::group_config`).
     "group.consumer.session.timeout.ms",
     "group.consumer.heartbeat.interval.ms",
@@ -127,6 +128,8 @@ const HONOURED: &[&str] = &[
     "transaction.max.timeout.ms",
     "transaction.abort.timed.out.transaction.cleanup.interval.ms",
     "transactional.id.expiration.ms",
+    "producer.id.expiration.ms",
+    "producer.id.expiration.check.interval.ms",
     "ssl.keystore.type",
     "ssl.keystore.location",
     "ssl.keystore.password",
@@ -204,14 +207,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "queued.max.requests",
         "the number of requests queued per connection is not bounded yet",
-    ),
-    (
-        "group.max.size",
-        "the number of members of a group is not bounded yet",
-    ),
-    (
-        "producer.id.expiration.ms",
-        "idempotent producer state does not expire yet",
     ),
     (
         "max.connection.creation.rate",
@@ -493,10 +488,6 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
     (
         "add.partitions.to.txn.",
         "inter-broker transaction verification retries",
-    ),
-    (
-        "producer.id.expiration.check.interval.ms",
-        "Kafka-internal setting",
     ),
     (
         "delete.records.purgatory.",

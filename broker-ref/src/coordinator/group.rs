@@ -295,6 +295,38 @@ impl Group {
         std::mem::take(&mut self.dirty)
     }
 
+    /// Kafka's `acceptJoiningMember` for `group.max.size`: an empty group takes anyone; while
+    /// preparing a rebalance, a member already waiting is accepted and others while fewer than
+    /// `max_size` wait; otherwise, a member is accepted and a newcomer while the group has
+    /// fewer than `max_size` members. As in Kafka, a join without a member id is a newcomer,
+    /// a restarted static member too.
+    pub fn admits_joining(&self, member_id: &str, max_size: usize) -> bool {
+        let known = self.member_index(member_id);
+        match self.state {
+            GroupState::Empty | GroupState::Dead => true,
+            GroupState::PreparingRebalance => {
+                known.is_some_and(|i| self.members[i].join_waiter.is_some())
+                    || self
+                        .members
+                        .iter()
+                        .filter(|m| m.join_waiter.is_some())
+                        .count()
+                        < max_size
+            }
+            GroupState::CompletingRebalance | GroupState::Stable => {
+                known.is_some() || self.members.len() < max_size
+            }
+        }
+    }
+
+    /// Turns away a member `group.max.size` does not admit: a known one leaves the group (as
+    /// in Kafka, so the rebalance completes without it).
+    pub fn refuse_joining(&mut self, member_id: &str, now: Instant, initial_delay: Duration) {
+        if let Some(i) = self.member_index(member_id) {
+            self.remove_member(i, ErrorCode::GroupMaxSizeReached, now, initial_delay);
+        }
+    }
+
     fn member_index(&self, id: &str) -> Option<usize> {
         self.members.iter().position(|m| m.id == id)
     }
@@ -1174,5 +1206,28 @@ mod tests {
         assert!(rx.try_recv().is_err(), "still within the delay");
         g.tick(now + Duration::from_millis(301), 301, delay);
         assert_eq!(rx.try_recv().expect("joined after the delay").generation, 1);
+    }
+
+    #[test]
+    fn group_max_size_admits_members_and_turns_newcomers_away() {
+        let now = Instant::now();
+        let (mut g, a, b) = stable_group_of_two(now);
+        assert_eq!(g.state, GroupState::Stable);
+        // Full at 2: members rejoin, a newcomer (or a pending id) is refused.
+        assert!(g.admits_joining(&a, 2));
+        assert!(!g.admits_joining("", 2));
+        assert!(!g.admits_joining("someone-new", 2));
+        assert!(g.admits_joining("", 3));
+        // Preparing a rebalance: only members already waiting count.
+        // The leader rejoining starts a rebalance.
+        let _pa = g.join(params(&a, &["range", "roundrobin"]), now, Duration::ZERO);
+        assert_eq!(g.state, GroupState::PreparingRebalance);
+        assert!(g.admits_joining(&a, 1), "a waiting member stays");
+        assert!(!g.admits_joining(&b, 1), "one is already waiting");
+        assert!(g.admits_joining(&b, 2));
+        // A member turned away leaves, so the rebalance completes without it.
+        g.refuse_joining(&b, now, Duration::ZERO);
+        assert_eq!(g.members.len(), 1);
+        assert_eq!(g.state, GroupState::CompletingRebalance);
     }
 }

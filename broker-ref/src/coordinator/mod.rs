@@ -53,6 +53,8 @@ pub struct GroupCoordinator {
     min_session: Duration,
     max_session: Duration,
     max_metadata: usize,
+    /// `group.max.size`: members a classic group admits.
+    max_group_size: usize,
     offsets_partitions: i32,
     retention_ms: i64,
     /// `__consumer_offsets`, created on first use.
@@ -120,6 +122,7 @@ impl GroupCoordinator {
                 broker_config.int("group.max.session.timeout.ms").max(0) as u64,
             ),
             max_metadata: broker_config.int("offset.metadata.max.bytes").max(0) as usize,
+            max_group_size: broker_config.int("group.max.size").max(1) as usize,
             offsets_partitions: partitions,
             retention_ms: i64::from(broker_config.int("offsets.retention.minutes"))
                 .saturating_mul(60_000),
@@ -299,6 +302,12 @@ impl GroupCoordinator {
             let group = groups
                 .entry(group_id.to_string())
                 .or_insert_with(|| Group::new(group_id, now_ms()));
+            if !group.admits_joining(&params.member_id, self.max_group_size) {
+                group.refuse_joining(&params.member_id, Instant::now(), self.initial_delay);
+                self.persist_if_dirty(group);
+                // Kafka answers with no member id.
+                return error_join(ErrorCode::GroupMaxSizeReached, "");
+            }
             let pending = group.join(params, Instant::now(), self.initial_delay);
             self.persist_if_dirty(group);
             pending

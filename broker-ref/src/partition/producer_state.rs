@@ -297,6 +297,17 @@ impl ProducerState {
         state
     }
 
+    /// Kafka's `removeExpiredProducers` (`producer.id.expiration.ms`): forgets every producer
+    /// without an open transaction whose last batch or marker is `expiration_ms` or more older
+    /// than `now_ms`. Returns how many were forgotten.
+    pub fn remove_expired(&mut self, now_ms: i64, expiration_ms: i64) -> usize {
+        let before = self.producers.len();
+        self.producers.retain(|_, e| {
+            e.txn_first_offset.is_some() || now_ms.saturating_sub(e.last_timestamp) < expiration_ms
+        });
+        before - self.producers.len()
+    }
+
     /// Producers tracked.
     pub fn len(&self) -> usize {
         self.producers.len()
@@ -419,5 +430,25 @@ mod tests {
         let mut s = ProducerState::default();
         s.record(rec(1, 0, i32::MAX - 1, i32::MAX, 0));
         assert_eq!(s.check(1, 0, 0, 3), Ok(SequenceCheck::Append));
+    }
+
+    #[test]
+    fn idle_producers_expire_unless_in_a_transaction() {
+        let mut s = ProducerState::default();
+        let mut old = rec(1, 0, 0, 0, 0);
+        old.max_timestamp = 1_000;
+        s.record(old);
+        let mut fresh = rec(2, 0, 0, 0, 1);
+        fresh.max_timestamp = 9_500;
+        s.record(fresh);
+        let mut txn = rec(3, 0, 0, 0, 2);
+        txn.max_timestamp = 1_000;
+        txn.transactional = true;
+        s.record(txn);
+        assert_eq!(s.remove_expired(10_000, 5_000), 1);
+        let left: Vec<i64> = s.summaries().iter().map(|p| p.producer_id).collect();
+        assert_eq!(left, [2, 3]);
+        // A retry of the forgotten producer's batch is no longer recognised as a duplicate.
+        assert_eq!(s.check(1, 0, 0, 0), Ok(SequenceCheck::Append));
     }
 }

@@ -141,6 +141,19 @@ impl Partition {
         log.close()
     }
 
+    /// Forgets idempotent producers idle for `expiration_ms` (`producer.id.expiration.ms`,
+    /// see [`ProducerState::remove_expired`]); when any went, writes a producer snapshot at the
+    /// log end offset so a restart does not bring them back. Returns how many went.
+    pub fn expire_producers(&self, now_ms: i64, expiration_ms: i64) -> Result<usize> {
+        let log = self.log()?;
+        let mut producers = self.producers()?;
+        let removed = producers.remove_expired(now_ms, expiration_ms);
+        if removed > 0 {
+            snapshot::write(log.dir(), log.log_end_offset(), &producers)?;
+        }
+        Ok(removed)
+    }
+
     /// Snapshots the producer state when `info`'s batch opened a new segment. Called before the
     /// batch is recorded, so the snapshot covers exactly the offsets below the new segment's
     /// base. A failure costs replay time at the next open only, so it is logged, not returned.

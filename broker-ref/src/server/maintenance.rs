@@ -1,7 +1,8 @@
 //! Background upkeep: retention and timed flush every `log.retention.check.interval.ms`, the
 //! log cleaner (compaction) every `log.cleaner.backoff.ms` when `log.cleaner.enable` is true,
-//! group timers, and transaction timeouts every
-//! `transaction.abort.timed.out.transaction.cleanup.interval.ms`.
+//! group timers, transaction timeouts every
+//! `transaction.abort.timed.out.transaction.cleanup.interval.ms`, and idle producers' state
+//! every `producer.id.expiration.check.interval.ms`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,8 +23,48 @@ pub async fn run(broker: Arc<Broker>, shutdown: watch::Receiver<bool>) {
         retention_loop(broker.clone(), shutdown.clone()),
         group_timers(broker.clone(), shutdown.clone()),
         txn_timers(broker.clone(), shutdown.clone()),
+        producer_expiry(broker.clone(), shutdown.clone()),
         cleaner_loop(broker, shutdown)
     );
+}
+
+/// Every `producer.id.expiration.check.interval.ms`, forgets the idempotent producers of every
+/// partition that have written nothing for `producer.id.expiration.ms` (Kafka's
+/// `PeriodicProducerExpirationCheck`), so short-lived producers do not pile up in memory and in
+/// every producer snapshot.
+async fn producer_expiry(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) {
+    let interval = broker
+        .config
+        .long("producer.id.expiration.check.interval.ms")
+        .clamp(1, i64::from(u32::MAX)) as u64;
+    let expiration = broker.config.long("producer.id.expiration.ms");
+    let period = Duration::from_millis(interval);
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = ticker.tick() => {}
+        }
+        let now = now_ms();
+        let mut expired = 0;
+        for topic in broker.topics.list() {
+            for partition in topic.partitions() {
+                match partition.expire_producers(now, expiration) {
+                    Ok(n) => expired += n,
+                    Err(e) => {
+                        tracing::warn!(topic = %topic.name, partition = partition.index(), error = %e, "producer expiration failed")
+                    }
+                }
+            }
+        }
+        if expired > 0 {
+            tracing::debug!(
+                producers = expired,
+                "expired idle producers (producer.id.expiration.ms)"
+            );
+        }
+    }
 }
 
 async fn retention_loop(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) {
