@@ -14,7 +14,15 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{temp_dir, BrokerProcess, Client};
-use kafka_protocol::messages::{ApiVersionsRequest, MetadataRequest};
+use kafka_protocol::messages::create_topics_request::CreatableTopic;
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::{
+    ApiVersionsRequest, CreateTopicsRequest, FetchRequest, MetadataRequest, ProduceRequest,
+    TopicName,
+};
+use kafka_protocol::protocol::StrBytes;
+use odradek::records::{BatchBuilder, Compression};
 
 /// Raises this test process's open files limit so it can hold thousands of connections.
 fn raise_open_files_limit() {
@@ -213,4 +221,117 @@ fn a_broker_out_of_file_descriptors_waits_instead_of_spinning() {
     let _ = child.kill();
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn topic_name(s: &str) -> TopicName {
+    TopicName(StrBytes::from_string(s.to_string()))
+}
+
+/// Writes ~1 MiB of records (just under max.message.bytes) to partition 0 of a new topic `topic`.
+fn fill_topic(client: &mut Client, topic: &str) {
+    let create = CreateTopicsRequest::default()
+        .with_topics(vec![CreatableTopic::default()
+            .with_name(topic_name(topic))
+            .with_num_partitions(1)
+            .with_replication_factor(1)])
+        .with_timeout_ms(5000);
+    assert_eq!(client.call(&create, 7).topics[0].error_code, 0);
+    let mut batch = BatchBuilder::new(Compression::None);
+    for _ in 0..15 {
+        batch.append(0, None, Some(&[7u8; 64 * 1024]), &[]).unwrap();
+    }
+    let produce = ProduceRequest::default()
+        .with_acks(1)
+        .with_timeout_ms(5000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name(topic_name(topic))
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(0)
+                .with_records(Some(batch.build().unwrap()))])]);
+    let resp = client.call(&produce, 9);
+    assert_eq!(resp.responses[0].partition_responses[0].error_code, 0);
+}
+
+/// One Fetch of everything in partition 0 of `topic` (a ~1 MiB response), as a frame.
+fn fetch_frame(topic: &str, correlation_id: i32) -> Vec<u8> {
+    use kafka_protocol::messages::RequestHeader;
+    let fetch = FetchRequest::default()
+        .with_max_wait_ms(0)
+        .with_min_bytes(1)
+        .with_max_bytes(8 << 20)
+        .with_session_epoch(-1)
+        .with_topics(vec![FetchTopic::default()
+            .with_topic(topic_name(topic))
+            .with_partitions(vec![FetchPartition::default()
+                .with_partition(0)
+                .with_fetch_offset(0)
+                .with_partition_max_bytes(4 << 20)])]);
+    let header = RequestHeader::default()
+        .with_request_api_key(1)
+        .with_request_api_version(12)
+        .with_correlation_id(correlation_id);
+    let body = odradek::protocol::encode_request(&header, &fetch).unwrap();
+    let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+    frame.extend_from_slice(&body);
+    frame
+}
+
+#[test]
+fn a_client_that_never_reads_its_responses_is_closed_and_frees_its_slot() {
+    let dir = temp_dir("never-reads");
+    let broker = BrokerProcess::start(
+        &dir,
+        &[
+            ("connections.max.idle.ms", "2000"),
+            ("max.connections", "2"),
+        ],
+    );
+    let mut setup = broker.client();
+    fill_topic(&mut setup, "big");
+    drop(setup);
+
+    // Fetch after Fetch, never reading: the socket buffers fill, the broker's write stalls.
+    let mut stalled = TcpStream::connect(&broker.addr).unwrap();
+    stalled
+        .set_write_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let started = Instant::now();
+    let mut correlation = 0;
+    let closed_after = loop {
+        correlation += 1;
+        match std::io::Write::write_all(&mut stalled, &fetch_frame("big", correlation)) {
+            Ok(()) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(_) => break started.elapsed(),
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the broker kept a client that never reads"
+        );
+    };
+    // Closed by the write deadline, not before (the first responses were written at once).
+    assert!(
+        closed_after >= Duration::from_secs(2),
+        "closed after {closed_after:?}"
+    );
+
+    // Its slot is free again: with max.connections=2, two new clients are served at once.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut a = Client::connect(&broker.addr);
+        let mut b = Client::connect(&broker.addr);
+        let served = |c: &mut Client| {
+            c.try_send(&ApiVersionsRequest::default(), 3)
+                .is_ok_and(|_| c.read_frame().is_ok())
+        };
+        if served(&mut a) && served(&mut b) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the stalled client's slot was not freed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    broker.stop();
 }

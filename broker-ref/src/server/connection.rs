@@ -18,6 +18,7 @@ use super::dispatch::{dispatch_with, Reply};
 use super::intercept::Interceptor;
 use super::sasl::{GateAction, SaslGate};
 use super::view::ClusterView;
+use super::write_deadline::WriteDeadline;
 use crate::broker::Broker;
 use crate::handlers::ConnectionContext;
 use crate::security::{ListenerSecurity, Principal};
@@ -172,7 +173,9 @@ async fn run<R, W>(
         .as_ref()
         .map_or(max_frame, |g| g.max_receive_size().min(max_frame));
     let mut frames = FramedRead::with_capacity(reader, FrameCodec::new(first_limit), 64 * 1024);
-    let mut writer = BufWriter::with_capacity(64 * 1024, writer);
+    // A client that stops reading its responses is closed once a write stalls for
+    // connections.max.idle.ms, like any idle connection.
+    let mut writer = BufWriter::with_capacity(64 * 1024, WriteDeadline::new(writer, idle));
     let auth_time = handshake_deadline(&broker);
     let mut auth_deadline = tokio::time::Instant::now() + auth_time;
     loop {
@@ -309,8 +312,12 @@ async fn run<R, W>(
             break;
         }
     }
-    let _ = writer.flush().await;
-    let _ = writer.shutdown().await;
+    // What is still buffered gets a moment to leave, not another stall limit.
+    let _ = tokio::time::timeout(Duration::from_secs(5), async {
+        let _ = writer.flush().await;
+        let _ = writer.shutdown().await;
+    })
+    .await;
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ pub mod items;
 mod maintenance;
 mod sasl;
 pub mod view;
+mod write_deadline;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
