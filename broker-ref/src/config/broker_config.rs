@@ -202,6 +202,16 @@ impl BrokerConfig {
             }
         }
         self.listeners()?;
+        let dirs = self.get("log.dirs");
+        if dirs.split(',').filter(|d| !d.trim().is_empty()).count() > 1 {
+            return Err(Error::config(
+                "log.dirs",
+                format!(
+                    "`{dirs}` lists several directories; odradek-broker keeps every partition in \
+                     one directory, so list one (JBOD is not supported)"
+                ),
+            ));
+        }
         let overrides = self.max_connections_per_ip_overrides()?;
         if self.int("max.connections.per.ip") == 0 && overrides.is_empty() {
             return Err(Error::config(
@@ -545,7 +555,7 @@ mod tests {
 
     #[test]
     fn properties_syntax_and_precedence() {
-        let text = "# comment\n! also\nnum.partitions = 4\nlog.dirs: /tmp/a,/tmp/b\nlisteners=PLAINTEXT://\\\n  127.0.0.1:0\n";
+        let text = "# comment\n! also\nnum.partitions = 4\nlog.dirs: /tmp/a\nlisteners=PLAINTEXT://\\\n  127.0.0.1:0\n";
         let mut entries = parse_properties(text).unwrap();
         entries.push(("num.partitions".into(), "6".into()));
         let c = BrokerConfig::from_entries(entries).unwrap();
@@ -580,6 +590,9 @@ mod tests {
             err.to_string().contains("create.topic.policy.class.name"),
             "{err}"
         );
+        let dirs = BrokerConfig::from_entries([("log.dirs", "/a, /b")]).unwrap_err();
+        assert!(dirs.to_string().contains("log.dirs"), "{dirs}");
+        assert!(BrokerConfig::from_entries([("log.dirs", "/a,")]).is_ok());
         assert!(BrokerConfig::from_entries([("max.connections.per.ip", "10")]).is_ok());
         let zero = BrokerConfig::from_entries([("max.connections.per.ip", "0")]).unwrap_err();
         assert!(
