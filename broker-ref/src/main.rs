@@ -356,7 +356,19 @@ fn main() -> ExitCode {
                 d.client_settings(addr("SSL").as_deref(), addr("SASL_SSL").as_deref())
             );
         }
-        wait_for_signal(term).await;
+        let health = running.broker.topics.dir_health().clone();
+        tokio::select! {
+            _ = wait_for_signal(term) => {}
+            _ = health.failed() => {
+                // Kafka halts when its last log directory fails: a clean shutdown would have
+                // to write to the failed disk, and nothing more may be acknowledged.
+                eprintln!(
+                    "odradek-broker: halting: the log directory failed ({})",
+                    health.failure().unwrap_or("storage error")
+                );
+                std::process::exit(1);
+            }
+        }
         tracing::info!("shutting down");
         if let Some(r) = registry {
             r.shutdown().await;

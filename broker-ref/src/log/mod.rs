@@ -14,6 +14,8 @@
 
 pub mod budget;
 pub mod config;
+pub mod dir_health;
+pub mod faults;
 
 mod checkpoint;
 pub mod cleaner;
@@ -154,6 +156,8 @@ pub struct Log {
     first_unstable_offset: Option<i64>,
     /// Bumped by [`Log::set_config`], so a [`ValidBatch`] is never trusted across a change.
     config_generation: u64,
+    /// The log directory's health: a storage error on any log's write path takes it offline.
+    health: std::sync::Arc<dir_health::DirHealth>,
 }
 
 impl Log {
@@ -217,6 +221,15 @@ impl Log {
 
     /// Fails once the log was deleted.
     fn check_usable(&self) -> Result<()> {
+        if let Some(reason) = self.health.failure() {
+            return Err(Error::kafka(
+                ErrorCode::KafkaStorageError,
+                format!(
+                    "the log directory of {}-{} failed ({reason}); the broker must be restarted",
+                    self.topic, self.partition
+                ),
+            ));
+        }
         if self.deleted {
             return Err(Error::kafka(
                 ErrorCode::KafkaStorageError,
@@ -336,8 +349,29 @@ impl Log {
         Ok(())
     }
 
+    /// A storage error on the write path (write, fsync, roll, checkpoint) takes the log
+    /// directory offline (`dir_health`): the log's end may already have moved past what is
+    /// durable, so nothing may be appended (a retry would be a duplicate) or read after it.
+    fn on_write_error(&self, e: Error) -> Error {
+        if e.code() == ErrorCode::KafkaStorageError && !self.deleted {
+            self.health
+                .fail(format!("{} of {}-{}", e, self.topic, self.partition));
+        }
+        e
+    }
+
     /// Assigns offsets to a prepared batch and writes it (rolling first when needed).
     fn write_prepared(
+        &mut self,
+        prepared: prepare::Prepared,
+        leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<AppendInfo> {
+        self.write_prepared_unguarded(prepared, leader_epoch, now_ms)
+            .map_err(|e| self.on_write_error(e))
+    }
+
+    fn write_prepared_unguarded(
         &mut self,
         prepared: prepare::Prepared,
         leader_epoch: i32,
@@ -466,6 +500,10 @@ impl Log {
     /// active segment (older segments were fsynced when they rolled), then moves the recovery
     /// point to the log end offset and checkpoints it.
     pub fn flush(&mut self) -> Result<()> {
+        self.flush_unguarded().map_err(|e| self.on_write_error(e))
+    }
+
+    fn flush_unguarded(&mut self) -> Result<()> {
         self.check_usable()?;
         if self.recovery_point < self.log_end_offset {
             self.active_mut()?.flush()?;
@@ -480,6 +518,10 @@ impl Log {
     /// (indexes written, all three files fsynced) and the recovery point moves to the new base.
     /// A no-op when the active segment is empty.
     pub fn roll(&mut self) -> Result<()> {
+        self.roll_unguarded().map_err(|e| self.on_write_error(e))
+    }
+
+    fn roll_unguarded(&mut self) -> Result<()> {
         if self.active()?.size() == 0 {
             return Ok(());
         }

@@ -31,6 +31,7 @@ use super::checkpoint::{
     self, CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, TMP_SUFFIX,
 };
 use super::config::LogConfig;
+use super::dir_health;
 use super::epoch_cache::LeaderEpochCache;
 use super::segment::{segment_path, Segment, INDEX_EXT, LOG_EXT, TIME_INDEX_EXT};
 use super::txn_index::TXN_INDEX_EXT;
@@ -245,6 +246,9 @@ impl Log {
             .next_back()
             .map_or(first_base, Segment::next_offset);
         let log_start_offset = start_checkpoint.unwrap_or(first_base).max(first_base);
+        let health = dir
+            .parent()
+            .map_or_else(|| dir_health::for_dir(&dir), dir_health::for_dir);
         let mut log = Log {
             dir,
             topic: topic.to_string(),
@@ -261,6 +265,7 @@ impl Log {
             deleted: false,
             first_unstable_offset: None,
             config_generation: 0,
+            health,
         };
         if log.log_start_offset > log.log_end_offset {
             tracing::warn!(

@@ -431,6 +431,7 @@ impl Segment {
     pub(crate) fn flush(&mut self) -> Result<()> {
         self.offset_index.write_pending()?;
         self.time_index.write_pending()?;
+        super::faults::before_fsync(&self.log_path)?;
         self.log.sync_data()?;
         self.txn_index.sync()?;
         Ok(())
@@ -453,6 +454,7 @@ impl Segment {
     }
 
     fn sync_all(&mut self) -> Result<()> {
+        super::faults::before_fsync(&self.log_path)?;
         self.log.sync_data()?;
         self.offset_index.sync()?;
         self.time_index.sync()?;
@@ -641,6 +643,7 @@ impl Segment {
         };
         let rel = (h.base_offset - self.base_offset).max(0) as u64;
         self.log.set_len(pos)?;
+        super::faults::before_fsync(&self.log_path)?;
         self.log.sync_data()?;
         self.size = pos;
         self.offset_index.truncate_from(rel)?;

@@ -11,6 +11,7 @@ use odradek::ErrorCode;
 use uuid::Uuid;
 
 use super::Partition;
+use crate::log::dir_health::{self, DirHealth};
 use crate::log::LogConfig;
 use crate::{Error, Result};
 
@@ -105,6 +106,8 @@ pub struct TopicRegistry {
     threads: usize,
     defaults: RwLock<LogConfig>,
     topics: RwLock<BTreeMap<String, Arc<Topic>>>,
+    /// The data directory's health, shared with every log in it (`log::dir_health`).
+    health: Arc<DirHealth>,
 }
 
 struct TopicMeta {
@@ -173,6 +176,11 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
 }
 
 impl TopicRegistry {
+    /// The data directory's health: offline after a storage error on any log's write path.
+    pub fn dir_health(&self) -> &Arc<DirHealth> {
+        &self.health
+    }
+
     /// Loads every topic under `data_dir`, opening (recovering if needed) every partition's log
     /// on up to `threads` threads (`num.recovery.threads.per.data.dir`).
     pub fn open(data_dir: &Path, defaults: LogConfig, threads: usize) -> Result<TopicRegistry> {
@@ -183,6 +191,8 @@ impl TopicRegistry {
             threads,
             defaults: RwLock::new(defaults),
             topics: RwLock::new(BTreeMap::new()),
+            // Opening the directory starts it healthy, even after a failure in this process.
+            health: dir_health::fresh(data_dir),
         };
         let mut metas = Vec::new();
         for entry in std::fs::read_dir(&meta_dir)? {
