@@ -174,7 +174,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 /// trip idle, then while a second connection sends zip-bomb requests back to back.
 /// `cargo test -p odradek-broker --test decompression_budget -- --ignored --nocapture`
 #[test]
-#[ignore]
+#[ignore = "a measurement for BENCHMARKS.md (10 s of load), not an assertion: run with --ignored --nocapture"]
 fn zip_bomb_latency_report() {
     let dir = temp_dir("zipbomb-bench");
     let broker = BrokerProcess::start(&dir, &[]);
