@@ -452,6 +452,10 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
                 continue;
             }
             p.in_flight = false;
+            if p.fetch_offset != Some(offset) {
+                // Not the offset this fetch asked from: stale (Java discards it the same way).
+                continue;
+            }
             let code = ErrorCode::from_code(pd.error_code);
             match code {
                 ErrorCode::NoError => {

@@ -539,7 +539,7 @@ impl Consumer {
                     // Do not skip past a corrupt batch silently: stop this partition and raise.
                     part.error = Some(e);
                     part.fetch_offset = Some(position);
-                    part.generation += 1;
+                    part.generation = state::next_generation();
                     exhausted = true;
                 }
             }

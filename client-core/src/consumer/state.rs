@@ -1,6 +1,7 @@
 //! Assignment and position state shared by the consumer handle and its fetcher.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 
@@ -18,6 +19,14 @@ pub(crate) enum Reset {
     Latest,
     /// The group's committed offset, falling back to `auto.offset.reset`.
     Committed,
+}
+
+/// A fresh position generation, unique in the process: a partition revoked and assigned
+/// again gets a new [`PartState`] whose generations never repeat the old one's, so a fetch
+/// planned under the old assignment can never be taken for one of the new.
+pub(crate) fn next_generation() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// One assigned partition.
@@ -62,7 +71,7 @@ impl PartState {
         PartState {
             position: None,
             fetch_offset: None,
-            generation: 0,
+            generation: next_generation(),
             paused: false,
             reset,
             error: None,
@@ -81,7 +90,7 @@ impl PartState {
 
     /// Moves the position (seek); buffered data of the old position is discarded lazily.
     pub fn seek(&mut self, offset: i64) {
-        self.generation += 1;
+        self.generation = next_generation();
         self.position = Some(offset);
         self.fetch_offset = Some(offset);
         self.reset = None;
@@ -93,7 +102,7 @@ impl PartState {
 
     /// Asks for a position lookup.
     pub fn request_reset(&mut self, reset: Reset) {
-        self.generation += 1;
+        self.generation = next_generation();
         self.position = None;
         self.fetch_offset = None;
         self.reset = Some(reset);
@@ -199,4 +208,23 @@ pub(crate) struct State {
     /// A fetch answered with an error that means our metadata is stale (e.g. a moved leader,
     /// FENCED_LEADER_EPOCH): the fetcher refreshes it.
     pub refresh_metadata: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_partition_assigned_again_never_repeats_an_old_generation() {
+        // The old assignment: a committed-offset lookup, then the seek it resolves to.
+        let mut old = PartState::new(Some(Reset::Committed));
+        old.seek(100);
+        // Revoked and assigned again: the same steps must give a different generation, or a
+        // fetch planned under the old state would be accepted by the new one.
+        let mut new = PartState::new(Some(Reset::Committed));
+        new.seek(40);
+        assert_ne!(old.generation, new.generation);
+        new.request_reset(Reset::Earliest);
+        assert!(new.generation > old.generation);
+    }
 }
