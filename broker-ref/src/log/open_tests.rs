@@ -94,3 +94,47 @@ fn a_damaged_segment_after_a_clean_shutdown_is_recovered_and_the_marker_removed(
     assert_eq!(value_list(&read_all(&log)), all);
     assert_ne!(fs::read(&index).unwrap(), vec![0xffu8; 24]);
 }
+
+#[test]
+fn a_damaged_old_segment_loses_only_its_damaged_tail_and_keeps_newer_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open(dir.path(), small_config());
+    let old = fill(&mut log, 10, "old");
+    log.roll().unwrap();
+    let mut newer = fill(&mut log, 10, "mid");
+    log.roll().unwrap();
+    newer.extend(fill(&mut log, 10, "new"));
+    let end = log.log_end_offset();
+    assert_eq!(log.segment_count(), 3);
+    log.close().unwrap();
+    drop(log);
+    // Bit rot in the middle of the oldest segment, and no checkpoint to trust: every segment
+    // is scanned on open.
+    let part = part_dir(dir.path());
+    fs::remove_file(part.join(CLEAN_SHUTDOWN_FILE)).unwrap();
+    let _ = fs::remove_file(part.join(super::checkpoint::RECOVERY_POINT_FILE));
+    let first = part.join(format!("{:020}.log", 0));
+    let mut bytes = fs::read(&first).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    fs::write(&first, &bytes).unwrap();
+
+    let log = open(dir.path(), small_config());
+    assert_eq!(log.segment_count(), 3, "newer segments are kept");
+    assert_eq!(log.log_end_offset(), end);
+    let values = value_list(&read_all(&log));
+    let kept_old = values.len() - newer.len();
+    assert!(
+        kept_old > 0 && kept_old < old.len(),
+        "only the damaged tail of the old segment is lost: kept {kept_old} of {}",
+        old.len()
+    );
+    assert_eq!(values[..kept_old], old[..kept_old]);
+    assert_eq!(values[kept_old..], newer[..]);
+    // Reading from inside the lost range continues at the next segment.
+    let lost_from = log.segments.values().next().unwrap().next_offset();
+    let second_base = *log.segments.keys().nth(1).unwrap();
+    assert!(lost_from < second_base);
+    let read = log.read(lost_from, 1 << 20, end, true).unwrap();
+    assert_eq!(read.first_batch_offset, Some(second_base));
+}

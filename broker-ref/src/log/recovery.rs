@@ -10,8 +10,10 @@
 //!    next segment starts at or below the recovery point; its indexes are sanity-checked and only
 //!    its tail after the last index entry is walked. Every other segment is *recovered*: each
 //!    batch is checked (framing, magic, CRC-32C, offsets) and the indexes are rebuilt; at the
-//!    first bad batch the file is truncated and all later segments are deleted. A trusted
-//!    segment that fails its checks is recovered the same way.
+//!    first bad batch that segment's file is truncated. A trusted segment that fails its checks
+//!    is recovered the same way. Later segments are opened as usual: a damaged old segment
+//!    costs only its own damaged tail, never newer data, and the lost offset range is logged
+//!    (readers skip the gap as they skip compacted offsets).
 //! 4. The log end offset is the last segment's next offset; the log start offset is the
 //!    checkpoint or the first segment's base, whichever is larger (an empty log restarts at the
 //!    log start offset if that lies beyond the recovered end). The epoch cache is trimmed to the
@@ -76,14 +78,6 @@ fn remove_if_exists(path: &Path) -> io::Result<()> {
     }
 }
 
-/// Removes a segment's files.
-fn delete_segment_files(dir: &Path, base: i64) -> io::Result<()> {
-    for ext in [LOG_EXT, INDEX_EXT, TIME_INDEX_EXT, TXN_INDEX_EXT] {
-        remove_if_exists(&segment_path(dir, base, ext))?;
-    }
-    Ok(())
-}
-
 /// Lists segment base offsets (ascending), removing leftovers and orphaned index files. The
 /// flag tells whether anything was removed (the directory then needs an fsync).
 fn list_segments(dir: &Path) -> io::Result<(Vec<i64>, bool)> {
@@ -118,6 +112,27 @@ fn list_segments(dir: &Path) -> io::Result<(Vec<i64>, bool)> {
         }
     }
     Ok((logs, removed))
+}
+
+/// Logs what recovery of a damaged segment lost: its offsets from where the damage starts up
+/// to the next segment (kept), or the whole damaged tail when it is the last segment.
+fn report_loss(dir: &Path, base: i64, kept_until: i64, next_base: Option<i64>) {
+    match next_base {
+        Some(next) => tracing::error!(
+            dir = %dir.display(),
+            segment = base,
+            lost_from = kept_until,
+            lost_until = next,
+            "a damaged segment was truncated: offsets in [lost_from, lost_until) are lost; \
+             newer segments are kept"
+        ),
+        None => tracing::warn!(
+            dir = %dir.display(),
+            segment = base,
+            kept_until,
+            "the last segment had a torn or damaged tail: truncated after kept_until"
+        ),
+    }
 }
 
 /// The clean-shutdown marker during [`Log::open`]: kept on disk as long as opening changes
@@ -183,7 +198,6 @@ impl Log {
 
         let mut segments = BTreeMap::new();
         let mut relearning = false;
-        let mut cut_at: Option<usize> = None;
         for (i, &base) in bases.iter().enumerate() {
             let next_base = bases.get(i + 1).copied();
             let trusted = clean || next_base.is_some_and(|n| n <= recovery_point);
@@ -212,21 +226,12 @@ impl Log {
                     let (segment, intact) =
                         Segment::recover(&dir, base, next_base, &config, &mut learn)?;
                     if !intact {
-                        cut_at = Some(i + 1);
+                        report_loss(&dir, base, segment.next_offset(), next_base);
                     }
                     segment
                 }
             };
             segments.insert(base, segment);
-            if cut_at.is_some() {
-                break;
-            }
-        }
-        if let Some(first_dropped) = cut_at {
-            for &base in &bases[first_dropped..] {
-                tracing::warn!(dir = %dir.display(), base, "deleting segment after a truncated one");
-                delete_segment_files(&dir, base)?;
-            }
         }
         if segments.is_empty() {
             marker.before_change()?;
