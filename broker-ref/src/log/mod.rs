@@ -496,6 +496,16 @@ impl Log {
         Ok(due)
     }
 
+    /// When `flush.ms` makes this log due for a flush (ms since the epoch): `None` when nothing
+    /// is unflushed or `flush.ms` is unset. The broker's flush timer sleeps until the earliest.
+    pub fn flush_due_at(&self) -> Option<i64> {
+        if self.unflushed_messages == 0 || self.config.flush_ms == i64::MAX {
+            return None;
+        }
+        self.last_flush_ms
+            .map(|last| last.saturating_add(self.config.flush_ms))
+    }
+
     /// Makes everything appended so far durable: writes pending index entries, fsyncs the
     /// active segment (older segments were fsynced when they rolled), then moves the recovery
     /// point to the log end offset and checkpoints it.

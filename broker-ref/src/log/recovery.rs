@@ -35,7 +35,7 @@ use super::checkpoint::{
 use super::config::LogConfig;
 use super::dir_health;
 use super::epoch_cache::LeaderEpochCache;
-use super::segment::{segment_path, Segment, INDEX_EXT, LOG_EXT, TIME_INDEX_EXT};
+use super::segment::{Segment, INDEX_EXT, LOG_EXT, TIME_INDEX_EXT};
 use super::txn_index::TXN_INDEX_EXT;
 use super::Log;
 use crate::{Error, Result};

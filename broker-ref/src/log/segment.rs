@@ -433,6 +433,7 @@ impl Segment {
         self.time_index.write_pending()?;
         super::faults::before_fsync(&self.log_path)?;
         self.log.sync_data()?;
+        super::faults::after_fsync(&self.log_path, self.size);
         self.txn_index.sync()?;
         Ok(())
     }
@@ -456,6 +457,7 @@ impl Segment {
     fn sync_all(&mut self) -> Result<()> {
         super::faults::before_fsync(&self.log_path)?;
         self.log.sync_data()?;
+        super::faults::after_fsync(&self.log_path, self.size);
         self.offset_index.sync()?;
         self.time_index.sync()?;
         self.txn_index.sync()?;
@@ -645,6 +647,7 @@ impl Segment {
         self.log.set_len(pos)?;
         super::faults::before_fsync(&self.log_path)?;
         self.log.sync_data()?;
+        super::faults::after_fsync(&self.log_path, pos);
         self.size = pos;
         self.offset_index.truncate_from(rel)?;
         self.time_index.truncate_from(rel)?;

@@ -1,5 +1,6 @@
-//! Background upkeep: retention and timed flush every `log.retention.check.interval.ms`, the
-//! log cleaner (compaction) every `log.cleaner.backoff.ms` when `log.cleaner.enable` is true,
+//! Background upkeep: retention every `log.retention.check.interval.ms`, a flush timer for
+//! `flush.ms` (woken at the earliest due log, at least every `log.flush.scheduler.interval.ms`),
+//! the log cleaner (compaction) every `log.cleaner.backoff.ms` when `log.cleaner.enable` is true,
 //! group timers, transaction timeouts every
 //! `transaction.abort.timed.out.transaction.cleanup.interval.ms`, and idle producers' state
 //! every `producer.id.expiration.check.interval.ms`.
@@ -24,6 +25,7 @@ pub async fn run(broker: Arc<Broker>, shutdown: watch::Receiver<bool>) {
         group_timers(broker.clone(), shutdown.clone()),
         txn_timers(broker.clone(), shutdown.clone()),
         producer_expiry(broker.clone(), shutdown.clone()),
+        flush_loop(broker.clone(), shutdown.clone()),
         cleaner_loop(broker, shutdown)
     );
 }
@@ -91,12 +93,63 @@ async fn retention_loop(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>
                 if let Err(e) = partition.enforce_retention(now) {
                     tracing::warn!(topic = %topic.name, partition = partition.index(), error = %e, "retention failed");
                 }
-                if let Err(e) = partition.log().and_then(|mut log| log.flush_if_due(now)) {
-                    tracing::warn!(topic = %topic.name, partition = partition.index(), error = %e, "flush failed");
+            }
+        }
+    }
+}
+
+/// The longest the flush timer sleeps: a topic whose `flush.ms` was just lowered, or a log that
+/// just got its first unflushed record, is seen within this.
+const FLUSH_RESCAN_MS: i64 = 1000;
+/// The shortest sleep between flush passes (a `flush.ms` below it is honoured to within it).
+const FLUSH_MIN_WAIT_MS: i64 = 10;
+
+/// Flushes every log whose `flush.ms` passed since its last flush. Kafka checks every
+/// `log.flush.scheduler.interval.ms` (by default never, so `flush.ms` only acts on appends);
+/// this timer checks at least that often and also wakes when the earliest log falls due, so a
+/// topic's `flush.ms` holds without any append or scheduler setting. Passes run on the blocking
+/// pool: fsync must not stall the async workers.
+async fn flush_loop(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) {
+    let scheduler = broker
+        .config
+        .long("log.flush.scheduler.interval.ms")
+        .max(FLUSH_MIN_WAIT_MS);
+    loop {
+        let b = broker.clone();
+        let next_due = tokio::task::spawn_blocking(move || flush_due_logs(&b, now_ms()))
+            .await
+            .ok()
+            .flatten();
+        let wait = next_due
+            .map_or(FLUSH_RESCAN_MS, |due| due.saturating_sub(now_ms()))
+            .clamp(FLUSH_MIN_WAIT_MS, FLUSH_RESCAN_MS)
+            .min(scheduler);
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = tokio::time::sleep(Duration::from_millis(wait as u64)) => {}
+        }
+    }
+}
+
+/// One flush pass; returns when the next log falls due (`None`: none has a deadline).
+fn flush_due_logs(broker: &Broker, now: i64) -> Option<i64> {
+    let mut next_due: Option<i64> = None;
+    for topic in broker.topics.list() {
+        for partition in topic.partitions() {
+            let due = partition.log().and_then(|mut log| {
+                log.flush_if_due(now)?;
+                Ok(log.flush_due_at())
+            });
+            match due {
+                Ok(Some(at)) => next_due = Some(next_due.map_or(at, |n| n.min(at))),
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(topic = %topic.name, partition = partition.index(), error = %e, "flush failed")
                 }
             }
         }
     }
+    next_due
 }
 
 /// Every `log.cleaner.backoff.ms` (measured from the end of the previous pass), cleans each
