@@ -4,8 +4,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use tokio::sync::Notify;
-
 use crate::config::BrokerConfig;
 use crate::coordinator::producer_ids::ProducerIdManager;
 use crate::coordinator::txn::TransactionCoordinator;
@@ -36,8 +34,6 @@ pub struct Broker {
     pub advertised_port: u16,
     /// Hosted topics (shared with the coordinators, which keep their state in internal topics).
     pub topics: Arc<TopicRegistry>,
-    /// Notified after every append, so long-polling fetches re-check.
-    pub data_arrived: Arc<Notify>,
     /// Consumer groups and committed offsets.
     pub groups: Arc<GroupCoordinator>,
     /// Producer id allocation (InitProducerId; shared with the transaction coordinator).
@@ -175,10 +171,8 @@ impl Broker {
             defaults,
             recovery_threads(&effective),
         )?);
-        let data_arrived = Arc::new(Notify::new());
         let log = CoordinatorLog {
             topics: topics.clone(),
-            data_arrived: data_arrived.clone(),
         };
         let groups = Arc::new(GroupCoordinator::open(&config, log.clone())?);
         let producer_ids = Arc::new(ProducerIdManager::open(&dir)?);
@@ -193,7 +187,6 @@ impl Broker {
             advertised_host,
             advertised_port,
             topics,
-            data_arrived,
             groups,
             producer_ids,
             txns,

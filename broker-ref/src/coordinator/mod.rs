@@ -22,7 +22,6 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use odradek::records::{BatchBuilder, Compression, RecordBatches};
 use odradek::ErrorCode;
-use tokio::sync::Notify;
 
 use crate::clock::now_ms;
 use crate::partition::TopicRegistry;
@@ -34,14 +33,12 @@ pub use types::{
 };
 
 /// What a coordinator needs from the rest of the broker to keep its state in an internal
-/// topic: the topic registry (where that topic lives) and the signal that wakes waiting fetches
-/// after it appends. Coordinators get this at construction instead of the whole broker.
+/// topic: the topic registry (where that topic lives; its partitions wake the fetches waiting
+/// on them). Coordinators get this at construction instead of the whole broker.
 #[derive(Debug, Clone)]
 pub struct CoordinatorLog {
     /// Hosted topics, the coordinators' internal topics among them.
     pub topics: Arc<TopicRegistry>,
-    /// Notified after every append, so long-polling fetches re-check.
-    pub data_arrived: Arc<Notify>,
 }
 
 /// The group coordinator.
@@ -266,7 +263,6 @@ impl GroupCoordinator {
                 format!("cannot persist group state: {e}"),
             )
         })?;
-        self.log.data_arrived.notify_waiters();
         Ok(())
     }
 

@@ -102,10 +102,7 @@ impl GroupCoordinator {
             .ok_or(ErrorCode::CoordinatorNotAvailable)?;
         let batch = builder.build().map_err(|_| ErrorCode::UnknownServerError)?;
         match partition.append_from_coordinator(batch, now_ms()) {
-            Ok(_) => {
-                self.log.data_arrived.notify_waiters();
-                Ok(())
-            }
+            Ok(_) => Ok(()),
             Err(e) if e.code() == ErrorCode::InvalidProducerEpoch => {
                 Err(ErrorCode::InvalidProducerEpoch)
             }

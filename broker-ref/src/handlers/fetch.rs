@@ -8,6 +8,13 @@
 //! them and creates a session. An incremental request reads every partition of its session, so
 //! `min_bytes` and the long poll count data arriving on partitions the request did not list, and
 //! answers only the partitions with news.
+//!
+//! Waiting (`max_wait_ms`, `min_bytes`): the request registers with the partitions it reads
+//! (`partition::Waiters`) and is woken only when one of them moves. A wake does not re-read:
+//! the request sums the bytes appended to its partitions since its last read
+//! ([`Partition::progress`]) and reads again only once they could reach `min_bytes`, or when a
+//! log start offset moved or a partition was deleted. `min_bytes` is capped at the response's
+//! `max_bytes`, as Kafka caps it, so a `min_bytes` near `i32::MAX` just waits out `max_wait_ms`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,7 +32,7 @@ use uuid::Uuid;
 use super::context::RequestContext;
 use super::reply::error_parts;
 use crate::broker::Broker;
-use crate::partition::{Topic, LEADER_EPOCH};
+use crate::partition::{Partition, Progress, Topic, LEADER_EPOCH};
 use crate::session::fetch::{
     FetchContext, FetchParams, PartitionKey, PartitionResult, SessionUpdate, TopicKey,
     INVALID_SESSION_ID,
@@ -41,9 +48,9 @@ pub async fn handle(
     let version = ctx.api_version;
     let max_wait = Duration::from_millis(request.max_wait_ms.max(0) as u64);
     let deadline = tokio::time::Instant::now() + max_wait;
-    let min_bytes = request.min_bytes.max(0) as usize;
     let broker_max = broker.config.int("fetch.max.bytes").max(1) as usize;
     let max_bytes = (request.max_bytes.max(0) as usize).min(broker_max);
+    let min_bytes = (request.min_bytes.max(0) as usize).min(max_bytes);
     let read_committed = request.isolation_level == 1;
     let by_id = version >= 13;
     let context = broker.fetch_sessions.new_context(
@@ -54,7 +61,6 @@ pub async fn handle(
         Instant::now(),
     );
     let poll = LongPoll {
-        broker,
         deadline,
         min_bytes,
     };
@@ -64,8 +70,11 @@ pub async fn handle(
     };
     let response = match context {
         FetchContext::Sessionless => {
+            let watched = watched_topics(broker, &request.topics, version >= 13);
             let topics = poll
-                .run(|| read_all(broker, &request.topics, limits, read_committed, version))
+                .run(&watched, || {
+                    read_all(broker, &request.topics, limits, read_committed, version)
+                })
                 .await;
             FetchResponse::default()
                 .with_session_id(INVALID_SESSION_ID)
@@ -78,8 +87,11 @@ pub async fn handle(
             uses_topic_ids,
             partitions,
         } => {
+            let watched = watched_list(broker, &partitions);
             let data = poll
-                .run(|| read_list(broker, &partitions, limits, read_committed, by_id))
+                .run(&watched, || {
+                    read_list(broker, &partitions, limits, read_committed, by_id)
+                })
                 .await;
             let results: Vec<PartitionResult> = data.iter().map(result_of).collect();
             let session_id = broker.fetch_sessions.create_session(
@@ -97,8 +109,11 @@ pub async fn handle(
             epoch,
             partitions,
         } => {
+            let watched = watched_list(broker, &partitions);
             let data = poll
-                .run(|| read_list(broker, &partitions, limits, read_committed, by_id))
+                .run(&watched, || {
+                    read_list(broker, &partitions, limits, read_committed, by_id)
+                })
                 .await;
             let results: Vec<PartitionResult> = data.iter().map(result_of).collect();
             match broker.fetch_sessions.complete_incremental(
@@ -138,29 +153,115 @@ struct Limits {
 
 /// The wait of one request: until `min_bytes` are readable, a partition has an error, or the
 /// deadline passes.
-struct LongPoll<'a> {
-    broker: &'a Broker,
+struct LongPoll {
     deadline: tokio::time::Instant,
     min_bytes: usize,
 }
 
-impl LongPoll<'_> {
+impl LongPoll {
     /// Calls `read` (which returns what it read, the bytes credited toward `min_bytes` and
-    /// whether any partition failed) until it is time to answer, re-reading whenever data arrives.
-    async fn run<T>(&self, mut read: impl FnMut() -> (T, usize, bool)) -> T {
+    /// whether any partition failed) until it is time to answer. Between reads it sleeps until
+    /// one of `watched` moved enough to possibly reach `min_bytes` (see the module docs).
+    async fn run<T>(
+        &self,
+        watched: &[Arc<Partition>],
+        mut read: impl FnMut() -> (T, usize, bool),
+    ) -> T {
+        // Registered before the first read: a move between a read and the wait leaves a permit.
+        let waiter = Arc::new(tokio::sync::Notify::new());
+        for p in watched {
+            p.register_waiter(&waiter);
+        }
         loop {
-            // Register interest before reading so an append between the read and the wait is
-            // seen.
-            let notified = self.broker.data_arrived.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
+            let seen: Vec<Progress> = watched.iter().map(|p| p.progress()).collect();
             let (out, bytes, any_error) = read();
-            let now = tokio::time::Instant::now();
-            if bytes >= self.min_bytes || any_error || now >= self.deadline {
+            if bytes >= self.min_bytes || any_error || tokio::time::Instant::now() >= self.deadline
+            {
                 return out;
             }
-            let _ = tokio::time::timeout_at(self.deadline, notified).await;
+            let needed = (self.min_bytes - bytes) as u64;
+            while !moved_enough(watched, &seen, needed) {
+                if tokio::time::timeout_at(self.deadline, waiter.notified())
+                    .await
+                    .is_err()
+                {
+                    break; // the deadline: one last read answers
+                }
+            }
         }
+    }
+}
+
+/// Whether `watched` moved since `seen` so that a read could credit `needed` more bytes (or
+/// must answer differently: a log start offset moved, a partition was deleted).
+fn moved_enough(watched: &[Arc<Partition>], seen: &[Progress], needed: u64) -> bool {
+    let mut grown = 0u64;
+    for (p, before) in watched.iter().zip(seen) {
+        let now = p.progress();
+        if now.other_changes != before.other_changes {
+            return true;
+        }
+        grown = grown.saturating_add(now.appended_bytes.saturating_sub(before.appended_bytes));
+    }
+    grown >= needed
+}
+
+/// The existing partitions a sessionless request reads.
+fn watched_topics(broker: &Broker, topics: &[FetchTopic], by_id: bool) -> Vec<Arc<Partition>> {
+    let mut out = Vec::new();
+    for ft in topics {
+        let topic = if by_id {
+            broker.topics.get_by_id(ft.topic_id)
+        } else {
+            broker.topics.get(&ft.topic)
+        };
+        if let Some(topic) = topic {
+            out.extend(
+                ft.partitions
+                    .iter()
+                    .filter_map(|fp| topic.partition(fp.partition)),
+            );
+        }
+    }
+    out
+}
+
+/// The existing partitions of a session's (or full request's) list.
+fn watched_list(
+    broker: &Broker,
+    partitions: &[(PartitionKey, FetchParams)],
+) -> Vec<Arc<Partition>> {
+    let mut topics = TopicLookup::new(broker);
+    partitions
+        .iter()
+        .filter_map(|(key, _)| topics.get(&key.topic)?.partition(key.partition))
+        .collect()
+}
+
+/// Topic lookups by session key, remembering the last one: partitions of one topic are
+/// usually adjacent in a list.
+struct TopicLookup<'a> {
+    broker: &'a Broker,
+    last: Option<(TopicKey, Option<Arc<Topic>>)>,
+}
+
+impl<'a> TopicLookup<'a> {
+    fn new(broker: &'a Broker) -> Self {
+        TopicLookup { broker, last: None }
+    }
+
+    fn get(&mut self, key: &TopicKey) -> Option<Arc<Topic>> {
+        if let Some((k, t)) = &self.last {
+            if k == key {
+                return t.clone();
+            }
+        }
+        let t = match key {
+            TopicKey::Name(name) => self.broker.topics.get(name),
+            TopicKey::Id(id) => self.broker.topics.get_by_id(*id),
+        };
+        self.last = Some((key.clone(), t.clone()));
+        t
     }
 }
 
@@ -396,20 +497,9 @@ fn read_list(
 ) -> (Vec<PartitionData>, usize, bool) {
     let mut pass = ReadPass::new(limits.max_bytes, limits.min_bytes, read_committed);
     let mut out = Vec::with_capacity(partitions.len());
-    // Partitions of one topic are usually adjacent: look the topic up once per run.
-    let mut resolved: Option<(&TopicKey, Option<Arc<Topic>>)> = None;
+    let mut topics = TopicLookup::new(broker);
     for (key, params) in partitions {
-        let topic = match &resolved {
-            Some((k, t)) if *k == &key.topic => t.clone(),
-            _ => {
-                let t = match &key.topic {
-                    TopicKey::Name(name) => broker.topics.get(name),
-                    TopicKey::Id(id) => broker.topics.get_by_id(*id),
-                };
-                resolved = Some((&key.topic, t.clone()));
-                t
-            }
-        };
+        let topic = topics.get(&key.topic);
         out.push(pass.read(topic.as_ref(), by_id, key.partition, params));
     }
     (out, pass.credited, pass.any_error)

@@ -64,7 +64,6 @@ pub async fn handle(
         .collect();
     let budget = DecodeBudget::for_request(broker.config.long("socket.request.max.bytes"));
     let mut validated = validate_all(pending, now, budget).await.into_iter();
-    let mut appended = false;
     let mut responses = Vec::with_capacity(topics.len());
     for (name, topic_id, entries) in topics {
         let mut partitions = Vec::with_capacity(entries.len());
@@ -91,12 +90,10 @@ pub async fn handle(
                 },
             };
             partitions.push(match result {
-                Ok(outcome) => {
-                    appended = true;
-                    resp.with_base_offset(outcome.base_offset)
-                        .with_log_append_time_ms(outcome.log_append_time)
-                        .with_log_start_offset(outcome.log_start_offset)
-                }
+                Ok(outcome) => resp
+                    .with_base_offset(outcome.base_offset)
+                    .with_log_append_time_ms(outcome.log_append_time)
+                    .with_log_start_offset(outcome.log_start_offset),
                 Err(e) => {
                     let (code, message, record_errors) = partition_error(&e);
                     let resp = if matches!(e, crate::Error::InvalidRecords { .. }) {
@@ -117,9 +114,6 @@ pub async fn handle(
                 .with_topic_id(topic_id)
                 .with_partition_responses(partitions),
         );
-    }
-    if appended {
-        broker.data_arrived.notify_waiters();
     }
     if acks == 0 {
         return Ok(None);

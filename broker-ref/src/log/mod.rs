@@ -158,6 +158,9 @@ pub struct Log {
     config_generation: u64,
     /// The log directory's health: a storage error on any log's write path takes it offline.
     health: std::sync::Arc<dir_health::DirHealth>,
+    /// Bytes appended since the log was opened (never decreases): waiting fetches compare it
+    /// with what they saw instead of re-reading.
+    appended_bytes: u64,
 }
 
 impl Log {
@@ -196,6 +199,10 @@ impl Log {
     /// Offset below which every record is known durable (fsynced).
     pub fn recovery_point(&self) -> i64 {
         self.recovery_point
+    }
+    /// Bytes appended since the log was opened; only grows.
+    pub fn appended_bytes(&self) -> u64 {
+        self.appended_bytes
     }
     /// Bytes of all segment files.
     pub fn size_bytes(&self) -> u64 {
@@ -396,6 +403,7 @@ impl Log {
             .ok_or_else(|| segment::storage_error("log has no segment"))?;
         active.append(&bytes, &header, now_ms, &self.config)?;
         self.log_end_offset = header.last_offset + 1;
+        self.appended_bytes = self.appended_bytes.saturating_add(bytes.len() as u64);
         self.unflushed_messages = self
             .unflushed_messages
             .saturating_add(i64::from(prepared.validated.record_count));

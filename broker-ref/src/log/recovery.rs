@@ -271,6 +271,7 @@ impl Log {
             first_unstable_offset: None,
             config_generation: 0,
             health,
+            appended_bytes: 0,
         };
         if log.log_start_offset > log.log_end_offset {
             tracing::warn!(

@@ -15,6 +15,7 @@ mod snapshot;
 mod snapshot_tests;
 mod state;
 mod txn;
+mod waiters;
 
 pub use append::ValidRecordSet;
 pub use markers::Marker;
@@ -22,4 +23,4 @@ pub use producer_state::{BatchRecord, ProducerState, ProducerSummary, SequenceCh
 pub use registry::{
     validate_topic_name, write_atomically as write_meta, Topic, TopicRegistry, INTERNAL_TOPICS,
 };
-pub use state::{close_all, FetchOutcome, Partition, ProduceOutcome, LEADER_EPOCH};
+pub use state::{close_all, FetchOutcome, Partition, ProduceOutcome, Progress, LEADER_EPOCH};

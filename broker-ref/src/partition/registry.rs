@@ -394,6 +394,7 @@ impl TopicRegistry {
         std::fs::remove_file(self.meta_path(name))?;
         for p in topic.partitions() {
             p.log()?.delete()?;
+            p.wake_for_deletion();
         }
         tracing::info!(topic = name, "deleted topic");
         Ok(topic)

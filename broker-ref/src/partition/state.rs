@@ -5,13 +5,16 @@ use crate::log::{AbortedTxn, AppendInfo, Log, LogConfig, ReadInfo};
 use crate::{Error, Result};
 use bytes::Bytes;
 use odradek::ErrorCode;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::Notify;
 
 use super::markers;
 use super::parallel;
 use super::producer_state::ProducerState;
 use super::snapshot;
+use super::waiters::Waiters;
 
 /// The leader epoch of every partition on this single-node broker.
 pub const LEADER_EPOCH: i32 = 0;
@@ -28,6 +31,23 @@ pub struct Partition {
     /// First offset of the earliest open transaction, or the high watermark.
     pub(super) last_stable_offset: AtomicI64,
     pub(super) log_start_offset: AtomicI64,
+    /// The log's [`Log::appended_bytes`] as last published.
+    appended_bytes: AtomicU64,
+    /// Bumped when something other than an append changes what a fetch reads: the log start
+    /// offset moved, or the partition was deleted.
+    other_changes: AtomicU64,
+    /// Fetches long-polling this partition.
+    waiters: Waiters,
+}
+
+/// What a waiting fetch compares to decide whether to read again: see
+/// [`Partition::progress`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Bytes appended since the partition was opened.
+    pub appended_bytes: u64,
+    /// Changes other than appends (log start offset moved, partition deleted).
+    pub other_changes: u64,
 }
 
 /// Result of appending a produce request's record set to a partition.
@@ -72,6 +92,9 @@ impl Partition {
             high_watermark: AtomicI64::new(0),
             last_stable_offset: AtomicI64::new(0),
             log_start_offset: AtomicI64::new(0),
+            appended_bytes: AtomicU64::new(0),
+            other_changes: AtomicU64::new(0),
+            waiters: Waiters::default(),
             log: Mutex::new(log),
             producers: Mutex::new(producers),
         };
@@ -198,9 +221,35 @@ impl Partition {
         let unstable = producers.first_unstable_offset();
         let lso = unstable.map_or(hw, |u| u.min(hw)).max(start);
         log.set_first_unstable_offset(unstable);
-        self.log_start_offset.store(start, Ordering::Release);
+        if self.log_start_offset.swap(start, Ordering::AcqRel) != start {
+            self.other_changes.fetch_add(1, Ordering::AcqRel);
+        }
         self.high_watermark.store(hw, Ordering::Release);
         self.last_stable_offset.store(lso, Ordering::Release);
+        self.appended_bytes
+            .store(log.appended_bytes(), Ordering::Release);
+        self.waiters.wake_all();
+    }
+
+    /// How far the partition has moved, for a waiting fetch: read it before reading the
+    /// partition, and read again only once enough bytes were appended or something else
+    /// changed since.
+    pub fn progress(&self) -> Progress {
+        Progress {
+            appended_bytes: self.appended_bytes.load(Ordering::Acquire),
+            other_changes: self.other_changes.load(Ordering::Acquire),
+        }
+    }
+
+    /// Wakes `waiter` whenever this partition's offsets move (until `waiter` is dropped).
+    pub fn register_waiter(&self, waiter: &Arc<Notify>) {
+        self.waiters.register(waiter);
+    }
+
+    /// The partition is going away (its topic was deleted): waiting fetches answer now.
+    pub fn wake_for_deletion(&self) {
+        self.other_changes.fetch_add(1, Ordering::AcqRel);
+        self.waiters.wake_all();
     }
 
     /// Reads from `offset`, bounded by the high watermark, or for read_committed by the last

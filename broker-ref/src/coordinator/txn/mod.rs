@@ -212,7 +212,6 @@ impl TransactionCoordinator {
                 self.groups.complete_txn(*index, meta.producer_id, commit);
             }
         }
-        self.log.data_arrived.notify_waiters();
     }
 
     /// Ends `meta`'s open transaction: Prepare state persisted, markers, Complete state.
