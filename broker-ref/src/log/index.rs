@@ -108,13 +108,8 @@ impl OffsetIndex {
         self.file.write_pending()
     }
 
-    /// Closes the file handle once everything is written (sealed segments).
-    pub(crate) fn release(&mut self) {
-        self.file.release();
-    }
-
-    /// fsyncs the file.
-    pub(crate) fn sync(&self) -> io::Result<()> {
+    /// fsyncs what was written since the last fsync.
+    pub(crate) fn sync(&mut self) -> io::Result<()> {
         self.file.sync()
     }
 

@@ -3,8 +3,10 @@
 //! Appends go to memory first; [`IndexFile::write_pending`] writes the entries not yet on disk
 //! in one `pwrite` (called on flush, roll and close), so the append path never touches the
 //! index files. The files grow as needed (no preallocation), so the file length always equals
-//! `entries × SIZE` once pending entries are written. Sealed segments release their index file
-//! handles ([`IndexFile::release`]); a handle is reopened only if the file must change again.
+//! `entries × SIZE` once pending entries are written. No file handle is kept between writes:
+//! the file is opened for a write, truncation or fsync and closed after it, so an idle partition
+//! holds one descriptor (its active segment's log), not three. Whether written entries still
+//! need an fsync is tracked, so [`IndexFile::sync`] reopens the file when it must.
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
@@ -25,32 +27,32 @@ pub(crate) trait Entry: Copy {
 #[derive(Debug)]
 pub(crate) struct IndexFile<E> {
     path: PathBuf,
-    file: Option<File>,
     entries: Vec<E>,
     persisted: usize,
+    /// Entries were written since the last fsync.
+    unsynced: bool,
 }
 
 impl<E: Entry> IndexFile<E> {
     /// Creates (or empties) the file at `path`.
     pub(crate) fn create(path: &Path) -> io::Result<Self> {
-        let file = OpenOptions::new()
-            .read(true)
+        OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
             .open(path)?;
         Ok(IndexFile {
             path: path.to_path_buf(),
-            file: Some(file),
             entries: Vec::new(),
             persisted: 0,
+            unsynced: false,
         })
     }
 
     /// Opens an existing file and decodes every entry. `Ok(None)` if the file is missing or its
     /// length is not a whole number of entries (a torn write); the caller rebuilds it.
     pub(crate) fn open_existing(path: &Path) -> io::Result<Option<Self>> {
-        let file = match OpenOptions::new().read(true).write(true).open(path) {
+        let file = match OpenOptions::new().read(true).open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
@@ -66,28 +68,15 @@ impl<E: Entry> IndexFile<E> {
         let persisted = entries.len();
         Ok(Some(IndexFile {
             path: path.to_path_buf(),
-            file: Some(file),
             entries,
             persisted,
+            unsynced: false,
         }))
     }
 
-    /// The open file handle, reopening the file if it was released.
-    fn handle(&mut self) -> io::Result<&File> {
-        if self.file.is_none() {
-            let file = OpenOptions::new().read(true).write(true).open(&self.path)?;
-            self.file = Some(file);
-        }
-        self.file
-            .as_ref()
-            .ok_or_else(|| io::Error::other("index file handle missing"))
-    }
-
-    /// Closes the file handle (entries stay in memory). Pending entries must be written first.
-    pub(crate) fn release(&mut self) {
-        if self.persisted == self.entries.len() {
-            self.file = None;
-        }
+    /// Opens the file for one write, truncation or fsync.
+    fn open_for_write(&self) -> io::Result<File> {
+        OpenOptions::new().write(true).open(&self.path)
     }
 
     /// All entries, oldest first.
@@ -107,8 +96,9 @@ impl<E: Entry> IndexFile<E> {
         }
         self.entries.truncate(len);
         if self.persisted > len {
-            self.handle()?.set_len((len * E::SIZE) as u64)?;
+            self.open_for_write()?.set_len((len * E::SIZE) as u64)?;
             self.persisted = len;
+            self.unsynced = true;
         }
         Ok(())
     }
@@ -123,22 +113,23 @@ impl<E: Entry> IndexFile<E> {
             e.encode(&mut buf);
         }
         let at = (self.persisted * E::SIZE) as u64;
-        self.handle()?.write_all_at(&buf, at)?;
+        self.open_for_write()?.write_all_at(&buf, at)?;
         self.persisted = self.entries.len();
+        self.unsynced = true;
         Ok(())
     }
 
-    /// fsyncs the file's data (a released handle had nothing pending and was synced before).
-    pub(crate) fn sync(&self) -> io::Result<()> {
-        match &self.file {
-            Some(file) => file.sync_data(),
-            None => Ok(()),
+    /// fsyncs what was written since the last fsync (nothing to do if nothing was).
+    pub(crate) fn sync(&mut self) -> io::Result<()> {
+        if self.unsynced {
+            self.open_for_write()?.sync_data()?;
+            self.unsynced = false;
         }
+        Ok(())
     }
 
     /// Removes the file.
     pub(crate) fn delete(self) -> io::Result<()> {
-        drop(self.file);
         match fs::remove_file(&self.path) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),

@@ -173,9 +173,6 @@ impl Segment {
             base_offset,
             Some(segment.next_offset),
         )?;
-        if next_base.is_some() {
-            segment.release_indexes();
-        }
         segment.roll_base_ms = segment.first_batch_timestamp()?;
         Ok(Some(segment))
     }
@@ -308,9 +305,6 @@ impl Segment {
         segment.offset_index.write_pending()?;
         segment.time_index.write_pending()?;
         segment.sync_all()?;
-        if next_base.is_some() && intact {
-            segment.release_indexes();
-        }
         Ok((segment, intact))
     }
 
@@ -439,19 +433,10 @@ impl Segment {
     }
 
     /// Writes pending index entries and fsyncs all three files: the segment becomes trusted.
-    /// The index file handles are released (a sealed segment only reads its `.log`).
     pub(crate) fn seal(&mut self) -> Result<()> {
         self.offset_index.write_pending()?;
         self.time_index.write_pending()?;
-        self.sync_all()?;
-        self.release_indexes();
-        Ok(())
-    }
-
-    /// Closes the index file handles of a segment that is not appended to.
-    pub(crate) fn release_indexes(&mut self) {
-        self.offset_index.release();
-        self.time_index.release();
+        self.sync_all()
     }
 
     fn sync_all(&mut self) -> Result<()> {

@@ -6,6 +6,7 @@
 //! move them independently later.
 
 mod append;
+mod descriptors;
 mod markers;
 mod parallel;
 mod producer_state;

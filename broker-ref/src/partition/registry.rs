@@ -277,6 +277,38 @@ impl TopicRegistry {
         })
     }
 
+    fn partition_dir(&self, name: &str, index: i32) -> PathBuf {
+        self.data_dir.join(format!("{name}-{index}"))
+    }
+
+    /// Removes partition directories no topic owns (left by a broker that crashed during a
+    /// create): a new partition must never resurrect their data.
+    fn remove_stray_dirs(&self, name: &str, indexes: std::ops::Range<i32>) -> Result<()> {
+        for i in indexes {
+            let dir = self.partition_dir(name, i);
+            if dir.is_dir() {
+                tracing::warn!(dir = %dir.display(), "removing a stray partition directory");
+                std::fs::remove_dir_all(&dir)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Best-effort removal of the partition directories of a create that failed.
+    fn remove_partition_dirs(&self, name: &str, indexes: std::ops::Range<i32>) {
+        for i in indexes {
+            let dir = self.partition_dir(name, i);
+            if dir.is_dir() {
+                if let Err(e) = std::fs::remove_dir_all(&dir) {
+                    tracing::warn!(dir = %dir.display(), error = %e, "could not remove the directory of a failed create");
+                }
+            }
+        }
+        if let Err(e) = std::fs::File::open(&self.data_dir).and_then(|d| d.sync_all()) {
+            tracing::warn!(error = %e, "could not sync the data directory");
+        }
+    }
+
     fn meta_path(&self, name: &str) -> PathBuf {
         self.data_dir.join(META_DIR).join(format!("{name}.topic"))
     }
@@ -376,8 +408,21 @@ impl TopicRegistry {
                 overrides: RwLock::new(meta.overrides),
             }));
         }
-        let topic = Arc::new(self.open_topic(name, &meta)?);
-        write_atomically(&self.meta_path(name), meta.render().as_bytes())?;
+        super::descriptors::check_room_for(partitions as u64)?;
+        // All or nothing: a partition that fails to open (or a failed metadata write) removes
+        // every partition directory this create made.
+        self.remove_stray_dirs(name, 0..partitions)?;
+        let created = self.open_topic(name, &meta).and_then(|topic| {
+            write_atomically(&self.meta_path(name), meta.render().as_bytes())?;
+            Ok(Arc::new(topic))
+        });
+        let topic = match created {
+            Ok(topic) => topic,
+            Err(e) => {
+                self.remove_partition_dirs(name, 0..partitions);
+                return Err(e);
+            }
+        };
         topics.insert(name.to_string(), topic.clone());
         tracing::info!(topic = name, partitions, "created topic");
         Ok(topic)
@@ -426,23 +471,33 @@ impl TopicRegistry {
         if validate_only {
             return Ok(());
         }
+        super::descriptors::check_room_for((count - current) as u64)?;
         let config = self.effective_config(&topic.overrides())?;
         let mut parts = write(&topic.partitions);
-        for i in current..count {
-            parts.push(Arc::new(Partition::open(
-                &self.data_dir,
-                name,
-                i,
-                config.clone(),
-            )?));
-        }
+        self.remove_stray_dirs(name, current..count)?;
         let meta = TopicMeta {
             id: topic.id,
             partitions: count,
             overrides: topic.overrides(),
         };
-        write_atomically(&self.meta_path(name), meta.render().as_bytes())?;
-        Ok(())
+        // All or nothing, as for a create.
+        let opened = (current..count)
+            .map(|i| Partition::open(&self.data_dir, name, i, config.clone()).map(Arc::new))
+            .collect::<Result<Vec<_>>>()
+            .and_then(|new| {
+                write_atomically(&self.meta_path(name), meta.render().as_bytes())?;
+                Ok(new)
+            });
+        match opened {
+            Ok(new) => {
+                parts.extend(new);
+                Ok(())
+            }
+            Err(e) => {
+                self.remove_partition_dirs(name, current..count);
+                Err(e)
+            }
+        }
     }
 
     /// Replaces a topic's config overrides (after validating them) and applies them live.
@@ -473,5 +528,36 @@ impl TopicRegistry {
             p.log()?.set_config(config.clone());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_create_that_fails_half_way_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = TopicRegistry::open(dir.path(), LogConfig::default(), 2).unwrap();
+        // A plain file where partition 3's directory would go: opening partition 3 fails.
+        let blocker = dir.path().join("half-3");
+        std::fs::write(&blocker, b"in the way").unwrap();
+        assert!(registry.create("half", 6, BTreeMap::new(), false).is_err());
+        assert!(registry.get("half").is_none());
+        for i in [0, 1, 2, 4, 5] {
+            assert!(!dir.path().join(format!("half-{i}")).exists(), "half-{i}");
+        }
+        assert!(!registry.meta_path("half").exists());
+        // Growing a topic is all or nothing too.
+        registry.create("grow", 2, BTreeMap::new(), false).unwrap();
+        std::fs::write(dir.path().join("grow-3"), b"in the way").unwrap();
+        assert!(registry.add_partitions("grow", 5, false).is_err());
+        assert_eq!(registry.get("grow").unwrap().partition_count(), 2);
+        assert!(!dir.path().join("grow-2").exists());
+        assert!(!dir.path().join("grow-4").exists());
+        // Once the obstacle is gone, the same create succeeds.
+        std::fs::remove_file(&blocker).unwrap();
+        let topic = registry.create("half", 6, BTreeMap::new(), false).unwrap();
+        assert_eq!(topic.partition_count(), 6);
     }
 }

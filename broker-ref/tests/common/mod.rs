@@ -40,7 +40,29 @@ pub fn temp_dir(tag: &str) -> PathBuf {
 impl BrokerProcess {
     /// Starts a broker on 127.0.0.1:0 with its data in `data_dir` and extra overrides.
     pub fn start(data_dir: &Path, overrides: &[(&str, &str)]) -> BrokerProcess {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_odradek-broker"));
+        Self::spawn(
+            Command::new(env!("CARGO_BIN_EXE_odradek-broker")),
+            data_dir,
+            overrides,
+        )
+    }
+
+    /// [`BrokerProcess::start`] under `ulimit -n open_files` (hard and soft: the broker raises
+    /// its soft limit to the hard one).
+    #[allow(dead_code)] // not every test binary limits descriptors
+    pub fn start_with_open_files(
+        data_dir: &Path,
+        overrides: &[(&str, &str)],
+        open_files: u32,
+    ) -> BrokerProcess {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("ulimit -n {open_files} && exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_odradek-broker"));
+        Self::spawn(cmd, data_dir, overrides)
+    }
+
+    fn spawn(mut cmd: Command, data_dir: &Path, overrides: &[(&str, &str)]) -> BrokerProcess {
         cmd.arg("--override")
             .arg("listeners=PLAINTEXT://127.0.0.1:0")
             .arg("--override")
