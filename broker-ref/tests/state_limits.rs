@@ -160,3 +160,48 @@ fn a_group_admits_at_most_group_max_size_members() {
     assert_eq!(join(&mut first, &id).error_code, 0);
     broker.stop();
 }
+
+fn commit(client: &mut Client, version: i16, group: &str, generation: i32) -> i16 {
+    use kafka_protocol::messages::offset_commit_request::{
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    };
+    let req = OffsetCommitRequest::default()
+        .with_group_id(GroupId(sb(group)))
+        .with_generation_id_or_member_epoch(generation)
+        .with_member_id(sb(if generation < 0 { "" } else { "made-up-member" }))
+        .with_topics(vec![OffsetCommitRequestTopic::default()
+            .with_name(TopicName(sb("committed")))
+            .with_partitions(vec![OffsetCommitRequestPartition::default()
+                .with_partition_index(0)
+                .with_committed_offset(3)])]);
+    client.call(&req, version).topics[0].partitions[0].error_code
+}
+
+fn groups(client: &mut Client) -> Vec<String> {
+    let resp = client.call(&ListGroupsRequest::default(), 4);
+    let mut names: Vec<String> = resp.groups.iter().map(|g| g.group_id.to_string()).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn commits_from_made_up_members_do_not_create_groups() {
+    let dir = temp_dir("commit-groups");
+    let broker = BrokerProcess::start(&dir, &[]);
+    let mut client = broker.client();
+    create_topic(&mut client, "committed");
+    // As Kafka: a generation names group management, and the group must exist.
+    for i in 0..200 {
+        let code = commit(&mut client, 9, &format!("ghost-{i}"), 1);
+        assert_eq!(code, ErrorCode::GroupIdNotFound.code());
+    }
+    assert_eq!(
+        commit(&mut client, 8, "ghost-old", 1),
+        ErrorCode::IllegalGeneration.code()
+    );
+    assert_eq!(groups(&mut client), Vec::<String>::new());
+    // A commit from outside group management (generation -1) creates a simple group.
+    assert_eq!(commit(&mut client, 9, "simple", -1), 0);
+    assert_eq!(groups(&mut client), vec!["simple".to_string()]);
+    broker.stop();
+}

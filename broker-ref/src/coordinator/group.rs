@@ -879,6 +879,14 @@ impl Group {
         empty && !was_empty
     }
 
+    /// Whether [`Group::tick`] has anything to time: member sessions, pending joins, or a
+    /// rebalance's join deadline.
+    pub fn needs_timer(&self) -> bool {
+        !self.members.is_empty()
+            || !self.pending.is_empty()
+            || self.state == GroupState::PreparingRebalance
+    }
+
     /// Checks that a member may commit offsets now.
     pub fn validate_commit(
         &self,

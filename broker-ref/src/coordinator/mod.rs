@@ -15,7 +15,7 @@ mod txn_offsets;
 mod txn_replay;
 mod types;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -54,6 +54,8 @@ pub struct GroupCoordinator {
     max_group_size: usize,
     offsets_partitions: i32,
     retention_ms: i64,
+    /// Ids of the groups [`GroupCoordinator::tick`] visits (locked after `groups`).
+    timed: Mutex<HashSet<String>>,
     /// `__consumer_offsets`, created on first use.
     offsets_topic: InternalTopic,
 }
@@ -109,6 +111,7 @@ impl GroupCoordinator {
         let coordinator = GroupCoordinator {
             log,
             groups: Mutex::new(HashMap::new()),
+            timed: Mutex::new(HashSet::new()),
             initial_delay: Duration::from_millis(
                 broker_config.int("group.initial.rebalance.delay.ms").max(0) as u64,
             ),
@@ -130,6 +133,16 @@ impl GroupCoordinator {
             ),
         };
         coordinator.replay()?;
+        {
+            // Replayed groups with members time their sessions from now on.
+            let groups = coordinator.lock();
+            coordinator.timed().extend(
+                groups
+                    .values()
+                    .filter(|g| g.needs_timer())
+                    .map(|g| g.id.clone()),
+            );
+        }
         Ok(coordinator)
     }
 
@@ -142,6 +155,11 @@ impl GroupCoordinator {
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Group>> {
         self.groups.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The timed group ids (take after [`GroupCoordinator::lock`] when both are needed).
+    fn timed(&self) -> MutexGuard<'_, HashSet<String>> {
+        self.timed.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn replay(&self) -> Result<()> {
@@ -298,6 +316,7 @@ impl GroupCoordinator {
             let group = groups
                 .entry(group_id.to_string())
                 .or_insert_with(|| Group::new(group_id, now_ms()));
+            self.timed().insert(group_id.to_string());
             if !group.admits_joining(&params.member_id, self.max_group_size) {
                 group.refuse_joining(&params.member_id, Instant::now(), self.initial_delay);
                 self.persist_if_dirty(group);
@@ -385,10 +404,15 @@ impl GroupCoordinator {
         Ok(codes)
     }
 
-    /// Handles OffsetCommit: validates the member, then persists and applies every offset.
+    /// Handles OffsetCommit (at `api_version`): validates the member, then persists and
+    /// applies every offset. As in Kafka, a commit to a group that does not exist creates it
+    /// only when it comes from outside group management (generation < 0, a "simple" group);
+    /// otherwise it is refused with GROUP_ID_NOT_FOUND (v9+) or ILLEGAL_GENERATION, so commits
+    /// naming made-up members cannot create groups.
     #[allow(clippy::too_many_arguments)]
     pub fn commit(
         &self,
+        api_version: i16,
         group_id: &str,
         member_id: &str,
         generation: i32,
@@ -402,6 +426,14 @@ impl GroupCoordinator {
                 .collect();
         }
         let mut groups = self.lock();
+        if generation >= 0 && !groups.contains_key(group_id) {
+            let code = if api_version >= 9 {
+                ErrorCode::GroupIdNotFound
+            } else {
+                ErrorCode::IllegalGeneration
+            };
+            return offsets.into_iter().map(|(tp, ..)| (tp, code)).collect();
+        }
         let group = groups
             .entry(group_id.to_string())
             .or_insert_with(|| Group::new(group_id, now_ms()));
@@ -567,23 +599,42 @@ impl GroupCoordinator {
         Ok(results)
     }
 
-    /// Timers: member sessions, join deadlines, and offset retention of empty groups.
+    /// Timers every 100 ms: member sessions and join deadlines, of the groups that have any
+    /// (`timed`); a group with nothing to time (no members, no pending joins, no rebalance
+    /// under way) is not visited, so a broker holding many simple or empty groups does not
+    /// scan them all under the groups lock ten times a second.
     pub fn tick(&self) {
         let now = Instant::now();
         let now_ms = now_ms();
         let mut groups = self.lock();
-        let mut expired_groups = Vec::new();
-        for group in groups.values_mut() {
+        let mut timed = self.timed();
+        timed.retain(|id| {
+            let Some(group) = groups.get_mut(id) else {
+                return false;
+            };
             group.tick(now, now_ms, self.initial_delay);
             self.persist_if_dirty(group);
-            if group.members.is_empty()
-                && group.state == GroupState::Empty
-                && self.retention_ms > 0
-                && now_ms - group.empty_since_ms > self.retention_ms
-            {
-                expired_groups.push(group.id.clone());
-            }
+            group.needs_timer()
+        });
+    }
+
+    /// Every `offsets.retention.check.interval.ms`: removes the offsets and metadata of groups
+    /// empty for longer than `offsets.retention.minutes` (Kafka's offset expiration pass).
+    pub fn expire_offsets(&self) {
+        if self.retention_ms <= 0 {
+            return;
         }
+        let now_ms = now_ms();
+        let mut groups = self.lock();
+        let expired_groups: Vec<String> = groups
+            .values()
+            .filter(|g| {
+                g.members.is_empty()
+                    && g.state == GroupState::Empty
+                    && now_ms - g.empty_since_ms > self.retention_ms
+            })
+            .map(|g| g.id.clone())
+            .collect();
         for id in expired_groups {
             if let Some(group) = groups.get(&id) {
                 let mut records: Vec<(Bytes, Option<Bytes>)> = group
@@ -671,5 +722,49 @@ fn error_sync(code: ErrorCode) -> SyncAnswer {
         protocol_type: None,
         protocol: None,
         assignment: Bytes::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use crate::broker::Broker;
+    use crate::config::BrokerConfig;
+
+    #[test]
+    fn empty_groups_are_not_timed_and_their_offsets_expire_on_the_retention_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = BrokerConfig::from_entries([
+            ("log.dirs", dir.path().display().to_string()),
+            ("offsets.retention.minutes", "1".to_string()),
+        ])
+        .unwrap();
+        let broker = Broker::open(config, "127.0.0.1".into(), 9092).unwrap();
+        broker
+            .topics
+            .create("t", 1, BTreeMap::new(), false)
+            .unwrap();
+        broker.groups.ensure_topic().unwrap();
+        let groups = &broker.groups;
+        let results = groups.commit(
+            9,
+            "simple",
+            "",
+            -1,
+            None,
+            vec![(("t".into(), 0), 5, -1, None)],
+        );
+        assert!(results.iter().all(|(_, c)| c.is_ok()), "{results:?}");
+        assert!(
+            groups.timed().is_empty(),
+            "a group without members is never timed"
+        );
+        // Empty for two minutes: the 100 ms timer leaves it alone, the retention pass removes it.
+        groups.lock().get_mut("simple").unwrap().empty_since_ms -= 120_000;
+        groups.tick();
+        assert!(groups.lock().contains_key("simple"));
+        groups.expire_offsets();
+        assert!(!groups.lock().contains_key("simple"));
     }
 }

@@ -29,6 +29,10 @@ impl GroupCoordinator {
             return all(ErrorCode::InvalidGroupId, req.offsets);
         }
         let mut groups = self.lock();
+        // As Kafka: only a commit from outside group management creates a group.
+        if req.generation >= 0 && !groups.contains_key(&req.group_id) {
+            return all(ErrorCode::IllegalGeneration, req.offsets);
+        }
         let group = groups
             .entry(req.group_id.clone())
             .or_insert_with(|| Group::new(&req.group_id, now_ms()));

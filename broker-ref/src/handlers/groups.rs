@@ -237,7 +237,7 @@ pub fn leave_group(
 /// Handles OffsetCommit.
 pub fn offset_commit(
     broker: &Broker,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     r: OffsetCommitRequest,
 ) -> HandlerResult {
     let mut offsets = Vec::new();
@@ -252,6 +252,7 @@ pub fn offset_commit(
         }
     }
     let results = broker.groups.commit(
+        ctx.api_version,
         &r.group_id,
         &r.member_id,
         r.generation_id_or_member_epoch,

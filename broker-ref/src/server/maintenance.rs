@@ -216,14 +216,26 @@ fn clean_partition(
     Ok(Some(outcome))
 }
 
-/// Group coordinator timers (member sessions, join deadlines, offset retention), every 100 ms.
+/// Group coordinator timers: member sessions and join deadlines every 100 ms, offset retention
+/// of empty groups every `offsets.retention.check.interval.ms`.
 async fn group_timers(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) {
     let mut ticker = tokio::time::interval(Duration::from_millis(100));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let retention_check = Duration::from_millis(
+        broker
+            .config
+            .long("offsets.retention.check.interval.ms")
+            .clamp(1, i64::from(u32::MAX)) as u64,
+    );
+    let mut next_expiry = tokio::time::Instant::now() + retention_check;
     loop {
         tokio::select! {
             _ = shutdown.changed() => return,
             _ = ticker.tick() => broker.groups.tick(),
+        }
+        if tokio::time::Instant::now() >= next_expiry {
+            broker.groups.expire_offsets();
+            next_expiry = tokio::time::Instant::now() + retention_check;
         }
     }
 }
