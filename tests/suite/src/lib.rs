@@ -161,6 +161,11 @@ impl Target {
         Some((target, proxy))
     }
 
+    /// The process id of the suite's own `odradek-broker` (`None` against another broker).
+    pub fn broker_pid(&self) -> Option<u32> {
+        self.broker.as_ref().map(|b| b.child.id())
+    }
+
     /// Whether the suite runs against its own `odradek-broker` (fault tests need that).
     pub fn is_own_broker(&self) -> bool {
         self.broker.is_some()
