@@ -42,6 +42,8 @@ pub struct Broker {
     pub txns: TransactionCoordinator,
     /// Incremental fetch sessions (KIP-227).
     pub fetch_sessions: FetchSessionCache,
+    /// `queued.max.requests`: requests served at once, broker-wide.
+    pub request_slots: crate::request_slots::RequestSlots,
     /// The authorizer and the SCRAM credentials.
     pub security: SecurityState,
     /// Where clients connect, per listener (Metadata, DescribeCluster and FindCoordinator answer
@@ -178,6 +180,9 @@ impl Broker {
         let producer_ids = Arc::new(ProducerIdManager::open(&dir)?);
         let txns =
             TransactionCoordinator::open(&config, log, groups.clone(), producer_ids.clone())?;
+        let request_slots = crate::request_slots::RequestSlots::new(
+            config.int("queued.max.requests").max(1) as usize,
+        );
         let broker = Arc::new(Broker {
             config,
             dynamic,
@@ -191,6 +196,7 @@ impl Broker {
             producer_ids,
             txns,
             fetch_sessions: FetchSessionCache::new(),
+            request_slots,
             security,
             endpoints,
         });

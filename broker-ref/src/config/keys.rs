@@ -71,6 +71,7 @@ const HONOURED: &[&str] = &[
     "num.partitions",
     "default.replication.factor",
     "min.insync.replicas",
+    "queued.max.requests",
     "auto.create.topics.enable",
     "delete.topic.enable",
     "log.segment.bytes",
@@ -203,10 +204,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "remote.log.storage.system.enable",
         "no tiered storage: segments stay on the local disk only",
-    ),
-    (
-        "queued.max.requests",
-        "the number of requests queued per connection is not bounded yet",
     ),
     (
         "max.connection.creation.rate",

@@ -179,6 +179,8 @@ impl LongPoll {
             {
                 return out;
             }
+            // Waiting for other clients' data: the request slot goes back meanwhile.
+            crate::request_slots::release_while_waiting();
             let needed = (self.min_bytes - bytes) as u64;
             while !moved_enough(watched, &seen, needed) {
                 if tokio::time::timeout_at(self.deadline, waiter.notified())

@@ -130,6 +130,8 @@ pub async fn join_group(
         require_known_member: version >= 4,
         version,
     };
+    // A join may wait for the rest of the group: the request slot goes back meanwhile.
+    crate::request_slots::release_while_waiting();
     let a = broker.groups.join(&r.group_id, params).await;
     let members = a
         .members
@@ -164,6 +166,8 @@ pub async fn sync_group(
         .iter()
         .map(|a| (a.member_id.to_string(), a.assignment.clone()))
         .collect();
+    // A follower waits for the leader's assignment: the request slot goes back meanwhile.
+    crate::request_slots::release_while_waiting();
     let a = broker
         .groups
         .sync(

@@ -269,8 +269,16 @@ async fn run<R, W>(
                 }
             }
         }
-        let mut reply =
-            dispatch_with(&broker, &connection, &interceptor, view.as_deref(), frame).await;
+        let mut reply = broker
+            .request_slots
+            .serve(dispatch_with(
+                &broker,
+                &connection,
+                &interceptor,
+                view.as_deref(),
+                frame,
+            ))
+            .await;
         // An interceptor's delay; shutdown does not wait for it.
         let reply = loop {
             match reply {
