@@ -6,6 +6,8 @@
 // A panic is the assertion.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -438,4 +440,37 @@ fn an_empty_cluster_starts_and_stops_in_milliseconds() {
             "{brokers} brokers: {each:?}"
         );
     }
+}
+
+#[test]
+fn a_fetch_waiting_on_a_leader_that_moves_answers_not_leader_at_once() {
+    use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+    use kafka_protocol::messages::{FetchRequest, FetchResponse, TopicName};
+    use kafka_protocol::protocol::StrBytes;
+
+    let cluster = Cluster::builder().brokers(2).topic("t", 1).start().unwrap();
+    assert_eq!(cluster.partition_leader("t", 0).unwrap().leader, 1);
+    let mut client = common::Client::connect(&cluster.broker_addr(1).unwrap().to_string());
+    // A minute of long poll on broker 1, which leads t-0 when the fetch arrives.
+    let fetch = FetchRequest::default()
+        .with_max_wait_ms(60_000)
+        .with_min_bytes(1)
+        .with_max_bytes(1 << 20)
+        .with_session_epoch(-1)
+        .with_topics(vec![FetchTopic::default()
+            .with_topic(TopicName(StrBytes::from_static_str("t")))
+            .with_partitions(vec![FetchPartition::default()
+                .with_partition(0)
+                .with_fetch_offset(0)
+                .with_partition_max_bytes(1 << 20)])]);
+    let id = client.send(&fetch, 12);
+    std::thread::sleep(Duration::from_millis(200));
+    cluster.set_partition_leader("t", 0, 2).unwrap();
+    // Answered now (the client's read timeout is 30 s), without records: broker 1 no longer
+    // leads the partition, as Kafka completes a delayed fetch on a leader change.
+    let (header, resp) = client.receive::<FetchResponse>(12);
+    assert_eq!(header.correlation_id, id);
+    let p = &resp.responses[0].partitions[0];
+    assert_eq!(p.error_code, ErrorCode::NotLeaderOrFollower.code());
+    assert!(p.records.as_ref().is_none_or(|r| r.is_empty()));
 }

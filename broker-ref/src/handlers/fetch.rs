@@ -172,17 +172,31 @@ impl LongPoll {
         for p in watched {
             p.register_waiter(&waiter);
         }
+        let mut answer_now = false;
         loop {
             let seen: Vec<Progress> = watched.iter().map(|p| p.progress()).collect();
             let (out, bytes, any_error) = read();
-            if bytes >= self.min_bytes || any_error || tokio::time::Instant::now() >= self.deadline
+            if answer_now
+                || bytes >= self.min_bytes
+                || any_error
+                || tokio::time::Instant::now() >= self.deadline
             {
                 return out;
             }
             // Waiting for other clients' data: the request slot goes back meanwhile.
             crate::request_slots::release_while_waiting();
             let needed = (self.min_bytes - bytes) as u64;
-            while !moved_enough(watched, &seen, needed) {
+            loop {
+                match moved(watched, &seen, needed) {
+                    Moved::NotEnough => {}
+                    Moved::Enough => break,
+                    Moved::Otherwise => {
+                        // Not more data but a different answer (a deleted partition, a moved
+                        // log start or leader): Kafka completes the delayed fetch at once.
+                        answer_now = true;
+                        break;
+                    }
+                }
                 if tokio::time::timeout_at(self.deadline, waiter.notified())
                     .await
                     .is_err()
@@ -194,18 +208,31 @@ impl LongPoll {
     }
 }
 
-/// Whether `watched` moved since `seen` so that a read could credit `needed` more bytes (or
-/// must answer differently: a log start offset moved, a partition was deleted).
-fn moved_enough(watched: &[Arc<Partition>], seen: &[Progress], needed: u64) -> bool {
+/// How `watched` moved since a read.
+enum Moved {
+    /// Fewer new bytes than the read lacked.
+    NotEnough,
+    /// Enough new bytes that a read could reach `min_bytes`.
+    Enough,
+    /// Something other than an append changed (see [`Progress::other_changes`]).
+    Otherwise,
+}
+
+/// How `watched` moved since `seen`, given the bytes the last read lacked.
+fn moved(watched: &[Arc<Partition>], seen: &[Progress], needed: u64) -> Moved {
     let mut grown = 0u64;
     for (p, before) in watched.iter().zip(seen) {
         let now = p.progress();
         if now.other_changes != before.other_changes {
-            return true;
+            return Moved::Otherwise;
         }
         grown = grown.saturating_add(now.appended_bytes.saturating_sub(before.appended_bytes));
     }
-    grown >= needed
+    if grown >= needed {
+        Moved::Enough
+    } else {
+        Moved::NotEnough
+    }
 }
 
 /// The existing partitions a sessionless request reads.

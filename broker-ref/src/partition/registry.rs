@@ -439,7 +439,7 @@ impl TopicRegistry {
         std::fs::remove_file(self.meta_path(name))?;
         for p in topic.partitions() {
             p.log()?.delete()?;
-            p.wake_for_deletion();
+            p.wake_for_change();
         }
         tracing::info!(topic = name, "deleted topic");
         Ok(topic)

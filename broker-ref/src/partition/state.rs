@@ -34,7 +34,7 @@ pub struct Partition {
     /// The log's [`Log::appended_bytes`] as last published.
     appended_bytes: AtomicU64,
     /// Bumped when something other than an append changes what a fetch reads: the log start
-    /// offset moved, or the partition was deleted.
+    /// offset moved, the partition was deleted, or its leadership moved (test cluster).
     other_changes: AtomicU64,
     /// Fetches long-polling this partition.
     waiters: Waiters,
@@ -246,8 +246,9 @@ impl Partition {
         self.waiters.register(waiter);
     }
 
-    /// The partition is going away (its topic was deleted): waiting fetches answer now.
-    pub fn wake_for_deletion(&self) {
+    /// Something other than an append changed what a waiting fetch must answer (the topic was
+    /// deleted, or a test cluster moved the partition's leader): waiting fetches answer now.
+    pub fn wake_for_change(&self) {
         self.other_changes.fetch_add(1, Ordering::AcqRel);
         self.waiters.wake_all();
     }

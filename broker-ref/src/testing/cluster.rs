@@ -695,7 +695,23 @@ impl Cluster {
         if leader != -1 {
             self.node(leader)?;
         }
-        Ok(self.topology().set_leader(topic, partition, leader))
+        let old = self.topology().set_leader(topic, partition, leader);
+        self.wake_fetches(topic, partition);
+        Ok(old)
+    }
+
+    /// Fetches long-polling a partition whose leadership changed answer now (the old leader's
+    /// with NOT_LEADER_OR_FOLLOWER), as Kafka completes delayed fetches on a leader change.
+    fn wake_fetches(&self, topic: &str, partition: i32) {
+        if let Some(p) = self
+            .started
+            .broker
+            .topics
+            .get(topic)
+            .and_then(|t| t.partition(partition))
+        {
+            p.wake_for_change();
+        }
     }
 
     /// Makes `follower` a read replica of a partition (`None` clears it): it also serves
@@ -712,6 +728,7 @@ impl Cluster {
             self.node(f)?;
         }
         self.topology().set_follower(topic, partition, follower);
+        self.wake_fetches(topic, partition);
         Ok(())
     }
 

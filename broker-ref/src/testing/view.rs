@@ -250,7 +250,7 @@ impl ClusterView for NodeView {
                     }
                 });
             }
-            ResponseKind::Fetch(r) if ctx.api_version >= 11 => {
+            ResponseKind::Fetch(r) => {
                 for topic in &mut r.responses {
                     let name = if topic.topic.is_empty() {
                         match self.broker.topics.get_by_id(topic.topic_id) {
@@ -262,7 +262,20 @@ impl ClusterView for NodeView {
                     };
                     for p in topic.partitions.iter_mut().filter(|p| p.error_code == 0) {
                         let role = t.role(&name, p.partition_index);
-                        if role.leader != self.node_id {
+                        let serves =
+                            role.leader == self.node_id || role.follower == Some(self.node_id);
+                        if !serves {
+                            // The partition moved away while this fetch long-polled: answer
+                            // as Kafka completes such a delayed fetch, with no records.
+                            p.error_code = ErrorCode::NotLeaderOrFollower.code();
+                            p.high_watermark = -1;
+                            p.last_stable_offset = -1;
+                            p.log_start_offset = -1;
+                            p.aborted_transactions = None;
+                            p.records = Some(bytes::Bytes::new());
+                            continue;
+                        }
+                        if role.leader != self.node_id || ctx.api_version < 11 {
                             continue;
                         }
                         if let Some(f) = role.follower.filter(|f| t.is_up(*f)) {
