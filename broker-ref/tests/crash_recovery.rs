@@ -11,14 +11,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::Bytes;
 use common::{temp_dir, BrokerProcess, Client};
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
-use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
-use odradek::records::{BatchBuilder, Compression, RecordBatches};
+use odradek::records::{BatchBuilder, Compression};
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -78,39 +76,10 @@ fn write_stream(
 }
 
 fn read_all(client: &mut Client) -> BTreeMap<i64, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut offset = 0;
-    loop {
-        let req = FetchRequest::default()
-            .with_max_wait_ms(0)
-            .with_min_bytes(1)
-            .with_max_bytes(8 << 20)
-            .with_session_epoch(-1)
-            .with_topics(vec![FetchTopic::default()
-                .with_topic(name("crash"))
-                .with_partitions(vec![FetchPartition::default()
-                    .with_partition(0)
-                    .with_fetch_offset(offset)
-                    .with_partition_max_bytes(4 << 20)])]);
-        let resp = client.call(&req, 12);
-        let p = &resp.responses[0].partitions[0];
-        assert_eq!(p.error_code, 0);
-        let data: Bytes = p.records.clone().unwrap_or_default();
-        let mut progressed = false;
-        for batch in RecordBatches::new(data) {
-            let batch = batch.expect("served batch is well-formed");
-            batch.validate_crc().expect("served batch has a valid CRC");
-            for r in batch.records().unwrap() {
-                let r = r.unwrap();
-                out.insert(r.offset, r.value.unwrap().to_vec());
-                offset = r.offset + 1;
-                progressed = true;
-            }
-        }
-        if !progressed || offset >= p.high_watermark {
-            return out;
-        }
-    }
+    common::read_partition(client, "crash")
+        .into_iter()
+        .map(|(offset, value)| (offset, value.to_vec()))
+        .collect()
 }
 
 #[test]

@@ -10,55 +10,24 @@ mod common;
 
 use std::time::Duration;
 
-use common::{cpu_time, temp_dir, BrokerProcess, Client};
-use kafka_protocol::messages::create_topics_request::CreatableTopic;
-use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
-use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
-use kafka_protocol::messages::{
-    CreateTopicsRequest, FetchRequest, FetchResponse, ProduceRequest, TopicName,
+use common::{
+    cpu_time, create_topic, fetch_request, one_record, produce_request, temp_dir, BrokerProcess,
+    Client,
 };
-use kafka_protocol::protocol::StrBytes;
-use odradek::records::{BatchBuilder, Compression};
-
-fn name(s: &str) -> TopicName {
-    TopicName(StrBytes::from_string(s.to_string()))
-}
-
-fn create(client: &mut Client, topic: &str) {
-    let req = CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-        .with_name(name(topic))
-        .with_num_partitions(1)
-        .with_replication_factor(1)]);
-    assert_eq!(client.call(&req, 7).topics[0].error_code, 0);
-}
+use kafka_protocol::messages::FetchResponse;
 
 fn produce(client: &mut Client, topic: &str, value: &[u8]) {
-    let mut b = BatchBuilder::new(Compression::None);
-    b.append(0, None, Some(value), &[]).unwrap();
-    let req = ProduceRequest::default()
-        .with_acks(1)
-        .with_timeout_ms(5000)
-        .with_topic_data(vec![TopicProduceData::default()
-            .with_name(name(topic))
-            .with_partition_data(vec![PartitionProduceData::default()
-                .with_index(0)
-                .with_records(Some(b.build().unwrap()))])]);
-    let resp = client.call(&req, 9);
+    let resp = client.call(&produce_request(topic, 1, one_record(value)), 9);
     assert_eq!(resp.responses[0].partition_responses[0].error_code, 0);
 }
 
-fn fetch_request(topic: &str, min_bytes: i32, max_wait_ms: i32) -> FetchRequest {
-    FetchRequest::default()
-        .with_max_wait_ms(max_wait_ms)
-        .with_min_bytes(min_bytes)
-        .with_max_bytes(64 << 20)
-        .with_session_epoch(-1)
-        .with_topics(vec![FetchTopic::default()
-            .with_topic(name(topic))
-            .with_partitions(vec![FetchPartition::default()
-                .with_partition(0)
-                .with_fetch_offset(0)
-                .with_partition_max_bytes(64 << 20)])])
+/// A fetch of `topic` from offset 0 with room for 64 MiB.
+fn fetch_all(
+    topic: &str,
+    min_bytes: i32,
+    max_wait_ms: i32,
+) -> kafka_protocol::messages::FetchRequest {
+    fetch_request(topic, min_bytes, max_wait_ms, 64 << 20)
 }
 
 #[test]
@@ -66,8 +35,8 @@ fn a_parked_fetch_is_not_re_read_on_every_produce_elsewhere() {
     let dir = temp_dir("fetch-wakeups");
     let broker = BrokerProcess::start(&dir, &[("fetch.max.bytes", "67108864")]);
     let mut admin = broker.client();
-    create(&mut admin, "big");
-    create(&mut admin, "busy");
+    create_topic(&mut admin, "big", 1, &[]);
+    create_topic(&mut admin, "busy", 1, &[]);
     // 48 MiB readable on "big".
     let chunk = vec![7u8; 900 * 1024];
     for _ in 0..54 {
@@ -75,7 +44,7 @@ fn a_parked_fetch_is_not_re_read_on_every_produce_elsewhere() {
     }
     // A fetch that wants more than exists: it waits out its max_wait_ms.
     let mut parked = broker.client();
-    let id = parked.send(&fetch_request("big", i32::MAX, 10_000), 12);
+    let id = parked.send(&fetch_all("big", i32::MAX, 10_000), 12);
 
     // Small produces elsewhere, one every 5 ms for two seconds. Were every produce to wake the
     // parked fetch into re-reading its 48 MiB (several ms each), the broker would spend most
@@ -112,11 +81,11 @@ fn a_waiting_fetch_answers_once_its_own_partition_has_min_bytes() {
     let dir = temp_dir("fetch-own");
     let broker = BrokerProcess::start(&dir, &[]);
     let mut admin = broker.client();
-    create(&mut admin, "own");
-    create(&mut admin, "elsewhere");
+    create_topic(&mut admin, "own", 1, &[]);
+    create_topic(&mut admin, "elsewhere", 1, &[]);
     let mut waiting = broker.client();
     // A minute of max_wait: only enough bytes on "own" can answer it in time.
-    let id = waiting.send(&fetch_request("own", 1000, 60_000), 12);
+    let id = waiting.send(&fetch_all("own", 1000, 60_000), 12);
     for _ in 0..20 {
         produce(&mut admin, "elsewhere", &[1u8; 400]);
     }

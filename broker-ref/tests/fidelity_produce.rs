@@ -17,7 +17,6 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use common::fidelity::{unique, Brokers};
 use common::Client;
-use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
@@ -33,28 +32,8 @@ fn name(s: &str) -> TopicName {
 /// Creates a one-partition topic with `configs` and waits until its leader is known.
 fn create_topic(addr: &str, topic: &str, configs: &[(&str, &str)]) {
     let mut client = Client::connect(addr);
-    let req = CreateTopicsRequest::default()
-        .with_topics(vec![CreatableTopic::default()
-            .with_name(name(topic))
-            .with_num_partitions(1)
-            .with_replication_factor(1)
-            .with_configs(
-                configs
-                    .iter()
-                    .map(|(k, v)| {
-                        CreatableTopicConfig::default()
-                            .with_name(StrBytes::from_string(k.to_string()))
-                            .with_value(Some(StrBytes::from_string(v.to_string())))
-                    })
-                    .collect(),
-            )])
-        .with_timeout_ms(10_000);
-    let resp = client.call(&req, 5);
-    assert_eq!(
-        resp.topics[0].error_code, 0,
-        "create {topic} on {addr}: {:?}",
-        resp.topics[0].error_message
-    );
+    let (code, message) = common::create_topic_with(&mut client, topic, 1, configs);
+    assert_eq!(code, 0, "create {topic} on {addr}: {message:?}");
     wait_for_leader(&mut client, topic);
 }
 

@@ -15,14 +15,8 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use common::{temp_dir, Client};
-use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
-use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
-use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
-use kafka_protocol::messages::*;
-use kafka_protocol::protocol::StrBytes;
-use odradek::records::{BatchBuilder, Compression, RecordBatches};
+use common::{create_topic, produce_request, temp_dir, Client};
+use odradek::records::{BatchBuilder, Compression};
 use odradek_broker::config::BrokerConfig;
 use odradek_broker::log::faults;
 use odradek_broker::server::{self, RunningBroker};
@@ -31,10 +25,6 @@ const TOPIC: &str = "power";
 
 /// `(offset, value)` pairs in offset order.
 type Records = Vec<(i64, String)>;
-
-fn sb(s: &str) -> StrBytes {
-    StrBytes::from_string(s.to_string())
-}
 
 /// A broker on its own runtime, so that dropping the runtime tears it down mid-flight.
 struct Node {
@@ -72,26 +62,6 @@ impl Node {
     }
 }
 
-fn create_topic(client: &mut Client, configs: &[(&str, &str)]) {
-    let req = CreateTopicsRequest::default()
-        .with_topics(vec![CreatableTopic::default()
-            .with_name(TopicName(sb(TOPIC)))
-            .with_num_partitions(1)
-            .with_replication_factor(1)
-            .with_configs(
-                configs
-                    .iter()
-                    .map(|(k, v)| {
-                        CreatableTopicConfig::default()
-                            .with_name(sb(k))
-                            .with_value(Some(sb(v)))
-                    })
-                    .collect(),
-            )])
-        .with_timeout_ms(5000);
-    assert_eq!(client.call(&req, 7).topics[0].error_code, 0);
-}
-
 /// Produces `batches` batches of 4 records with acks=all; returns every acknowledged
 /// `(offset, value)` in offset order.
 fn produce(client: &mut Client, batches: usize) -> Records {
@@ -104,14 +74,7 @@ fn produce(client: &mut Client, batches: usize) -> Records {
         for v in &values {
             batch.append(0, None, Some(v.as_bytes()), &[]).unwrap();
         }
-        let req = ProduceRequest::default()
-            .with_acks(-1)
-            .with_timeout_ms(5000)
-            .with_topic_data(vec![TopicProduceData::default()
-                .with_name(TopicName(sb(TOPIC)))
-                .with_partition_data(vec![PartitionProduceData::default()
-                    .with_index(0)
-                    .with_records(Some(batch.build().unwrap()))])]);
+        let req = produce_request(TOPIC, -1, batch.build().unwrap());
         let resp = client.call(&req, 9);
         let p = &resp.responses[0].partition_responses[0];
         assert_eq!(p.error_code, 0);
@@ -122,43 +85,12 @@ fn produce(client: &mut Client, batches: usize) -> Records {
     acked
 }
 
-/// Every stored `(offset, value)` from offset 0, checking every batch's CRC.
+/// Every stored `(offset, value)` from offset 0 (every batch's CRC checked).
 fn read_all(client: &mut Client) -> Records {
-    let mut out = Vec::new();
-    let mut offset = 0;
-    loop {
-        let req = FetchRequest::default()
-            .with_max_wait_ms(0)
-            .with_min_bytes(1)
-            .with_max_bytes(8 << 20)
-            .with_session_epoch(-1)
-            .with_topics(vec![FetchTopic::default()
-                .with_topic(TopicName(sb(TOPIC)))
-                .with_partitions(vec![FetchPartition::default()
-                    .with_partition(0)
-                    .with_fetch_offset(offset)
-                    .with_partition_max_bytes(4 << 20)])]);
-        let resp = client.call(&req, 12);
-        let p = &resp.responses[0].partitions[0];
-        assert_eq!(p.error_code, 0);
-        let data: Bytes = p.records.clone().unwrap_or_default();
-        let before = out.len();
-        for batch in RecordBatches::new(data) {
-            let batch = batch.expect("a served batch is well-formed");
-            batch
-                .validate_crc()
-                .expect("a served batch has a valid CRC");
-            for r in batch.records().unwrap() {
-                let r = r.unwrap();
-                let value = String::from_utf8_lossy(&r.value.unwrap_or_default()).into_owned();
-                out.push((r.offset, value));
-                offset = r.offset + 1;
-            }
-        }
-        if out.len() == before || offset >= p.high_watermark {
-            return out;
-        }
-    }
+    common::read_partition(client, TOPIC)
+        .into_iter()
+        .map(|(offset, value)| (offset, String::from_utf8_lossy(&value).into_owned()))
+        .collect()
 }
 
 /// Runs one scenario: produce, optionally wait, power failure, restart. Returns the
@@ -173,7 +105,7 @@ fn scenario(
     faults::track_durability_under(&data).unwrap();
     let node = Node::start(&data);
     let mut client = node.client();
-    create_topic(&mut client, configs);
+    create_topic(&mut client, TOPIC, 1, configs);
     let acked = produce(&mut client, 60);
     settle(&data);
     drop(client);

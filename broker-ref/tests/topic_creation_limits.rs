@@ -7,21 +7,8 @@
 
 mod common;
 
-use common::{temp_dir, BrokerProcess, Client};
-use kafka_protocol::messages::create_topics_request::CreatableTopic;
-use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse, TopicName};
-use kafka_protocol::protocol::StrBytes;
+use common::{create_topic, create_topic_with, temp_dir, BrokerProcess};
 use odradek::ErrorCode;
-
-fn create(client: &mut Client, topic: &str, partitions: i32) -> CreateTopicsResponse {
-    let req = CreateTopicsRequest::default()
-        .with_topics(vec![CreatableTopic::default()
-            .with_name(TopicName(StrBytes::from_string(topic.to_string())))
-            .with_num_partitions(partitions)
-            .with_replication_factor(1)])
-        .with_timeout_ms(30_000);
-    client.call(&req, 7)
-}
 
 fn open_descriptors(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd"))
@@ -51,17 +38,16 @@ fn a_create_beyond_the_descriptors_is_refused_and_leaves_nothing_behind() {
     let dir = temp_dir("create-fds");
     let broker = BrokerProcess::start_with_open_files(&dir, &[], 256);
     let mut client = broker.client();
-    let resp = create(&mut client, "toomany", 1000);
-    let t = &resp.topics[0];
-    assert_eq!(t.error_code, ErrorCode::PolicyViolation.code());
-    let message = t.error_message.as_deref().unwrap_or_default().to_string();
+    let (code, message) = create_topic_with(&mut client, "toomany", 1000, &[]);
+    assert_eq!(code, ErrorCode::PolicyViolation.code());
+    let message = message.unwrap_or_default();
     assert!(
         message.contains("open files limit 256"),
         "the refusal names the limit: {message}"
     );
     assert_eq!(partition_dirs(&dir, "toomany"), 0, "nothing left on disk");
     // What fits is still created.
-    assert_eq!(create(&mut client, "fits", 50).topics[0].error_code, 0);
+    create_topic(&mut client, "fits", 50, &[]);
     assert_eq!(partition_dirs(&dir, "fits"), 50);
     broker.stop();
 }
@@ -73,7 +59,7 @@ fn an_idle_partition_holds_one_descriptor() {
     let mut client = broker.client();
     let pid = broker.child.id();
     let before = open_descriptors(pid);
-    assert_eq!(create(&mut client, "many", 1000).topics[0].error_code, 0);
+    create_topic(&mut client, "many", 1000, &[]);
     let held = open_descriptors(pid) - before;
     assert!(
         (1000..=1020).contains(&held),

@@ -195,8 +195,135 @@ impl Client {
     }
 }
 
+/// A topic name as the protocol types carry it.
+pub fn topic_name(name: &str) -> kafka_protocol::messages::TopicName {
+    kafka_protocol::messages::TopicName(StrBytes::from_string(name.to_string()))
+}
+
+/// Creates `topic` with `partitions` partitions and topic configs; returns the topic's error
+/// code and message.
+pub fn create_topic_with(
+    client: &mut Client,
+    topic: &str,
+    partitions: i32,
+    configs: &[(&str, &str)],
+) -> (i16, Option<String>) {
+    use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+    let req = kafka_protocol::messages::CreateTopicsRequest::default()
+        .with_topics(vec![CreatableTopic::default()
+            .with_name(topic_name(topic))
+            .with_num_partitions(partitions)
+            .with_replication_factor(1)
+            .with_configs(
+                configs
+                    .iter()
+                    .map(|(k, v)| {
+                        CreatableTopicConfig::default()
+                            .with_name(StrBytes::from_string(k.to_string()))
+                            .with_value(Some(StrBytes::from_string(v.to_string())))
+                    })
+                    .collect(),
+            )])
+        .with_timeout_ms(30_000);
+    let resp = client.call(&req, 7);
+    let t = &resp.topics[0];
+    (
+        t.error_code,
+        t.error_message.as_ref().map(|m| m.to_string()),
+    )
+}
+
+/// Creates `topic` (asserting success).
+pub fn create_topic(client: &mut Client, topic: &str, partitions: i32, configs: &[(&str, &str)]) {
+    let (code, message) = create_topic_with(client, topic, partitions, configs);
+    assert_eq!(code, 0, "create {topic}: {message:?}");
+}
+
+/// A Produce of `records` to partition 0 of `topic`.
+pub fn produce_request(
+    topic: &str,
+    acks: i16,
+    records: Bytes,
+) -> kafka_protocol::messages::ProduceRequest {
+    use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+    kafka_protocol::messages::ProduceRequest::default()
+        .with_acks(acks)
+        .with_timeout_ms(5000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name(topic_name(topic))
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(0)
+                .with_records(Some(records))])])
+}
+
+/// One uncompressed batch holding one record with `value`.
+pub fn one_record(value: &[u8]) -> Bytes {
+    let mut b = odradek::records::BatchBuilder::new(odradek::records::Compression::None);
+    b.append(0, None, Some(value), &[]).unwrap();
+    b.build().unwrap()
+}
+
+/// A sessionless Fetch of partition 0 of `topic` from offset 0.
+pub fn fetch_request(
+    topic: &str,
+    min_bytes: i32,
+    max_wait_ms: i32,
+    max_bytes: i32,
+) -> kafka_protocol::messages::FetchRequest {
+    use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+    kafka_protocol::messages::FetchRequest::default()
+        .with_max_wait_ms(max_wait_ms)
+        .with_min_bytes(min_bytes)
+        .with_max_bytes(max_bytes)
+        .with_session_epoch(-1)
+        .with_topics(vec![FetchTopic::default()
+            .with_topic(topic_name(topic))
+            .with_partitions(vec![FetchPartition::default()
+                .with_partition(0)
+                .with_fetch_offset(0)
+                .with_partition_max_bytes(max_bytes)])])
+}
+
+/// Every stored record of partition 0 of `topic` as `(offset, value)`, in offset order, read
+/// from offset 0 up to the high watermark; every served batch must parse and pass its CRC.
+pub fn read_partition(client: &mut Client, topic: &str) -> Vec<(i64, Bytes)> {
+    use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+    let mut out = Vec::new();
+    let mut offset = 0;
+    loop {
+        let req = kafka_protocol::messages::FetchRequest::default()
+            .with_max_wait_ms(0)
+            .with_min_bytes(1)
+            .with_max_bytes(8 << 20)
+            .with_session_epoch(-1)
+            .with_topics(vec![FetchTopic::default()
+                .with_topic(topic_name(topic))
+                .with_partitions(vec![FetchPartition::default()
+                    .with_partition(0)
+                    .with_fetch_offset(offset)
+                    .with_partition_max_bytes(4 << 20)])]);
+        let resp = client.call(&req, 12);
+        let p = &resp.responses[0].partitions[0];
+        assert_eq!(p.error_code, 0);
+        let before = out.len();
+        for batch in odradek::records::RecordBatches::new(p.records.clone().unwrap_or_default()) {
+            let batch = batch.expect("a served batch is well-formed");
+            batch
+                .validate_crc()
+                .expect("a served batch has a valid CRC");
+            for r in batch.records().unwrap() {
+                let r = r.unwrap();
+                offset = r.offset + 1;
+                out.push((r.offset, r.value.unwrap_or_default()));
+            }
+        }
+        if out.len() == before || offset >= p.high_watermark {
+            return out;
+        }
+    }
+}
+
 #[cfg(target_os = "linux")]
-#[allow(dead_code)] // not every test binary measures CPU
 /// User plus system CPU time of process `pid`, from /proc.
 pub fn cpu_time(pid: u32) -> Duration {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();

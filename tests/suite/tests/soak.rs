@@ -73,6 +73,26 @@ fn member(
     })
 }
 
+/// Sends `n` values `{prefix}-{i}`, each acknowledged before the next, and expects them.
+async fn send_values(
+    producer: &Producer,
+    topic: &str,
+    prefix: &str,
+    n: usize,
+    expected: &mut BTreeSet<String>,
+) {
+    for i in 0..n {
+        let v = format!("{prefix}-{i}");
+        producer
+            .send(ProducerRecord::new(topic, v.clone()))
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+        expected.insert(v);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broker_memory_and_descriptors_stay_flat_under_a_mixed_workload() {
     let target = Target::start(&[
@@ -117,29 +137,17 @@ async fn broker_memory_and_descriptors_stay_flat_under_a_mixed_workload() {
         if baseline.is_none() && started.elapsed() >= warm_up {
             baseline = Some(usage(pid));
         }
-        // The long-lived producer.
-        for i in 0..50 {
-            let v = format!("steady-{cycle}-{i}");
-            steady
-                .send(ProducerRecord::new(&topic, v.clone()))
-                .await
-                .unwrap()
-                .await
-                .unwrap();
-            expected.insert(v);
-        }
-        // A short-lived idempotent producer.
+        // The long-lived producer, and a short-lived idempotent one.
+        send_values(
+            &steady,
+            &topic,
+            &format!("steady-{cycle}"),
+            50,
+            &mut expected,
+        )
+        .await;
         let short = Producer::new(target.config(&[("enable.idempotence", "true")])).unwrap();
-        for i in 0..20 {
-            let v = format!("short-{cycle}-{i}");
-            short
-                .send(ProducerRecord::new(&topic, v.clone()))
-                .await
-                .unwrap()
-                .await
-                .unwrap();
-            expected.insert(v);
-        }
+        send_values(&short, &topic, &format!("short-{cycle}"), 20, &mut expected).await;
         short.close().await;
         // A transaction: committed, or every fourth aborted.
         txn.begin_transaction().unwrap();
