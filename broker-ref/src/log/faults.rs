@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use super::segment::LOG_EXT;
+/// The extension of segment data files (`segment::LOG_EXT`; not imported, as the segment
+/// module calls into this one).
+const LOG_EXT: &str = "log";
 
 static ARMED: AtomicBool = AtomicBool::new(false);
 static FAILING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
