@@ -67,3 +67,53 @@ fn an_idle_partition_holds_one_descriptor() {
     );
     broker.stop();
 }
+
+#[test]
+fn a_large_create_does_not_stall_other_clients() {
+    use common::{one_record, produce_request};
+    use kafka_protocol::messages::create_topics_request::CreatableTopic;
+    use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse, TopicName};
+    use kafka_protocol::protocol::StrBytes;
+    use std::time::Instant;
+
+    let dir = temp_dir("large-create");
+    let broker = BrokerProcess::start(&dir, &[]);
+    let mut other = broker.client();
+    create_topic(&mut other, "busy", 1, &[]);
+    // 4,000 partitions: seconds of directory and file creation.
+    let mut creator = broker.client();
+    let started = Instant::now();
+    let req = CreateTopicsRequest::default()
+        .with_topics(vec![CreatableTopic::default()
+            .with_name(TopicName(StrBytes::from_static_str("huge")))
+            .with_num_partitions(4000)
+            .with_replication_factor(1)])
+        .with_timeout_ms(60_000);
+    let id = creator.send(&req, 7);
+    // The create's answer is awaited on its own thread.
+    let waiter = std::thread::spawn(move || {
+        let (header, created) = creator.receive::<CreateTopicsResponse>(7);
+        (header.correlation_id, created.topics[0].error_code)
+    });
+    // Once the create is under way (its first partition directories exist), another client
+    // produces to an existing topic.
+    while partition_dirs(&dir, "huge") < 10 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the create never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let resp = other.call(&produce_request("busy", 1, one_record(b"meanwhile")), 9);
+    assert_eq!(resp.responses[0].partition_responses[0].error_code, 0);
+    // Served while the create goes on: not all of its partitions exist yet.
+    let made_by_then = partition_dirs(&dir, "huge");
+    let (correlation, code) = waiter.join().unwrap();
+    assert_eq!((correlation, code), (id, 0));
+    assert!(
+        made_by_then < 4000,
+        "the produce waited for the whole create ({made_by_then} partitions made by then)"
+    );
+    assert_eq!(partition_dirs(&dir, "huge"), 4000);
+    broker.stop();
+}

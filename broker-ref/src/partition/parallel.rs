@@ -1,8 +1,22 @@
 //! A bounded pool of scoped threads for per-partition work at startup and shutdown (opening and
-//! closing logs is mostly waiting on the disk, so a few threads overlap the waits).
+//! closing logs is mostly waiting on the disk, so a few threads overlap the waits), and a way to
+//! do such work from a request handler without stalling the other connections.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+
+/// Runs `f`, which may block for long (creating or deleting thousands of partitions), telling a
+/// multi-threaded tokio runtime first so it moves this worker's other tasks elsewhere; on any
+/// other thread it just runs `f`.
+pub(crate) fn blocking_section<R>(f: impl FnOnce() -> R) -> R {
+    let multi_thread = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if multi_thread {
+        tokio::task::block_in_place(f)
+    } else {
+        f()
+    }
+}
 
 /// Applies `f` to every item on at most `threads` threads and returns the results in the
 /// items' order. With one thread (or one item) everything runs on the caller's thread.

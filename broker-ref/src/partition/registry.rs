@@ -106,8 +106,23 @@ pub struct TopicRegistry {
     threads: usize,
     defaults: RwLock<LogConfig>,
     topics: RwLock<BTreeMap<String, Arc<Topic>>>,
+    /// Names being created right now: reserved, so the registry lock is not held while their
+    /// partitions are made (thousands of them take seconds).
+    creating: std::sync::Mutex<std::collections::BTreeSet<String>>,
     /// The data directory's health, shared with every log in it (`log::dir_health`).
     health: Arc<DirHealth>,
+}
+
+/// A topic name reserved while its partitions are created.
+struct Reservation<'a> {
+    registry: &'a TopicRegistry,
+    name: String,
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        self.registry.creating().remove(&self.name);
+    }
 }
 
 struct TopicMeta {
@@ -191,6 +206,7 @@ impl TopicRegistry {
             threads,
             defaults: RwLock::new(defaults),
             topics: RwLock::new(BTreeMap::new()),
+            creating: std::sync::Mutex::new(std::collections::BTreeSet::new()),
             // Opening the directory starts it healthy, even after a failure in this process.
             health: dir_health::fresh(data_dir),
         };
@@ -274,6 +290,49 @@ impl TopicRegistry {
             id: meta.id,
             partitions: RwLock::new(partitions),
             overrides: RwLock::new(meta.overrides.clone()),
+        })
+    }
+
+    fn creating(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeSet<String>> {
+        self.creating.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// TOPIC_ALREADY_EXISTS or a name collision with an existing or reserved topic.
+    fn check_name_free(
+        &self,
+        name: &str,
+        topics: &BTreeMap<String, Arc<Topic>>,
+        creating: &std::collections::BTreeSet<String>,
+    ) -> Result<()> {
+        if topics.contains_key(name) || creating.contains(name) {
+            return Err(Error::kafka(
+                ErrorCode::TopicAlreadyExists,
+                format!("topic `{name}` already exists"),
+            ));
+        }
+        let normalized = name.replace('.', "_");
+        if let Some(other) = topics
+            .keys()
+            .chain(creating.iter())
+            .find(|t| t.replace('.', "_") == normalized)
+        {
+            return Err(Error::kafka(
+                ErrorCode::InvalidTopic,
+                format!("topic `{name}` collides with existing topic `{other}` ('.' and '_' collide in metric names)"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Reserves `name` for a create (released when the guard drops).
+    fn reserve(&self, name: &str) -> Result<Reservation<'_>> {
+        let topics = read(&self.topics);
+        let mut creating = self.creating();
+        self.check_name_free(name, &topics, &creating)?;
+        creating.insert(name.to_string());
+        Ok(Reservation {
+            registry: self,
+            name: name.to_string(),
         })
     }
 
@@ -381,26 +440,13 @@ impl TopicRegistry {
             ));
         }
         self.effective_config(&overrides)?;
-        let mut topics = write(&self.topics);
-        if topics.contains_key(name) {
-            return Err(Error::kafka(
-                ErrorCode::TopicAlreadyExists,
-                format!("topic `{name}` already exists"),
-            ));
-        }
-        let normalized = name.replace('.', "_");
-        if let Some(other) = topics.keys().find(|t| t.replace('.', "_") == normalized) {
-            return Err(Error::kafka(
-                ErrorCode::InvalidTopic,
-                format!("topic `{name}` collides with existing topic `{other}` ('.' and '_' collide in metric names)"),
-            ));
-        }
         let meta = TopicMeta {
             id: Uuid::new_v4(),
             partitions,
             overrides,
         };
         if validate_only {
+            self.check_name_free(name, &read(&self.topics), &self.creating())?;
             return Ok(Arc::new(Topic {
                 name: name.to_string(),
                 id: meta.id,
@@ -409,12 +455,15 @@ impl TopicRegistry {
             }));
         }
         super::descriptors::check_room_for(partitions as u64)?;
+        let _reserved = self.reserve(name)?;
         // All or nothing: a partition that fails to open (or a failed metadata write) removes
         // every partition directory this create made.
         self.remove_stray_dirs(name, 0..partitions)?;
-        let created = self.open_topic(name, &meta).and_then(|topic| {
-            write_atomically(&self.meta_path(name), meta.render().as_bytes())?;
-            Ok(Arc::new(topic))
+        let created = super::parallel::blocking_section(|| {
+            self.open_topic(name, &meta).and_then(|topic| {
+                write_atomically(&self.meta_path(name), meta.render().as_bytes())?;
+                Ok(Arc::new(topic))
+            })
         });
         let topic = match created {
             Ok(topic) => topic,
@@ -423,6 +472,7 @@ impl TopicRegistry {
                 return Err(e);
             }
         };
+        let mut topics = write(&self.topics);
         topics.insert(name.to_string(), topic.clone());
         tracing::info!(topic = name, partitions, "created topic");
         Ok(topic)
@@ -437,10 +487,13 @@ impl TopicRegistry {
             )
         })?;
         std::fs::remove_file(self.meta_path(name))?;
-        for p in topic.partitions() {
-            p.log()?.delete()?;
-            p.wake_for_change();
-        }
+        super::parallel::blocking_section(|| -> Result<()> {
+            for p in topic.partitions() {
+                p.log()?.delete()?;
+                p.wake_for_change();
+            }
+            Ok(())
+        })?;
         tracing::info!(topic = name, "deleted topic");
         Ok(topic)
     }
@@ -481,13 +534,17 @@ impl TopicRegistry {
             overrides: topic.overrides(),
         };
         // All or nothing, as for a create.
-        let opened = (current..count)
-            .map(|i| Partition::open(&self.data_dir, name, i, config.clone()).map(Arc::new))
+        let opened = super::parallel::blocking_section(|| {
+            super::parallel::map_bounded((current..count).collect(), self.threads, |i| {
+                Partition::open(&self.data_dir, name, i, config.clone()).map(Arc::new)
+            })
+            .into_iter()
             .collect::<Result<Vec<_>>>()
             .and_then(|new| {
                 write_atomically(&self.meta_path(name), meta.render().as_bytes())?;
                 Ok(new)
-            });
+            })
+        });
         match opened {
             Ok(new) => {
                 parts.extend(new);
