@@ -38,10 +38,23 @@ pub fn for_dir(dir: &Path) -> Arc<DirHealth> {
 pub fn fresh(dir: &Path) -> Arc<DirHealth> {
     let health = Arc::new(DirHealth::default());
     let mut registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
-    registry
-        .get_or_insert_with(HashMap::new)
-        .insert(dir.to_path_buf(), Arc::downgrade(&health));
+    let map = registry.get_or_insert_with(HashMap::new);
+    map.retain(|_, w| w.strong_count() > 0);
+    map.insert(dir.to_path_buf(), Arc::downgrade(&health));
     health
+}
+
+impl Drop for DirHealth {
+    /// Forgets the registry entries of directories no longer open (this one's among them), so
+    /// a process that opens many brokers one after another (tests, test clusters) keeps no
+    /// memory for the ones it closed. No strong reference is ever dropped under the registry
+    /// lock, so taking it here cannot deadlock.
+    fn drop(&mut self) {
+        let mut registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(map) = registry.as_mut() {
+            map.retain(|_, w| w.strong_count() > 0);
+        }
+    }
 }
 
 impl DirHealth {
@@ -86,5 +99,16 @@ mod tests {
         let reopened = fresh(&dir);
         assert_eq!(reopened.failure(), None);
         assert_eq!(for_dir(&dir).failure(), None);
+    }
+
+    #[test]
+    fn a_directory_no_longer_open_leaves_nothing_in_the_registry() {
+        let dir = std::env::temp_dir().join(format!("odradek-health-gone-{}", std::process::id()));
+        let health = fresh(&dir);
+        let log = for_dir(&dir);
+        drop(health);
+        drop(log);
+        let registry = REGISTRY.lock().unwrap();
+        assert!(!registry.as_ref().is_some_and(|m| m.contains_key(&dir)));
     }
 }
