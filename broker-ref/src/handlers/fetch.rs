@@ -9,8 +9,8 @@
 //! `min_bytes` and the long poll count data arriving on partitions the request did not list, and
 //! answers only the partitions with news.
 //!
-//! Waiting (`max_wait_ms`, `min_bytes`): the request registers with the partitions it reads
-//! (`partition::Waiters`) and is woken only when one of them moves. A wake does not re-read:
+//! Waiting (`max_wait_ms`, `min_bytes`): a request its first read does not answer registers with
+//! the partitions it reads (`partition::Waiters`), reads once more, and is woken only when one of them moves. A wake does not re-read:
 //! the request sums the bytes appended to its partitions since its last read
 //! ([`Partition::progress`]) and reads again only once they could reach `min_bytes`, or when a
 //! log start offset moved or a partition was deleted. `min_bytes` is capped at the response's
@@ -70,11 +70,11 @@ pub async fn handle(
     };
     let response = match context {
         FetchContext::Sessionless => {
-            let watched = watched_topics(broker, &request.topics, version >= 13);
             let topics = poll
-                .run(&watched, || {
-                    read_all(broker, &request.topics, limits, read_committed, version)
-                })
+                .run(
+                    || watched_topics(broker, &request.topics, version >= 13),
+                    || read_all(broker, &request.topics, limits, read_committed, version),
+                )
                 .await;
             FetchResponse::default()
                 .with_session_id(INVALID_SESSION_ID)
@@ -87,11 +87,11 @@ pub async fn handle(
             uses_topic_ids,
             partitions,
         } => {
-            let watched = watched_list(broker, &partitions);
             let data = poll
-                .run(&watched, || {
-                    read_list(broker, &partitions, limits, read_committed, by_id)
-                })
+                .run(
+                    || watched_list(broker, &partitions),
+                    || read_list(broker, &partitions, limits, read_committed, by_id),
+                )
                 .await;
             let results: Vec<PartitionResult> = data.iter().map(result_of).collect();
             let session_id = broker.fetch_sessions.create_session(
@@ -109,11 +109,11 @@ pub async fn handle(
             epoch,
             partitions,
         } => {
-            let watched = watched_list(broker, &partitions);
             let data = poll
-                .run(&watched, || {
-                    read_list(broker, &partitions, limits, read_committed, by_id)
-                })
+                .run(
+                    || watched_list(broker, &partitions),
+                    || read_list(broker, &partitions, limits, read_committed, by_id),
+                )
                 .await;
             let results: Vec<PartitionResult> = data.iter().map(result_of).collect();
             match broker.fetch_sessions.complete_incremental(
@@ -161,17 +161,16 @@ struct LongPoll {
 impl LongPoll {
     /// Calls `read` (which returns what it read, the bytes credited toward `min_bytes` and
     /// whether any partition failed) until it is time to answer. Between reads it sleeps until
-    /// one of `watched` moved enough to possibly reach `min_bytes` (see the module docs).
+    /// one of the partitions `watch` names moved enough to possibly reach `min_bytes` (see the
+    /// module docs). A fetch answered by its first read never resolves or registers them.
     async fn run<T>(
         &self,
-        watched: &[Arc<Partition>],
+        watch: impl FnOnce() -> Vec<Arc<Partition>>,
         mut read: impl FnMut() -> (T, usize, bool),
     ) -> T {
-        // Registered before the first read: a move between a read and the wait leaves a permit.
         let waiter = Arc::new(tokio::sync::Notify::new());
-        for p in watched {
-            p.register_waiter(&waiter);
-        }
+        let mut watch = Some(watch);
+        let mut watched: Vec<Arc<Partition>> = Vec::new();
         let mut answer_now = false;
         loop {
             let seen: Vec<Progress> = watched.iter().map(|p| p.progress()).collect();
@@ -183,11 +182,20 @@ impl LongPoll {
             {
                 return out;
             }
+            if let Some(watch) = watch.take() {
+                // First wait: register, then read once more, so nothing appended between the
+                // first read and the registration is missed (a later move leaves a permit).
+                watched = watch();
+                for p in &watched {
+                    p.register_waiter(&waiter);
+                }
+                continue;
+            }
             // Waiting for other clients' data: the request slot goes back meanwhile.
             crate::request_slots::release_while_waiting();
             let needed = (self.min_bytes - bytes) as u64;
             loop {
-                match moved(watched, &seen, needed) {
+                match moved(&watched, &seen, needed) {
                     Moved::NotEnough => {}
                     Moved::Enough => break,
                     Moved::Otherwise => {
