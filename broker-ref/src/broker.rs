@@ -46,6 +46,8 @@ pub struct Broker {
     pub request_slots: crate::request_slots::RequestSlots,
     /// The authorizer and the SCRAM credentials.
     pub security: SecurityState,
+    /// Client quotas: the configured values (durable) and the sensors enforcing them.
+    pub quotas: crate::quota::Quotas,
     /// Where clients connect, per listener (Metadata, DescribeCluster and FindCoordinator answer
     /// the endpoint of the listener the request came in on).
     pub endpoints: Vec<Endpoint>,
@@ -183,6 +185,17 @@ impl Broker {
         let request_slots = crate::request_slots::RequestSlots::new(
             config.int("queued.max.requests").max(1) as usize,
         );
+        let quotas = crate::quota::Quotas::new(
+            crate::quota::QuotaStore::open(Some(&dir))?,
+            crate::quota::WindowConfig::new(
+                i64::from(config.int("quota.window.num")),
+                i64::from(config.int("quota.window.size.seconds")),
+            ),
+            crate::quota::WindowConfig::new(
+                i64::from(config.int("controller.quota.window.num")),
+                i64::from(config.int("controller.quota.window.size.seconds")),
+            ),
+        );
         let broker = Arc::new(Broker {
             config,
             dynamic,
@@ -198,6 +211,7 @@ impl Broker {
             fetch_sessions: FetchSessionCache::new(),
             request_slots,
             security,
+            quotas,
             endpoints,
         });
         // Transactions a crash left between their Prepare state and their markers.

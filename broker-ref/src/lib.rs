@@ -20,6 +20,7 @@ pub mod group_config;
 pub mod handlers;
 pub mod log;
 pub mod partition;
+pub mod quota;
 pub mod request_slots;
 pub mod security;
 pub mod server;

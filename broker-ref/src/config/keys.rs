@@ -72,6 +72,10 @@ const HONOURED: &[&str] = &[
     "default.replication.factor",
     "min.insync.replicas",
     "queued.max.requests",
+    "quota.window.num",
+    "quota.window.size.seconds",
+    "controller.quota.window.num",
+    "controller.quota.window.size.seconds",
     "auto.create.topics.enable",
     "delete.topic.enable",
     "log.segment.bytes",
@@ -194,7 +198,7 @@ const REFUSED: &[(&str, &str)] = &[
     ),
     (
         "client.quota.callback.class",
-        "no quota plugins (client quotas are not enforced)",
+        "no quota plugins: the default callback (Kafka's precedence of user / client-id entities) enforces the quotas",
     ),
     (
         "config.providers",
@@ -433,10 +437,6 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
     (
         "socket.",
         "socket tuning (kernel defaults are used); socket.request.max.bytes is honoured",
-    ),
-    (
-        "quota.window.",
-        "quota sampling windows: client quotas are not enforced",
     ),
     (
         "metrics.",

@@ -54,10 +54,76 @@ fn check_assignment(
     ))
 }
 
+/// The controller mutation quota of one CreateTopics / DeleteTopics / CreatePartitions
+/// (Kafka's `ControllerMutationQuota`): strict from the version Kafka names (a request to a
+/// client already over its quota is refused per topic with THROTTLING_QUOTA_EXCEEDED), else
+/// permissive (the mutations are made and the response throttled).
+struct MutationQuota<'a> {
+    broker: &'a Broker,
+    user: &'a str,
+    client_id: &'a str,
+    strict: bool,
+    enabled: bool,
+    throttle_ms: i64,
+}
+
+impl<'a> MutationQuota<'a> {
+    fn new(broker: &'a Broker, ctx: &'a RequestContext<'_>, strict_since: i16) -> Self {
+        MutationQuota {
+            broker,
+            user: &ctx.principal().name,
+            client_id: ctx.client_id(),
+            strict: ctx.api_version >= strict_since,
+            enabled: broker
+                .quotas
+                .enabled(crate::quota::QuotaKind::ControllerMutation),
+            throttle_ms: 0,
+        }
+    }
+
+    /// Takes `partitions` mutations, or refuses them (strict mode).
+    fn charge(&mut self, partitions: i32) -> Result<()> {
+        if !self.enabled {
+            return Ok(());
+        }
+        let now = crate::clock::now_ms();
+        let q = &self.broker.quotas;
+        let n = f64::from(partitions.max(0));
+        if self.strict {
+            if let Err(ms) = q.take_mutations_strict(self.user, self.client_id, n, now) {
+                self.throttle_ms = self.throttle_ms.max(ms);
+                return Err(Error::kafka(
+                    ErrorCode::ThrottlingQuotaExceeded,
+                    "The throttling quota has been exceeded.",
+                ));
+            }
+        } else {
+            let ms = q.take_mutations_permissive(self.user, self.client_id, n, now);
+            self.throttle_ms = self.throttle_ms.max(ms);
+        }
+        Ok(())
+    }
+
+    /// The response's throttle time (also counted in the client's quota metrics).
+    fn throttle_time_ms(&self) -> i32 {
+        if self.throttle_ms > 0 {
+            self.broker.quotas.note_throttle(
+                crate::quota::QuotaKind::ControllerMutation,
+                self.user,
+                self.client_id,
+                self.throttle_ms,
+                crate::clock::now_ms(),
+            );
+        }
+        i32::try_from(self.throttle_ms).unwrap_or(i32::MAX)
+    }
+}
+
 fn create_one(
     broker: &Broker,
     t: &CreatableTopic,
     validate_only: bool,
+    quota: &mut MutationQuota<'_>,
 ) -> Result<(Uuid, i32, BTreeMap<String, String>)> {
     let partitions = if !t.assignments.is_empty() {
         if t.num_partitions != -1 || t.replication_factor != -1 {
@@ -88,6 +154,13 @@ fn create_one(
         })?;
         overrides.insert(c.name.to_string(), value.to_string());
     }
+    if quota.enabled {
+        // Validated first, then charged, then made: what Kafka's controller does.
+        broker
+            .topics
+            .create(&t.name, partitions, overrides.clone(), true)?;
+        quota.charge(partitions)?;
+    }
     let topic = broker
         .topics
         .create(&t.name, partitions, overrides.clone(), validate_only)?;
@@ -101,6 +174,7 @@ pub fn create_topics(
     request: CreateTopicsRequest,
 ) -> HandlerResult {
     let version = ctx.api_version;
+    let mut quota = MutationQuota::new(broker, ctx, 6);
     let mut seen = HashSet::new();
     let duplicates: HashSet<String> = request
         .topics
@@ -119,7 +193,7 @@ pub fn create_topics(
                     format!("topic `{}` appears twice in the request", t.name.as_str()),
                 ))
             } else {
-                create_one(broker, t, request.validate_only)
+                create_one(broker, t, request.validate_only, &mut quota)
             };
             match outcome {
                 Ok((id, partitions, overrides)) => {
@@ -166,16 +240,19 @@ pub fn create_topics(
         })
         .collect();
     Ok(ResponseKind::CreateTopics(
-        CreateTopicsResponse::default().with_topics(results),
+        CreateTopicsResponse::default()
+            .with_topics(results)
+            .with_throttle_time_ms(quota.throttle_time_ms()),
     ))
 }
 
 /// Handles DeleteTopics (by name, or by id from v6).
 pub fn delete_topics(
     broker: &Broker,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     request: DeleteTopicsRequest,
 ) -> HandlerResult {
+    let mut quota = MutationQuota::new(broker, ctx, 5);
     let mut targets: Vec<(Option<TopicName>, Uuid)> = request
         .topic_names
         .into_iter()
@@ -206,7 +283,9 @@ pub fn delete_topics(
                     ErrorCode::InvalidTopic,
                     format!("cannot delete internal topic `{}`", t.name),
                 )),
-                Some(t) => broker.topics.delete(&t.name),
+                Some(t) => quota
+                    .charge(t.partition_count())
+                    .and_then(|()| broker.topics.delete(&t.name)),
             };
             let result = DeletableTopicResult::default()
                 .with_name(name)
@@ -223,7 +302,9 @@ pub fn delete_topics(
         })
         .collect();
     Ok(ResponseKind::DeleteTopics(
-        DeleteTopicsResponse::default().with_responses(responses),
+        DeleteTopicsResponse::default()
+            .with_responses(responses)
+            .with_throttle_time_ms(quota.throttle_time_ms()),
     ))
 }
 
@@ -231,9 +312,10 @@ pub fn delete_topics(
 /// is left unchanged, as Kafka's controller does.
 pub fn create_partitions(
     broker: &Broker,
-    _ctx: &RequestContext<'_>,
+    ctx: &RequestContext<'_>,
     request: CreatePartitionsRequest,
 ) -> HandlerResult {
+    let mut quota = MutationQuota::new(broker, ctx, 3);
     let mut seen = HashSet::new();
     let duplicates: HashSet<TopicName> = request
         .topics
@@ -259,6 +341,14 @@ pub fn create_partitions(
                         check_assignment(broker, &a.broker_ids)?;
                     }
                 }
+                if quota.enabled {
+                    broker.topics.add_partitions(&t.name, t.count, true)?;
+                    let current = broker
+                        .topics
+                        .get(&t.name)
+                        .map_or(0, |x| x.partition_count());
+                    quota.charge(t.count - current)?;
+                }
                 broker
                     .topics
                     .add_partitions(&t.name, t.count, request.validate_only)
@@ -274,6 +364,8 @@ pub fn create_partitions(
         })
         .collect();
     Ok(ResponseKind::CreatePartitions(
-        CreatePartitionsResponse::default().with_results(results),
+        CreatePartitionsResponse::default()
+            .with_results(results)
+            .with_throttle_time_ms(quota.throttle_time_ms()),
     ))
 }

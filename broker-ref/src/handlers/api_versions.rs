@@ -61,6 +61,8 @@ pub const ADVERTISED_APIS: &[ApiKey] = &[
     ApiKey::DeleteAcls,
     ApiKey::DescribeUserScramCredentials,
     ApiKey::AlterUserScramCredentials,
+    ApiKey::DescribeClientQuotas,
+    ApiKey::AlterClientQuotas,
 ];
 
 /// The advertised range of an API, if served: Kafka 4.4.0's range capped at the codec's maximum.

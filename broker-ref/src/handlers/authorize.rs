@@ -625,6 +625,15 @@ pub async fn handle(
                 other => other,
             }))
         }
+        RequestKind::DescribeClientQuotas(_) if !az.cluster(Op::DescribeConfigs) => {
+            Ok(Some(super::client_quotas::describe_error(
+                ErrorCode::ClusterAuthorizationFailed,
+                "Cluster authorization failed.",
+            )))
+        }
+        RequestKind::AlterClientQuotas(r) if !az.cluster(Op::AlterConfigs) => Ok(Some(
+            super::client_quotas::alter_refused(&r, ErrorCode::ClusterAuthorizationFailed),
+        )),
         RequestKind::DescribeLogDirs(_) if !az.cluster(Op::Describe) => {
             Ok(Some(ResponseKind::DescribeLogDirs(
                 DescribeLogDirsResponse::default()

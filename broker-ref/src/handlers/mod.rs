@@ -9,6 +9,7 @@ mod api_versions;
 pub mod authorize;
 pub mod authz;
 mod broker_configs;
+mod client_quotas;
 mod cluster;
 mod config_entry;
 pub mod context;

@@ -6,8 +6,8 @@ use odradek::ErrorCode;
 
 use super::context::RequestContext;
 use super::{
-    admin_configs, admin_topics, api_versions, cluster, fetch, groups, init_producer_id,
-    list_offsets, metadata, produce, records_admin, security_admin, txn,
+    admin_configs, admin_topics, api_versions, client_quotas, cluster, fetch, groups,
+    init_producer_id, list_offsets, metadata, produce, records_admin, security_admin, txn,
 };
 use crate::broker::Broker;
 use crate::Error;
@@ -70,6 +70,8 @@ pub(super) async fn handle_unchecked(
         RequestKind::AlterUserScramCredentials(r) => {
             security_admin::alter_scram(broker, ctx, r).map(Some)
         }
+        RequestKind::DescribeClientQuotas(r) => client_quotas::describe(broker, ctx, r).map(Some),
+        RequestKind::AlterClientQuotas(r) => client_quotas::alter(broker, ctx, r).map(Some),
         RequestKind::SaslHandshake(r) => Ok(Some(security_admin::sasl_handshake(ctx, r))),
         RequestKind::SaslAuthenticate(r) => Ok(Some(security_admin::sasl_authenticate(ctx, r))),
         _ => Err(Error::kafka(

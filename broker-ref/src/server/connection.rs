@@ -290,6 +290,11 @@ async fn run<R, W>(
             }
         };
         let Some(reply) = reply else { break };
+        // A quota's throttle: the response goes out now, the next request is read later.
+        let (reply, mute) = match reply {
+            Reply::Throttled(mute, inner) => (*inner, Some(mute)),
+            other => (other, None),
+        };
         match reply {
             Reply::Frame(bytes) => {
                 if writer.write_all(&bytes).await.is_err() {
@@ -309,12 +314,22 @@ async fn run<R, W>(
                     break;
                 }
             }
-            // (A delay was waited out above.)
-            Reply::Nothing | Reply::Delayed(..) => {}
+            // (A delay was waited out above; a throttle is applied below.)
+            Reply::Nothing | Reply::Delayed(..) | Reply::Throttled(..) => {}
             Reply::Close(reason) => {
                 tracing::warn!(%peer, %reason, "closing connection");
                 break;
             }
+        }
+        if let Some(mute) = mute {
+            if writer.flush().await.is_err() {
+                break;
+            }
+            tokio::select! {
+                _ = shutdown.changed() => break,
+                _ = tokio::time::sleep(mute) => {}
+            }
+            continue;
         }
         if !has_complete_frame(frames.read_buffer()) && writer.flush().await.is_err() {
             break;

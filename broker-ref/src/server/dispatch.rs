@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
-use odradek::protocol::{api_name, encode_response_kind, RequestPrefix};
+use odradek::protocol::{api_name, encode_response_kind, throttle_time_of, RequestPrefix};
 
 use super::bounded_decode::decode_request_bounded;
 use super::chunked;
 use super::intercept::{Action, Interceptor};
 use super::items::{self, Item};
+use super::throttle::{self, BusyTimed};
 use super::view::ClusterView;
 use crate::broker::Broker;
 use crate::handlers::{self, error_response, ConnectionContext, RequestContext};
@@ -30,6 +31,9 @@ pub enum Reply {
     Close(String),
     /// Wait this long (an interceptor's delay), then do what the inner reply says.
     Delayed(Duration, Box<Reply>),
+    /// Do what the inner reply says, then read nothing more from the connection for this long
+    /// (a quota's throttle, KIP-219).
+    Throttled(Duration, Box<Reply>),
 }
 
 /// Handles one request frame (without its size prefix) that arrived on `connection`.
@@ -75,6 +79,7 @@ pub async fn dispatch_with(
             ))
         }
     }
+    let request_bytes = frame.len();
     let request = match decode_request_bounded(frame) {
         Ok(r) => r,
         Err(e) => return Reply::Close(e.to_string()),
@@ -86,11 +91,18 @@ pub async fn dispatch_with(
         correlation_id: request.header.correlation_id,
         client_id: request.header.client_id,
     };
-    let body = request.body;
+    let mut body = request.body;
+    let metering = throttle::prepare(broker, &ctx, &mut body);
     if view.is_none() && !interceptor.is_active() {
         // The production path: nothing to consult.
-        let response = handlers::handle(broker, &ctx, body).await;
-        return finish(&ctx, response, None);
+        let (response, busy) = BusyTimed::new(handlers::handle(broker, &ctx, body)).await;
+        return finish_metered(
+            broker,
+            &ctx,
+            (metering, busy, request_bytes),
+            response,
+            None,
+        );
     }
     let node_id = view.map_or(broker.node_id, |v| v.node_id());
     if let Some(v) = view {
@@ -102,7 +114,7 @@ pub async fn dispatch_with(
         (RequestKind::FindCoordinator(_), Some(_)) => Some(body.clone()),
         _ => None,
     };
-    let mut response = match verdict.whole {
+    let response = match verdict.whole {
         Some(Action::Drop) => return Reply::Nothing,
         Some(Action::Close) => {
             let close = Reply::Close("closed by a test interceptor".into());
@@ -111,20 +123,70 @@ pub async fn dispatch_with(
                 None => close,
             };
         }
-        Some(Action::Error(code)) => whole_error(broker, &ctx, &body, code),
+        Some(Action::Error(code)) => (whole_error(broker, &ctx, &body, code), Duration::ZERO),
         Some(Action::Delay(d)) => {
             delay = delay.max(Some(d));
-            handle_items(broker, &ctx, view, body, verdict.item_errors).await
+            BusyTimed::new(handle_items(broker, &ctx, view, body, verdict.item_errors)).await
         }
-        None => handle_items(broker, &ctx, view, body, verdict.item_errors).await,
+        None => BusyTimed::new(handle_items(broker, &ctx, view, body, verdict.item_errors)).await,
     };
+    let (mut response, busy) = response;
     if let (Some(v), Ok(Some(r))) = (view, response.as_mut()) {
         v.rewrite(broker, &ctx, copy.as_ref(), r);
     }
     if let Some(d) = view.and_then(|v| v.response_delay()) {
         delay = Some(delay.unwrap_or_default() + d);
     }
-    finish(&ctx, response, delay)
+    finish_metered(
+        broker,
+        &ctx,
+        (metering, busy, request_bytes),
+        response,
+        delay,
+    )
+}
+
+/// [`finish`] after the quotas: the request is recorded against the client's quotas and the
+/// reply throttled if one is exceeded (or a handler set a throttle time, as the controller
+/// mutation quota does).
+fn finish_metered(
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
+    (metering, busy, request_bytes): (throttle::Metering, Duration, usize),
+    mut response: crate::Result<Option<ResponseKind>>,
+    delay: Option<Duration>,
+) -> Reply {
+    let handler_throttled = matches!(&response, Ok(Some(r)) if throttle_time_of(r) > 0);
+    if metering.is_off() && !handler_throttled {
+        return finish(ctx, response, delay);
+    }
+    let ms = match &mut response {
+        Ok(r) => throttle::settle(
+            broker,
+            ctx,
+            metering,
+            busy,
+            request_bytes,
+            |r| encoded_len(ctx, r),
+            r.as_mut(),
+        ),
+        Err(_) => 0,
+    };
+    let reply = finish(ctx, response, delay);
+    if ms > 0 && !matches!(reply, Reply::Close(_)) {
+        Reply::Throttled(Duration::from_millis(ms as u64), Box::new(reply))
+    } else {
+        reply
+    }
+}
+
+/// The size of a response once encoded (what the fetch quota counts).
+fn encoded_len(ctx: &RequestContext<'_>, body: &ResponseKind) -> usize {
+    match encode(ctx, body) {
+        Reply::Frame(f) => f.len(),
+        Reply::Chunks(c) => c.iter().map(Bytes::len).sum(),
+        _ => 0,
+    }
 }
 
 /// Encodes the handler's outcome, after `delay` if any.

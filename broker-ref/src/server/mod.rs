@@ -21,6 +21,7 @@ pub mod intercept;
 pub mod items;
 mod maintenance;
 mod sasl;
+mod throttle;
 pub mod view;
 mod write_deadline;
 
@@ -251,6 +252,17 @@ async fn accept_loop(
                         continue;
                     }
                 };
+                if let Err(ms) = shared.broker.quotas.admit_connection(peer.ip(), crate::clock::now_ms()) {
+                    // Kafka's ConnectionThrottledException: the socket is closed after the
+                    // throttle time, so a reconnect loop cannot outrun the quota.
+                    tracing::debug!(%peer, throttle_ms = ms, "connection_creation_rate exceeded, closing the new connection after the throttle time");
+                    connections.spawn(async move {
+                        tokio::time::sleep(std::time::Duration::from_millis(ms.max(0) as u64)).await;
+                        drop(stream);
+                        drop(permit);
+                    });
+                    continue;
+                }
                 let (shared, security) = (shared.clone(), security.clone());
                 let shutdown = shutdown.clone();
                 // The TLS handshake and SASL run in the connection's own task, never here.

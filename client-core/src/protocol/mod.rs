@@ -11,6 +11,7 @@ mod codec;
 pub mod consumer_protocol;
 mod frame;
 mod negotiate;
+mod throttle;
 
 pub use crate::error_code::ErrorCode;
 pub use client_apis::{client_api_at, client_max_version, client_versions, CLIENT_APIS};
@@ -22,6 +23,7 @@ pub use codec::{
 };
 pub use frame::{FrameCodec, DEFAULT_MAX_FRAME_SIZE};
 pub use negotiate::{ApiVersionRange, NegotiatedVersions};
+pub use throttle::{client_throttles, set_throttle_time, throttle_time_of, Throttled};
 
 /// Re-export of the message bodies, so users need not depend on `kafka-protocol` directly.
 pub use kafka_protocol::messages;
