@@ -74,6 +74,16 @@ fn brokers(b: &[odradek::producer::BrokerStats]) -> Vec<Value> {
                 "bytes_received": b.bytes_received,
                 "mean_latency_us": b.mean_latency_us,
                 "in_flight": b.in_flight,
+                "nodeid": b.node_id,
+                // librdkafka's per-broker throttle window (milliseconds): every response with
+                // a non-zero throttle time since the connection opened.
+                "throttle": {
+                    "cnt": b.throttled,
+                    "sum": b.throttle_ms_total,
+                    "min": b.throttle_ms_min,
+                    "max": b.throttle_ms_max,
+                    "avg": b.throttle_ms_total.checked_div(b.throttled).unwrap_or(0),
+                },
             })
         })
         .collect()

@@ -22,6 +22,7 @@ mod driver;
 mod group_offsets;
 mod groups;
 mod offsets;
+mod quotas;
 mod route;
 mod scram;
 mod topics;
@@ -32,6 +33,7 @@ pub use acl_types::{
 };
 pub use acls::DeletedAcl;
 pub use client::Admin;
+pub use quotas::{QuotaAlteration, QuotaEntity, QuotaFilter, QuotaMatch};
 pub use groups::{GroupDescription, GroupListing, GroupMember, GroupOffset};
 pub use scram::{
     ScramAlteration, ScramCredentialInfo, ScramMechanism, UserScramCredentials, SCRAM_ITERATIONS,

@@ -12,7 +12,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::metadata::{BrokerInfo, ClusterMetadata, TopicInfo};
 use crate::config::ClientConfig;
-use crate::net::{ConnectParams, Connection};
+use crate::net::{ConnectParams, Connection, ThrottleSink};
 use crate::{Error, ErrorCode, Result};
 
 /// Per-broker counters of a statistics snapshot.
@@ -32,6 +32,16 @@ pub struct BrokerStats {
     pub in_flight: usize,
     /// SASL re-authentications of the connection (KIP-368).
     pub reauthentications: u64,
+    /// Node id of the broker.
+    pub node_id: i32,
+    /// Responses with a throttle time (broker quotas, KIP-219).
+    pub throttled: u64,
+    /// Sum of the throttle times, milliseconds.
+    pub throttle_ms_total: u64,
+    /// Shortest non-zero throttle time, milliseconds.
+    pub throttle_ms_min: u64,
+    /// Longest throttle time, milliseconds.
+    pub throttle_ms_max: u64,
 }
 
 /// Connection state for one broker.
@@ -59,6 +69,9 @@ pub struct Cluster {
     /// Told of every connection-level failure an application should hear of (librdkafka's
     /// `error_cb` events): authentication failures.
     error_listener: RwLock<Option<Listener>>,
+    /// Every connection's throttle reports go here; the listener behind it may be set later.
+    throttle_sink: ThrottleSink,
+    throttle_listener: Arc<RwLock<Option<ThrottleSink>>>,
 }
 
 /// A callback for client-level errors (see [`Cluster::set_error_listener`]).
@@ -86,6 +99,16 @@ fn jitter(d: Duration) -> Duration {
 impl Cluster {
     /// A cluster handle; nothing is connected until first use.
     pub fn new(config: ClientConfig) -> Arc<Cluster> {
+        let throttle_listener: Arc<RwLock<Option<ThrottleSink>>> = Arc::new(RwLock::new(None));
+        let throttle_sink: ThrottleSink = {
+            let listener = throttle_listener.clone();
+            ThrottleSink(Arc::new(move |event| {
+                let l = listener.read().ok().and_then(|l| l.clone());
+                if let Some(ThrottleSink(l)) = l {
+                    l(event);
+                }
+            }))
+        };
         Arc::new(Cluster {
             config,
             metadata: RwLock::new(Arc::new(ClusterMetadata::default())),
@@ -97,6 +120,8 @@ impl Cluster {
             stale: std::sync::atomic::AtomicBool::new(true),
             auth_error: Mutex::new(None),
             error_listener: RwLock::new(None),
+            throttle_sink,
+            throttle_listener,
         })
     }
 
@@ -183,6 +208,14 @@ impl Cluster {
         }
     }
 
+    /// Sets the callback told of every throttle time a broker reports (librdkafka's
+    /// `throttle_cb`): each non-zero one, and the return to zero.
+    pub fn set_throttle_listener(&self, listener: ThrottleSink) {
+        if let Ok(mut slot) = self.throttle_listener.write() {
+            *slot = Some(listener);
+        }
+    }
+
     /// Takes the latest authentication failure, if one happened since the last call.
     pub fn take_auth_error(&self) -> Option<Error> {
         self.auth_error.lock().ok().and_then(|mut e| e.take())
@@ -202,11 +235,12 @@ impl Cluster {
     fn connect(
         &self,
         addr: &str,
+        node_id: i32,
     ) -> impl std::future::Future<Output = Result<Arc<Connection>>> + '_ {
         let c = &self.config;
         let addr = addr.to_string();
         async move {
-            let result = self.connect_inner(&addr, c).await;
+            let result = self.connect_inner(&addr, node_id, c).await;
             if let Err(e) = &result {
                 if e.is_authentication() {
                     self.auth_failed(e);
@@ -216,7 +250,12 @@ impl Cluster {
         }
     }
 
-    async fn connect_inner(&self, addr: &str, c: &ClientConfig) -> Result<Arc<Connection>> {
+    async fn connect_inner(
+        &self,
+        addr: &str,
+        node_id: i32,
+        c: &ClientConfig,
+    ) -> Result<Arc<Connection>> {
         {
             Connection::connect(
                 addr,
@@ -227,6 +266,8 @@ impl Cluster {
                     max_in_flight: c.max_in_flight,
                     max_response_size: c.receive_message_max_bytes(),
                     security: &c.security,
+                    node_id,
+                    on_throttle: Some(&self.throttle_sink),
                 },
             )
             .await
@@ -241,7 +282,7 @@ impl Cluster {
         }
         let mut last = Error::config("bootstrap.servers", "no server given");
         for addr in &self.config.bootstrap_servers {
-            match self.connect(addr).await {
+            match self.connect(addr, -1).await {
                 Ok(c) => {
                     *guard = Some(c.clone());
                     return Ok(c);
@@ -290,7 +331,7 @@ impl Cluster {
                 broker: format!("node {node_id}"),
                 detail: "broker not in metadata".into(),
             })?;
-        match self.connect(&addr).await {
+        match self.connect(&addr, node_id).await {
             Ok(c) => {
                 slot.connection = Some(c.clone());
                 slot.failures = 0;
@@ -424,7 +465,7 @@ impl Cluster {
     pub fn broker_stats(&self) -> Vec<BrokerStats> {
         let mut out = Vec::new();
         if let Ok(slots) = self.slots.lock() {
-            for slot in slots.values() {
+            for (key, slot) in slots.iter() {
                 if let Ok(s) = slot.try_lock() {
                     if let Some(c) = &s.connection {
                         let requests = c.stats.requests.load(Ordering::Relaxed);
@@ -437,6 +478,12 @@ impl Cluster {
                                 / requests.max(1),
                             in_flight: c.in_flight(),
                             reauthentications: c.stats.reauthentications.load(Ordering::Relaxed),
+                            // Coordinator connections sit in slot i32::MAX - node id.
+                            node_id: if *key > i32::MAX / 2 { i32::MAX - *key } else { *key },
+                            throttled: c.stats.throttled.load(Ordering::Relaxed),
+                            throttle_ms_total: c.stats.throttle_ms_total.load(Ordering::Relaxed),
+                            throttle_ms_min: c.stats.throttle_ms_min.load(Ordering::Relaxed),
+                            throttle_ms_max: c.stats.throttle_ms_max.load(Ordering::Relaxed),
                         });
                     }
                 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::net::TcpStream;
 
-use super::connection::{conn_err, BoxRead, BoxWrite, Connection, TLS_FAILURE};
+use super::connection::{conn_err, BoxRead, BoxWrite, Connection, ThrottleSink, TLS_FAILURE};
 use super::sasl;
 use crate::security::{tls, SecurityConfig};
 use crate::{Error, Result};
@@ -28,6 +28,10 @@ pub struct ConnectParams<'a> {
     pub max_response_size: usize,
     /// `security.protocol`, `ssl.*`, `sasl.*` (prepared).
     pub security: &'a SecurityConfig,
+    /// The broker's node id (-1 for a bootstrap server), for throttle reports.
+    pub node_id: i32,
+    /// Where throttle times are reported.
+    pub on_throttle: Option<&'a ThrottleSink>,
 }
 
 impl Connection {
@@ -93,6 +97,7 @@ impl Connection {
             params.max_in_flight,
             params.max_response_size,
         );
+        conn.set_throttle_sink(params.node_id, params.on_throttle.cloned());
         let versions = match tokio::time::timeout_at(deadline, conn.negotiate()).await {
             Ok(Ok(v)) => v,
             Ok(Err(Error::Connection { broker, detail })) if detail.contains(TLS_FAILURE) => {

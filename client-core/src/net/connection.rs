@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_util::codec::FramedRead;
 use tracing::Instrument;
 
-use crate::protocol::{api_name, decode_response, FrameCodec, NegotiatedVersions};
+use crate::protocol::{api_name, decode_response, FrameCodec, NegotiatedVersions, Throttled};
 use crate::{Error, ErrorCode, Result};
 
 /// The read half of a broker stream (TCP, or TLS over TCP).
@@ -56,6 +56,43 @@ pub struct ConnectionStats {
     pub latency_us_total: AtomicU64,
     /// SASL re-authentications on this connection (KIP-368).
     pub reauthentications: AtomicU64,
+    /// Responses that reported a throttle time above zero (a broker quota, KIP-219).
+    pub throttled: AtomicU64,
+    /// Sum of the reported throttle times, milliseconds.
+    pub throttle_ms_total: AtomicU64,
+    /// Longest reported throttle time, milliseconds.
+    pub throttle_ms_max: AtomicU64,
+    /// Shortest reported (non-zero) throttle time, milliseconds (0: none yet).
+    pub throttle_ms_min: AtomicU64,
+}
+
+/// A throttle time a broker reported (librdkafka's `throttle_cb`, KafkaJS's throttle events):
+/// one event per response with a non-zero throttle time, and one when it drops back to zero.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThrottleEvent {
+    /// The broker's address, `host:port`.
+    pub broker: String,
+    /// The broker's node id (-1 for a bootstrap connection).
+    pub node_id: i32,
+    /// The throttle time, milliseconds (0: no longer throttled).
+    pub throttle_time_ms: i32,
+}
+
+/// Where a connection reports throttle times.
+#[derive(Clone)]
+pub struct ThrottleSink(pub Arc<dyn Fn(ThrottleEvent) + Send + Sync>);
+
+impl std::fmt::Debug for ThrottleSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ThrottleSink")
+    }
+}
+
+/// A connection's throttle state: until when nothing may be sent (KIP-219).
+#[derive(Debug, Default)]
+struct ThrottleState {
+    until: Mutex<Option<Instant>>,
+    last_ms: AtomicI32,
 }
 
 /// A connection to one broker.
@@ -71,6 +108,9 @@ pub struct Connection {
     versions: NegotiatedVersions,
     request_timeout: Duration,
     max_in_flight: usize,
+    throttle: ThrottleState,
+    node_id: i32,
+    on_throttle: Option<ThrottleSink>,
     /// Traffic counters.
     pub stats: Arc<ConnectionStats>,
 }
@@ -86,6 +126,52 @@ impl Connection {
     /// Adopts the versions negotiated on connect.
     pub(super) fn set_versions(&mut self, versions: NegotiatedVersions) {
         self.versions = versions;
+    }
+
+    /// Where throttle times go, and the node id they are reported with.
+    pub(super) fn set_throttle_sink(&mut self, node_id: i32, sink: Option<ThrottleSink>) {
+        self.node_id = node_id;
+        self.on_throttle = sink;
+    }
+
+    /// Until when this connection sends nothing because the broker throttled it.
+    pub fn throttled_until(&self) -> Option<Instant> {
+        let until = self.throttle.until.lock().ok().and_then(|u| *u)?;
+        (until > Instant::now()).then_some(until)
+    }
+
+    /// Takes note of a response's throttle time: counted, reported, and, for the versions
+    /// where the client waits it out (KIP-219), nothing more is sent until it has passed.
+    fn on_throttle_time(&self, api_key: i16, version: i16, ms: i32) {
+        let ms = ms.max(0);
+        let was = self.throttle.last_ms.swap(ms, Ordering::Relaxed);
+        if ms > 0 {
+            let v = ms as u64;
+            self.stats.throttled.fetch_add(1, Ordering::Relaxed);
+            self.stats.throttle_ms_total.fetch_add(v, Ordering::Relaxed);
+            self.stats.throttle_ms_max.fetch_max(v, Ordering::Relaxed);
+            let _ = self.stats.throttle_ms_min.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |m| {
+                (m == 0 || v < m).then_some(v)
+            });
+            if crate::protocol::client_throttles(api_key, version) {
+                let until = Instant::now() + Duration::from_millis(v);
+                if let Ok(mut u) = self.throttle.until.lock() {
+                    if u.is_none_or(|old| old < until) {
+                        *u = Some(until);
+                    }
+                }
+            }
+            tracing::debug!(broker = %self.addr, api = api_name(api_key), throttle_ms = ms, "throttled by the broker");
+        }
+        if ms > 0 || was > 0 {
+            if let Some(ThrottleSink(sink)) = &self.on_throttle {
+                sink(ThrottleEvent {
+                    broker: self.addr.clone(),
+                    node_id: self.node_id,
+                    throttle_time_ms: ms,
+                });
+            }
+        }
     }
 
     pub(super) fn start(
@@ -193,6 +279,9 @@ impl Connection {
             versions: NegotiatedVersions::default(),
             request_timeout,
             max_in_flight: max_in_flight.max(1),
+            throttle: ThrottleState::default(),
+            node_id: -1,
+            on_throttle: None,
             stats,
         }
     }
@@ -249,21 +338,21 @@ impl Connection {
     }
 
     /// Sends a request at the negotiated version and waits for its response.
-    pub async fn send<R: Request>(&self, body: &R) -> Result<R::Response> {
+    pub async fn send<R: Request<Response: Throttled>>(&self, body: &R) -> Result<R::Response> {
         let key = ApiKey::try_from(R::KEY).map_err(|_| Error::UnknownApiKey(R::KEY))?;
         let version = self.versions.version(key)?;
         self.send_versioned(body, version).await
     }
 
     /// Sends a request at an explicit version and waits for its response.
-    pub async fn send_versioned<R: Request>(&self, body: &R, version: i16) -> Result<R::Response> {
+    pub async fn send_versioned<R: Request<Response: Throttled>>(&self, body: &R, version: i16) -> Result<R::Response> {
         self.send_versioned_timeout(body, version, self.request_timeout)
             .await
     }
 
     /// Sends a request at the negotiated version, waiting up to `timeout` (for requests the
     /// broker may hold longer than `request.timeout.ms`, such as JoinGroup).
-    pub async fn send_timeout<R: Request>(
+    pub async fn send_timeout<R: Request<Response: Throttled>>(
         &self,
         body: &R,
         timeout: Duration,
@@ -276,7 +365,7 @@ impl Connection {
     /// Writes a request now, at the negotiated version, and returns a future of its response.
     /// Requests submitted one after another reach the broker in that order, which idempotent
     /// produce relies on; awaiting the responses can then happen concurrently.
-    pub async fn submit_request<R: Request>(
+    pub async fn submit_request<R: Request<Response: Throttled>>(
         self: &Arc<Self>,
         body: &R,
     ) -> Result<impl std::future::Future<Output = Result<R::Response>> + Send + 'static>
@@ -289,7 +378,7 @@ impl Connection {
     /// [`Connection::submit_request`] at no more than `max_version` (a transactional producer
     /// of transaction protocol V1 keeps Produce at v11: v12 asks the broker to add partitions
     /// to the transaction implicitly, which is protocol V2).
-    pub async fn submit_request_capped<R: Request>(
+    pub async fn submit_request_capped<R: Request<Response: Throttled>>(
         self: &Arc<Self>,
         body: &R,
         max_version: i16,
@@ -307,7 +396,7 @@ impl Connection {
         })
     }
 
-    async fn send_versioned_timeout<R: Request>(
+    async fn send_versioned_timeout<R: Request<Response: Throttled>>(
         &self,
         body: &R,
         version: i16,
@@ -321,7 +410,7 @@ impl Connection {
     /// Waits for a submitted request's response inside a `request` span (API, version,
     /// correlation id, broker, request size), which ends with a `trace` event carrying the
     /// latency and response size, or a `debug` event with the error.
-    async fn await_response<R: Request>(
+    async fn await_response<R: Request<Response: Throttled>>(
         &self,
         submitted: Submitted,
         version: i16,
@@ -345,7 +434,7 @@ impl Connection {
         result
     }
 
-    async fn await_response_inner<R: Request>(
+    async fn await_response_inner<R: Request<Response: Throttled>>(
         &self,
         submitted: Submitted,
         version: i16,
@@ -380,17 +469,18 @@ impl Connection {
             .fetch_add(latency_us, Ordering::Relaxed);
         tracing::trace!(latency_us, response_bytes = response.len(), "response");
         let (_, body) = decode_response::<R::Response>(response, version)?;
+        self.on_throttle_time(R::KEY, version, body.throttle_time_ms());
         Ok(body)
     }
 
     /// Sends a request that gets no response (Produce with acks=0).
-    pub async fn send_no_response<R: Request>(&self, body: &R) -> Result<()> {
+    pub async fn send_no_response<R: Request<Response: Throttled>>(&self, body: &R) -> Result<()> {
         let key = ApiKey::try_from(R::KEY).map_err(|_| Error::UnknownApiKey(R::KEY))?;
         let version = self.versions.version(key)?;
         self.submit(body, version, false).await.map(|_| ())
     }
 
-    async fn submit<R: Request>(
+    async fn submit<R: Request<Response: Throttled>>(
         &self,
         body: &R,
         version: i16,
@@ -398,6 +488,10 @@ impl Connection {
     ) -> Result<Submitted> {
         if self.is_closed() {
             return Err(conn_err(&self.addr, "connection is closed"));
+        }
+        // KIP-219: a throttled connection sends nothing until the throttle time has passed.
+        if let Some(until) = self.throttled_until() {
+            tokio::time::sleep_until(until.into()).await;
         }
         let permit = self
             .in_flight
@@ -409,7 +503,7 @@ impl Connection {
     }
 
     /// Sends a request while the caller holds every in-flight slot (re-authentication).
-    pub(crate) async fn send_privileged<R: Request>(
+    pub(crate) async fn send_privileged<R: Request<Response: Throttled>>(
         &self,
         body: &R,
         version: i16,
@@ -430,7 +524,7 @@ impl Connection {
             .map_err(|_| conn_err(&self.addr, "connection is closed"))
     }
 
-    fn submit_with<R: Request>(
+    fn submit_with<R: Request<Response: Throttled>>(
         &self,
         body: &R,
         version: i16,

@@ -7,4 +7,4 @@ mod connection;
 mod sasl;
 
 pub use connect::ConnectParams;
-pub use connection::{Connection, ConnectionStats};
+pub use connection::{Connection, ConnectionStats, ThrottleEvent, ThrottleSink};

@@ -80,7 +80,7 @@ impl TransactionManager {
     /// Sends `request` to the coordinator of `(kind, key)` (at most `max_version`) until it
     /// succeeds, fails for good, the producer closes or `deadline` passes. `code_of` extracts
     /// the response's error code.
-    async fn send_to_coordinator<R: Request>(
+    async fn send_to_coordinator<R: Request<Response: crate::protocol::Throttled>>(
         &self,
         shared: &Shared,
         (kind, key): (CoordinatorType, &str),
