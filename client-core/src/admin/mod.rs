@@ -33,8 +33,8 @@ pub use acl_types::{
 };
 pub use acls::DeletedAcl;
 pub use client::Admin;
-pub use quotas::{QuotaAlteration, QuotaEntity, QuotaFilter, QuotaMatch};
 pub use groups::{GroupDescription, GroupListing, GroupMember, GroupOffset};
+pub use quotas::{QuotaAlteration, QuotaEntity, QuotaFilter, QuotaMatch};
 pub use scram::{
     ScramAlteration, ScramCredentialInfo, ScramMechanism, UserScramCredentials, SCRAM_ITERATIONS,
 };

@@ -130,7 +130,10 @@ impl Call for DescribeQuotas<'_> {
                 Outcome::Done(Ok(entries))
             }
         };
-        Ok(items.iter().map(|&i| (i, outcome_clone(&outcome))).collect())
+        Ok(items
+            .iter()
+            .map(|&i| (i, outcome_clone(&outcome)))
+            .collect())
     }
 }
 

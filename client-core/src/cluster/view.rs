@@ -479,7 +479,11 @@ impl Cluster {
                             in_flight: c.in_flight(),
                             reauthentications: c.stats.reauthentications.load(Ordering::Relaxed),
                             // Coordinator connections sit in slot i32::MAX - node id.
-                            node_id: if *key > i32::MAX / 2 { i32::MAX - *key } else { *key },
+                            node_id: if *key > i32::MAX / 2 {
+                                i32::MAX - *key
+                            } else {
+                                *key
+                            },
                             throttled: c.stats.throttled.load(Ordering::Relaxed),
                             throttle_ms_total: c.stats.throttle_ms_total.load(Ordering::Relaxed),
                             throttle_ms_min: c.stats.throttle_ms_min.load(Ordering::Relaxed),

@@ -150,9 +150,11 @@ impl Connection {
             self.stats.throttled.fetch_add(1, Ordering::Relaxed);
             self.stats.throttle_ms_total.fetch_add(v, Ordering::Relaxed);
             self.stats.throttle_ms_max.fetch_max(v, Ordering::Relaxed);
-            let _ = self.stats.throttle_ms_min.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |m| {
-                (m == 0 || v < m).then_some(v)
-            });
+            let _ = self.stats.throttle_ms_min.fetch_update(
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+                |m| (m == 0 || v < m).then_some(v),
+            );
             if crate::protocol::client_throttles(api_key, version) {
                 let until = Instant::now() + Duration::from_millis(v);
                 if let Ok(mut u) = self.throttle.until.lock() {
@@ -345,7 +347,11 @@ impl Connection {
     }
 
     /// Sends a request at an explicit version and waits for its response.
-    pub async fn send_versioned<R: Request<Response: Throttled>>(&self, body: &R, version: i16) -> Result<R::Response> {
+    pub async fn send_versioned<R: Request<Response: Throttled>>(
+        &self,
+        body: &R,
+        version: i16,
+    ) -> Result<R::Response> {
         self.send_versioned_timeout(body, version, self.request_timeout)
             .await
     }
