@@ -23,6 +23,10 @@ use odradek::{Consumer, ErrorCode, Producer, ProducerRecord, TopicPartition};
 use odradek_suite::{create_topic, topic_name, Target};
 
 const WINDOWS: &str = "2";
+
+/// The tests run one at a time: on a shared broker (Apache Kafka) the precedence rows set
+/// user-level and default quotas that would throttle the other tests' clients.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const RATE: f64 = 256.0 * 1024.0;
 const VALUE: usize = 8 * 1024;
 
@@ -84,6 +88,7 @@ async fn wait_described(admin: &Admin, e: &QuotaEntity, want: Option<BTreeMap<St
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quotas_are_altered_described_and_bad_input_gets_kafkas_errors() {
+    let _serial = SERIAL.lock().await;
     let target = Target::start(&[]);
     let admin = Admin::new(target.config(&[]));
     let user = topic_name("quota-user");
@@ -279,6 +284,7 @@ fn within(rate: f64, quota: f64, what: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn byte_rates_settle_at_the_quota_and_do_not_starve_others() {
+    let _serial = SERIAL.lock().await;
     let target = Target::start(&[("quota.window.num", WINDOWS)]);
     let admin = Admin::new(target.config(&[]));
     require_short_windows(&admin).await;
@@ -438,4 +444,84 @@ async fn byte_rates_settle_at_the_quota_and_do_not_starve_others() {
         ],
     )
     .await;
+}
+
+/// Kafka's precedence, one row per level: the entities of levels `row..=8` are set, each with
+/// its own producer_byte_rate, and a producer (user ANONYMOUS on PLAINTEXT, a client id of its
+/// own) is measured; it must get the rate of level `row`. Only rows 3 and 6 share a sensor
+/// (user ANONYMOUS, every client id), and the rows between them outlast its windows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn precedence_of_entity_combinations_is_kafkas() {
+    let _serial = SERIAL.lock().await;
+    let target = Target::start(&[("quota.window.num", WINDOWS)]);
+    let admin = Admin::new(target.config(&[]));
+    require_short_windows(&admin).await;
+    let user = "ANONYMOUS";
+    let topic = topic_name("quota-precedence");
+    create_topic(admin.cluster(), &topic, 1).await;
+    for row in 1..=8usize {
+        let client = topic_name(&format!("qprec{row}"));
+        let c = client.as_str();
+        let levels: [QuotaEntity; 8] = [
+            entity(&[("user", Some(user)), ("client-id", Some(c))]),
+            entity(&[("user", Some(user)), ("client-id", None)]),
+            entity(&[("user", Some(user))]),
+            entity(&[("user", None), ("client-id", Some(c))]),
+            entity(&[("user", None), ("client-id", None)]),
+            entity(&[("user", None)]),
+            entity(&[("client-id", Some(c))]),
+            entity(&[("client-id", None)]),
+        ];
+        // Level k (1-based) allows 64 KiB/s × 1.5^(k-1): neighbours differ by half.
+        let rate_of = |k: usize| 65536.0 * 1.5f64.powi(k as i32 - 1);
+        let set_rows: Vec<QuotaAlteration> = (row..=8)
+            .map(|k| {
+                set(
+                    levels[k - 1].clone(),
+                    "producer_byte_rate",
+                    Some(rate_of(k)),
+                )
+            })
+            .collect();
+        alter_ok(&admin, &set_rows).await;
+        for k in row..=8 {
+            wait_described(
+                &admin,
+                &levels[k - 1],
+                Some([("producer_byte_rate".to_string(), rate_of(k))].into()),
+            )
+            .await;
+        }
+        let producer = Arc::new(
+            Producer::new(target.config(&[
+                ("client.id", c),
+                ("batch.size", "16384"),
+                ("linger.ms", "0"),
+                ("buffer.memory", "262144"),
+            ]))
+            .unwrap(),
+        );
+        let (_, wire) = produce_for(
+            producer.clone(),
+            topic.clone(),
+            Duration::from_secs(2),
+            Duration::from_secs(5),
+        )
+        .await;
+        let rate = wire as f64 / 3.0;
+        let want = rate_of(row);
+        let ratio = rate / want;
+        eprintln!("precedence row {row}: {rate:.0} B/s, {ratio:.3} of level {row}'s quota");
+        assert!(
+            (0.8..=1.2).contains(&ratio),
+            "row {row}: {rate:.0} B/s, want level {row}'s {want:.0} B/s (ratio {ratio:.3})"
+        );
+        let clear: Vec<QuotaAlteration> = (row..=8)
+            .map(|k| set(levels[k - 1].clone(), "producer_byte_rate", None))
+            .collect();
+        alter_ok(&admin, &clear).await;
+        for k in row..=8 {
+            wait_described(&admin, &levels[k - 1], None).await;
+        }
+    }
 }
