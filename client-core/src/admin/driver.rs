@@ -77,6 +77,21 @@ impl<T> Progress<T> {
         }
     }
 
+    /// Records a timeout, unless the item was last refused by a quota: the call then ends
+    /// with THROTTLING_QUOTA_EXCEEDED, as Java's admin client ends it when the throttle time
+    /// outlasts the call (a throttled connection sends nothing until then, so the retry that
+    /// timed out never reached the broker).
+    fn timed_out(&mut self, i: usize, e: Error) {
+        let throttled = self
+            .last_error
+            .get(i)
+            .and_then(Option::as_ref)
+            .is_some_and(|last| last.kafka_code() == ErrorCode::ThrottlingQuotaExceeded);
+        if !throttled {
+            self.retry(i, e);
+        }
+    }
+
     fn done(&mut self, i: usize, r: Result<T>) {
         if let Some(slot) = self.results.get_mut(i) {
             if slot.is_none() {
@@ -128,7 +143,7 @@ pub(crate) async fn run<C: Call>(
         let routes = match tokio::time::timeout(remaining, call.route(admin, &pending)).await {
             Err(_) => {
                 for &i in &pending {
-                    progress.retry(
+                    progress.timed_out(
                         i,
                         Error::Timeout("routing (metadata lookup) did not complete".into()),
                     );
@@ -203,7 +218,11 @@ async fn attempt<C: Call>(
                 admin.cluster().on_error(&e);
                 admin.mark_stale();
                 for i in items {
-                    progress.retry(i, e.duplicate());
+                    if matches!(e, Error::Timeout(_)) {
+                        progress.timed_out(i, e.duplicate());
+                    } else {
+                        progress.retry(i, e.duplicate());
+                    }
                 }
             }
             Err(e) => {

@@ -525,3 +525,189 @@ async fn precedence_of_entity_combinations_is_kafkas() {
         }
     }
 }
+
+/// `controller_mutation_rate`: a CreateTopics that finds the client's bucket empty is refused
+/// per topic with THROTTLING_QUOTA_EXCEEDED (strict mode, CreateTopics v6+); the admin client
+/// retries it once the throttle time has passed, within `default.api.timeout.ms`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controller_mutations_are_throttled_and_retried_after_the_throttle() {
+    let _serial = SERIAL.lock().await;
+    let target = Target::start(&[]);
+    let client = topic_name("qmut");
+    let config = |timeout: &str| {
+        target.config(&[("client.id", &client), ("default.api.timeout.ms", timeout)])
+    };
+    let admin = Admin::new(config("60000"));
+    let e = entity(&[("client-id", Some(&client))]);
+    // 5 partitions a second; the bucket holds 11 windows' worth (55) and starts full.
+    alter_ok(
+        &admin,
+        &[set(e.clone(), "controller_mutation_rate", Some(5.0))],
+    )
+    .await;
+    wait_described(
+        &admin,
+        &e,
+        Some([("controller_mutation_rate".to_string(), 5.0)].into()),
+    )
+    .await;
+    let new = |name: &str, partitions: i32| {
+        odradek::admin::NewTopic::new(name)
+            .partitions(partitions)
+            .replication_factor(1)
+    };
+    let first = topic_name("qmut-a");
+    // 70 partitions: allowed (the bucket was not empty) and leaves it 15 tokens short: 3 s.
+    let r = admin
+        .create_topics(&[new(&first, 70)], false)
+        .await
+        .unwrap();
+    r[0].1.as_ref().unwrap();
+    // With a short timeout the next creation is refused with the quota error.
+    let impatient = Admin::new(config("1000"));
+    impatient.cluster().refresh().await.unwrap();
+    let second = topic_name("qmut-b");
+    let started = Instant::now();
+    let r = impatient
+        .create_topics(&[new(&second, 1)], false)
+        .await
+        .unwrap();
+    let err = r[0].1.as_ref().unwrap_err();
+    assert_eq!(
+        err.kafka_code(),
+        ErrorCode::ThrottlingQuotaExceeded,
+        "{err}"
+    );
+    // With time to wait, the same creation succeeds once the bucket has refilled.
+    let r = admin
+        .create_topics(&[new(&second, 1)], false)
+        .await
+        .unwrap();
+    r[0].1.as_ref().unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    let throttled: u64 = admin
+        .cluster()
+        .broker_stats()
+        .iter()
+        .map(|b| b.throttled)
+        .sum::<u64>()
+        + impatient
+            .cluster()
+            .broker_stats()
+            .iter()
+            .map(|b| b.throttled)
+            .sum::<u64>();
+    assert!(throttled > 0, "no throttle time was reported");
+    alter_ok(&admin, &[set(e, "controller_mutation_rate", None)]).await;
+    let _ = admin
+        .delete_topics(&[first.as_str(), second.as_str()])
+        .await;
+}
+
+/// `request_percentage`: a client that keeps the broker busy beyond its share of a request
+/// thread gets a throttle time (at most one window), every other client none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_time_quota_throttles_a_busy_client() {
+    let _serial = SERIAL.lock().await;
+    let target = Target::start(&[]);
+    let client = topic_name("qreq");
+    let admin = Admin::new(target.config(&[]));
+    let e = entity(&[("client-id", Some(&client))]);
+    alter_ok(&admin, &[set(e.clone(), "request_percentage", Some(0.01))]).await;
+    wait_described(
+        &admin,
+        &e,
+        Some([("request_percentage".to_string(), 0.01)].into()),
+    )
+    .await;
+    let busy = Admin::new(target.config(&[("client.id", &client)]));
+    let meta = busy.cluster().refresh().await.unwrap();
+    let node = *meta.brokers.keys().next().unwrap();
+    let conn = busy.cluster().connection(node).await.unwrap();
+    let mut max_throttle = 0;
+    for _ in 0..200 {
+        let r = conn
+            .send(&odradek::protocol::messages::MetadataRequest::default())
+            .await
+            .unwrap();
+        max_throttle = max_throttle.max(r.throttle_time_ms);
+        if max_throttle > 0 {
+            break;
+        }
+    }
+    assert!(
+        max_throttle > 0,
+        "200 Metadata requests were never throttled"
+    );
+    assert!(
+        max_throttle <= 1_000,
+        "throttle {max_throttle} ms exceeds one window"
+    );
+    // Another client id is not throttled.
+    let other = admin.cluster().connection(node).await.unwrap();
+    for _ in 0..20 {
+        let r = other
+            .send(&odradek::protocol::messages::MetadataRequest::default())
+            .await
+            .unwrap();
+        assert_eq!(r.throttle_time_ms, 0);
+    }
+    alter_ok(&admin, &[set(e, "request_percentage", None)]).await;
+}
+
+/// `connection_creation_rate` for an IP: connections beyond the rate are not served (Kafka
+/// closes them after the throttle time).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_creation_rate_limits_new_connections_from_an_ip() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let _serial = SERIAL.lock().await;
+    let target = Target::start(&[("quota.window.num", WINDOWS)]);
+    let admin = Admin::new(target.config(&[]));
+    let e = entity(&[("ip", Some("127.0.0.1"))]);
+    alter_ok(
+        &admin,
+        &[set(e.clone(), "connection_creation_rate", Some(2.0))],
+    )
+    .await;
+    wait_described(
+        &admin,
+        &e,
+        Some([("connection_creation_rate".to_string(), 2.0)].into()),
+    )
+    .await;
+    // Kafka applies IP quotas a moment after they are described.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // ApiVersions v0, correlation id 7, client id "q".
+    let request: &[u8] = &[0, 0, 0, 11, 0, 18, 0, 0, 0, 0, 0, 7, 0, 1, b'q'];
+    let mut attempts = Vec::new();
+    for _ in 0..12 {
+        let addr = target.bootstrap.clone();
+        let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        attempts.push(tokio::spawn(async move {
+            if s.write_all(request).await.is_err() {
+                return false;
+            }
+            let mut size = [0u8; 4];
+            matches!(
+                tokio::time::timeout(Duration::from_secs(4), s.read_exact(&mut size)).await,
+                Ok(Ok(_))
+            )
+        }));
+    }
+    let mut answered = 0;
+    for a in attempts {
+        if a.await.unwrap() {
+            answered += 1;
+        }
+    }
+    alter_ok(&admin, &[set(e.clone(), "connection_creation_rate", None)]).await;
+    wait_described(&admin, &e, None).await;
+    assert!(
+        (1..=6).contains(&answered),
+        "{answered} of 12 connections made at once were served at 2 connections/s"
+    );
+}
