@@ -26,8 +26,51 @@ pub async fn run(broker: Arc<Broker>, shutdown: watch::Receiver<bool>) {
         txn_timers(broker.clone(), shutdown.clone()),
         producer_expiry(broker.clone(), shutdown.clone()),
         flush_loop(broker.clone(), shutdown.clone()),
+        quota_report(broker.clone(), shutdown.clone()),
         cleaner_loop(broker, shutdown)
     );
+}
+
+/// How often the throttling of client quotas is logged.
+const QUOTA_REPORT_PERIOD: Duration = Duration::from_secs(30);
+
+/// Every 30 s, one `info` line per quota sensor that throttled its client since the last
+/// report (the broker's per-entity throttling statistics; `Quotas::metrics` has the numbers).
+async fn quota_report(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) {
+    let mut ticker = tokio::time::interval_at(
+        tokio::time::Instant::now() + QUOTA_REPORT_PERIOD,
+        QUOTA_REPORT_PERIOD,
+    );
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut reported: std::collections::HashMap<(crate::quota::QuotaKind, String, String), u64> =
+        std::collections::HashMap::new();
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = ticker.tick() => {}
+        }
+        let metrics = broker.quotas.metrics(now_ms());
+        let mut seen = std::collections::HashMap::new();
+        for m in metrics {
+            let key = (m.kind, m.user.clone(), m.client_id.clone());
+            let before = reported.get(&key).copied().unwrap_or(0);
+            if m.throttled > before {
+                tracing::info!(
+                    quota = m.kind.name(),
+                    user = %m.user,
+                    client_id = %m.client_id,
+                    limit = m.limit,
+                    rate = m.rate,
+                    throttled = m.throttled - before,
+                    throttle_ms_total = m.throttle_ms_total,
+                    throttle_ms_max = m.throttle_ms_max,
+                    "client throttled by its quota"
+                );
+            }
+            seen.insert(key, m.throttled);
+        }
+        reported = seen;
+    }
 }
 
 /// Every `producer.id.expiration.check.interval.ms`, forgets the idempotent producers of every
