@@ -43,7 +43,10 @@ fn alter(client: &mut Client, entity: &[(&str, Option<&str>)], key: &str, value:
     );
 }
 
-fn described(client: &mut Client) -> Vec<(Vec<(String, Option<String>)>, Vec<(String, f64)>)> {
+/// An entity's (type, name) components and its (key, value) quotas.
+type DescribedEntry = (Vec<(String, Option<String>)>, Vec<(String, f64)>);
+
+fn described(client: &mut Client) -> Vec<DescribedEntry> {
     let response = client.call(&DescribeClientQuotasRequest::default(), 1);
     assert_eq!(response.error_code, 0);
     let mut out: Vec<_> = response

@@ -632,7 +632,7 @@ pub async fn handle(
             )))
         }
         RequestKind::AlterClientQuotas(r) if !az.cluster(Op::AlterConfigs) => Ok(Some(
-            super::client_quotas::alter_refused(&r, ErrorCode::ClusterAuthorizationFailed),
+            super::client_quotas::alter_refused(r, ErrorCode::ClusterAuthorizationFailed),
         )),
         RequestKind::DescribeLogDirs(_) if !az.cluster(Op::Describe) => {
             Ok(Some(ResponseKind::DescribeLogDirs(

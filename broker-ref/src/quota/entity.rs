@@ -200,7 +200,7 @@ pub fn validate_value(
         return Err(format!("Invalid configuration key {key}"));
     };
     // NaN fails this test too: it is not greater than 0.
-    if !(value > 0.0) {
+    if value.is_nan() || value <= 0.0 {
         return Err(format!("Quota {key} must be greater than 0"));
     }
     let integral = |max: f64, what: &str| {

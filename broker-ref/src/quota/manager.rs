@@ -377,7 +377,10 @@ mod tests {
     use super::*;
     use crate::quota::store::Alteration;
 
-    fn quotas(entries: &[(&[(&str, Option<&str>)], f64)]) -> Quotas {
+    /// (entity components, producer_byte_rate).
+    type Row<'a> = (&'a [(&'a str, Option<&'a str>)], f64);
+
+    fn quotas(entries: &[Row<'_>]) -> Quotas {
         let store = QuotaStore::open(None).unwrap();
         let alterations: Vec<Alteration> = entries
             .iter()
@@ -400,7 +403,7 @@ mod tests {
 
     #[test]
     fn precedence_is_kafkas() {
-        let all: Vec<(&[(&str, Option<&str>)], f64)> = vec![
+        let all: Vec<Row<'_>> = vec![
             (&[(U, Some("u")), (C, Some("c"))], 1.0),
             (&[(U, Some("u")), (C, None)], 2.0),
             (&[(U, Some("u"))], 3.0),

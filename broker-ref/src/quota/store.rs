@@ -18,6 +18,9 @@ pub const FILE: &str = "client-quotas.json";
 /// Quota values per entity.
 pub type QuotaMap = BTreeMap<Entity, BTreeMap<String, f64>>;
 
+/// The entities a describe found, with their values.
+pub type Described = Vec<(Entity, BTreeMap<String, f64>)>;
+
 /// One alteration of AlterClientQuotas: an entity (wire components) and its operations
 /// (`None` removes the key).
 #[derive(Debug, Clone)]
@@ -161,7 +164,7 @@ impl QuotaStore {
         &self,
         filter: &[(String, Match)],
         strict: bool,
-    ) -> std::result::Result<Vec<(Entity, BTreeMap<String, f64>)>, QuotaError> {
+    ) -> std::result::Result<Described, QuotaError> {
         let mut types: Vec<&str> = Vec::new();
         for (entity_type, _) in filter {
             if entity_type.is_empty() {
