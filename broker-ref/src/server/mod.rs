@@ -215,6 +215,39 @@ pub fn spawn_maintenance(broker: Arc<Broker>, shutdown: watch::Receiver<bool>) -
     tokio::spawn(maintenance::run(broker, shutdown))
 }
 
+/// Admits a connection just accepted: a slot under the connection limits, then the address's
+/// `connection_creation_rate` quota. `None` when it is not to be served: refused by a limit
+/// (closed at once, logged), or over the rate (closed after the throttle time without being
+/// read, as Kafka closes it, so a reconnect loop cannot outrun the quota).
+pub(crate) fn admit_connection(
+    broker: &Broker,
+    limits: &Arc<connection_limits::ConnectionLimits>,
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+) -> Option<(tokio::net::TcpStream, connection_limits::Admission)> {
+    let permit = match limits.admit(peer.ip()) {
+        Ok(permit) => permit,
+        Err(refusal) => {
+            // Kafka logs these at info as well: one line per refused connection.
+            tracing::info!(%peer, "closing new connection: {refusal}");
+            return None;
+        }
+    };
+    if let Err(ms) = broker
+        .quotas
+        .admit_connection(peer.ip(), crate::clock::now_ms())
+    {
+        tracing::debug!(%peer, throttle_ms = ms, "connection_creation_rate exceeded, closing the new connection after the throttle time");
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(ms.max(0) as u64)).await;
+            drop(stream);
+            drop(permit);
+        });
+        return None;
+    }
+    Some((stream, permit))
+}
+
 async fn accept_loop(
     security: Arc<ListenerSecurity>,
     listener: TcpListener,
@@ -244,25 +277,9 @@ async fn accept_loop(
                         continue;
                     }
                 };
-                let permit = match limits.admit(peer.ip()) {
-                    Ok(permit) => permit,
-                    Err(refusal) => {
-                        // Kafka logs these at info as well: one line per refused connection.
-                        tracing::info!(%peer, "closing new connection: {refusal}");
-                        continue;
-                    }
-                };
-                if let Err(ms) = shared.broker.quotas.admit_connection(peer.ip(), crate::clock::now_ms()) {
-                    // Kafka's ConnectionThrottledException: the socket is closed after the
-                    // throttle time, so a reconnect loop cannot outrun the quota.
-                    tracing::debug!(%peer, throttle_ms = ms, "connection_creation_rate exceeded, closing the new connection after the throttle time");
-                    connections.spawn(async move {
-                        tokio::time::sleep(std::time::Duration::from_millis(ms.max(0) as u64)).await;
-                        drop(stream);
-                        drop(permit);
-                    });
+                let Some((stream, permit)) = admit_connection(&shared.broker, &limits, stream, peer) else {
                     continue;
-                }
+                };
                 let (shared, security) = (shared.clone(), security.clone());
                 let shutdown = shutdown.clone();
                 // The TLS handshake and SASL run in the connection's own task, never here.

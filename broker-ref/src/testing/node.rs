@@ -206,12 +206,10 @@ async fn accept_loop(listener: TcpListener, serving: Serving) {
                 continue;
             }
         };
-        let permit = match serving.limits.admit(peer.ip()) {
-            Ok(permit) => permit,
-            Err(refusal) => {
-                tracing::info!(%peer, "test cluster: closing new connection: {refusal}");
-                continue;
-            }
+        let Some((stream, permit)) =
+            crate::server::admit_connection(&serving.broker, &serving.limits, stream, peer)
+        else {
+            continue;
         };
         let s = serving.clone();
         let name = name.clone();
