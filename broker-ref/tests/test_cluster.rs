@@ -474,3 +474,42 @@ fn a_fetch_waiting_on_a_leader_that_moves_answers_not_leader_at_once() {
     assert_eq!(p.error_code, ErrorCode::NotLeaderOrFollower.code());
     assert!(p.records.as_ref().is_none_or(|r| r.is_empty()));
 }
+
+/// A broker that answers slowly (or throttles, or is slow to connect) holds up only the
+/// partitions it leads: the producer's other brokers keep acknowledging.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_broker_does_not_hold_up_the_partitions_of_the_others() {
+    // Partitions 0 and 2 are led by broker 1, 1 and 3 by broker 2.
+    let cluster = Cluster::builder().brokers(2).topic("t", 4).start().unwrap();
+    // One request in flight per connection, so a second request to the slow broker waits.
+    let p = producer(&cluster, &[("max.in.flight.requests.per.connection", "1")]);
+    for partition in 0..4 {
+        send(&p, "t", partition, "warm").await.unwrap();
+    }
+    cluster.set_broker_rtt(2, Duration::from_secs(3)).unwrap();
+    let slow_a = p
+        .send(ProducerRecord::new("t", "slow-a").partition(1))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Another partition of the slow broker: its request waits for the connection's slot.
+    let slow_b = p
+        .send(ProducerRecord::new("t", "slow-b").partition(3))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let started = Instant::now();
+    send(&p, "t", 0, "fast").await.unwrap();
+    let fast = started.elapsed();
+    assert!(
+        fast < Duration::from_millis(1_500),
+        "partition 0 (broker 1) waited {fast:?} behind broker 2"
+    );
+    slow_a.await.unwrap();
+    slow_b.await.unwrap();
+    cluster.set_broker_rtt(2, Duration::ZERO).unwrap();
+    p.close().await;
+    assert_eq!(read(&cluster, "t", 0, 2).await, values(&["warm", "fast"]));
+    assert_eq!(read(&cluster, "t", 1, 2).await, values(&["warm", "slow-a"]));
+    assert_eq!(read(&cluster, "t", 3, 2).await, values(&["warm", "slow-b"]));
+}

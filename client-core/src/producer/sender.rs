@@ -30,6 +30,7 @@ pub(crate) async fn run(shared: Arc<Shared>) {
     }
     let mut bump: Option<tokio::task::JoinHandle<()>> = None;
     let mut age_refresh_at = Instant::now();
+    let mut lanes = Lanes::default();
     loop {
         let notified = shared.wake.notified();
         tokio::pin!(notified);
@@ -51,7 +52,8 @@ pub(crate) async fn run(shared: Arc<Shared>) {
                 shared.wake.notify_one();
             }));
         }
-        let mut next_wake = drain_and_send(&shared, !bumping, &mut age_refresh_at).await;
+        let mut next_wake =
+            drain_and_send(&shared, !bumping, &mut age_refresh_at, &mut lanes).await;
         if bumping {
             let soon = Instant::now() + std::time::Duration::from_millis(10);
             next_wake = Some(next_wake.map_or(soon, |w| w.min(soon)));
@@ -152,6 +154,7 @@ async fn drain_and_send(
     shared: &Arc<Shared>,
     send: bool,
     age_refresh_at: &mut Instant,
+    lanes: &mut Lanes,
 ) -> Option<Instant> {
     let config = &shared.cluster.config().producer;
     let now = Instant::now();
@@ -230,12 +233,54 @@ async fn drain_and_send(
         let retry = now + shared.cluster.config().retry_backoff;
         next_wake = Some(next_wake.map_or(retry, |w| w.min(retry)));
     }
-    // Requests are written from this task in drain order, so each broker receives a partition's
+    // Each broker's lane writes its requests in drain order, so a broker receives a partition's
     // batches in sequence order (idempotence needs that); responses are awaited concurrently.
     for (leader, batches) in drained.by_leader {
-        send_to(shared.clone(), leader, batches).await;
+        lanes.send(shared, leader, batches);
     }
     next_wake
+}
+
+/// One task per broker that writes that broker's Produce requests in the order they were
+/// drained. A broker that is slow to connect, throttles the producer (KIP-219) or has every
+/// in-flight slot taken then holds up only the partitions it leads, never the sender loop and
+/// the other brokers' partitions. The lanes end with the sender task (their channels close).
+#[derive(Default)]
+struct Lanes {
+    lanes: HashMap<i32, tokio::sync::mpsc::UnboundedSender<Vec<ProducerBatch>>>,
+}
+
+impl Lanes {
+    fn send(&mut self, shared: &Arc<Shared>, leader: i32, batches: Vec<ProducerBatch>) {
+        let lane = self
+            .lanes
+            .entry(leader)
+            .or_insert_with(|| spawn_lane(shared.clone(), leader));
+        if let Err(returned) = lane.send(batches) {
+            // The lane's task is gone (it never stops on its own): start a new one.
+            let lane = spawn_lane(shared.clone(), leader);
+            if let Err(tokio::sync::mpsc::error::SendError(batches)) = lane.send(returned.0) {
+                let e = Error::Closed;
+                for b in batches {
+                    retry_or_fail(shared, b, true, &e);
+                }
+            }
+            self.lanes.insert(leader, lane);
+        }
+    }
+}
+
+fn spawn_lane(
+    shared: Arc<Shared>,
+    leader: i32,
+) -> tokio::sync::mpsc::UnboundedSender<Vec<ProducerBatch>> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<ProducerBatch>>();
+    tokio::spawn(async move {
+        while let Some(batches) = rx.recv().await {
+            send_to(shared.clone(), leader, batches).await;
+        }
+    });
+    tx
 }
 
 /// Writes one Produce request to `leader`, then settles its batches from a spawned task when
