@@ -14,6 +14,7 @@
 //! - [`consumer::ConsumerClient`]: a consumer with a local queue of records, errors and
 //!   partition-EOF events, and consumer groups with librdkafka's semantics: rebalance and
 //!   commit events served on the caller's thread, the offset store, auto-commit;
+//! - [`throttle`]: the brokers' throttle reports (`throttle_cb`), kept for the shell's `poll`;
 //! - [`codes`] and [`ClientError`]: stable numeric error codes (Kafka's as they are, client-side
 //!   ones negative like librdkafka's) and the single mapping from [`odradek::Error`].
 
@@ -25,5 +26,6 @@ pub mod metadata;
 pub mod producer;
 pub mod runtime;
 pub mod stats;
+pub mod throttle;
 
 pub use error::{ClientError, Stage};

@@ -21,7 +21,7 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -31,6 +31,7 @@ use tokio::runtime::Handle;
 
 use crate::config::BindingSettings;
 use crate::runtime::{self, ForkGuard, Signal};
+use crate::throttle::{Throttle, ThrottleQueue};
 
 mod transactions;
 
@@ -132,6 +133,8 @@ struct Inner<T> {
     flush_running: AtomicBool,
     closed: AtomicBool,
     push: bool,
+    /// Throttle reports, once the shell asked for them ([`ProducerClient::report_throttles`]).
+    throttles: OnceLock<Arc<ThrottleQueue>>,
 }
 
 impl<T> Inner<T> {
@@ -244,6 +247,7 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
             flush_running: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             push,
+            throttles: OnceLock::new(),
         });
         // Authentication failures reach `error_cb` (at most once a second), as in librdkafka.
         {
@@ -537,13 +541,42 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
         {
             let mut st = self.inner.lock();
             collect_ready(&mut st, &self.inner.reports);
-            if !st.events.is_empty() {
+            if !st.events.is_empty() || self.has_throttles() {
                 self.inner.signal.cancel_wait();
                 return true;
             }
         }
         self.inner.signal.wait(seen, timeout);
         false
+    }
+
+    /// Starts keeping the brokers' throttle reports for [`ProducerClient::take_throttles`]
+    /// (the shell has a `throttle_cb`); a waiting `poll` ([`ProducerClient::wait_events`]) wakes
+    /// for them. Installs the cluster's throttle listener; later calls do nothing.
+    pub fn report_throttles(&self) {
+        self.inner.throttles.get_or_init(|| {
+            ThrottleQueue::attach(self.inner.core.cluster(), self.inner.signal.clone())
+        });
+    }
+
+    /// Takes the throttle reports waiting (none unless [`ProducerClient::report_throttles`]
+    /// was called), oldest first.
+    pub fn take_throttles(&self) -> Vec<Throttle> {
+        self.inner
+            .throttles
+            .get()
+            .map_or_else(Vec::new, |q| q.take())
+    }
+
+    /// Puts throttle reports back for the next `poll` (a callback raised).
+    pub fn requeue_throttles(&self, reports: Vec<Throttle>) {
+        if let Some(q) = self.inner.throttles.get() {
+            q.requeue(reports);
+        }
+    }
+
+    fn has_throttles(&self) -> bool {
+        self.inner.throttles.get().is_some_and(|q| !q.is_empty())
     }
 
     /// Starts sending everything queued without waiting for `linger.ms` (one background flush

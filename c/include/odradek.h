@@ -18,6 +18,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// Filter match type: the entity of this type named `match_name`.
+#define ODK_QUOTA_MATCH_EXACT 0
+
+// Filter match type: the type's default entity.
+#define ODK_QUOTA_MATCH_DEFAULT 1
+
+// Filter match type: any entity of the type, named or default.
+#define ODK_QUOTA_MATCH_ANY 2
+
 // Logical offset: the log start.
 #define ODK_OFFSET_BEGINNING -2
 
@@ -521,6 +530,68 @@ typedef struct odk_topic_info_t {
   bool internal;
 } odk_topic_info_t;
 
+// One component of a quota entity.
+typedef struct odk_quota_entity_component_t {
+  // The entity type: `"user"`, `"client-id"` or `"ip"` (NUL-terminated).
+  const char *entity_type;
+  // The entity's name (NUL-terminated), or NULL for the type's default entity.
+  const char *entity_name;
+} odk_quota_entity_component_t;
+
+// One change of an alteration: set `key` to `value`, or remove `key` (`remove` true; `value`
+// is then ignored).
+typedef struct odk_quota_op_t {
+  // The quota key, e.g. `"producer_byte_rate"` (NUL-terminated).
+  const char *key;
+  // The new value (a finite number).
+  double value;
+  // Remove the key instead of setting it.
+  bool remove;
+} odk_quota_op_t;
+
+// The changes to one entity's quotas.
+typedef struct odk_quota_alteration_t {
+  // The entity: `entity_cnt` components.
+  const struct odk_quota_entity_component_t *entity;
+  // Number of components in `entity`.
+  size_t entity_cnt;
+  // `op_cnt` changes.
+  const struct odk_quota_op_t *ops;
+  // Number of changes in `ops`.
+  size_t op_cnt;
+} odk_quota_alteration_t;
+
+// One component of a describe filter: which entities of `entity_type` match.
+typedef struct odk_quota_filter_component_t {
+  // The entity type (NUL-terminated).
+  const char *entity_type;
+  // `ODK_QUOTA_MATCH_EXACT`, `ODK_QUOTA_MATCH_DEFAULT` or `ODK_QUOTA_MATCH_ANY`.
+  int32_t match_type;
+  // With `ODK_QUOTA_MATCH_EXACT`, the entity's name (NUL-terminated); otherwise ignored.
+  const char *match_name;
+} odk_quota_filter_component_t;
+
+// One quota of a described entity.
+typedef struct odk_quota_value_t {
+  // The quota key (NUL-terminated).
+  const char *key;
+  // Its value.
+  double value;
+} odk_quota_value_t;
+
+// A described entity with its quotas.
+typedef struct odk_quota_entry_t {
+  // The entity: `entity_cnt` components (`entity_name` NULL for a default entity), sorted by
+  // entity type.
+  const struct odk_quota_entity_component_t *entity;
+  // Number of components in `entity`.
+  size_t entity_cnt;
+  // `value_cnt` quotas, sorted by key.
+  const struct odk_quota_value_t *values;
+  // Number of quotas in `values`.
+  size_t value_cnt;
+} odk_quota_entry_t;
+
 // Delivery report callback, served by `odk_poll` / `odk_flush` on the thread that calls them,
 // once per record produced. `msg` is borrowed for the duration of the call (copy what you need
 // to keep); `odk_message_err(msg)` tells success from failure and `odk_message_opaque(msg)`
@@ -545,6 +616,19 @@ typedef void (*odk_error_cb_t)(odk_err_t err, const char *reason, void *opaque);
 // Statistics callback (`statistics.interval.ms`), served like the error callback. `json` is a
 // NUL-terminated JSON document of `json_len` bytes, borrowed for the call.
 typedef void (*odk_stats_cb_t)(const char *json, size_t json_len, void *opaque);
+
+// Throttle callback (librdkafka's `throttle_cb`): a broker throttled this client (KIP-219
+// quotas). Called once for every response that carried a non-zero throttle time and once when
+// the throttling ended (`throttle_time_ms` 0). `broker_name` is the broker's `host:port`, as
+// librdkafka passes it (the bootstrap address for a bootstrap connection), borrowed for the
+// call; `broker_id` is its node id (-1 for a bootstrap connection). Served on the
+// application's thread by `odk_poll` / `odk_flush` (producer), `odk_consumer_poll`
+// (consumer) and `odk_admin_poll` (admin). Unlike librdkafka's, it gets no client handle (one
+// callback type serves the three kinds of client): use the configuration's opaque.
+typedef void (*odk_throttle_cb_t)(const char *broker_name,
+                                  int32_t broker_id,
+                                  int throttle_time_ms,
+                                  void *opaque);
 
 // A topic, a partition and an offset, with a per-item error code.
 //
@@ -636,6 +720,17 @@ struct odk_admin_t *odk_admin_new(const struct odk_conf_t *conf, char *errstr, s
 // `a` is NULL or an admin client from `odk_admin_new` not yet destroyed.
 void odk_admin_destroy(struct odk_admin_t *a);
 
+// Serves the throttle callback (`odk_conf_set_throttle_cb`) for the brokers' throttle
+// reports on this thread, waiting up to `timeout_ms` (0: do not wait, negative: forever) for
+// the first. Returns how many callbacks ran (0 for NULL, or without a throttle callback once
+// the timeout passed).
+//
+// Thread safety: any thread; the callback runs on the calling thread.
+//
+// # Safety
+// `a` is NULL or live.
+int32_t odk_admin_poll(struct odk_admin_t *a, int32_t timeout_ms);
+
 // Creates `topic_cnt` topics, waiting up to `timeout_ms` (negative: forever). When `results`
 // is not NULL, `results[i]` receives topic i's `odk_err_t` (`ODK_ERR_TOPIC_ALREADY_EXISTS`,
 // `ODK_ERR_INVALID_PARTITIONS`, ...). Returns the first failure (the call's, or the first
@@ -708,6 +803,65 @@ odk_err_t odk_admin_list_topics(struct odk_admin_t *a,
 // # Safety
 // As stated.
 void odk_topic_infos_destroy(struct odk_topic_info_t *topics, size_t topic_cnt);
+
+// Sets or removes client quotas: `alteration_cnt` alterations, one per entity, waiting up to
+// `timeout_ms` (negative: forever). With `validate_only` the broker checks them and changes
+// nothing. When `results` is not NULL, `results[i]` receives alteration i's `odk_err_t`:
+// `ODK_ERR_INVALID_REQUEST` (with Kafka's message) for an unknown key or entity type, or a
+// value that is not positive or not whole where the key needs it;
+// `ODK_ERR_CLUSTER_AUTHORIZATION_FAILED` without ALTER_CONFIGS on the cluster. Returns the
+// first failure (the call's, or the first alteration's, with its entity in `errstr`), or
+// `ODK_ERR_NO_ERROR` when every alteration was applied. A value that is not finite (NaN,
+// infinity) returns `ODK_ERR__INVALID_ARG` naming its key before anything is sent.
+//
+// Ownership: `alterations` is read during the call. Thread safety: any thread.
+//
+// # Safety
+// `a` NULL or live; `alterations` NULL or `alteration_cnt` valid items (their arrays of the
+// stated lengths, strings NUL-terminated); `results` NULL or `alteration_cnt` writable
+// items; `errstr` NULL or `errstr_size` writable bytes.
+odk_err_t odk_admin_alter_client_quotas(struct odk_admin_t *a,
+                                        const struct odk_quota_alteration_t *alterations,
+                                        size_t alteration_cnt,
+                                        bool validate_only,
+                                        int32_t *results,
+                                        int32_t timeout_ms,
+                                        char *errstr,
+                                        size_t errstr_size);
+
+// Describes the quotas of the entities `components` select (every component must match;
+// with `strict`, only entities with no other entity type; no component: every entity), as a
+// new array in `*entries` (NULL when none) of `*entry_cnt` items, waiting up to `timeout_ms`
+// (negative: forever). Errors: `ODK_ERR_INVALID_REQUEST` for a malformed filter,
+// `ODK_ERR_UNSUPPORTED_VERSION` for an unknown entity type (Kafka's answer),
+// `ODK_ERR_CLUSTER_AUTHORIZATION_FAILED`, `ODK_ERR__INVALID_ARG` for a bad match type or an
+// exact match without a name.
+//
+// Ownership: the caller frees the array with `odk_quota_entries_destroy(*entries,
+// *entry_cnt)`; `components` is read during the call. Thread safety: any thread.
+//
+// # Safety
+// `a` NULL or live; `components` NULL or `component_cnt` valid items; `entries` and
+// `entry_cnt` NULL or writable; `errstr` NULL or `errstr_size` writable bytes.
+odk_err_t odk_admin_describe_client_quotas(struct odk_admin_t *a,
+                                           const struct odk_quota_filter_component_t *components,
+                                           size_t component_cnt,
+                                           bool strict,
+                                           struct odk_quota_entry_t **entries,
+                                           size_t *entry_cnt,
+                                           int32_t timeout_ms,
+                                           char *errstr,
+                                           size_t errstr_size);
+
+// Frees an array from `odk_admin_describe_client_quotas` (every entity, name, key and value
+// it holds). NULL is a no-op.
+//
+// Ownership: `entries` and `entry_cnt` exactly as returned, unmodified. Thread safety: any
+// thread, once.
+//
+// # Safety
+// As stated.
+void odk_quota_entries_destroy(struct odk_quota_entry_t *entries, size_t entry_cnt);
 
 // Creates an empty configuration.
 //
@@ -801,6 +955,16 @@ void odk_conf_set_error_cb(struct odk_conf_t *conf, odk_error_cb_t cb);
 // `conf` is NULL or live.
 void odk_conf_set_stats_cb(struct odk_conf_t *conf, odk_stats_cb_t cb);
 
+// Sets the throttle callback (producers, consumers and admin clients; see
+// `odk_throttle_cb_t`). NULL turns throttle reports off (the default: nothing is kept).
+// No-op when `conf` is NULL.
+//
+// Thread safety: must not race with other uses of `conf`.
+//
+// # Safety
+// `conf` is NULL or live.
+void odk_conf_set_throttle_cb(struct odk_conf_t *conf, odk_throttle_cb_t cb);
+
 // Sets the rebalance callback (consumers with `group.id` that subscribe). No-op when `conf`
 // is NULL.
 //
@@ -821,8 +985,8 @@ void odk_conf_set_opaque(struct odk_conf_t *conf, void *opaque);
 
 // Creates a consumer from `conf` (`bootstrap.servers`, `group.id`, `auto.offset.reset`,
 // `enable.auto.commit`, `enable.auto.offset.store`, `enable.partition.eof`,
-// `max.poll.records`, ...; `odk_conf_set_rebalance_cb`, `odk_conf_set_stats_cb`). Returns
-// NULL on error with the reason in `errstr`.
+// `max.poll.records`, ...; `odk_conf_set_rebalance_cb`, `odk_conf_set_stats_cb`,
+// `odk_conf_set_throttle_cb`). Returns NULL on error with the reason in `errstr`.
 //
 // Ownership: `conf` is copied, not consumed. The caller owns the consumer: `odk_consumer_close`
 // then `odk_consumer_destroy`. Thread safety: consumer functions may be called from any
@@ -907,9 +1071,9 @@ odk_err_t odk_consumer_assignment(struct odk_consumer_t *c,
                                   size_t *partition_cnt);
 
 // Returns the next message, waiting up to `timeout_ms` (0: do not wait, negative: forever);
-// NULL when none arrived in time or `c` is NULL. Rebalance callbacks and statistics are served
-// here first. Check `odk_message_err`: besides records (`ODK_ERR_NO_ERROR`) the consumer
-// returns end-of-partition events (`ODK_ERR__PARTITION_EOF`, with `enable.partition.eof`),
+// NULL when none arrived in time or `c` is NULL. Rebalance, statistics and throttle callbacks
+// are served here first. Check `odk_message_err`: besides records (`ODK_ERR_NO_ERROR`) the
+// consumer returns end-of-partition events (`ODK_ERR__PARTITION_EOF`, with `enable.partition.eof`),
 // consume errors, and `ODK_ERR__STATE` once closed. With `enable.auto.offset.store` (the
 // default) a record's offset + 1 is stored for the next commit when it is returned.
 //
@@ -1202,8 +1366,9 @@ odk_err_t odk_oauthbearer_token_set_failure(struct odk_oauthbearer_token_t *toke
 
 // Creates a producer from `conf` (Kafka property names: `bootstrap.servers`, `linger.ms`,
 // `acks`, `compression.type`, `enable.idempotence`, `transactional.id`, ...; callbacks set with
-// `odk_conf_set_dr_msg_cb` / `odk_conf_set_error_cb` / `odk_conf_set_stats_cb`). Nothing is
-// connected until the first record. Returns NULL on error with the reason in `errstr`.
+// `odk_conf_set_dr_msg_cb` / `odk_conf_set_error_cb` / `odk_conf_set_stats_cb` /
+// `odk_conf_set_throttle_cb`). Nothing is connected until the first record. Returns NULL on
+// error with the reason in `errstr`.
 //
 // Ownership: `conf` is copied, not consumed (destroy it whenever you like). The caller owns
 // the producer and frees it with `odk_producer_destroy`.
@@ -1262,7 +1427,7 @@ odk_err_t odk_produce(struct odk_producer_t *p,
                       int32_t msgflags,
                       void *msg_opaque);
 
-// Serves queued events (delivery reports, errors, statistics) by calling their callbacks on
+// Serves queued events (delivery reports, errors, statistics, throttle reports) by calling their callbacks on
 // this thread, waiting up to `timeout_ms` (0: do not wait, negative: forever) for the first.
 // Returns how many callbacks ran (0 for NULL). Call it regularly: reports are kept until
 // served, and they count against `queue.buffering.max.messages`.
@@ -1271,7 +1436,8 @@ odk_err_t odk_produce(struct odk_producer_t *p,
 //
 // # Safety
 // `p` is NULL or live.
-int32_t odk_poll(struct odk_producer_t *p, int32_t timeout_ms);
+int32_t odk_poll(struct odk_producer_t *p,
+                 int32_t timeout_ms);
 
 // Sends every queued record without waiting for `linger.ms` and serves every delivery report,
 // waiting up to `timeout_ms` (negative: forever). Returns `ODK_ERR_NO_ERROR` when nothing is

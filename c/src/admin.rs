@@ -1,21 +1,27 @@
-//! `odk_admin_t`: the admin basics (create / delete topics, add partitions, list topics), each a
-//! blocking call with a timeout and one result per item.
+//! `odk_admin_t`: the admin basics (create / delete topics, add partitions, list topics) and
+//! client quotas (describe / alter), each a blocking call with a timeout and one result per
+//! item; `odk_admin_poll` serves the throttle callback.
 
 #![allow(non_camel_case_types)]
 
 use std::ffi::{c_char, CString};
+use std::sync::Arc;
 
 use odk_core::admin::NewTopic;
 use odk_core::Admin;
-use odradek_bindings::runtime::{self, ForkGuard};
+use odradek_bindings::runtime::{self, Deadline, ForkGuard, Signal, SLICE};
+use odradek_bindings::throttle::ThrottleQueue;
 use odradek_bindings::{codes, ClientError, Stage};
 use tokio::runtime::Handle;
 
-use crate::conf::odk_conf_t;
+use crate::conf::{odk_conf_t, odk_throttle_cb_t};
 use crate::error::odk_err_t;
-use crate::ffi::{self, guard, guard_err, str_arg};
+use crate::ffi::{self, guard, guard_err, str_arg, Opaque};
 use crate::producer::wait;
 use crate::topic_partition::c_string;
+
+mod quotas;
+pub use quotas::*;
 
 /// A topic to create.
 #[repr(C)]
@@ -51,6 +57,10 @@ pub struct odk_admin_t {
     admin: Admin,
     handle: Handle,
     fork: ForkGuard,
+    throttle_cb: odk_throttle_cb_t,
+    opaque: Opaque,
+    /// The brokers' throttle reports, kept when there is a throttle callback.
+    throttles: Option<Arc<ThrottleQueue>>,
     /// Counts this admin client among the live clients (see `lifecycle`).
     _live: crate::lifecycle::Live,
 }
@@ -132,10 +142,17 @@ pub unsafe extern "C" fn odk_admin_new(
             let _enter = handle.enter();
             Admin::new(config)
         };
+        let throttles = conf
+            .throttle_cb
+            .is_some()
+            .then(|| ThrottleQueue::attach(admin.cluster(), Signal::new()));
         out = Box::into_raw(Box::new(odk_admin_t {
             admin,
             handle,
             fork: ForkGuard::new(),
+            throttle_cb: conf.throttle_cb,
+            opaque: Opaque(conf.opaque()),
+            throttles,
             _live: crate::lifecycle::Live::new(),
         }));
         Ok(())
@@ -156,6 +173,41 @@ pub unsafe extern "C" fn odk_admin_destroy(a: *mut odk_admin_t) {
             // SAFETY: per the contract, a came from Box::into_raw and is destroyed once.
             let a = unsafe { Box::from_raw(a) };
             a.admin.close();
+        }
+    })
+}
+
+/// Serves the throttle callback (`odk_conf_set_throttle_cb`) for the brokers' throttle
+/// reports on this thread, waiting up to `timeout_ms` (0: do not wait, negative: forever) for
+/// the first. Returns how many callbacks ran (0 for NULL, or without a throttle callback once
+/// the timeout passed).
+///
+/// Thread safety: any thread; the callback runs on the calling thread.
+///
+/// # Safety
+/// `a` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn odk_admin_poll(a: *mut odk_admin_t, timeout_ms: i32) -> i32 {
+    guard(0, || {
+        let Ok(a) = admin(a) else { return 0 };
+        let deadline = Deadline::after(ffi::timeout(timeout_ms));
+        loop {
+            if let Some(q) = &a.throttles {
+                let n = crate::conf::serve_throttles(a.throttle_cb, a.opaque.0, q.take());
+                if n > 0 {
+                    return i32::try_from(n).unwrap_or(i32::MAX);
+                }
+            }
+            if deadline.passed() {
+                return 0;
+            }
+            let slice = deadline.slice(SLICE);
+            match &a.throttles {
+                Some(q) => {
+                    q.wait(slice);
+                }
+                None => std::thread::sleep(slice),
+            }
         }
     })
 }

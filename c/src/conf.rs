@@ -3,7 +3,7 @@
 
 #![allow(non_camel_case_types)]
 
-use std::ffi::{c_char, c_void};
+use std::ffi::{c_char, c_int, c_void};
 
 use odradek_bindings::{codes, ClientError};
 
@@ -37,6 +37,23 @@ pub type odk_error_cb_t =
 pub type odk_stats_cb_t =
     Option<unsafe extern "C" fn(json: *const c_char, json_len: usize, opaque: *mut c_void)>;
 
+/// Throttle callback (librdkafka's `throttle_cb`): a broker throttled this client (KIP-219
+/// quotas). Called once for every response that carried a non-zero throttle time and once when
+/// the throttling ended (`throttle_time_ms` 0). `broker_name` is the broker's `host:port`, as
+/// librdkafka passes it (the bootstrap address for a bootstrap connection), borrowed for the
+/// call; `broker_id` is its node id (-1 for a bootstrap connection). Served on the
+/// application's thread by `odk_poll` / `odk_flush` (producer), `odk_consumer_poll`
+/// (consumer) and `odk_admin_poll` (admin). Unlike librdkafka's, it gets no client handle (one
+/// callback type serves the three kinds of client): use the configuration's opaque.
+pub type odk_throttle_cb_t = Option<
+    unsafe extern "C" fn(
+        broker_name: *const c_char,
+        broker_id: i32,
+        throttle_time_ms: c_int,
+        opaque: *mut c_void,
+    ),
+>;
+
 /// Group rebalance callback, served by `odk_consumer_poll`. `event` is
 /// `ODK_ERR__ASSIGN_PARTITIONS` (partitions added to this member), `ODK_ERR__REVOKE_PARTITIONS`
 /// (partitions taken away in an orderly rebalance) or `ODK_ERR__ASSIGNMENT_LOST` (taken away
@@ -62,6 +79,7 @@ pub struct odk_conf_t {
     pub(crate) dr_msg_cb: odk_dr_msg_cb_t,
     pub(crate) error_cb: odk_error_cb_t,
     pub(crate) stats_cb: odk_stats_cb_t,
+    pub(crate) throttle_cb: odk_throttle_cb_t,
     pub(crate) rebalance_cb: odk_rebalance_cb_t,
     pub(crate) oauthbearer_token_cb: crate::oauth::odk_oauthbearer_token_cb_t,
     pub(crate) opaque: Option<OpaqueBox>,
@@ -317,6 +335,40 @@ pub unsafe extern "C" fn odk_conf_set_stats_cb(conf: *mut odk_conf_t, cb: odk_st
             c.stats_cb = cb;
         }
     })
+}
+
+/// Sets the throttle callback (producers, consumers and admin clients; see
+/// `odk_throttle_cb_t`). NULL turns throttle reports off (the default: nothing is kept).
+/// No-op when `conf` is NULL.
+///
+/// Thread safety: must not race with other uses of `conf`.
+///
+/// # Safety
+/// `conf` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn odk_conf_set_throttle_cb(conf: *mut odk_conf_t, cb: odk_throttle_cb_t) {
+    guard((), || {
+        // SAFETY: per the contract.
+        if let Some(c) = unsafe { conf.as_mut() } {
+            c.throttle_cb = cb;
+        }
+    })
+}
+
+/// Serves `throttles` with `cb` (when set) on this thread; returns how many calls ran.
+pub(crate) fn serve_throttles(
+    cb: odk_throttle_cb_t,
+    opaque: *mut c_void,
+    throttles: Vec<odradek_bindings::throttle::Throttle>,
+) -> usize {
+    let Some(cb) = cb else { return 0 };
+    let n = throttles.len();
+    for t in throttles {
+        let name = crate::topic_partition::c_string(&t.broker_name);
+        // SAFETY: the application's callback; `name` outlives the call.
+        unsafe { cb(name.as_ptr(), t.broker_id, t.throttle_time_ms, opaque) };
+    }
+    n
 }
 
 /// Sets the rebalance callback (consumers with `group.id` that subscribe). No-op when `conf`

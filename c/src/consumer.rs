@@ -15,7 +15,7 @@ use odradek_bindings::consumer::{
 use odradek_bindings::runtime::{Deadline, SLICE};
 use odradek_bindings::{codes, ClientError};
 
-use crate::conf::{odk_conf_t, odk_rebalance_cb_t, odk_stats_cb_t};
+use crate::conf::{odk_conf_t, odk_rebalance_cb_t, odk_stats_cb_t, odk_throttle_cb_t};
 use crate::error::odk_err_t;
 use crate::ffi::{self, guard, guard_err, str_arg, Opaque};
 use crate::message::odk_message_t;
@@ -37,16 +37,22 @@ pub struct odk_consumer_t {
     pub(crate) client: ConsumerClient,
     rebalance_cb: odk_rebalance_cb_t,
     stats_cb: odk_stats_cb_t,
+    throttle_cb: odk_throttle_cb_t,
     opaque: Opaque,
     /// Counts this consumer among the live clients (see `lifecycle`).
     _live: crate::lifecycle::Live,
 }
 
 impl odk_consumer_t {
-    /// Serves queued group events and statistics on this thread; returns how many.
+    /// Serves queued group events, statistics and throttle reports on this thread; returns how
+    /// many.
     fn serve_events(&self) -> Result<usize, ClientError> {
         let me = (self as *const odk_consumer_t).cast_mut();
-        let mut n = 0;
+        let mut n = crate::conf::serve_throttles(
+            self.throttle_cb,
+            self.opaque.0,
+            self.client.take_throttles(),
+        );
         if let Some(cb) = self.stats_cb {
             for json in self.client.take_stats() {
                 let len = json.len();
@@ -143,8 +149,8 @@ fn item_message(item: Item) -> odk_message_t {
 
 /// Creates a consumer from `conf` (`bootstrap.servers`, `group.id`, `auto.offset.reset`,
 /// `enable.auto.commit`, `enable.auto.offset.store`, `enable.partition.eof`,
-/// `max.poll.records`, ...; `odk_conf_set_rebalance_cb`, `odk_conf_set_stats_cb`). Returns
-/// NULL on error with the reason in `errstr`.
+/// `max.poll.records`, ...; `odk_conf_set_rebalance_cb`, `odk_conf_set_stats_cb`,
+/// `odk_conf_set_throttle_cb`). Returns NULL on error with the reason in `errstr`.
 ///
 /// Ownership: `conf` is copied, not consumed. The caller owns the consumer: `odk_consumer_close`
 /// then `odk_consumer_destroy`. Thread safety: consumer functions may be called from any
@@ -165,10 +171,14 @@ pub unsafe extern "C" fn odk_consumer_new(
         let conf = unsafe { conf.as_ref() }.ok_or_else(|| ffi::null_handle("conf"))?;
         let (config, settings) = conf.client_config(false)?;
         let client = ConsumerClient::from_config(config, settings)?;
+        if conf.throttle_cb.is_some() {
+            client.report_throttles();
+        }
         out = Box::into_raw(Box::new(odk_consumer_t {
             client,
             rebalance_cb: conf.rebalance_cb,
             stats_cb: conf.stats_cb,
+            throttle_cb: conf.throttle_cb,
             opaque: Opaque(conf.opaque()),
             _live: crate::lifecycle::Live::new(),
         }));
@@ -329,9 +339,9 @@ pub unsafe extern "C" fn odk_consumer_assignment(
 }
 
 /// Returns the next message, waiting up to `timeout_ms` (0: do not wait, negative: forever);
-/// NULL when none arrived in time or `c` is NULL. Rebalance callbacks and statistics are served
-/// here first. Check `odk_message_err`: besides records (`ODK_ERR_NO_ERROR`) the consumer
-/// returns end-of-partition events (`ODK_ERR__PARTITION_EOF`, with `enable.partition.eof`),
+/// NULL when none arrived in time or `c` is NULL. Rebalance, statistics and throttle callbacks
+/// are served here first. Check `odk_message_err`: besides records (`ODK_ERR_NO_ERROR`) the
+/// consumer returns end-of-partition events (`ODK_ERR__PARTITION_EOF`, with `enable.partition.eof`),
 /// consume errors, and `ODK_ERR__STATE` once closed. With `enable.auto.offset.store` (the
 /// default) a record's offset + 1 is stored for the next commit when it is returned.
 ///

@@ -14,7 +14,7 @@ use odradek_bindings::producer::{Event, Mode, ProducerClient};
 use odradek_bindings::runtime::{Deadline, SLICE};
 use odradek_bindings::ClientError;
 
-use crate::conf::{odk_conf_t, odk_dr_msg_cb_t, odk_error_cb_t, odk_stats_cb_t};
+use crate::conf::{odk_conf_t, odk_dr_msg_cb_t, odk_error_cb_t, odk_stats_cb_t, odk_throttle_cb_t};
 use crate::error::odk_err_t;
 use crate::ffi::{self, guard, guard_err, str_arg, Opaque};
 use crate::message::odk_message_t;
@@ -62,6 +62,7 @@ pub struct odk_producer_t {
     dr_cb: odk_dr_msg_cb_t,
     error_cb: odk_error_cb_t,
     stats_cb: odk_stats_cb_t,
+    throttle_cb: odk_throttle_cb_t,
     opaque: Opaque,
     /// Topic names shared by delivery reports (one allocation per topic, not per record).
     topics: Mutex<Vec<Arc<str>>>,
@@ -148,12 +149,22 @@ impl odk_producer_t {
         n
     }
 
+    /// Serves the throttle reports waiting; returns how many callbacks ran.
+    fn serve_throttles(&self) -> usize {
+        crate::conf::serve_throttles(
+            self.throttle_cb,
+            self.opaque.0,
+            self.client.take_throttles(),
+        )
+    }
+
     /// Serves events until one was served or `deadline` passes.
     pub(crate) fn poll(&self, deadline: Deadline) -> usize {
         loop {
+            let throttled = self.serve_throttles();
             let events = self.client.take_events(usize::MAX);
-            if !events.is_empty() {
-                return self.serve(events);
+            if !events.is_empty() || throttled > 0 {
+                return throttled + self.serve(events);
             }
             if deadline.passed() {
                 return 0;
@@ -166,8 +177,9 @@ impl odk_producer_t {
     pub(crate) fn flush(&self, deadline: Deadline) -> bool {
         self.client.start_flush();
         loop {
+            let throttled = self.serve_throttles();
             let events = self.client.take_events(usize::MAX);
-            if !events.is_empty() {
+            if !events.is_empty() || throttled > 0 {
                 self.serve(events);
                 continue;
             }
@@ -185,8 +197,9 @@ impl odk_producer_t {
 
 /// Creates a producer from `conf` (Kafka property names: `bootstrap.servers`, `linger.ms`,
 /// `acks`, `compression.type`, `enable.idempotence`, `transactional.id`, ...; callbacks set with
-/// `odk_conf_set_dr_msg_cb` / `odk_conf_set_error_cb` / `odk_conf_set_stats_cb`). Nothing is
-/// connected until the first record. Returns NULL on error with the reason in `errstr`.
+/// `odk_conf_set_dr_msg_cb` / `odk_conf_set_error_cb` / `odk_conf_set_stats_cb` /
+/// `odk_conf_set_throttle_cb`). Nothing is connected until the first record. Returns NULL on
+/// error with the reason in `errstr`.
 ///
 /// Ownership: `conf` is copied, not consumed (destroy it whenever you like). The caller owns
 /// the producer and frees it with `odk_producer_destroy`.
@@ -207,11 +220,15 @@ pub unsafe extern "C" fn odk_producer_new(
         let conf = unsafe { conf.as_ref() }.ok_or_else(|| ffi::null_handle("conf"))?;
         let (config, settings) = conf.client_config(true)?;
         let client = ProducerClient::from_config(config, settings, Mode::Poll)?;
+        if conf.throttle_cb.is_some() {
+            client.report_throttles();
+        }
         out = Box::into_raw(Box::new(odk_producer_t {
             client,
             dr_cb: conf.dr_msg_cb,
             error_cb: conf.error_cb,
             stats_cb: conf.stats_cb,
+            throttle_cb: conf.throttle_cb,
             opaque: Opaque(conf.opaque()),
             topics: Mutex::new(Vec::new()),
             _live: crate::lifecycle::Live::new(),
@@ -357,7 +374,7 @@ unsafe fn read_headers(headers: *const odk_header_t, n: usize) -> Result<Vec<Hea
         .collect()
 }
 
-/// Serves queued events (delivery reports, errors, statistics) by calling their callbacks on
+/// Serves queued events (delivery reports, errors, statistics, throttle reports) by calling their callbacks on
 /// this thread, waiting up to `timeout_ms` (0: do not wait, negative: forever) for the first.
 /// Returns how many callbacks ran (0 for NULL). Call it regularly: reports are kept until
 /// served, and they count against `queue.buffering.max.messages`.

@@ -12,7 +12,7 @@ _Headers = Union[Dict[str, _HeaderValue], Sequence[Tuple[str, _HeaderValue]], No
 _DeliveryCallback = Callable[[Optional["KafkaError"], "Message"], Any]
 
 __all__ = [
-    "KafkaException", "KafkaError", "TopicPartition", "Message", "Producer", "Consumer",
+    "KafkaException", "KafkaError", "TopicPartition", "ThrottleEvent", "Message", "Producer", "Consumer",
     "ClusterMetadata", "BrokerMetadata", "TopicMetadata", "PartitionMetadata", "_resolve",
     "_AIOProducer", "_AdminClient", "version", "libversion", "_error_codes", "TIMESTAMP_NOT_AVAILABLE",
     "TIMESTAMP_CREATE_TIME", "TIMESTAMP_LOG_APPEND_TIME", "OFFSET_BEGINNING", "OFFSET_END",
@@ -281,6 +281,14 @@ class TopicPartition:
     def __ge__(self, other: "TopicPartition", /) -> bool: ...
 
 @disjoint_base
+class ThrottleEvent:
+    """What ``throttle_cb`` receives: a broker throttled a request."""
+    broker_name: str
+    broker_id: int
+    throttle_time: float
+    def __new__(cls, broker_name: str, broker_id: int, throttle_time: float) -> "ThrottleEvent": ...
+
+@disjoint_base
 class Message:
     def __new__(
         cls,
@@ -516,6 +524,16 @@ class _AdminClient:
         validate_only: bool, timeout: Optional[float], futures: List[Any],
     ) -> None: ...
     def describe_cluster(self, timeout: Optional[float], future: Any) -> None: ...
+    def poll(self, timeout: Optional[float] = None) -> int: ...
+    def describe_client_quotas(
+        self, components: List[Tuple[str, int, Optional[str]]], strict: bool,
+        timeout: Optional[float], future: Any,
+    ) -> None: ...
+    def alter_client_quotas(
+        self,
+        alterations: List[Tuple[List[Tuple[str, Optional[str]]], List[Tuple[str, Optional[float]]]]],
+        validate_only: bool, timeout: Optional[float], futures: List[Any],
+    ) -> None: ...
     def list_offsets(
         self, queries: List[Tuple[str, int, int]], read_committed: bool,
         timeout: Optional[float], futures: List[Any]

@@ -11,8 +11,11 @@ Supported in this release: topics (``create_topics``, ``delete_topics``, ``creat
 configs of topics and brokers (``describe_configs``, ``incremental_alter_configs``, the
 deprecated ``alter_configs``), ``describe_cluster``, ``list_offsets`` (read_uncommitted) and
 ``delete_records``, ACLs (``create_acls``, ``describe_acls``, ``delete_acls``) and SCRAM
-credentials (``describe_user_scram_credentials``, ``alter_user_scram_credentials``). Not
-available yet: ``describe_topics``, ``elect_leaders``, group configs.
+credentials (``describe_user_scram_credentials``, ``alter_user_scram_credentials``), and, beyond
+confluent-kafka, client quotas (``describe_client_quotas``, ``alter_client_quotas``, with the Java
+client's :class:`ClientQuotaEntity`, :class:`ClientQuotaFilter`,
+:class:`ClientQuotaFilterComponent` and :class:`ClientQuotaAlteration`). :meth:`AdminClient.poll`
+serves ``throttle_cb``. Not available yet: ``describe_topics``, ``elect_leaders``, group configs.
 """
 
 import concurrent.futures
@@ -29,6 +32,14 @@ from ._odradek import (
     _AdminClient,
 )
 from ._admin_security import SecurityAdminMixin
+from ._quotas import (
+    ClientQuotaAlteration,
+    ClientQuotaEntity,
+    ClientQuotaFilter,
+    ClientQuotaFilterComponent,
+    ClientQuotaMatchType,
+    QuotaAdminMixin,
+)
 from ._futures import _chained, _future, _timeout
 from ._acl import AclBinding, AclBindingFilter, AclOperation, AclPermissionType
 from ._resource import (
@@ -73,6 +84,11 @@ __all__ = [
     "UserScramCredentialAlteration",
     "UserScramCredentialUpsertion",
     "UserScramCredentialDeletion",
+    "ClientQuotaEntity",
+    "ClientQuotaMatchType",
+    "ClientQuotaFilterComponent",
+    "ClientQuotaFilter",
+    "ClientQuotaAlteration",
     "ConfigSource",
     "AlterConfigOpType",
     "ConfigEntry",
@@ -528,11 +544,19 @@ def _futures(keys: List[str]) -> Dict[str, "concurrent.futures.Future[None]"]:
     return out
 
 
-class AdminClient(SecurityAdminMixin):
-    """A Kafka admin client. Configuration as for :class:`odradek.Producer`."""
+class AdminClient(SecurityAdminMixin, QuotaAdminMixin):
+    """A Kafka admin client. Configuration as for :class:`odradek.Producer`; ``throttle_cb``
+    is served by :meth:`poll`."""
 
     def __init__(self, conf: Optional[Dict[str, Any]] = None, **kwargs: Any) -> None:
         self._core = _AdminClient(conf, **kwargs)
+
+    def poll(self, timeout: Optional[float] = None) -> int:
+        """Serves ``throttle_cb`` (a :class:`~odradek.ThrottleEvent` for each response a
+        broker throttled, and one when the throttling ended) on this thread, waiting up to
+        ``timeout`` seconds (None or -1: forever) for the first; returns how many callbacks
+        ran. An exception raised by the callback propagates from here."""
+        return self._core.poll(timeout)
 
     def create_topics(
         self,

@@ -8,10 +8,12 @@ use std::time::Duration;
 
 use odradek::admin::{
     AlterConfigOp, ConfigEntry, ConfigResource, ConfigSource, GroupMember, NewTopic, OffsetSpec,
+    QuotaAlteration, QuotaEntity, QuotaFilter, QuotaMatch,
 };
 use odradek::producer::TopicPartition;
 use odradek::Admin;
-use odradek_bindings::runtime::{self, ForkGuard};
+use odradek_bindings::runtime::{self, ForkGuard, Signal, SLICE};
+use odradek_bindings::throttle::ThrottleQueue;
 use odradek_bindings::{ClientError, Stage};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -21,6 +23,7 @@ use crate::admin_security;
 use crate::conf;
 use crate::errors::{kafka_error, IntoPy, KafkaException};
 use crate::metadata::ClusterMetadata;
+use crate::wait;
 
 /// Completes `futures[i]` with `results[i]` (`Ok` → None), or every future with `call_error`.
 pub(crate) fn settle(
@@ -232,12 +235,68 @@ fn member_tuple(m: GroupMember) -> MemberTuple {
 /// `(name, partitions or -1, replication factor or -1, [(config, value)])`.
 type NewTopicArgs = (String, i32, i16, Vec<(String, String)>);
 
+/// A quota entity as Python passes it: `[(entity type, name or None for the default)]`.
+type EntityArgs = Vec<(String, Option<String>)>;
+
+/// One quota alteration: `(entity, [(key, value or None to remove)])`.
+type QuotaAlterationArgs = (EntityArgs, Vec<(String, Option<f64>)>);
+
+/// A described entity with its quotas, as `describe_client_quotas` hands them to Python.
+type QuotaEntry = (EntityArgs, Vec<(String, f64)>);
+
+/// A filter component `(entity type, match type, name)` as the core's: match types are Kafka's
+/// (0 exactly `name`, 1 the default entity, 2 any entity of the type).
+fn quota_component(
+    (entity_type, match_type, name): (String, i32, Option<String>),
+) -> PyResult<(String, QuotaMatch)> {
+    let m = match (match_type, name) {
+        (0, Some(n)) => QuotaMatch::Exact(n),
+        (0, None) => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "filter component {entity_type:?}: an exact match needs a name"
+            )))
+        }
+        (1, _) => QuotaMatch::Default,
+        (2, _) => QuotaMatch::Any,
+        (other, _) => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "filter component {entity_type:?}: unknown match type {other}"
+            )))
+        }
+    };
+    Ok((entity_type, m))
+}
+
+/// An alteration as the core's; every value must be a finite number (the Python layer has
+/// already named a bad one's key; this is the last line).
+fn quota_alteration((entity, ops): QuotaAlterationArgs) -> PyResult<QuotaAlteration> {
+    for (key, value) in &ops {
+        if value.is_some_and(|v| !v.is_finite()) {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "quota {key:?}: the value must be a finite number"
+            )));
+        }
+    }
+    Ok(QuotaAlteration {
+        entity: entity.into_iter().collect(),
+        ops,
+    })
+}
+
+fn entity_args(e: QuotaEntity) -> EntityArgs {
+    e.into_iter().collect()
+}
+
 /// The native admin client.
 #[pyclass(module = "odradek._odradek", name = "_AdminClient", frozen)]
 pub struct AdminCore {
     admin: Arc<Admin>,
     handle: Handle,
     fork: ForkGuard,
+    /// `throttle_cb`, served by `poll`.
+    throttle_cb: Option<Py<PyAny>>,
+    /// The brokers' throttle reports, kept when there is a `throttle_cb`.
+    throttles: Option<Arc<ThrottleQueue>>,
 }
 
 impl AdminCore {
@@ -263,11 +322,128 @@ impl AdminCore {
             let _enter = handle.enter();
             Arc::new(Admin::new(config))
         };
+        let throttle_cb = cbs.throttle_cb.take();
+        let throttles = throttle_cb
+            .is_some()
+            .then(|| ThrottleQueue::attach(admin.cluster(), Signal::new()));
         Ok(AdminCore {
             admin,
             handle,
             fork: ForkGuard::new(),
+            throttle_cb,
+            throttles,
         })
+    }
+
+    /// Serves `throttle_cb` for the brokers' throttle reports, waiting up to `timeout` seconds
+    /// (None or negative: forever) for the first; returns how many callbacks ran. An exception
+    /// raised by the callback propagates (the remaining reports wait for the next call).
+    #[pyo3(signature = (timeout=None))]
+    fn poll(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<usize> {
+        self.check(py)?;
+        let deadline = wait::deadline(timeout);
+        loop {
+            if let Some(q) = &self.throttles {
+                let reports = q.take();
+                if !reports.is_empty() {
+                    return crate::throttle::serve(
+                        py,
+                        self.throttle_cb.as_ref(),
+                        reports,
+                        |rest| q.requeue(rest),
+                    );
+                }
+            }
+            if deadline.passed() {
+                return Ok(0);
+            }
+            let slice = deadline.slice(SLICE);
+            match &self.throttles {
+                Some(q) => {
+                    py.detach(|| q.wait(slice));
+                }
+                None => py.detach(|| std::thread::sleep(slice)),
+            }
+            py.check_signals()?;
+        }
+    }
+
+    /// DescribeClientQuotas (`components`: `(entity type, match type, name or None)`, match
+    /// types 0 exact, 1 default, 2 any): `future` gets `[(entity, [(key, value)])]`, entity as
+    /// `[(entity type, name or None)]`.
+    #[pyo3(signature = (components, strict, timeout, future))]
+    fn describe_client_quotas(
+        &self,
+        py: Python<'_>,
+        components: Vec<(String, i32, Option<String>)>,
+        strict: bool,
+        timeout: Option<f64>,
+        future: Py<PyAny>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        let filter = QuotaFilter {
+            components: components
+                .into_iter()
+                .map(quota_component)
+                .collect::<PyResult<Vec<_>>>()?,
+            strict,
+        };
+        let admin = self.admin.clone();
+        runtime::spawn_then(
+            &self.handle,
+            async move {
+                bounded(timeout, admin.describe_client_quotas(&filter))
+                    .await
+                    .map(|r| vec![Ok(r)])
+            },
+            move |results| {
+                settle_with(vec![future], results, |py, entries| {
+                    let out: Vec<QuotaEntry> = entries
+                        .into_iter()
+                        .map(|(e, values)| (entity_args(e), values.into_iter().collect()))
+                        .collect();
+                    Ok(out.into_pyobject(py)?.into_any().unbind())
+                })
+            },
+        );
+        Ok(())
+    }
+
+    /// AlterClientQuotas (`alterations`: `(entity, [(key, value or None to remove)])`): each
+    /// future gets None or its entity's error.
+    #[pyo3(signature = (alterations, validate_only, timeout, futures))]
+    fn alter_client_quotas(
+        &self,
+        py: Python<'_>,
+        alterations: Vec<QuotaAlterationArgs>,
+        validate_only: bool,
+        timeout: Option<f64>,
+        futures: Vec<Py<PyAny>>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        if alterations.len() != futures.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "one future per alteration",
+            ));
+        }
+        let alterations = alterations
+            .into_iter()
+            .map(quota_alteration)
+            .collect::<PyResult<Vec<_>>>()?;
+        let admin = self.admin.clone();
+        runtime::spawn_then(
+            &self.handle,
+            async move {
+                bounded(
+                    timeout,
+                    admin.alter_client_quotas(&alterations, validate_only),
+                )
+                .await
+                .map(|r| r.into_iter().map(|(_, x)| x).collect())
+            },
+            move |results| settle(futures, results),
+        );
+        Ok(())
     }
 
     /// `topics`: `(name, partitions or -1, replication factor or -1, {config: value})`.

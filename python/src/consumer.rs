@@ -72,10 +72,17 @@ impl Consumer {
                 cb.call1(py, (json,))?;
             }
         }
+        let client = &self.client;
+        crate::throttle::serve(
+            py,
+            self.cbs.throttle_cb.as_ref(),
+            client.take_throttles(),
+            |rest| client.requeue_throttles(rest),
+        )?;
         Ok(())
     }
 
-    /// Serves statistics, rebalance and commit callbacks on this thread.
+    /// Serves statistics, throttle, rebalance and commit callbacks on this thread.
     fn serve(slf: &Bound<'_, Self>) -> PyResult<()> {
         let this = slf.get();
         this.serve_stats(slf.py())?;
@@ -169,6 +176,9 @@ impl Consumer {
             .detach(|| ConsumerClient::from_config(config, settings))
             .py(py)?;
         client.report_commits(cbs.on_commit.is_some());
+        if cbs.throttle_cb.is_some() {
+            client.report_throttles();
+        }
         Ok(Consumer {
             client,
             cbs,

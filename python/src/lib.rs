@@ -21,6 +21,7 @@ mod metadata;
 mod oauth;
 mod producer;
 mod testing;
+mod throttle;
 mod types;
 mod wait;
 
@@ -61,6 +62,7 @@ fn _odradek(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("KafkaException", py.get_type::<errors::KafkaException>())?;
     m.add_class::<errors::KafkaError>()?;
     m.add_class::<types::TopicPartition>()?;
+    m.add_class::<throttle::ThrottleEvent>()?;
     m.add_class::<message::Message>()?;
     m.add_class::<producer::Producer>()?;
     m.add_class::<consumer::Consumer>()?;

@@ -148,6 +148,27 @@ impl Producer {
         Ok(n)
     }
 
+    /// Serves throttle reports (`throttle_cb`) and then `events`; returns how many ran. When a
+    /// throttle callback raises, `events` wait for the next call.
+    fn serve_all(
+        &self,
+        py: Python<'_>,
+        events: Vec<Event<Opaque>>,
+        throttles: Vec<odradek_bindings::throttle::Throttle>,
+    ) -> PyResult<usize> {
+        let client = &self.client;
+        let served = crate::throttle::serve(py, self.cbs.throttle_cb.as_ref(), throttles, |rest| {
+            client.requeue_throttles(rest)
+        });
+        match served {
+            Ok(n) => Ok(n + self.serve(py, events)?),
+            Err(e) => {
+                self.client.requeue(events);
+                Err(e)
+            }
+        }
+    }
+
     fn needs_opaque(&self, per_message: &Option<Py<PyAny>>) -> bool {
         per_message.is_some() || self.cbs.on_delivery.is_some()
     }
@@ -169,6 +190,9 @@ impl Producer {
         let client = py
             .detach(|| ProducerClient::from_config(config, settings, Mode::Poll))
             .py(py)?;
+        if cbs.throttle_cb.is_some() {
+            client.report_throttles();
+        }
         Ok(Producer { client, cbs })
     }
 
@@ -347,7 +371,8 @@ impl Producer {
         Ok(outcome.queued)
     }
 
-    /// Serves delivery reports and other callbacks; waits up to `timeout` seconds (`None` or -1:
+    /// Serves delivery reports and other callbacks (`error_cb`, `stats_cb`, `throttle_cb`);
+    /// waits up to `timeout` seconds (`None` or -1:
     /// forever) for the first one. Returns how many were served. Exceptions raised by a callback
     /// propagate from here.
     #[pyo3(signature = (timeout=None))]
@@ -355,8 +380,9 @@ impl Producer {
         let deadline = wait::deadline(timeout);
         loop {
             let events = self.client.take_events(usize::MAX);
-            if !events.is_empty() {
-                return self.serve(py, events);
+            let throttles = self.client.take_throttles();
+            if !events.is_empty() || !throttles.is_empty() {
+                return self.serve_all(py, events, throttles);
             }
             if deadline.passed() {
                 return Ok(0);
@@ -376,8 +402,9 @@ impl Producer {
         self.client.start_flush();
         loop {
             let events = self.client.take_events(usize::MAX);
-            if !events.is_empty() {
-                self.serve(py, events)?;
+            let throttles = self.client.take_throttles();
+            if !events.is_empty() || !throttles.is_empty() {
+                self.serve_all(py, events, throttles)?;
                 continue;
             }
             if self.client.flushed() {

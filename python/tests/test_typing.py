@@ -17,8 +17,8 @@ def test_examples_type_check():
     files = [str(REPO / "examples" / "python" / f) for f in ("producer.py", "consumer.py",
                                                                   "consumer_group.py")]
     files += [str(REPO / "python" / "odradek" / f) for f in (
-        "aio.py", "admin.py", "_admin_security.py", "_acl.py", "_scram.py", "_resource.py",
-        "_futures.py", "testing/__init__.py")]
+        "aio.py", "admin.py", "_admin_security.py", "_quotas.py", "_acl.py", "_scram.py",
+        "_resource.py", "_futures.py", "testing/__init__.py")]
     proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", *files],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout

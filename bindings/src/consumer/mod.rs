@@ -18,7 +18,7 @@ mod rebalance;
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use odradek::consumer::{list_offsets, LATEST};
@@ -27,7 +27,8 @@ use odradek::{Consumer, ConsumerRecord};
 use tokio::runtime::Handle;
 
 use crate::config::BindingSettings;
-use crate::runtime::{self, ForkGuard};
+use crate::runtime::{self, ForkGuard, Signal};
+use crate::throttle::{Throttle, ThrottleQueue};
 use crate::{codes, ClientError, Stage};
 
 pub use group::{EventHook, GroupMetadata};
@@ -76,6 +77,8 @@ struct Inner {
     stats: Mutex<VecDeque<String>>,
     closed: AtomicBool,
     group: group::GroupState,
+    /// Throttle reports, once the shell asked for them ([`ConsumerClient::report_throttles`]).
+    throttles: OnceLock<Arc<ThrottleQueue>>,
 }
 
 impl Inner {
@@ -151,6 +154,7 @@ impl ConsumerClient {
             stats: Mutex::new(VecDeque::new()),
             closed: AtomicBool::new(false),
             group: group::GroupState::new(auto_commit),
+            throttles: OnceLock::new(),
         });
         if let Some(every) = inner.settings.statistics_interval {
             handle.spawn(stats_ticker(Arc::downgrade(&inner), every));
@@ -494,6 +498,31 @@ impl ConsumerClient {
     /// Takes the statistics snapshots due (`statistics.interval.ms`).
     pub fn take_stats(&self) -> Vec<String> {
         lock(&self.inner.stats).drain(..).collect()
+    }
+
+    /// Starts keeping the brokers' throttle reports for [`ConsumerClient::take_throttles`] (the
+    /// shell has a `throttle_cb`; serve them with the statistics, between fetches). Installs the
+    /// cluster's throttle listener; later calls do nothing.
+    pub fn report_throttles(&self) {
+        self.inner
+            .throttles
+            .get_or_init(|| ThrottleQueue::attach(self.inner.core.cluster(), Signal::new()));
+    }
+
+    /// Takes the throttle reports waiting (none unless [`ConsumerClient::report_throttles`]
+    /// was called), oldest first.
+    pub fn take_throttles(&self) -> Vec<Throttle> {
+        self.inner
+            .throttles
+            .get()
+            .map_or_else(Vec::new, |q| q.take())
+    }
+
+    /// Puts throttle reports back for the next `poll` (a callback raised).
+    pub fn requeue_throttles(&self, reports: Vec<Throttle>) {
+        if let Some(q) = self.inner.throttles.get() {
+            q.requeue(reports);
+        }
     }
 
     /// Waits up to `wait` for the core to return records and queues them (with errors and EOF
