@@ -3,7 +3,7 @@
 //!
 //! An alteration is a mutation: only "wrong broker" and throttling answers are retried.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use kafka_protocol::messages::alter_client_quotas_request::{EntityData, EntryData, OpData};
 use kafka_protocol::messages::describe_client_quotas_request::ComponentData;
@@ -196,14 +196,36 @@ impl Call for AlterQuotas<'_> {
             .with_entries(entries)
             .with_validate_only(self.validate_only);
         let response = connection.send(&request).await?;
-        let mut answers = response.entries.into_iter();
+        // Matched by entity, as Java's client does: Kafka's controller answers in no particular
+        // order (it keys the results by entity), and once for an entity given twice.
+        let mut answers: BTreeMap<QuotaEntity, VecDeque<_>> = BTreeMap::new();
+        for a in response.entries {
+            let entity: QuotaEntity = a
+                .entity
+                .iter()
+                .map(|c| {
+                    (
+                        c.entity_type.to_string(),
+                        c.entity_name.as_ref().map(|n| n.to_string()),
+                    )
+                })
+                .collect();
+            answers.entry(entity).or_default().push_back(a);
+        }
         Ok(items
             .iter()
             .map(|&i| {
-                let outcome = match answers.next() {
+                let answer = answers.get_mut(&self.alterations[i].entity).and_then(|q| {
+                    if q.len() > 1 {
+                        q.pop_front()
+                    } else {
+                        q.front().cloned()
+                    }
+                });
+                let outcome = match answer {
                     None => Outcome::Done(Err(Error::malformed(
                         "AlterClientQuotas response",
-                        "fewer results than entries",
+                        "no result for an entity",
                     ))),
                     Some(a) => match Error::from_response(
                         a.error_code,
