@@ -100,6 +100,17 @@ export interface AclResource {
 }
 export interface DeleteAclMatchingAcls extends AclEntry { errorCode: number, errorMessage: string | null }
 export interface DeleteAclResponse { errorCode: number, errorMessage: string | null, matchingAcls: DeleteAclMatchingAcls[] }
+/** A component of a client quota entity; `entityName: null` is the type's default entity. */
+export interface ClientQuotaEntityComponent { entityType: 'user' | 'client-id' | 'ip' | string, entityName: string | null }
+/** A component of a describeClientQuotas filter (Java's `ClientQuotaFilterComponent`). */
+export type ClientQuotaFilterComponent =
+  | { entityType: string, matchType: 'EXACT', match: string }
+  | { entityType: string, matchType: 'DEFAULT' | 'ANY' | 'SPECIFIED' }
+export interface ClientQuotaFilter { components?: ClientQuotaFilterComponent[], strict?: boolean }
+export interface ClientQuotaEntry { entity: ClientQuotaEntityComponent[], values: { key: string, value: number }[] }
+/** A change of one quota: `{ key, value }` sets it, `{ key, remove: true }` removes it. */
+export type ClientQuotaOp = { key: string, value: number, remove?: false } | { key: string, remove: true, value?: number }
+export interface ClientQuotaAlteration { entity: ClientQuotaEntityComponent[], ops: ClientQuotaOp[] }
 export const PartitionAssigners: { roundRobin: (...args: any[]) => any }
 
 export type IHeaders = { [key: string]: Buffer | string | (Buffer | string)[] | undefined }
@@ -148,6 +159,23 @@ export interface Offsets { topics: TopicOffsets[] }
 
 export type RemoveInstrumentationEventListener = () => void
 export interface InstrumentationEvent<T> { id: number, type: string, timestamp: number, payload: T }
+/**
+ * Payload of the `REQUEST_THROTTLE` events (odradek's extension; KafkaJS has no throttle
+ * event): a broker throttled this client (KIP-219 quotas). One event per response with a
+ * non-zero throttle time, and one with `throttleTime: 0` when the throttling ends.
+ */
+export interface RequestThrottleEventPayload {
+  /** The broker, `host:port`. */
+  broker: string
+  clientId: string
+  /** The broker's node id (-1 for a bootstrap connection). */
+  nodeId: number
+  /** Milliseconds the connection sends nothing more (0: no longer throttled). */
+  throttleTime: number
+  /** When the throttling ends, ms since the epoch (KafkaJS's `requestQueue.throttledUntil`). */
+  throttledUntil: number
+}
+export type RequestThrottleEvent = InstrumentationEvent<RequestThrottleEventPayload>
 
 export interface Sender {
   send(record: ProducerRecord): Promise<RecordMetadata[]>
@@ -167,6 +195,8 @@ export interface ProducerEvents {
   REQUEST: 'producer.network.request'
   REQUEST_TIMEOUT: 'producer.network.request_timeout'
   REQUEST_QUEUE_SIZE: 'producer.network.request_queue_size'
+  /** odradek's extension: see {@link RequestThrottleEventPayload}. */
+  REQUEST_THROTTLE: 'producer.network.request_throttle'
 }
 
 export interface Producer extends Sender {
@@ -270,6 +300,8 @@ export interface ConsumerEvents {
   REQUEST: 'consumer.network.request'
   REQUEST_TIMEOUT: 'consumer.network.request_timeout'
   REQUEST_QUEUE_SIZE: 'consumer.network.request_queue_size'
+  /** odradek's extension: see {@link RequestThrottleEventPayload}. */
+  REQUEST_THROTTLE: 'consumer.network.request_throttle'
 }
 
 export interface Consumer {
@@ -328,6 +360,8 @@ export interface AdminEvents {
   REQUEST: 'admin.network.request'
   REQUEST_TIMEOUT: 'admin.network.request_timeout'
   REQUEST_QUEUE_SIZE: 'admin.network.request_queue_size'
+  /** odradek's extension: see {@link RequestThrottleEventPayload}. */
+  REQUEST_THROTTLE: 'admin.network.request_throttle'
 }
 
 export interface Admin {
@@ -345,6 +379,13 @@ export interface Admin {
   createAcls(options: { acl: AclEntry[] }): Promise<boolean>
   describeAcls(options: AclFilter): Promise<{ throttleTime: number, errorCode: number, errorMessage: string | null, resources: AclResource[] }>
   deleteAcls(options: { filters: AclFilter[] }): Promise<{ throttleTime: number, filterResponses: DeleteAclResponse[] }>
+  /** odradek's extension (Java's `describeClientQuotas`): the quotas of the entities a filter selects. */
+  describeClientQuotas(filter?: ClientQuotaFilter): Promise<{ throttleTime: number, errorCode: number, errorMessage: string | null, entries: ClientQuotaEntry[] }>
+  /**
+   * odradek's extension (Java's `alterClientQuotas`): sets or removes quotas; an alteration the
+   * broker refuses rejects with a {@link KafkaJSClientQuotaError} (several: a KafkaJSAggregateError).
+   */
+  alterClientQuotas(entries: ClientQuotaAlteration[], options?: { validateOnly?: boolean }): Promise<{ throttleTime: number, entries: { errorCode: number, errorMessage: string | null, entity: ClientQuotaEntityComponent[] }[] }>
   readonly events: AdminEvents
   on(eventName: AdminEvents[keyof AdminEvents], listener: (event: InstrumentationEvent<any>) => void): RemoveInstrumentationEventListener
   logger(): Logger
@@ -372,6 +413,8 @@ export class KafkaJSProtocolError extends KafkaJSError {}
 export class KafkaJSOffsetOutOfRange extends KafkaJSProtocolError { readonly topic: string; readonly partition: number }
 export class KafkaJSCreateTopicError extends KafkaJSProtocolError { readonly topic: string }
 export class KafkaJSDeleteTopicError extends KafkaJSProtocolError { readonly topic: string }
+/** odradek's: an alterClientQuotas entry the broker refused (`type` e.g. `INVALID_REQUEST`). */
+export class KafkaJSClientQuotaError extends KafkaJSProtocolError { readonly entity: ClientQuotaEntityComponent[] }
 export class KafkaJSConnectionError extends KafkaJSError { readonly broker?: string }
 export class KafkaJSRequestTimeoutError extends KafkaJSError {}
 export class KafkaJSTimeout extends KafkaJSError {}

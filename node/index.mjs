@@ -20,6 +20,7 @@ export const {
   KafkaJSOffsetOutOfRange,
   KafkaJSCreateTopicError,
   KafkaJSDeleteTopicError,
+  KafkaJSClientQuotaError,
   KafkaJSConnectionError,
   KafkaJSRequestTimeoutError,
   KafkaJSTimeout,

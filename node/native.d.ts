@@ -7,6 +7,11 @@ export declare class NativeAdmin {
   constructor(config: Record<string, string>, tokenProvider?: (() => Promise<string>) | undefined | null)
   /** Checks that a broker answers (KafkaJS's `connect`). */
   connect(): Promise<void>
+  /**
+   * Calls `callback` with every throttle time a broker reports to this client (KIP-219):
+   * each non-zero one, and the return to 0. Replaces an earlier callback.
+   */
+  onThrottle(callback: (event: ThrottleInfo) => void): void
   /** Creates topics; one result per topic. */
   createTopics(topics: Array<TopicSpec>, validateOnly: boolean): Promise<Array<ItemResult>>
   /** Deletes topics; one result per topic. */
@@ -39,6 +44,13 @@ export declare class NativeAdmin {
   describeAcls(wanted: AclSpec): Promise<Array<AclSpec>>
   /** DeleteAcls: per filter, its error or the ACLs it matched. */
   deleteAcls(filters: Array<AclSpec>): Promise<Array<DeleteAclsResult>>
+  /**
+   * DescribeClientQuotas: the entities the filter selects with their quotas (an error of
+   * the request rejects the promise).
+   */
+  describeClientQuotas(components: Array<QuotaFilterPart>, strict: boolean): Promise<Array<QuotaEntry>>
+  /** AlterClientQuotas: per alteration, in order, null or its encoded error. */
+  alterClientQuotas(alterations: Array<QuotaAlterationSpec>, validateOnly: boolean): Promise<Array<string | null>>
 }
 
 /** A compiled Avro schema. */
@@ -59,6 +71,11 @@ export declare class NativeConsumer {
   constructor(config: Record<string, string>, tokenProvider?: (() => Promise<string>) | undefined | null)
   /** Checks that a broker answers (KafkaJS's `connect`). */
   connect(): Promise<void>
+  /**
+   * Calls `callback` with every throttle time a broker reports to this client (KIP-219):
+   * each non-zero one, and the return to 0. Replaces an earlier callback.
+   */
+  onThrottle(callback: (event: ThrottleInfo) => void): void
   /** Joins the group for `topics`, or for every topic matching `pattern` when given. */
   subscribe(topics: Array<string>, pattern?: string | undefined | null): void
   /** Waits up to `timeout_ms` for records and resolves with them, packed (see `pack`). */
@@ -108,6 +125,11 @@ export declare class NativeProducer {
   partitionsFor(topics: Array<string>): Promise<Array<number>>
   /** Checks that a broker answers (KafkaJS's `connect`). */
   connect(): Promise<void>
+  /**
+   * Calls `callback` with every throttle time a broker reports to this client (KIP-219):
+   * each non-zero one, and the return to 0. Replaces an earlier callback.
+   */
+  onThrottle(callback: (event: ThrottleInfo) => void): void
   /** Sends everything queued without waiting for `linger.ms` and waits for it. */
   flush(): Promise<void>
   /**
@@ -127,22 +149,6 @@ export declare class NativeProducer {
   close(): Promise<void>
 }
 
-/** An ACL as KafkaJS spells it (an `AclEntry`), or a filter when the names are absent. */
-export interface AclSpec {
-  /** `AclResourceTypes` value. */
-  resourceType: number
-  /** Resource name (absent in a filter: any). */
-  resourceName?: string
-  /** `ResourcePatternTypes` value. */
-  resourcePatternType: number
-  /** Principal, e.g. `User:alice` (absent in a filter: any). */
-  principal?: string
-  /** Host, `*` for any (absent in a filter: any). */
-  host?: string
-  /** `AclOperationTypes` value. */
-  operation: number
-  /** `AclPermissionTypes` value. */
-  permissionType: number
 /** The native test cluster; use `odradek/testing`'s `Cluster`. */
 export declare class NativeTestCluster {
   /** Starts a cluster; resolves once every broker accepts connections. */
@@ -199,6 +205,24 @@ export declare class NativeTestCluster {
   stop(): Promise<void>
   /** Whether the cluster runs. */
   isRunning(): boolean
+}
+
+/** An ACL as KafkaJS spells it (an `AclEntry`), or a filter when the names are absent. */
+export interface AclSpec {
+  /** `AclResourceTypes` value. */
+  resourceType: number
+  /** Resource name (absent in a filter: any). */
+  resourceName?: string
+  /** `ResourcePatternTypes` value. */
+  resourcePatternType: number
+  /** Principal, e.g. `User:alice` (absent in a filter: any). */
+  principal?: string
+  /** Host, `*` for any (absent in a filter: any). */
+  host?: string
+  /** `AclOperationTypes` value. */
+  operation: number
+  /** `AclPermissionTypes` value. */
+  permissionType: number
 }
 
 /** A config entry. */
@@ -353,6 +377,59 @@ export interface Polled {
   data: Buffer
 }
 
+/** One entity's changes. */
+export interface QuotaAlterationSpec {
+  /** The entity. */
+  entity: Array<QuotaEntityPart>
+  /** Its changes. */
+  ops: Array<QuotaOpSpec>
+}
+
+/**
+ * One component of a quota entity: `user`, `client-id` or `ip`, and its name (null: the
+ * type's default entity).
+ */
+export interface QuotaEntityPart {
+  /** Entity type. */
+  entityType: string
+  /** Name; null for the default entity. */
+  entityName?: string
+}
+
+/** A described entity and its quotas. */
+export interface QuotaEntry {
+  /** The entity's components, by entity type. */
+  entity: Array<QuotaEntityPart>
+  /** Its quotas, by key. */
+  values: Array<QuotaValue>
+}
+
+/** One component of a describe filter. */
+export interface QuotaFilterPart {
+  /** Entity type. */
+  entityType: string
+  /** Kafka's match type: 0 exact name, 1 the default entity, 2 any entity of the type. */
+  matchType: number
+  /** The name for an exact match. */
+  name?: string
+}
+
+/** One change of an alteration. */
+export interface QuotaOpSpec {
+  /** Key. */
+  key: string
+  /** New value; null removes the key. */
+  value?: number
+}
+
+/** A quota key and its value. */
+export interface QuotaValue {
+  /** Key, e.g. `producer_byte_rate`. */
+  key: string
+  /** Value. */
+  value: number
+}
+
 /** A rebalance the group went through: `assigned`, `revoked` or `lost` partitions. */
 export interface RebalanceEvent {
   /** `assigned`, `revoked` or `lost`. */
@@ -459,6 +536,16 @@ export interface TestTopic {
   topic: string
   /** Partitions (default 1). */
   numPartitions?: number
+}
+
+/** A throttle time a broker reported. */
+export interface ThrottleInfo {
+  /** The broker, `host:port`. */
+  broker: string
+  /** The broker's node id (-1 for a bootstrap connection). */
+  nodeId: number
+  /** The throttle time, ms (0: no longer throttled). */
+  throttleTime: number
 }
 
 /** A topic's metadata. */

@@ -1,12 +1,13 @@
 'use strict'
-// KafkaJS's admin client: topics, metadata, offsets, consumer groups and ACLs.
+// KafkaJS's admin client: topics, metadata, offsets, consumer groups and ACLs; client quotas
+// (KafkaJS has none) after the Java client's describeClientQuotas / alterClientQuotas.
 const native = require('./native')
 const { AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes } = require('./constants')
 const { resolveBrokers, passThrough } = require('./config')
-const { Instrumentation } = require('./events')
+const { Instrumentation, throttleListener } = require('./events')
 const {
   KafkaJSError, KafkaJSNonRetriableError, KafkaJSCreateTopicError, KafkaJSDeleteTopicError,
-  KafkaJSAggregateError, KafkaJSTimeout, fromNative, parse
+  KafkaJSAggregateError, KafkaJSTimeout, KafkaJSClientQuotaError, fromNative, parse
 } = require('./errors')
 
 const EVENTS = {
@@ -14,7 +15,9 @@ const EVENTS = {
   DISCONNECT: 'admin.disconnect',
   REQUEST: 'admin.network.request',
   REQUEST_TIMEOUT: 'admin.network.request_timeout',
-  REQUEST_QUEUE_SIZE: 'admin.network.request_queue_size'
+  REQUEST_QUEUE_SIZE: 'admin.network.request_queue_size',
+  // odradek's extension (KafkaJS has no throttle event): see lib/events.js.
+  REQUEST_THROTTLE: 'admin.network.request_throttle'
 }
 
 const sleep = (ms) => new Promise(resolve => setTimeout(resolve, ms))
@@ -39,7 +42,9 @@ class Admin {
   async connect () {
     const servers = await resolveBrokers(this._kafka._brokers)
     try {
-      const n = new native.NativeAdmin({ ...this._kafka._props, 'bootstrap.servers': servers, ...passThrough(this._options) }, this._kafka._tokenProvider)
+      const props = { ...this._kafka._props, 'bootstrap.servers': servers, ...passThrough(this._options) }
+      const n = new native.NativeAdmin(props, this._kafka._tokenProvider)
+      n.onThrottle(throttleListener(this._instrumentation, EVENTS.REQUEST_THROTTLE, { clientId: props['client.id'], logger: this.logger() }))
       await n.connect()
       this._native = n
     } catch (e) {
@@ -231,6 +236,96 @@ class Admin {
     }
     return { throttleTime: 0, filterResponses }
   }
+
+  /**
+   * The client quotas of the entities a filter selects (the Java client's
+   * `describeClientQuotas`): every component must match (`matchType` `EXACT` with `match`, the
+   * type's `DEFAULT` entity, or `ANY` entity of the type, also spelled `SPECIFIED`); with
+   * `strict`, entities with components beyond those named are left out. No component: every
+   * entity.
+   */
+  async describeClientQuotas ({ components = [], strict = false } = {}) {
+    if (!Array.isArray(components)) throw new KafkaJSNonRetriableError(`Invalid quota filter components array ${components}`)
+    const wire = components.map((c) => {
+      if (!c || typeof c.entityType !== 'string' || !c.entityType) {
+        throw new KafkaJSNonRetriableError(`Invalid quota filter component ${JSON.stringify(c)}, the entityType has to be a valid string`)
+      }
+      const matchType = MATCH_TYPES[typeof c.matchType === 'string' ? c.matchType.toUpperCase() : c.matchType]
+      if (matchType === undefined) {
+        throw new KafkaJSNonRetriableError(`Invalid quota filter match type ${c.matchType} for entity type ${c.entityType}: expected EXACT, DEFAULT or ANY`)
+      }
+      if (matchType === 0 && typeof c.match !== 'string') {
+        throw new KafkaJSNonRetriableError(`Invalid quota filter component for entity type ${c.entityType}, an EXACT match has to be a valid string`)
+      }
+      return matchType === 0 ? { entityType: c.entityType, matchType, name: c.match } : { entityType: c.entityType, matchType }
+    })
+    const found = await this._call(n => n.describeClientQuotas(wire, Boolean(strict)))
+    return {
+      throttleTime: 0,
+      errorCode: 0,
+      errorMessage: null,
+      entries: found.map(({ entity, values }) => ({
+        entity: entity.map(({ entityType, entityName }) => ({ entityType, entityName: entityName === undefined ? null : entityName })),
+        values: values.map(({ key, value }) => ({ key, value }))
+      }))
+    }
+  }
+
+  /**
+   * Sets or removes client quotas (the Java client's `alterClientQuotas`): per entry, an entity
+   * (`[{ entityType, entityName }]`, `entityName: null` for the type's default entity) and ops
+   * (`{ key, value }` sets, `{ key, remove: true }` removes). Resolves with one entry per
+   * alteration; an alteration the broker refuses rejects with a `KafkaJSClientQuotaError` naming
+   * its entity (several: a `KafkaJSAggregateError` of them), the others being applied.
+   */
+  async alterClientQuotas (entries, { validateOnly = false } = {}) {
+    if (!Array.isArray(entries)) throw new KafkaJSNonRetriableError(`Invalid client quota alterations array ${entries}`)
+    const checked = entries.map(checkQuotaAlteration)
+    if (checked.length === 0) return { throttleTime: 0, entries: [] }
+    const errors = await this._call(n => n.alterClientQuotas(checked.map(c => c.wire), Boolean(validateOnly)))
+    const failures = []
+    errors.forEach((err, i) => {
+      if (err) failures.push(new KafkaJSClientQuotaError(fromNative(err), checked[i].entity))
+    })
+    if (failures.length === 1) throw failures[0]
+    if (failures.length > 1) throw new KafkaJSAggregateError('Client quota alteration errors', failures)
+    return {
+      throttleTime: 0,
+      entries: checked.map(({ entity }) => ({ errorCode: 0, errorMessage: null, entity }))
+    }
+  }
+}
+
+/** describeClientQuotas' match types: Kafka's wire values (MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED). */
+const MATCH_TYPES = { EXACT: 0, DEFAULT: 1, ANY: 2, SPECIFIED: 2, 0: 0, 1: 1, 2: 2 }
+
+/** An alterClientQuotas entry checked (`entity`) and in the addon's shape (`wire`); a value must be a number. */
+function checkQuotaAlteration (entry) {
+  if (!entry || !Array.isArray(entry.entity)) throw new KafkaJSNonRetriableError(`Invalid client quota alteration ${JSON.stringify(entry)}, the entity has to be an array`)
+  const seen = new Set()
+  const entity = entry.entity.map((c) => {
+    if (!c || typeof c.entityType !== 'string' || !c.entityType) {
+      throw new KafkaJSNonRetriableError(`Invalid quota entity ${JSON.stringify(entry.entity)}, the entityType has to be a valid string`)
+    }
+    if (c.entityName !== null && typeof c.entityName !== 'string') {
+      throw new KafkaJSNonRetriableError(`Invalid quota entity ${JSON.stringify(entry.entity)}, the entityName of ${c.entityType} has to be a string, or null for the default entity`)
+    }
+    if (seen.has(c.entityType)) throw new KafkaJSNonRetriableError(`Invalid quota entity ${JSON.stringify(entry.entity)}, entity type ${c.entityType} appears more than once`)
+    seen.add(c.entityType)
+    return { entityType: c.entityType, entityName: c.entityName }
+  })
+  const wireEntity = entity.map(c => c.entityName === null ? { entityType: c.entityType } : c)
+  if (!Array.isArray(entry.ops)) throw new KafkaJSNonRetriableError(`Invalid client quota alteration ops array ${entry.ops}`)
+  const ops = entry.ops.map((op) => {
+    if (!op || typeof op.key !== 'string' || !op.key) throw new KafkaJSNonRetriableError(`Invalid client quota op ${JSON.stringify(op)}, the key has to be a valid string`)
+    // The addon takes an absent value (not null) as a removal, and an absent name as the default entity.
+    if (op.remove) return { key: op.key }
+    if (typeof op.value !== 'number' || !Number.isFinite(op.value)) {
+      throw new KafkaJSNonRetriableError(`Invalid value ${typeof op.value === 'string' ? JSON.stringify(op.value) : String(op.value)} for client quota ${op.key}: expected a number (or remove: true)`)
+    }
+    return { key: op.key, value: op.value }
+  })
+  return { entity, wire: { entity: wireEntity, ops } }
 }
 
 const ACL_FIELDS = [

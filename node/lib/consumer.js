@@ -10,7 +10,7 @@
 // is then delivered again after a backoff (KafkaJS retries the same way, then restarts).
 const native = require('./native')
 const { consumerProps, resolveBrokers } = require('./config')
-const { Instrumentation } = require('./events')
+const { Instrumentation, throttleListener } = require('./events')
 const { decode } = require('./messages')
 const { KafkaJSError, KafkaJSNonRetriableError, fromNative } = require('./errors')
 
@@ -30,7 +30,9 @@ const EVENTS = {
   RECEIVED_UNSUBSCRIBED_TOPICS: 'consumer.received_unsubscribed_topics',
   REQUEST: 'consumer.network.request',
   REQUEST_TIMEOUT: 'consumer.network.request_timeout',
-  REQUEST_QUEUE_SIZE: 'consumer.network.request_queue_size'
+  REQUEST_QUEUE_SIZE: 'consumer.network.request_queue_size',
+  // odradek's extension (KafkaJS has no throttle event): see lib/events.js.
+  REQUEST_THROTTLE: 'consumer.network.request_throttle'
 }
 
 const key = (topic, partition) => `${partition}:${topic}`
@@ -121,7 +123,9 @@ class Consumer {
     }
     if (!this._native) {
       try {
-        this._native = new native.NativeConsumer(this._props(), this._kafka._tokenProvider)
+        const props = this._props()
+        this._native = new native.NativeConsumer(props, this._kafka._tokenProvider)
+        this._native.onThrottle(throttleListener(this._instrumentation, EVENTS.REQUEST_THROTTLE, { clientId: props['client.id'], logger: this.logger() }))
         if (this._patterns.length > 0) {
           const parts = [...this._names].map(n => `^${escapeRegex(n)}$`)
             .concat(this._patterns.map(r => (r.flags.includes('i') ? `(?i:${r.source})` : `(?:${r.source})`)))

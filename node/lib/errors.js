@@ -59,6 +59,15 @@ class KafkaJSDeleteTopicError extends KafkaJSProtocolError {
   }
 }
 
+/** odradek's: an alterClientQuotas entry the broker refused (KafkaJS has no quota calls). */
+class KafkaJSClientQuotaError extends KafkaJSProtocolError {
+  constructor (e, entity) {
+    super(e, { retriable: e.retriable, code: e.code, type: e.type })
+    this.name = 'KafkaJSClientQuotaError'
+    this.entity = entity
+  }
+}
+
 class KafkaJSConnectionError extends KafkaJSError {
   constructor (e, { broker, code, type } = {}) {
     super(e, { retriable: true })
@@ -177,6 +186,7 @@ module.exports = {
   KafkaJSOffsetOutOfRange,
   KafkaJSCreateTopicError,
   KafkaJSDeleteTopicError,
+  KafkaJSClientQuotaError,
   KafkaJSConnectionError,
   KafkaJSRequestTimeoutError,
   KafkaJSTimeout,

@@ -32,4 +32,19 @@ class Instrumentation {
   }
 }
 
-module.exports = { Instrumentation }
+/**
+ * The native clients' throttle callback as `type` events (odradek's extension: KafkaJS has no
+ * throttle event, it only delays the connection's request queue until `throttledUntil` and logs
+ * "Client side throttling in effect"). One event per response with a non-zero throttle time
+ * (KIP-219), and one with `throttleTime: 0` when the broker stops throttling.
+ */
+function throttleListener (instrumentation, type, { clientId, logger }) {
+  const log = logger.namespace('RequestQueue')
+  return ({ broker, nodeId, throttleTime }) => {
+    const now = Date.now()
+    if (throttleTime > 0) log.debug(`Client side throttling in effect for ${throttleTime}ms`, { broker, clientId })
+    instrumentation.emit(type, { broker, clientId, nodeId, throttleTime, throttledUntil: now + throttleTime })
+  }
+}
+
+module.exports = { Instrumentation, throttleListener }

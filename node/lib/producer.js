@@ -7,7 +7,7 @@
 const native = require('./native')
 const { producerProps, resolveBrokers } = require('./config')
 const { compressionName, builtInPartitioner } = require('./constants')
-const { Instrumentation } = require('./events')
+const { Instrumentation, throttleListener } = require('./events')
 const errors = require('./errors')
 const { Transaction } = require('./transaction')
 
@@ -18,7 +18,9 @@ const EVENTS = {
   DISCONNECT: 'producer.disconnect',
   REQUEST: 'producer.network.request',
   REQUEST_TIMEOUT: 'producer.network.request_timeout',
-  REQUEST_QUEUE_SIZE: 'producer.network.request_queue_size'
+  REQUEST_QUEUE_SIZE: 'producer.network.request_queue_size',
+  // odradek's extension (KafkaJS has no throttle event): see lib/events.js.
+  REQUEST_THROTTLE: 'producer.network.request_throttle'
 }
 
 function acksName (acks) {
@@ -92,6 +94,7 @@ class Producer {
       if (codec !== undefined) props['compression.type'] = codec
       try {
         n = new native.NativeProducer(props, this._kafka._tokenProvider)
+        n.onThrottle(throttleListener(this._instrumentation, EVENTS.REQUEST_THROTTLE, { clientId: props['client.id'], logger: this.logger() }))
       } catch (e) {
         throw fromNative(e)
       }

@@ -223,6 +223,17 @@ impl NativeAdmin {
         })
     }
 
+    /// Calls `callback` with every throttle time a broker reports to this client (KIP-219):
+    /// each non-zero one, and the return to 0. Replaces an earlier callback.
+    #[napi]
+    pub fn on_throttle(
+        &self,
+        #[napi(ts_arg_type = "(event: ThrottleInfo) => void")]
+        callback: crate::throttle::JsThrottleCallback,
+    ) {
+        crate::throttle::listen(self.core.cluster(), callback);
+    }
+
     /// Creates topics; one result per topic.
     #[napi(ts_return_type = "Promise<Array<ItemResult>>")]
     pub fn create_topics<'env>(

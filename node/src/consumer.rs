@@ -148,6 +148,17 @@ impl NativeConsumer {
         })
     }
 
+    /// Calls `callback` with every throttle time a broker reports to this client (KIP-219):
+    /// each non-zero one, and the return to 0. Replaces an earlier callback.
+    #[napi]
+    pub fn on_throttle(
+        &self,
+        #[napi(ts_arg_type = "(event: ThrottleInfo) => void")]
+        callback: crate::throttle::JsThrottleCallback,
+    ) {
+        crate::throttle::listen(self.core.cluster(), callback);
+    }
+
     /// Joins the group for `topics`, or for every topic matching `pattern` when given.
     #[napi]
     pub fn subscribe(&self, topics: Vec<String>, pattern: Option<String>) -> napi::Result<()> {

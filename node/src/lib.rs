@@ -9,8 +9,12 @@
 //! - [`consumer::NativeConsumer`]: `subscribe`, `poll` (a Promise of one columnar batch: every
 //!   key, value and header of the batch in one Buffer plus offsets into it, so JavaScript slices
 //!   instead of napi allocating one Buffer per field), `commit`, `seek`, `pause`, `resume`;
-//! - [`admin::NativeAdmin`]: topics, metadata, offsets and consumer groups;
+//! - [`admin::NativeAdmin`]: topics, metadata, offsets, consumer groups, ACLs and client
+//!   quotas;
 //! - [`testing::NativeTestCluster`]: the in-process Kafka test cluster behind `odradek/testing`.
+//!
+//! Each of the three clients takes an `onThrottle` callback ([`throttle`]): the throttle times
+//! brokers report (KIP-219), behind the `*.network.request_throttle` events.
 //!
 //! Every call returns at once: work runs on the shared tokio runtime of `odradek-bindings` and
 //! settles a Promise, so the event loop never waits. Errors reach JavaScript as `Error`s whose
@@ -19,6 +23,7 @@
 
 mod admin;
 mod admin_acl;
+mod admin_quotas;
 mod avro;
 mod consumer;
 mod error;
@@ -28,3 +33,4 @@ mod producer;
 mod records;
 mod rt;
 mod testing;
+mod throttle;

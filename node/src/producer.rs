@@ -175,6 +175,17 @@ impl NativeProducer {
         })
     }
 
+    /// Calls `callback` with every throttle time a broker reports to this client (KIP-219):
+    /// each non-zero one, and the return to 0. Replaces an earlier callback.
+    #[napi]
+    pub fn on_throttle(
+        &self,
+        #[napi(ts_arg_type = "(event: ThrottleInfo) => void")]
+        callback: crate::throttle::JsThrottleCallback,
+    ) {
+        crate::throttle::listen(self.core.cluster(), callback);
+    }
+
     /// Sends everything queued without waiting for `linger.ms` and waits for it.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn flush<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {

@@ -1,8 +1,9 @@
 //! The admin client: the core's [`Admin`] with its per-item results carried as values (an
 //! item's error is an [`ErrorInfo`], so one bad topic does not hide the others' outcomes); a
-//! call throws only when it got nowhere.
+//! call throws only when it got nowhere. Client quotas are in [`quotas`].
 
 mod groups;
+mod quotas;
 mod topics;
 
 use std::collections::HashMap;
@@ -16,6 +17,7 @@ use crate::spawn::on_runtime;
 use crate::{ErrorInfo, NativeError, TopicPartition};
 
 pub use groups::*;
+pub use quotas::*;
 pub use topics::*;
 
 /// An admin client (wrapped by the Kotlin `Admin`).

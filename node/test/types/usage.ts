@@ -2,7 +2,8 @@
 // index.d.ts. Never run.
 import {
   Kafka, CompressionTypes, logLevel, KafkaJSError, EachMessagePayload, RecordMetadata,
-  AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes
+  AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes, RequestThrottleEvent,
+  KafkaJSClientQuotaError
 } from 'odradek'
 
 async function main (): Promise<void> {
@@ -38,9 +39,15 @@ async function main (): Promise<void> {
   const { resources } = await admin.describeAcls({ ...acl, resourcePatternType: ResourcePatternTypes.ANY })
   const { filterResponses } = await admin.deleteAcls({ filters: [acl] })
   console.log(made, resources[0].acls[0].operation, filterResponses[0].matchingAcls.length)
+  await admin.alterClientQuotas([{ entity: [{ entityType: 'client-id', entityName: 'app' }, { entityType: 'user', entityName: null }], ops: [{ key: 'producer_byte_rate', value: 65536 }, { key: 'request_percentage', remove: true }] }], { validateOnly: true })
+  const quotas = await admin.describeClientQuotas({ components: [{ entityType: 'client-id', matchType: 'EXACT', match: 'app' }, { entityType: 'user', matchType: 'ANY' }], strict: true })
+  console.log(quotas.entries.map(e => [e.entity[0].entityName, e.values[0].value]))
+  const removeThrottle = producer.on(producer.events.REQUEST_THROTTLE, (e: RequestThrottleEvent) => console.log(e.payload.broker, e.payload.throttleTime, e.payload.throttledUntil))
+  removeThrottle()
   try {
     await admin.deleteTopics({ topics: ['t'] })
   } catch (e) {
+    if (e instanceof KafkaJSClientQuotaError) console.log(e.entity[0].entityType)
     if (e instanceof KafkaJSError) console.log(e.code, e.type, e.retriable)
   }
 }

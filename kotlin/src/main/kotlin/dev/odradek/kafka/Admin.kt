@@ -72,7 +72,8 @@ sealed class OffsetSpec {
 data class ListedOffset(val offset: Long?, val timestamp: Long?)
 
 /**
- * The admin client (the Java client's `Admin`), with `suspend` calls. Calls on several items
+ * The admin client (the Java client's `Admin`), with `suspend` calls: topics, groups, offsets
+ * and client quotas. Calls on several items
  * return one [Result] per item, so one bad topic does not hide the others' outcomes; use
  * [all] to get the values or the first failure. A call throws [KafkaException] only when it
  * got nowhere. Thread-safe.
@@ -202,6 +203,37 @@ class Admin(config: Map<String, Any?>) : AutoCloseable {
             o.partition.toApi() to
                 if (error != null) Result.failure(error.toException()) else Result.success(ListedOffset(o.offset, o.timestamp))
         }
+    }
+
+    /**
+     * The quotas of the entities [filter] selects, with their values (the Java client's
+     * `describeClientQuotas(filter).entities()`). Throws [KafkaException] `INVALID_REQUEST` for a
+     * malformed filter, `UNSUPPORTED_VERSION` for an unknown entity type.
+     */
+    suspend fun describeClientQuotas(filter: ClientQuotaFilter = ClientQuotaFilter.all()): Map<ClientQuotaEntity, Map<String, Double>> =
+        mapped { native.describeClientQuotas(filter.components.map { it.toFfi() }, filter.strict) }
+            .associate { it.entity.toApi() to it.values }
+
+    /**
+     * Sets or removes client quotas (with [validateOnly], only checks them): one [Result] per
+     * entity (the Java client's `alterClientQuotas(...).values()`; [all] gives `all()`). The
+     * broker refuses an unknown key or entity type and a value that is not positive, or not
+     * whole where the key needs it, with `INVALID_REQUEST`; the other alterations still apply.
+     * An entity altered twice in one call reports its first failure.
+     */
+    suspend fun alterClientQuotas(
+        entries: Collection<ClientQuotaAlteration>,
+        validateOnly: Boolean = false,
+    ): Map<ClientQuotaEntity, Result<Unit>> {
+        val list = entries.toList()
+        if (list.isEmpty()) return emptyMap()
+        val results = mapped { native.alterClientQuotas(list.map { it.toFfi() }, validateOnly) }
+        val out = LinkedHashMap<ClientQuotaEntity, Result<Unit>>()
+        list.zip(results).forEach { (alteration, r) ->
+            val result = r.error.toResult()
+            if (out[alteration.entity]?.isFailure != true) out[alteration.entity] = result
+        }
+        return out
     }
 
     /** Closes connections and releases the client. */

@@ -34,6 +34,10 @@ open class KafkaException(
         const val UNKNOWN_TOPIC_OR_PARTITION = 3
         /** `TOPIC_ALREADY_EXISTS`. */
         const val TOPIC_ALREADY_EXISTS = 36
+        /** `UNSUPPORTED_VERSION` (also: an unknown entity type in a client quota filter). */
+        const val UNSUPPORTED_VERSION = 35
+        /** `INVALID_REQUEST` (also: a client quota alteration the broker refuses). */
+        const val INVALID_REQUEST = 42
         /** `PRODUCER_FENCED`. */
         const val PRODUCER_FENCED = 90
     }
