@@ -15,7 +15,14 @@ import java.util.concurrent.*;
 import org.apache.kafka.clients.admin.*;
 import org.apache.kafka.clients.consumer.*;
 import org.apache.kafka.clients.producer.*;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.quota.ClientQuotaAlteration;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
+import org.apache.kafka.common.quota.ClientQuotaFilter;
+import org.apache.kafka.common.quota.ClientQuotaFilterComponent;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -427,6 +434,172 @@ public class CompatDriver {
         return "{\"ok\":true,\"error\":null,\"detail\":{}}";
     }
 
+    // ---- the quotas scenario (README "Scenarios": quotas) ----
+
+    /** quota_set: producer_byte_rate for client id --producer-id and consumer_byte_rate for
+     * --consumer-id (both --rate B/s), waits until DescribeClientQuotas shows them; creates the
+     * cell's 1-partition --topic; reports the broker's quota.window.num. The matrix's quota admin
+     * (the reference client's Admin against either broker). */
+    static String quotaSet() throws Exception {
+        double rate = Double.parseDouble(a("rate", "262144"));
+        Map<String, String> want = new LinkedHashMap<>();
+        want.put(a("producer-id", ""), "producer_byte_rate");
+        want.put(a("consumer-id", ""), "consumer_byte_rate");
+        try (Admin ad = Admin.create(base())) {
+            long to = Math.max(1000, left());
+            step = "alter_client_quotas";
+            List<ClientQuotaAlteration> alts = new ArrayList<>();
+            for (Map.Entry<String, String> e : want.entrySet())
+                alts.add(new ClientQuotaAlteration(new ClientQuotaEntity(Map.of(ClientQuotaEntity.CLIENT_ID, e.getKey())),
+                    List.of(new ClientQuotaAlteration.Op(e.getValue(), rate))));
+            ad.alterClientQuotas(alts).all().get(to, TimeUnit.MILLISECONDS);
+            step = "describe_client_quotas";
+            for (Map.Entry<String, String> e : want.entrySet()) {
+                ClientQuotaFilter f = ClientQuotaFilter.containsOnly(List.of(ClientQuotaFilterComponent.ofEntity(ClientQuotaEntity.CLIENT_ID, e.getKey())));
+                while (true) {
+                    Map<ClientQuotaEntity, Map<String, Double>> got = ad.describeClientQuotas(f).entities().get(to, TimeUnit.MILLISECONDS);
+                    Double v = got.values().stream().map(m -> m.get(e.getValue())).filter(Objects::nonNull).findFirst().orElse(null);
+                    if (v != null && v == rate) break;
+                    if (left() <= 0) throw new Failure("client-id " + e.getKey() + ": " + e.getValue() + " not described before the deadline: " + got);
+                    Thread.sleep(100);
+                }
+            }
+            step = "create_topics";
+            ad.createTopics(List.of(new NewTopic(a("topic", ""), 1, (short) 1))).all().get(to, TimeUnit.MILLISECONDS);
+            step = "describe_configs";
+            String node = ad.describeCluster().nodes().get(to, TimeUnit.MILLISECONDS).iterator().next().idString();
+            ConfigResource br = new ConfigResource(ConfigResource.Type.BROKER, node);
+            Config c = ad.describeConfigs(List.of(br)).all().get(to, TimeUnit.MILLISECONDS).get(br);
+            ConfigEntry w = c.get("quota.window.num");
+            String windows = w == null ? null : w.value();
+            return "{\"ok\":true,\"error\":null,\"detail\":{\"quota.window.num\":" + js(windows) + "}}";
+        }
+    }
+
+    /** quota_fill: the consumed topic of the quotas scenario: a 1-partition --topic of --count
+     * records, each its own batch (one producer, linger 0, batch.size below two records, no
+     * compression, null key, no headers, --size-byte values), so every batch has the same size;
+     * reports the partition's size on disk (DescribeLogDirs), which the runner divides by the count. */
+    static String quotaFill() throws Exception {
+        int n = ai("count", 1000), size = ai("size", 8000);
+        String t = a("topic", "");
+        try (Admin ad = Admin.create(base())) {
+            long to = Math.max(1000, left());
+            step = "create_topics";
+            ad.createTopics(List.of(new NewTopic(t, 1, (short) 1))).all().get(to, TimeUnit.MILLISECONDS);
+            Properties x = new Properties();
+            x.put("linger.ms", "0");
+            x.put("batch.size", Integer.toString(size + 200));
+            x.put("compression.type", "none");
+            x.put("acks", "all");
+            step = "producing";
+            try (KafkaProducer<byte[], byte[]> p = producer(x)) {
+                List<ProducerRecord<byte[], byte[]>> recs = new ArrayList<>();
+                byte[] v = new byte[size];
+                Arrays.fill(v, (byte) 'c');
+                for (int i = 0; i < n; i++) recs.add(new ProducerRecord<>(t, 0, null, v));
+                sendAll(p, recs, "fill");
+            }
+            step = "describe_log_dirs";
+            String node = ad.describeCluster().nodes().get(to, TimeUnit.MILLISECONDS).iterator().next().idString();
+            long bytes = -1;
+            TopicPartition tp = new TopicPartition(t, 0);
+            for (LogDirDescription d : ad.describeLogDirs(List.of(Integer.parseInt(node))).allDescriptions().get(to, TimeUnit.MILLISECONDS)
+                     .get(Integer.parseInt(node)).values()) {
+                ReplicaInfo r = d.replicaInfos().get(tp);
+                if (r != null) bytes = r.size();
+            }
+            return "{\"ok\":true,\"error\":null,\"detail\":{\"log_bytes\":" + bytes + ",\"records\":" + n + "}}";
+        }
+    }
+
+    /** The largest value of the client's metric `name` (any group); NaN when it has none. */
+    static double metricMax(Map<MetricName, ? extends Metric> metrics, String name) {
+        double best = Double.NaN;
+        for (Map.Entry<MetricName, ? extends Metric> e : metrics.entrySet()) {
+            if (!e.getKey().name().equals(name)) continue;
+            Object v = e.getValue().metricValue();
+            if (v instanceof Double && !((Double) v).isNaN() && !((Double) v).isInfinite())
+                best = Double.isNaN(best) ? (Double) v : Math.max(best, (Double) v);
+        }
+        return best;
+    }
+
+    static String throttleJson(double max, String metric) {
+        boolean seen = !Double.isNaN(max) && max > 0;
+        return "\"throttled\":" + seen + ",\"throttle_report\":" + js(metric + " = " + (Double.isNaN(max) ? "none" : String.format("%.0f ms", max)));
+    }
+
+    /** quota_produce: --size-byte values to partition 0 of --topic as fast as the client is let,
+     * for --seconds; the payload acknowledged in [--warmup, --seconds). */
+    static String quotaProduce() throws Exception {
+        int size = ai("size", 8192);
+        long run = (long) (Double.parseDouble(a("seconds", "23")) * 1000), warm = (long) (Double.parseDouble(a("warmup", "3")) * 1000);
+        Properties x = new Properties();
+        x.put("client.id", a("client-id", ""));
+        x.put("batch.size", "32768");
+        x.put("linger.ms", "0");
+        x.put("buffer.memory", "1048576");
+        x.put("max.block.ms", "2000");
+        x.put("metrics.sample.window.ms", "60000");
+        String t = a("topic", "");
+        byte[] v = new byte[size];
+        Arrays.fill(v, (byte) 'q');
+        java.util.concurrent.atomic.AtomicLong acked = new java.util.concurrent.atomic.AtomicLong(), recs = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicReference<String> failed = new java.util.concurrent.atomic.AtomicReference<>();
+        KafkaProducer<byte[], byte[]> p = producer(x);
+        long t0 = System.currentTimeMillis();
+        step = "producing";
+        while (System.currentTimeMillis() - t0 < run) {
+            try {
+                p.send(new ProducerRecord<>(t, 0, null, v), (md, e) -> {
+                    long at = System.currentTimeMillis() - t0;
+                    if (e != null) failed.compareAndSet(null, e.toString());
+                    else if (at >= warm && at < run) { acked.addAndGet(size); recs.incrementAndGet(); }
+                });
+            } catch (org.apache.kafka.common.errors.TimeoutException e) {
+                // no buffer room within max.block.ms: try again until the end of the run
+            }
+        }
+        if (failed.get() != null) throw new Failure("a delivery failed: " + failed.get());
+        double max = metricMax(p.metrics(), "produce-throttle-time-max");
+        return "{\"ok\":true,\"error\":null,\"detail\":{\"bytes\":" + acked.get() + ",\"records\":" + recs.get() + ",\"window\":"
+            + (run - warm) / 1000.0 + "," + throttleJson(max, "produce-throttle-time-max") + "}}";
+    }
+
+    /** quota_consume: partition 0 of --topic from offset 0 with both fetch limits at --fetch-bytes;
+     * from the first record on, the value bytes received in [--warmup, --seconds). */
+    static String quotaConsume() throws Exception {
+        long run = (long) (Double.parseDouble(a("seconds", "23")) * 1000), warm = (long) (Double.parseDouble(a("warmup", "3")) * 1000);
+        long count = Long.parseLong(a("count", Long.toString(Long.MAX_VALUE)));
+        Properties x = new Properties();
+        x.put("client.id", a("client-id", ""));
+        x.put("max.partition.fetch.bytes", a("fetch-bytes", ""));
+        x.put("fetch.max.bytes", a("fetch-bytes", ""));
+        x.put("metrics.sample.window.ms", "60000");
+        long bytes = 0, recs = 0, total = 0, t0 = -1;
+        boolean exhausted = false;
+        step = "consuming";
+        try (KafkaConsumer<byte[], byte[]> c = consumer(x)) {
+            TopicPartition tp = new TopicPartition(a("topic", ""), 0);
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            while (t0 < 0 || System.currentTimeMillis() - t0 < run) {
+                if (left() <= 0) throw new Failure(total + " records read before the deadline");
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(50))) {
+                    long now = System.currentTimeMillis();
+                    if (t0 < 0) t0 = now;
+                    total++;
+                    if (now - t0 >= warm && now - t0 < run) { bytes += r.value() == null ? 0 : r.value().length; recs++; }
+                }
+                if (total >= count && System.currentTimeMillis() - t0 < run) { exhausted = true; break; }
+            }
+            double max = metricMax(c.metrics(), "fetch-throttle-time-max");
+            return "{\"ok\":true,\"error\":null,\"detail\":{\"bytes\":" + bytes + ",\"records\":" + recs + ",\"window\":"
+                + (run - warm) / 1000.0 + ",\"exhausted\":" + exhausted + "," + throttleJson(max, "fetch-throttle-time-max") + "}}";
+        }
+    }
+
     public static void main(String[] argv) {
         String action = argv.length > 0 ? argv[0] : "";
         for (int i = 1; i + 1 < argv.length; i += 2) args.put(argv[i].replaceFirst("^--", ""), argv[i + 1]);
@@ -455,6 +628,10 @@ public class CompatDriver {
                 case "idempotence": out = idempotence(); break;
                 case "transactions": out = transactions(); break;
                 case "admin": out = admin(); break;
+                case "quota_set": out = quotaSet(); break;
+                case "quota_fill": out = quotaFill(); break;
+                case "quota_produce": out = quotaProduce(); break;
+                case "quota_consume": out = quotaConsume(); break;
                 case "info": out = "{\"ok\":true,\"error\":null,\"detail\":{\"version\":" + js("Java kafka-clients " + org.apache.kafka.common.utils.internals.AppInfoParser.getVersion() + " (Java " + System.getProperty("java.version") + ")") + "}}"; break;
                 default: out = "{\"ok\":false,\"error\":" + js("unknown action " + action) + ",\"detail\":{}}";
             }

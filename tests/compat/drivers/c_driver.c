@@ -551,6 +551,133 @@ static int act_admin(void) {
     return rc;
 }
 
+/* ---- the quotas scenario (README "Scenarios": quotas) ---- */
+static const char *arg_client_id = "";
+static int arg_size = 8192, arg_fetch_bytes = 0;
+static double arg_seconds = 23, arg_warmup = 3;
+
+/* The C API has no throttle callback; its statistics (statistics.interval.ms + stats_cb) carry
+ * librdkafka's per-broker "throttle": {"cnt": ...}, the responses with a throttle time since each
+ * connection opened. The latest snapshot's sum over the brokers is kept. */
+static long long throttle_cnt = -1;
+static void on_stats(const char *json, size_t len, void *opaque) {
+    (void)len; (void)opaque;
+    long long sum = 0;
+    for (const char *t = strstr(json, "\"throttle\":{"); t; t = strstr(t + 1, "\"throttle\":{")) {
+        const char *end = strchr(t, '}'), *c = strstr(t, "\"cnt\":");
+        if (c && end && c < end) sum += atoll(c + 6);
+    }
+    throttle_cnt = sum;
+}
+static void throttle_detail(char *out, size_t n) {
+    if (throttle_cnt < 0)
+        snprintf(out, n, "\"throttled\":null,\"throttle_report\":\"no statistics snapshot arrived\"");
+    else
+        snprintf(out, n, "\"throttled\":%s,\"throttle_report\":\"statistics brokers[].throttle.cnt: %lld\"",
+                 throttle_cnt > 0 ? "true" : "false", throttle_cnt);
+}
+
+typedef struct { double t0; int size; long long bytes, records; int failed; char first[512]; } qprod_t;
+static void on_quota_delivery(odk_producer_t *p, const odk_message_t *m, void *opaque) {
+    (void)p;
+    qprod_t *q = opaque;
+    double at = now() - q->t0;
+    if (odk_message_err(m) != 0) {
+        if (!q->failed++) snprintf(q->first, sizeof q->first, "%s", odk_message_errstr(m));
+    } else if (at >= arg_warmup && at < arg_seconds) {
+        q->bytes += q->size;
+        q->records++;
+    }
+}
+
+/* --size-byte values to partition 0 as fast as the client is let for --seconds; the payload
+ * acknowledged in [--warmup, --seconds). */
+static int act_quota_produce(void) {
+    qprod_t q = {0};
+    q.size = arg_size;
+    odk_conf_t *c = conf_new();
+    int rc = conf_set(c, "client.id", arg_client_id) || conf_set(c, "batch.size", "32768") ||
+             conf_set(c, "linger.ms", "0") || conf_set(c, "queue.buffering.max.kbytes", "1024") ||
+             conf_set(c, "statistics.interval.ms", "500");
+    if (rc) { odk_conf_destroy(c); return -1; }
+    odk_conf_set_dr_msg_cb(c, on_quota_delivery);
+    odk_conf_set_stats_cb(c, on_stats);
+    odk_conf_set_opaque(c, &q);
+    char e[512];
+    odk_producer_t *p = odk_producer_new(c, e, sizeof e);
+    odk_conf_destroy(c);
+    if (!p) return fail("producer: %s", e);
+    char *value = malloc(arg_size);
+    memset(value, 'q', arg_size);
+    step = "producing";
+    q.t0 = now();
+    while (now() - q.t0 < arg_seconds) {
+        odk_err_t pe = odk_produce(p, arg_topic, 0, NULL, 0, value, arg_size, NULL, 0, ODK_MSG_F_COPY, NULL);
+        if (pe == ODK_ERR__QUEUE_FULL) odk_poll(p, 50);
+        else if (pe != 0) return fail("produce: %s", odk_err_string(pe));
+        else odk_poll(p, 0);
+    }
+    odk_poll(p, 600); /* one more statistics snapshot */
+    if (q.failed) return fail("a delivery failed: %s", q.first);
+    char thr[256];
+    throttle_detail(thr, sizeof thr);
+    printf("{\"ok\":true,\"error\":null,\"detail\":{\"bytes\":%lld,\"records\":%lld,\"window\":%.1f,%s}}\n",
+           q.bytes, q.records, arg_seconds - arg_warmup, thr);
+    fflush(stdout);
+    _exit(0); /* records still buffered at the end of the run are not waited for */
+}
+
+/* Partition 0 of --topic from offset 0 with both fetch limits at --fetch-bytes; from the first
+ * record on, the value bytes received in [--warmup, --seconds). */
+static int act_quota_consume(void) {
+    char fb[32];
+    snprintf(fb, sizeof fb, "%d", arg_fetch_bytes);
+    odk_conf_t *c = conf_new();
+    int rc = conf_set(c, "client.id", arg_client_id) || conf_set(c, "auto.offset.reset", "earliest") ||
+             conf_set(c, "max.partition.fetch.bytes", fb) || conf_set(c, "fetch.max.bytes", fb) ||
+             conf_set(c, "statistics.interval.ms", "500");
+    if (rc) { odk_conf_destroy(c); return -1; }
+    odk_conf_set_stats_cb(c, on_stats);
+    char e[512];
+    odk_consumer_t *k = odk_consumer_new(c, e, sizeof e);
+    odk_conf_destroy(c);
+    if (!k) return fail("consumer: %s", e);
+    odk_topic_partition_t tp = {arg_topic, 0, ODK_OFFSET_BEGINNING, 0};
+    if (odk_consumer_assign(k, &tp, 1, e, sizeof e) != 0) return fail("assign: %s", e);
+    double t0 = -1;
+    long long bytes = 0, records = 0, total = 0;
+    int exhausted = 0;
+    step = "consuming";
+    while (t0 < 0 || now() - t0 < arg_seconds) {
+        if (left() <= 0) return fail("%lld records read before the deadline", total);
+        odk_message_t *m = odk_consumer_poll(k, 50);
+        if (m) {
+            odk_err_t me = odk_message_err(m);
+            if (me == 0) {
+                double t = now();
+                if (t0 < 0) t0 = t;
+                size_t vl = 0;
+                odk_message_value(m, &vl);
+                total++;
+                if (t - t0 >= arg_warmup && t - t0 < arg_seconds) { bytes += (long long)vl; records++; }
+            } else if (me != ODK_ERR__PARTITION_EOF) {
+                rc = fail("consume: %s", odk_message_errstr(m));
+            }
+            odk_message_destroy(m);
+            if (rc) return rc;
+        }
+        if (total >= arg_count && now() - t0 < arg_seconds) { exhausted = 1; break; }
+    }
+    odk_message_t *m = odk_consumer_poll(k, 600); /* one more statistics snapshot */
+    if (m) odk_message_destroy(m);
+    char thr[256];
+    throttle_detail(thr, sizeof thr);
+    printf("{\"ok\":true,\"error\":null,\"detail\":{\"bytes\":%lld,\"records\":%lld,\"window\":%.1f,\"exhausted\":%s,%s}}\n",
+           bytes, records, arg_seconds - arg_warmup, exhausted ? "true" : "false", thr);
+    fflush(stdout);
+    _exit(0);
+}
+
 int main(int argc, char **argv) {
     const char *action = argc > 1 ? argv[1] : "";
     for (int i = 2; i + 1 < argc; i += 2) {
@@ -565,6 +692,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(k, "stop")) arg_stop = v;
         else if (!strcmp(k, "timeout")) arg_timeout = atof(v);
         else if (!strcmp(k, "security")) arg_security = v;
+        else if (!strcmp(k, "client-id")) arg_client_id = v;
+        else if (!strcmp(k, "size")) arg_size = atoi(v) > 0 ? atoi(v) : 1;
+        else if (!strcmp(k, "fetch-bytes")) arg_fetch_bytes = atoi(v);
+        else if (!strcmp(k, "seconds")) arg_seconds = atof(v);
+        else if (!strcmp(k, "warmup")) arg_warmup = atof(v);
     }
     deadline = now() + arg_timeout;
     signal(SIGALRM, on_alarm);
@@ -579,6 +711,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(action, "idempotence")) rc = act_idempotence();
     else if (!strcmp(action, "transactions")) rc = act_transactions();
     else if (!strcmp(action, "admin")) rc = act_admin();
+    else if (!strcmp(action, "quota_produce")) rc = act_quota_produce();
+    else if (!strcmp(action, "quota_consume")) rc = act_quota_consume();
     else if (!strcmp(action, "info")) {
         printf("{\"ok\":true,\"error\":null,\"detail\":{\"version\":\"odradek (C API, libodradek)\"}}\n");
         rc = 0;

@@ -93,11 +93,16 @@ if (args.lib === 'odradek') {
 const { Kafka, CompressionTypes, logLevel, Partitioners } = lib
 const CODEC = { none: CompressionTypes.None, gzip: CompressionTypes.GZIP, snappy: CompressionTypes.Snappy, lz4: CompressionTypes.LZ4, zstd: CompressionTypes.ZSTD }
 
-// Logs to stderr (stdout carries only the protocol).
+// Logs to stderr (stdout carries only the protocol). The quota actions ask the client for its
+// debug log, to count "Client side throttling in effect" (KafkaJS logs client-side throttling
+// only there), but print no more than the other actions do.
 let lastClientError = null
+let throttleLogs = 0
+const printLevel = process.env.COMPAT_DEBUG ? logLevel.DEBUG : logLevel.ERROR
 const logCreator = () => ({ namespace, level, label, log }) => {
+  if (/Client side throttling in effect/.test(log.message)) throttleLogs++
   if (level <= logLevel.ERROR) lastClientError = `${namespace}: ${log.message} ${log.error || ''}`.trim()
-  process.stderr.write(`[${label}] ${namespace}: ${log.message} ${log.error || ''}\n`)
+  if (level <= printLevel) process.stderr.write(`[${label}] ${namespace}: ${log.message} ${log.error || ''}\n`)
 }
 
 // --security FILE: key=value lines with librdkafka's property names (README "Drivers"), as the
@@ -140,7 +145,31 @@ function securityOptions (file) {
 
 let kafka = null
 function makeKafka () {
-  return new Kafka({ clientId: `compat-${libName}`, brokers: [args.bootstrap || ''], logLevel: process.env.COMPAT_DEBUG ? logLevel.DEBUG : logLevel.ERROR, logCreator, retry: { retries: 8 }, ...securityOptions(args.security) })
+  const quota = String(args._[0] || '').startsWith('quota_')
+  return new Kafka({
+    clientId: quota ? args['client-id'] : `compat-${libName}`,
+    brokers: [args.bootstrap || ''],
+    logLevel: quota ? logLevel.DEBUG : printLevel,
+    logCreator,
+    retry: { retries: 8 },
+    ...securityOptions(args.security)
+  })
+}
+
+// ---- the quotas scenario (README "Scenarios": quotas) ----
+const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
+
+// How the client's throttling is seen: KafkaJS's debug log line; odradek-node also emits
+// `*.network.request_throttle` instrumentation events (its extension), counted when it has them.
+function watchThrottle (client) {
+  const ev = client.events && client.events.REQUEST_THROTTLE
+  const seen = { events: 0 }
+  if (ev) client.on(ev, e => { if (e.payload && e.payload.throttleTime > 0) seen.events++ })
+  return () => {
+    const report = `debug log "Client side throttling in effect": ${throttleLogs}` +
+      (ev ? `; ${ev} events: ${seen.events}` : '; no request_throttle event')
+    return { throttled: throttleLogs > 0 || seen.events > 0, throttle_report: report }
+  }
 }
 
 // kafkajs's own round-robin assigner is named "RoundRobinAssigner", a name no other client
@@ -379,6 +408,71 @@ const actions = {
       await a.disconnect().catch(() => {})
     }
     return OK
+  },
+  // --size-byte values to partition 0 as fast as the client is let (up to 4 sends of 3 records
+  // in flight: KafkaJS has no batch.size, one send is one request), for --seconds; the payload
+  // acknowledged in [--warmup, --seconds).
+  async quota_produce () {
+    const size = Number(args.size || 8192)
+    const run = Number(args.seconds || 23) * 1000
+    const warm = Number(args.warmup || 3) * 1000
+    const p = kafka.producer({ allowAutoTopicCreation: false })
+    const throttle = watchThrottle(p)
+    step = 'connect'
+    await p.connect()
+    const value = Buffer.alloc(size, 'q')
+    const messages = [0, 1, 2].map(() => ({ value, partition: 0 }))
+    let bytes = 0
+    let records = 0
+    let failed = null
+    const inflight = new Set()
+    step = 'producing'
+    const t0 = Date.now()
+    while (Date.now() - t0 < run && !failed) {
+      const sent = p.send({ topic: args.topic, acks: -1, messages }).then(() => {
+        const at = Date.now() - t0
+        if (at >= warm && at < run) { bytes += size * messages.length; records += messages.length }
+      }, e => { failed = failed || e })
+      inflight.add(sent)
+      sent.finally(() => inflight.delete(sent))
+      while (inflight.size >= 4 && Date.now() - t0 < run) await Promise.race([...inflight, sleep(100)])
+    }
+    if (failed) throw new Failure(`a delivery failed: ${failed.name}: ${failed.message}`)
+    return { ok: true, error: null, detail: { bytes, records, window: (run - warm) / 1000, ...throttle() } }
+  },
+  // Partition 0 of --topic from the beginning (a group of its own: KafkaJS has no assign) with
+  // both fetch limits at --fetch-bytes; from the first record on, the value bytes received in
+  // [--warmup, --seconds).
+  async quota_consume () {
+    const run = Number(args.seconds || 23) * 1000
+    const warm = Number(args.warmup || 3) * 1000
+    const count = Number(args.count)
+    const fetchBytes = Number(args['fetch-bytes'])
+    const c = kafka.consumer({ groupId: `${args['client-id']}-g`, maxBytesPerPartition: fetchBytes, maxBytes: fetchBytes, minBytes: 1 })
+    const throttle = watchThrottle(c)
+    step = 'connect'
+    await c.connect()
+    await c.subscribe({ topics: [args.topic], fromBeginning: true })
+    let t0 = null
+    let total = 0
+    let bytes = 0
+    let records = 0
+    let exhausted = false
+    step = 'consuming'
+    await c.run({
+      eachMessage: async ({ message }) => {
+        const now = Date.now()
+        if (t0 === null) t0 = now
+        total++
+        if (now - t0 >= warm && now - t0 < run) { bytes += message.value ? message.value.length : 0; records++ }
+      }
+    })
+    while (t0 === null || Date.now() - t0 < run) {
+      if (left() <= 0) throw new Failure(`${total} records read before the deadline` + (lastClientError ? ` (last client error: ${lastClientError})` : ''))
+      if (total >= count && t0 !== null && Date.now() - t0 < run) { exhausted = true; break }
+      await sleep(50)
+    }
+    return { ok: true, error: null, detail: { bytes, records, window: (run - warm) / 1000, exhausted, ...throttle() } }
   },
   async info () {
     return { ok: true, error: null, detail: { version } }

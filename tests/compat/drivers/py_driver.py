@@ -269,6 +269,68 @@ class ConfluentLike:
         return parts
 
 
+    # ---- the quotas scenario (README "Scenarios": quotas) ----
+
+    def _throttle_conf(self, seen):
+        """throttle_cb counting the throttle events with a throttle time; odradek's package may
+        not take it yet: then None (and the run says so)."""
+        def cb(ev):
+            if ev.throttle_time > 0:
+                seen[0] += 1
+        return {"throttle_cb": cb}
+
+    def _make(self, kind, conf, seen):
+        """(client, how its throttling is observed): with throttle_cb when the library takes it."""
+        try:
+            return kind(dict(conf, **self._throttle_conf(seen))), "throttle_cb"
+        except (self.ck.KafkaException, TypeError, ValueError) as e:
+            if self.lib == "confluent":
+                raise
+            return kind(conf), "no throttle_cb (refused: %s)" % str(e)[:200]
+
+    def quota_produce(self, topic, client_id, size, run, warmup, deadline):
+        seen = [0]
+        conf = {"bootstrap.servers": self.bootstrap, "client.id": client_id, "batch.size": 32768,
+                "linger.ms": 0, "queue.buffering.max.kbytes": 1024}
+        conf.update(self.sec)
+        p, how = self._make(self.ck.Producer, conf, seen)
+        value = b"q" * size
+        acked = [0, 0]
+        failed = []
+        t0 = time.monotonic()
+
+        def cb(err, msg):
+            at = time.monotonic() - t0
+            if err:
+                failed.append(str(err))
+            elif warmup <= at < run:
+                acked[0] += size
+                acked[1] += 1
+
+        step("producing")
+        while time.monotonic() - t0 < run:
+            try:
+                p.produce(topic, value=value, partition=0, on_delivery=cb)
+                p.poll(0)
+            except BufferError:
+                p.poll(0.05)
+        if failed:
+            raise Failure("a delivery failed: %s" % failed[0])
+        return acked, throttle_result(how, seen[0])
+
+    def quota_consume(self, topic, client_id, fetch_bytes, count, run, warmup, deadline):
+        seen = [0]
+        conf = self.consumer_conf(**{"client.id": client_id, "max.partition.fetch.bytes": fetch_bytes,
+                                     "fetch.max.bytes": fetch_bytes})
+        if self.lib == "confluent":
+            conf["message.max.bytes"] = fetch_bytes  # librdkafka: fetch.max.bytes >= message.max.bytes
+        c, how = self._make(self.ck.Consumer, conf, seen)
+        ck = self.ck
+        c.assign([ck.TopicPartition(topic, 0, ck.OFFSET_BEGINNING)])
+        return consume_loop(lambda: poll_confluent(c, ck), count, run, warmup, deadline,
+                            lambda: throttle_result(how, seen[0]))
+
+
 class CKProducer:
     def __init__(self, p):
         self.p = p
@@ -434,6 +496,74 @@ class KafkaPython:
             wait_for(deadline, lambda: topic not in a.list_topics(), "deleted topic gone from the listing")
         finally:
             a.close()
+
+
+    # ---- the quotas scenario (README "Scenarios": quotas) ----
+
+    def _watch_throttle(self, seen):
+        """kafka-python honours throttle_time_ms (it pauses the connection) and logs a warning
+        "... throttled by broker (N ms)" per throttled response: counted here."""
+        import logging
+
+        class Count(logging.Handler):
+            def emit(self, record):
+                if "throttled by broker" in record.getMessage():
+                    seen[0] += 1
+        logging.getLogger("kafka").addHandler(Count(logging.WARNING))
+        return 'its log ("throttled by broker")'
+
+    def quota_produce(self, topic, client_id, size, run, warmup, deadline):
+        seen = [0]
+        how = self._watch_throttle(seen)
+        p = self.kafka.KafkaProducer(bootstrap_servers=self.bootstrap, client_id=client_id, batch_size=32768,
+                                     linger_ms=0, **self.sec)
+        value = b"q" * size
+        acked = [0, 0]
+        failed = []
+        # kafka-python 3.0 has no buffer_memory (its accumulator is unbounded and send() never
+        # blocks): the driver keeps at most 1 MiB unacknowledged, like the other clients' buffers.
+        done = [0]
+        limit = max(1, (1 << 20) // size)
+        t0 = time.monotonic()
+
+        def ok(_md):
+            done[0] += 1
+            if warmup <= time.monotonic() - t0 < run:
+                acked[0] += size
+                acked[1] += 1
+
+        def err(e):
+            done[0] += 1
+            failed.append(repr(e))
+
+        step("producing")
+        sent = 0
+        while time.monotonic() - t0 < run:
+            if sent - done[0] >= limit:
+                time.sleep(0.005)
+                continue
+            f = p.send(topic, value=value, partition=0)
+            sent += 1
+            f.add_callback(ok)
+            f.add_errback(err)
+        if failed:
+            raise Failure("a delivery failed: %s" % failed[0])
+        return acked, throttle_result(how, seen[0])
+
+    def quota_consume(self, topic, client_id, fetch_bytes, count, run, warmup, deadline):
+        seen = [0]
+        how = self._watch_throttle(seen)
+        k = self.kafka
+        c = k.KafkaConsumer(bootstrap_servers=self.bootstrap, client_id=client_id, enable_auto_commit=False,
+                            auto_offset_reset="earliest", max_partition_fetch_bytes=fetch_bytes,
+                            fetch_max_bytes=fetch_bytes, **self.sec)
+        tp = k.TopicPartition(topic, 0)
+        c.assign([tp])
+        c.seek_to_beginning(tp)
+
+        def poll():
+            return [r.value for recs in c.poll(timeout_ms=50).values() for r in recs]
+        return consume_loop(poll, count, run, warmup, deadline, lambda: throttle_result(how, seen[0]))
 
 
 class KPProducer:
@@ -635,13 +765,65 @@ def act_admin(c, a, deadline):
     return True, {}
 
 
+def throttle_result(how, events):
+    """The driver protocol's throttle fields: throttled is None when the client cannot say."""
+    if how.startswith("no "):
+        return {"throttled": None, "throttle_report": how}
+    return {"throttled": events > 0, "throttle_report": "%s: %d throttle events" % (how, events)}
+
+
+def poll_confluent(c, ck):
+    m = c.poll(0.05)
+    if m is None:
+        return []
+    if m.error():
+        if m.error().code() == ck.KafkaError._PARTITION_EOF:
+            return []
+        raise Failure("consume error: %s" % m.error())
+    return [m.value()]
+
+
+def consume_loop(poll, count, run, warmup, deadline, throttle):
+    """From the first record on, the value bytes received in [warmup, run); stops at run, or when
+    all `count` records of the topic are read (exhausted)."""
+    step("consuming")
+    t0, total, got = None, 0, [0, 0]
+    exhausted = False
+    while t0 is None or time.monotonic() - t0 < run:
+        if left(deadline) <= 0:
+            raise Failure("%d records read before the deadline" % total)
+        for v in poll():
+            now = time.monotonic()
+            if t0 is None:
+                t0 = now
+            total += 1
+            if warmup <= now - t0 < run:
+                got[0] += len(v or b"")
+                got[1] += 1
+        if total >= count and time.monotonic() - t0 < run:
+            exhausted = True
+            break
+    return got, dict(throttle(), exhausted=exhausted)
+
+
+def act_quota_produce(c, a, deadline):
+    (b, n), thr = c.quota_produce(a.topic, a.client_id, a.size, a.seconds, a.warmup, deadline)
+    return True, dict(thr, bytes=b, records=n, window=a.seconds - a.warmup)
+
+
+def act_quota_consume(c, a, deadline):
+    (b, n), thr = c.quota_consume(a.topic, a.client_id, a.fetch_bytes, a.count, a.seconds, a.warmup, deadline)
+    return True, dict(thr, bytes=b, records=n, window=a.seconds - a.warmup)
+
+
 def act_info(c, a, deadline):
     return True, {"version": c.version}
 
 
 ACTIONS = {"write": act_write, "verify": act_verify, "keyed": act_keyed, "fill": act_fill,
            "member": act_member, "idempotence": act_idempotence, "transactions": act_transactions,
-           "admin": act_admin, "info": act_info}
+           "admin": act_admin, "info": act_info, "quota_produce": act_quota_produce,
+           "quota_consume": act_quota_consume}
 
 
 def main():
@@ -657,6 +839,11 @@ def main():
     ap.add_argument("--group", default="")
     ap.add_argument("--stop", default="")
     ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--client-id", default="")
+    ap.add_argument("--size", type=int, default=8192)
+    ap.add_argument("--fetch-bytes", type=int, default=0)
+    ap.add_argument("--seconds", type=float, default=23.0)
+    ap.add_argument("--warmup", type=float, default=3.0)
     ap.add_argument("--security", default="", help="a key=value file of client security settings (librdkafka names)")
     a = ap.parse_args()
     deadline = deadline_after(a.timeout)
@@ -667,6 +854,8 @@ def main():
         ok, detail = ACTIONS[a.action](c, a, deadline)
         emit({"ok": ok, "error": None if ok else "; ".join("%s: %s" % kv for kv in detail.items() if kv[1] != "ok"),
               "detail": detail})
+        if a.action.startswith("quota_"):
+            os._exit(0)  # records still buffered at the end of a produce run are not waited for
     except Failure as e:
         emit({"ok": False, "error": str(e), "detail": {}})
     except Exception as e:  # noqa: BLE001 - the driver reports every failure as data
