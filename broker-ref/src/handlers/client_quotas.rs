@@ -141,16 +141,7 @@ pub(super) fn alter(
             AlterEntry::default()
                 .with_error_code(code.code())
                 .with_error_message(message)
-                .with_entity(
-                    e.entity
-                        .iter()
-                        .map(|c| {
-                            AlterEntity::default()
-                                .with_entity_type(c.entity_type.clone())
-                                .with_entity_name(c.entity_name.clone())
-                        })
-                        .collect(),
-                )
+                .with_entity(echo_entity(&e.entity))
         })
         .collect();
     Ok(ResponseKind::AlterClientQuotas(
@@ -166,17 +157,22 @@ pub(super) fn alter_refused(request: &AlterClientQuotasRequest, code: ErrorCode)
         .map(|e| {
             AlterEntry::default()
                 .with_error_code(code.code())
-                .with_entity(
-                    e.entity
-                        .iter()
-                        .map(|c| {
-                            AlterEntity::default()
-                                .with_entity_type(c.entity_type.clone())
-                                .with_entity_name(c.entity_name.clone())
-                        })
-                        .collect(),
-                )
+                .with_entity(echo_entity(&e.entity))
         })
         .collect();
     ResponseKind::AlterClientQuotas(AlterClientQuotasResponse::default().with_entries(entries))
+}
+
+/// An AlterClientQuotas entry's entity as its answer repeats it.
+fn echo_entity(
+    entity: &[kafka_protocol::messages::alter_client_quotas_request::EntityData],
+) -> Vec<AlterEntity> {
+    entity
+        .iter()
+        .map(|c| {
+            AlterEntity::default()
+                .with_entity_type(c.entity_type.clone())
+                .with_entity_name(c.entity_name.clone())
+        })
+        .collect()
 }

@@ -56,6 +56,15 @@ pub struct QuotaAlteration {
     pub ops: Vec<(String, Option<f64>)>,
 }
 
+/// A quota entity from an answer's (type, name) components.
+fn entity_of<'a>(
+    components: impl Iterator<Item = (&'a StrBytes, Option<&'a StrBytes>)>,
+) -> QuotaEntity {
+    components
+        .map(|(t, n)| (t.to_string(), n.map(|n| n.to_string())))
+        .collect()
+}
+
 fn sb(s: &str) -> StrBytes {
     StrBytes::from_string(s.to_string())
 }
@@ -109,16 +118,11 @@ impl Call for DescribeQuotas<'_> {
                     .unwrap_or_default()
                     .into_iter()
                     .map(|e| {
-                        let entity = e
-                            .entity
-                            .iter()
-                            .map(|c| {
-                                (
-                                    c.entity_type.to_string(),
-                                    c.entity_name.as_ref().map(|n| n.to_string()),
-                                )
-                            })
-                            .collect();
+                        let entity = entity_of(
+                            e.entity
+                                .iter()
+                                .map(|c| (&c.entity_type, c.entity_name.as_ref())),
+                        );
                         let values = e
                             .values
                             .iter()
@@ -200,16 +204,11 @@ impl Call for AlterQuotas<'_> {
         // order (it keys the results by entity), and once for an entity given twice.
         let mut answers: BTreeMap<QuotaEntity, VecDeque<_>> = BTreeMap::new();
         for a in response.entries {
-            let entity: QuotaEntity = a
-                .entity
-                .iter()
-                .map(|c| {
-                    (
-                        c.entity_type.to_string(),
-                        c.entity_name.as_ref().map(|n| n.to_string()),
-                    )
-                })
-                .collect();
+            let entity = entity_of(
+                a.entity
+                    .iter()
+                    .map(|c| (&c.entity_type, c.entity_name.as_ref())),
+            );
             answers.entry(entity).or_default().push_back(a);
         }
         Ok(items
