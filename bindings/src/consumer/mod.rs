@@ -79,6 +79,10 @@ struct Inner {
     group: group::GroupState,
     /// Throttle reports, once the shell asked for them ([`ConsumerClient::report_throttles`]).
     throttles: OnceLock<Arc<ThrottleQueue>>,
+    /// Held by the one fetch that polls the core and queues what it got: two overlapping
+    /// fetches (a shell's poll that returned on a group event while its fetch ran on) would
+    /// otherwise queue their batches in whichever order they finish, out of offset order.
+    fetch_turn: tokio::sync::Mutex<()>,
 }
 
 impl Inner {
@@ -155,6 +159,7 @@ impl ConsumerClient {
             closed: AtomicBool::new(false),
             group: group::GroupState::new(auto_commit),
             throttles: OnceLock::new(),
+            fetch_turn: tokio::sync::Mutex::new(()),
         });
         if let Some(every) = inner.settings.statistics_interval {
             handle.spawn(stats_ticker(Arc::downgrade(&inner), every));
@@ -575,9 +580,22 @@ fn is_paused(paused: &[TopicPartition], item: &Item) -> bool {
         .any(|tp| tp.partition == partition && tp.topic == *topic)
 }
 
+/// Polls the core for up to `wait` and queues what it returns. One fetch at a time holds the
+/// turn from the poll to the queueing (a second one waits for it within its own `wait`), so
+/// batches are queued in the order the core handed them out. A group event ends the wait;
+/// the core's poll gives records out without awaiting, so dropping it there loses none.
 async fn fetch_into(inner: Arc<Inner>, wait: Duration) -> usize {
+    let deadline = tokio::time::Instant::now() + wait;
+    let _turn = tokio::select! {
+        turn = tokio::time::timeout_at(deadline, inner.fetch_turn.lock()) => match turn {
+            Ok(turn) => turn,
+            Err(_) => return 0,
+        },
+        _ = inner.group.wake.notified() => return 0,
+    };
+    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
     let polled = tokio::select! {
-        r = inner.core.poll(wait) => r,
+        r = inner.core.poll(left) => r,
         _ = inner.group.wake.notified() => return 0,
     };
     match polled {

@@ -564,8 +564,10 @@ pub(crate) fn pump(shared: &Arc<Shared>, now: Instant) -> Option<Instant> {
                     break;
                 };
                 let Some(r) = queue.pop_front() else { break };
-                shared.held.popped();
+                // Counted out only once it is in its batch: a send that sees nothing held
+                // skips the queues' lock and appends at once, so it must not overtake it.
                 appended_any |= append_held(shared, r, n);
+                shared.held.popped();
             }
         }
         queues.tidy();

@@ -597,3 +597,33 @@ async fn records_the_broker_names_invalid_fail_alone_and_the_rest_say_so() {
     let good = outcomes_of_one_batch(&target, "good", &compacted, &[(Some("k"), now)]).await;
     assert_eq!(good[0].as_ref().ok(), Some(&0));
 }
+
+/// Records handed over in small batches while the topic's metadata is still being fetched
+/// (the first ones are held, later ones may go straight to their batch) keep their order on
+/// the partition: offsets follow the order of the calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_handed_over_during_the_first_metadata_keep_their_order() {
+    let target = Target::start(&[]);
+    let admin = Producer::new(target.config(&[])).unwrap();
+    for round in 0..40 {
+        let topic = topic_name(&format!("held-order-{round}"));
+        create_topic(admin.cluster(), &topic, 1).await;
+        let producer = Producer::new(target.config(&[("linger.ms", "5")])).unwrap();
+        let mut futures = Vec::new();
+        for chunk in 0..5 {
+            let records: Vec<ProducerRecord> = (chunk * 7..chunk * 7 + 7)
+                .map(|i| ProducerRecord::new(&topic, format!("v{i}")).partition(0))
+                .collect();
+            let batch = producer.try_send_batch(&records, true).unwrap();
+            assert_eq!(batch.consumed, 7);
+            for i in 0..7 {
+                futures.push(batch.deliveries.delivery(i).unwrap());
+            }
+            tokio::time::sleep(Duration::from_micros(500)).await;
+        }
+        for (i, f) in futures.into_iter().enumerate() {
+            let md = f.await.unwrap();
+            assert_eq!(md.offset, i as i64, "round {round}: record v{i}");
+        }
+    }
+}
