@@ -6,6 +6,7 @@
 //! `target/debug/odradek-broker`, which `cargo test --workspace` builds).
 
 pub mod broker_proxy;
+pub mod cluster;
 pub mod peer;
 pub mod txn;
 
