@@ -85,6 +85,11 @@ if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   step "kotlin: odradek-kotlin (mvn verify: native lib, uniffi bindings, JUnit vs odradek-broker and Apache Kafka)"
   ODRADEK_TEST_KAFKA="$kafka_addr" ODRADEK_BROKER_BIN="$target/debug/odradek-broker" kotlin/test.sh
   tests/compat/kafka.sh stop "$kdir"
+
+  step "cluster: the client through node faults on a 3-node Apache Kafka (tests/cluster/kafka-cluster.sh)"
+  # Leader kill, a pause past the broker session timeout, controller kill, a node cut off
+  # from clients, and a consumer whose only bootstrap server dies (each test starts a cluster).
+  cargo test -p odradek-suite --test cluster_faults -- --ignored --test-threads=1
 fi
 
 # ---- Node.js package `odradek` (node/, napi-rs): npm ci builds the addon, node --test node/test ---

@@ -97,6 +97,16 @@ impl Assignor {
     }
 }
 
+/// `metadata.recovery.strategy`: what a client does when none of the brokers it knows from
+/// metadata can be reached, or a broker answers REBOOTSTRAP_REQUIRED (KIP-899, KIP-1102).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetadataRecovery {
+    /// Go back to `bootstrap.servers` (re-resolving their names), as before the first metadata.
+    Rebootstrap,
+    /// Keep trying the known brokers only.
+    None,
+}
+
 /// Connection and metadata settings shared by every client.
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
@@ -120,6 +130,12 @@ pub struct ClientConfig {
     pub retry_backoff_max: Duration,
     /// `socket.connection.setup.timeout.ms` (10000).
     pub connection_setup_timeout: Duration,
+    /// `metadata.recovery.strategy` (`rebootstrap`, KIP-899): what happens when no known broker
+    /// can be reached.
+    pub metadata_recovery: MetadataRecovery,
+    /// `metadata.recovery.rebootstrap.trigger.ms` (300000, KIP-1102): rebootstrap after this
+    /// long without a metadata answer, even while some connection is up.
+    pub metadata_rebootstrap_trigger: Duration,
     /// `max.in.flight.requests.per.connection` (5).
     pub max_in_flight: usize,
     /// `allow.auto.create.topics` (true).
@@ -158,6 +174,9 @@ pub struct ConsumerConfig {
     pub fetch_min_bytes: i32,
     /// `fetch.max.wait.ms` (500).
     pub fetch_max_wait: Duration,
+    /// `client.rack` (empty): the rack sent with every fetch, so a leader with a rack-aware
+    /// replica selector can name a replica in it to read from (KIP-392).
+    pub client_rack: String,
     /// `fetch.max.bytes` (52428800).
     pub fetch_max_bytes: i32,
     /// `max.partition.fetch.bytes` (1048576).
@@ -256,6 +275,8 @@ impl Default for ClientConfig {
             retry_backoff: Duration::from_millis(100),
             retry_backoff_max: Duration::from_millis(1000),
             connection_setup_timeout: Duration::from_millis(10_000),
+            metadata_recovery: MetadataRecovery::Rebootstrap,
+            metadata_rebootstrap_trigger: Duration::from_millis(300_000),
             max_in_flight: 5,
             allow_auto_create_topics: true,
             receive_message_max_bytes: None,
@@ -282,6 +303,7 @@ impl Default for ClientConfig {
                 auto_offset_reset: OffsetReset::Latest,
                 fetch_min_bytes: 1,
                 fetch_max_wait: Duration::from_millis(500),
+                client_rack: String::new(),
                 fetch_max_bytes: 52_428_800,
                 max_partition_fetch_bytes: 1_048_576,
                 max_poll_records: 500,
@@ -365,6 +387,16 @@ impl ClientConfig {
             "retry.backoff.max.ms" => self.retry_backoff_max = parse_ms(key, value)?,
             "socket.connection.setup.timeout.ms" => {
                 self.connection_setup_timeout = parse_ms(key, value)?
+            }
+            "metadata.recovery.strategy" => {
+                self.metadata_recovery = match value.trim().to_ascii_lowercase().as_str() {
+                    "rebootstrap" => MetadataRecovery::Rebootstrap,
+                    "none" => MetadataRecovery::None,
+                    _ => return Err(Error::config(key, "must be `rebootstrap` or `none`")),
+                }
+            }
+            "metadata.recovery.rebootstrap.trigger.ms" => {
+                self.metadata_rebootstrap_trigger = parse_ms(key, value)?
             }
             "max.in.flight.requests.per.connection" | "max.in.flight" => {
                 let n: usize = parse_num(key, value)?;
@@ -478,6 +510,7 @@ impl ClientConfig {
             }
             "fetch.min.bytes" => c.fetch_min_bytes = parse_num(key, value)?,
             "fetch.max.wait.ms" | "fetch.wait.max.ms" => c.fetch_max_wait = parse_ms(key, value)?,
+            "client.rack" => c.client_rack = value.trim().to_string(),
             "fetch.max.bytes" => c.fetch_max_bytes = parse_num(key, value)?,
             "max.partition.fetch.bytes" | "fetch.message.max.bytes" => {
                 c.max_partition_fetch_bytes = parse_num(key, value)?

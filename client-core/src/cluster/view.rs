@@ -7,11 +7,11 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
-use kafka_protocol::messages::{MetadataRequest, TopicName};
+use kafka_protocol::messages::{MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
 use super::metadata::{BrokerInfo, ClusterMetadata, TopicInfo};
-use crate::config::ClientConfig;
+use crate::config::{ClientConfig, MetadataRecovery};
 use crate::net::{ConnectParams, Connection, ThrottleSink};
 use crate::{Error, ErrorCode, Result};
 
@@ -72,6 +72,14 @@ pub struct Cluster {
     /// Every connection's throttle reports go here; the listener behind it may be set later.
     throttle_sink: ThrottleSink,
     throttle_listener: Arc<RwLock<Option<ThrottleSink>>>,
+    /// Since when every metadata request failed (`None` while they succeed): past
+    /// `metadata.recovery.rebootstrap.trigger.ms` the client rebootstraps.
+    metadata_failing_since: Mutex<Option<Instant>>,
+    /// This cluster handle, for the background refresh [`Cluster::invalidate`] starts.
+    me: std::sync::Weak<Cluster>,
+    /// Whether a background metadata refresh runs.
+    refreshing: std::sync::atomic::AtomicBool,
+    closed: std::sync::atomic::AtomicBool,
 }
 
 /// A callback for client-level errors (see [`Cluster::set_error_listener`]).
@@ -109,7 +117,7 @@ impl Cluster {
                 }
             }))
         };
-        Arc::new(Cluster {
+        Arc::new_cyclic(|me| Cluster {
             config,
             metadata: RwLock::new(Arc::new(ClusterMetadata::default())),
             interest: Mutex::new(HashSet::new()),
@@ -122,6 +130,10 @@ impl Cluster {
             error_listener: RwLock::new(None),
             throttle_sink,
             throttle_listener,
+            metadata_failing_since: Mutex::new(None),
+            me: me.clone(),
+            refreshing: std::sync::atomic::AtomicBool::new(false),
+            closed: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -150,9 +162,51 @@ impl Cluster {
         }
     }
 
-    /// Marks metadata stale so the next lookup refreshes it.
+    /// Marks metadata stale and refreshes it in the background (not sooner than
+    /// `retry.backoff.ms` after the last metadata, retrying with exponential backoff up to
+    /// `retry.backoff.max.ms`), so every client of this cluster follows a moved leader
+    /// whether or not it looks at metadata itself.
     pub fn invalidate(&self) {
         self.stale.store(true, Ordering::Release);
+        self.refresh_in_background();
+    }
+
+    fn refresh_in_background(&self) {
+        if self.closed.load(Ordering::Acquire) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return; // Outside a runtime: the next lookup refreshes.
+        };
+        if self.refreshing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Some(me) = self.me.upgrade() else {
+            self.refreshing.store(false, Ordering::Release);
+            return;
+        };
+        runtime.spawn(async move {
+            let mut backoff = me.config.retry_backoff;
+            loop {
+                let age = me.metadata().age();
+                if age < backoff {
+                    tokio::time::sleep(jitter(backoff - age)).await;
+                }
+                if me.closed.load(Ordering::Acquire) || !me.stale.load(Ordering::Acquire) {
+                    break;
+                }
+                match me.refresh().await {
+                    Ok(_) => break,
+                    Err(e) if e.is_authentication() => break,
+                    Err(e) => {
+                        tracing::debug!(error = %e, "background metadata refresh failed");
+                        tokio::time::sleep(jitter(backoff)).await;
+                        backoff = (backoff * 2).min(me.config.retry_backoff_max);
+                    }
+                }
+            }
+            me.refreshing.store(false, Ordering::Release);
+        });
     }
 
     /// Moves a partition to the leader an error response named (KIP-951) without a metadata
@@ -350,23 +404,101 @@ impl Cluster {
         }
     }
 
-    /// Any live connection, preferring an existing one (for metadata requests).
+    /// A connection for a metadata request: an open one to a known broker, else a new one to
+    /// a known broker that is not backing off after failures (Java's least loaded node), else,
+    /// with `metadata.recovery.strategy=rebootstrap` or before the first metadata, one to a
+    /// bootstrap server. Metadata failing for `metadata.recovery.rebootstrap.trigger.ms`
+    /// sends the client back to the bootstrap servers first.
     async fn any_connection(&self) -> Result<Arc<Connection>> {
-        let nodes: Vec<i32> = self.metadata().brokers.keys().copied().collect();
-        for node in nodes {
-            let existing = {
-                let slots = self.slots.lock().map_err(|_| Error::Closed)?;
-                slots.get(&node).cloned()
-            };
-            if let Some(slot) = existing {
-                if let Ok(s) = slot.try_lock() {
-                    if let Some(c) = s.connection.as_ref().filter(|c| !c.is_closed()) {
-                        return Ok(c.clone());
-                    }
-                }
+        let rebootstrap = self.config.metadata_recovery == MetadataRecovery::Rebootstrap;
+        if rebootstrap
+            && self.metadata_failing_for() >= Some(self.config.metadata_rebootstrap_trigger)
+        {
+            tracing::info!(
+                "no metadata for metadata.recovery.rebootstrap.trigger.ms: rebootstrapping"
+            );
+            self.drop_bootstrap_connection().await;
+            if let Ok(c) = self.bootstrap_connection().await {
+                return Ok(c);
             }
         }
-        self.bootstrap_connection().await
+        let mut nodes: Vec<i32> = self.metadata().brokers.keys().copied().collect();
+        for node in &nodes {
+            if let Some(c) = self.open_connection(*node) {
+                return Ok(c);
+            }
+        }
+        // Start somewhere else each time, so one dead broker is not always tried first.
+        if !nodes.is_empty() {
+            let turn = (self.generation.load(Ordering::Relaxed) as usize) % nodes.len();
+            nodes.rotate_left(turn);
+        }
+        let mut last = None;
+        for node in &nodes {
+            if self.backing_off(*node) {
+                continue;
+            }
+            match self.connection(*node).await {
+                Ok(c) => return Ok(c),
+                Err(e) if e.is_authentication() => return Err(e),
+                Err(e) => last = Some(e),
+            }
+        }
+        if nodes.is_empty() || rebootstrap {
+            if !nodes.is_empty() {
+                tracing::info!("no known broker reachable: rebootstrapping from bootstrap.servers");
+            }
+            return self.bootstrap_connection().await;
+        }
+        Err(last.unwrap_or_else(|| Error::Connection {
+            broker: "every known broker".into(),
+            detail: "all backing off after failures (metadata.recovery.strategy=none)".into(),
+        }))
+    }
+
+    /// The open connection to `node`, if there is one and nobody is reconnecting it.
+    fn open_connection(&self, node: i32) -> Option<Arc<Connection>> {
+        let slot = self.slots.lock().ok()?.get(&node).cloned()?;
+        let s = slot.try_lock().ok()?;
+        s.connection.as_ref().filter(|c| !c.is_closed()).cloned()
+    }
+
+    /// Whether `node`'s last connection attempt failed and its reconnect backoff still runs
+    /// (or another task is connecting it right now).
+    fn backing_off(&self, node: i32) -> bool {
+        let Some(slot) = self.slots.lock().ok().and_then(|s| s.get(&node).cloned()) else {
+            return false;
+        };
+        let busy = match slot.try_lock() {
+            Ok(s) => s.retry_at.is_some_and(|at| at > Instant::now()),
+            Err(_) => true,
+        };
+        busy
+    }
+
+    /// How long every metadata request has been failing, if the last one failed.
+    fn metadata_failing_for(&self) -> Option<Duration> {
+        self.metadata_failing_since
+            .lock()
+            .ok()
+            .and_then(|s| s.map(|t| t.elapsed()))
+    }
+
+    fn metadata_outcome(&self, ok: bool) {
+        if let Ok(mut since) = self.metadata_failing_since.lock() {
+            if ok {
+                *since = None;
+            } else if since.is_none() {
+                *since = Some(Instant::now());
+            }
+        }
+    }
+
+    /// Forgets the bootstrap connection, so the next one resolves and connects afresh.
+    async fn drop_bootstrap_connection(&self) {
+        if let Some(c) = self.bootstrap.lock().await.take() {
+            c.close("rebootstrap");
+        }
     }
 
     /// Metadata for `topic`, refreshing (and, when allowed, auto-creating) until it has
@@ -443,11 +575,13 @@ impl Cluster {
                     .collect(),
             ))
             .with_allow_auto_topic_creation(self.config.allow_auto_create_topics);
-        let connection = self.any_connection().await?;
-        let response = match connection.send(&request).await {
-            Ok(r) => r,
+        let response = match self.metadata_answer(&request).await {
+            Ok(r) => {
+                self.metadata_outcome(true);
+                r
+            }
             Err(e) => {
-                connection.close("metadata request failed");
+                self.metadata_outcome(false);
                 return Err(e);
             }
         };
@@ -459,6 +593,34 @@ impl Cluster {
         self.stale.store(false, Ordering::Release);
         self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(merged)
+    }
+
+    /// Sends a metadata request on [`Cluster::any_connection`]. A broker that answers
+    /// REBOOTSTRAP_REQUIRED (KIP-1102) sends the client back to the bootstrap servers, once.
+    async fn metadata_answer(&self, request: &MetadataRequest) -> Result<MetadataResponse> {
+        let connection = self.any_connection().await?;
+        let response = match connection.send(request).await {
+            Ok(r) => r,
+            Err(e) => {
+                connection.close("metadata request failed");
+                return Err(e);
+            }
+        };
+        let code = ErrorCode::from_code(response.error_code);
+        if code != ErrorCode::RebootstrapRequired {
+            return Ok(response);
+        }
+        if self.config.metadata_recovery != MetadataRecovery::Rebootstrap {
+            return Err(code.into());
+        }
+        tracing::info!("broker answered REBOOTSTRAP_REQUIRED: rebootstrapping");
+        self.drop_bootstrap_connection().await;
+        let connection = self.bootstrap_connection().await?;
+        let response = connection.send(request).await?;
+        match ErrorCode::from_code(response.error_code) {
+            ErrorCode::NoError => Ok(response),
+            code => Err(code.into()),
+        }
     }
 
     /// Per-broker traffic counters of live connections.
@@ -514,6 +676,7 @@ impl Cluster {
 
     /// Closes every connection.
     pub fn close(&self) {
+        self.closed.store(true, Ordering::Release);
         if let Ok(slots) = self.slots.lock() {
             for slot in slots.values() {
                 if let Ok(s) = slot.try_lock() {

@@ -13,6 +13,7 @@ use kafka_protocol::messages::{ApiKey, BrokerId, FetchRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
 use super::offsets::{list_offsets, EARLIEST, LATEST};
+use super::replica;
 use super::session::{FetchParams, SessionRequest, MIN_SESSION_VERSION};
 use super::shared::Shared;
 use super::state::{Buffered, Reset};
@@ -263,7 +264,8 @@ fn plan_fetches(shared: &Shared, busy: &HashMap<i32, InFlight>) -> HashMap<i32, 
         if p.awaiting_validation {
             continue;
         }
-        if busy.contains_key(&leader) {
+        let node = replica::fetch_node(&mut p.read_replica, leader, &meta, now);
+        if busy.contains_key(&node) {
             continue;
         }
         p.in_flight = true;
@@ -274,7 +276,7 @@ fn plan_fetches(shared: &Shared, busy: &HashMap<i32, InFlight>) -> HashMap<i32, 
             leader_epoch: epoch,
             oversize: p.oversize,
         };
-        let entry = plan.entry(leader).or_default();
+        let entry = plan.entry(node).or_default();
         if p.oversize {
             entry.insert(0, planned);
         } else {
@@ -356,6 +358,7 @@ fn fetch_request(config: &ConsumerConfig, session: &SessionRequest) -> FetchRequ
         .with_isolation_level(i8::from(config.read_committed))
         .with_session_id(session.session_id)
         .with_session_epoch(session.epoch)
+        .with_rack_id(StrBytes::from_string(config.client_rack.clone()))
         .with_topics(topics)
         .with_forgotten_topics_data(forgotten)
 }
@@ -371,7 +374,7 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
         Ok(conn) => conn,
         Err(e) => {
             shared.cluster.on_error(&e);
-            release(&shared, &parts, Some(Instant::now() + backoff));
+            release(&shared, leader, &parts, Some(Instant::now() + backoff));
             shared.fetch_wake.notify_one();
             return;
         }
@@ -408,7 +411,7 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
             if let Some(s) = shared.lock().sessions.get_mut(&leader) {
                 s.on_failure();
             }
-            release(&shared, &parts, Some(Instant::now() + backoff));
+            release(&shared, leader, &parts, Some(Instant::now() + backoff));
             shared.fetch_wake.notify_one();
             return;
         }
@@ -428,7 +431,7 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
         if !session_error {
             shared.cluster.on_error(&Error::Kafka(top_error));
         }
-        release(&shared, &parts, until);
+        release(&shared, leader, &parts, until);
         shared.fetch_wake.notify_one();
         return;
     }
@@ -459,6 +462,12 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
             let code = ErrorCode::from_code(pd.error_code);
             match code {
                 ErrorCode::NoError => {
+                    replica::on_answer(
+                        &mut p.read_replica,
+                        pd.preferred_read_replica.0,
+                        leader,
+                        shared.cluster.config().metadata_max_age,
+                    );
                     p.high_watermark = pd.high_watermark;
                     p.last_stable_offset = pd.last_stable_offset;
                     p.log_start_offset = pd.log_start_offset;
@@ -495,6 +504,13 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
                         }
                         _ => {}
                     }
+                }
+                // Any error from a read replica (OFFSET_OUT_OF_RANGE: it is behind;
+                // NOT_LEADER_OR_FOLLOWER: no longer a replica) sends the partition back to its
+                // leader, which decides (and resets positions) from there.
+                code if replica::drop_if(&mut p.read_replica, leader) => {
+                    tracing::debug!(%code, node = leader, "read replica dropped");
+                    p.backoff_until = Some(Instant::now() + backoff);
                 }
                 ErrorCode::OffsetOutOfRange => match config.auto_offset_reset {
                     crate::config::OffsetReset::Earliest => p.request_reset(Reset::Earliest),
@@ -549,13 +565,16 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
     shared.fetch_wake.notify_one();
 }
 
-fn release(shared: &Shared, parts: &Planned, backoff: Option<Instant>) {
+/// Makes the partitions of a fetch to `node` that failed fetchable again (after `backoff`);
+/// those read from `node` as a follower go back to their leader.
+fn release(shared: &Shared, node: i32, parts: &Planned, backoff: Option<Instant>) {
     let mut state = shared.lock();
     for planned in parts {
         if let Some(p) = state.parts.get_mut(&planned.tp) {
             if p.generation == planned.generation {
                 p.in_flight = false;
                 p.backoff_until = backoff;
+                replica::drop_if(&mut p.read_replica, node);
             }
         }
     }

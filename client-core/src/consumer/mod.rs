@@ -21,6 +21,7 @@ mod fetcher;
 pub mod group;
 mod offsets;
 mod record;
+mod replica;
 mod session;
 mod shared;
 mod state;

@@ -64,6 +64,8 @@ pub(crate) struct PartState {
     /// this, never `position`, which already covers records the application may still be
     /// processing. `None` until the first request for records after the assignment.
     pub processed: Option<i64>,
+    /// The replica this partition is read from instead of its leader (KIP-392).
+    pub read_replica: Option<super::replica::ReadReplica>,
 }
 
 impl PartState {
@@ -85,6 +87,7 @@ impl PartState {
             last_epoch: None,
             awaiting_validation: false,
             processed: None,
+            read_replica: None,
         }
     }
 

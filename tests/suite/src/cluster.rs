@@ -39,6 +39,7 @@ fn run(command: &Path, args: &[&str]) -> String {
 impl FaultCluster {
     /// Starts `nodes` nodes (ids 1..=nodes) in a fresh temporary directory.
     pub fn start(nodes: usize) -> FaultCluster {
+        crate::client_log_from_env();
         let command = std::env::var_os("ODRADEK_CLUSTER_CMD")
             .map(PathBuf::from)
             .unwrap_or_else(default_command);
@@ -46,7 +47,10 @@ impl FaultCluster {
         std::fs::create_dir_all(&dir).expect("cluster dir");
         let n = nodes.to_string();
         let bootstrap = run(&command, &["start", path_arg(&dir), &n]);
-        assert!(!bootstrap.is_empty(), "the cluster printed no bootstrap list");
+        assert!(
+            !bootstrap.is_empty(),
+            "the cluster printed no bootstrap list"
+        );
         FaultCluster {
             bootstrap,
             command,
@@ -61,7 +65,10 @@ impl FaultCluster {
     }
 
     fn node_command(&self, verb: &str, node: i32) -> String {
-        run(&self.command, &[verb, path_arg(&self.dir), &node.to_string()])
+        run(
+            &self.command,
+            &[verb, path_arg(&self.dir), &node.to_string()],
+        )
     }
 
     /// SIGKILLs a node (its data stays for [`FaultCluster::restart`]).

@@ -59,6 +59,15 @@ fn free_port() -> u16 {
         .unwrap_or(0)
 }
 
+/// With `ODRADEK_CLIENT_LOG` set, the client's debug log goes to stderr.
+fn client_log_from_env() {
+    if std::env::var_os("ODRADEK_CLIENT_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new("odradek=debug"))
+            .try_init();
+    }
+}
+
 fn unique(tag: &str) -> String {
     static N: AtomicU64 = AtomicU64::new(0);
     format!(
@@ -101,11 +110,7 @@ fn spawn_broker(data_dir: &std::path::Path, port: u16, overrides: &[(String, Str
 impl Target {
     /// The external broker if configured, else a fresh `odradek-broker` with `overrides`.
     pub fn start(overrides: &[(&str, &str)]) -> Target {
-        if std::env::var_os("ODRADEK_CLIENT_LOG").is_some() {
-            let _ = tracing_subscriber::fmt()
-                .with_env_filter(tracing_subscriber::EnvFilter::new("odradek=debug"))
-                .try_init();
-        }
+        client_log_from_env();
         if let Ok(b) = std::env::var("ODRADEK_TEST_BOOTSTRAP") {
             return Target {
                 bootstrap: b,

@@ -236,7 +236,9 @@ fn producer_and_group_survive_leader_kill_pause_controller_kill_and_cut() {
     // 4. One node is cut off from clients: the partitions the others lead go on.
     let led = leaders(&base, &rt, &topic);
     let cut = led[2];
-    let others: Vec<i32> = (0..PARTITIONS).filter(|p| led[*p as usize] != cut).collect();
+    let others: Vec<i32> = (0..PARTITIONS)
+        .filter(|p| led[*p as usize] != cut)
+        .collect();
     eprintln!("fault 4: cut node {cut} off (leaders {led:?}) for 10 s");
     cluster.cut(cut);
     let cut_at = Instant::now();
@@ -249,9 +251,11 @@ fn producer_and_group_survive_leader_kill_pause_controller_kill_and_cut() {
         let from = cut_at + Duration::from_secs(5);
         let acked = acked.lock().unwrap();
         for p in &others {
-            let during = acked
-                .get(p)
-                .map_or(0, |v| v.iter().filter(|(_, _, t)| *t >= from && *t < healed_at).count());
+            let during = acked.get(p).map_or(0, |v| {
+                v.iter()
+                    .filter(|(_, _, t)| *t >= from && *t < healed_at)
+                    .count()
+            });
             assert!(
                 during > 0,
                 "partition {p} (leader {}) acknowledged nothing while node {cut} was cut off",
@@ -326,4 +330,193 @@ fn producer_and_group_survive_leader_kill_pause_controller_kill_and_cut() {
         }
         producer.close().await;
     });
+}
+
+/// A consumer bootstrapped from one node only, reading partitions that node leads, carries on
+/// after the node dies: its metadata comes from the other brokers it learned of (and, were
+/// none reachable, from `bootstrap.servers` again: `metadata.recovery.strategy=rebootstrap`).
+#[test]
+#[ignore = "needs the 3-node fault cluster: run by the cluster tier of scripts/test.sh"]
+fn consumer_bootstrapped_from_one_node_carries_on_when_that_node_dies() {
+    let cluster = FaultCluster::start(3);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _in_runtime = rt.enter();
+    let topic = topic_name("one-bootstrap");
+    let base = config(&cluster, &[]);
+    rt.block_on(async {
+        let admin = Admin::new(base.clone());
+        let mut t = NewTopic::new(topic.clone());
+        t.partitions = Some(PARTITIONS);
+        t.replication_factor = Some(3);
+        admin.create_topics(&[t], false).await.unwrap()[0]
+            .1
+            .as_ref()
+            .unwrap();
+    });
+    let led = leaders(&base, &rt, &topic);
+    let node = led[0];
+    let mine: Vec<i32> = (0..PARTITIONS)
+        .filter(|p| led[*p as usize] == node)
+        .collect();
+    let producer = Producer::new(config(&cluster, &[("enable.idempotence", "true")])).unwrap();
+    let produce = |from: u64, to: u64| {
+        rt.block_on(async {
+            let mut acks = Vec::new();
+            for seq in from..to {
+                for p in &mine {
+                    let r = ProducerRecord::new(topic.as_str(), value(*p, seq)).partition(*p);
+                    acks.push(producer.send(r).await.unwrap());
+                }
+            }
+            for a in acks {
+                a.await.unwrap();
+            }
+        })
+    };
+    produce(0, 200);
+
+    let consumer = Consumer::new(
+        ClientConfig::from_map([
+            ("bootstrap.servers", cluster.addr(node).as_str()),
+            ("auto.offset.reset", "earliest"),
+        ])
+        .unwrap(),
+    )
+    .unwrap();
+    let tps: Vec<_> = mine
+        .iter()
+        .map(|p| odradek::TopicPartition {
+            topic: topic.as_str().into(),
+            partition: *p,
+        })
+        .collect();
+    consumer.assign(&tps);
+    let mut got: BTreeMap<i32, Vec<u64>> = BTreeMap::new();
+    let mut read_until = |n: usize, what: &str| {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        while got.values().map(Vec::len).sum::<usize>() < n {
+            assert!(
+                Instant::now() < deadline,
+                "{what}: {} of {n} records read",
+                got.values().map(Vec::len).sum::<usize>()
+            );
+            if let Ok(records) = rt.block_on(consumer.poll(Duration::from_millis(200))) {
+                for r in records {
+                    let (p, seq) = parse(r.value.as_deref().unwrap());
+                    got.entry(p).or_default().push(seq);
+                }
+            }
+        }
+    };
+    read_until(200 * mine.len(), "before the kill");
+
+    eprintln!("killing node {node}, the consumer's only bootstrap server (it leads {mine:?})");
+    cluster.kill(node);
+    produce(200, 400);
+    read_until(400 * mine.len(), "after the kill");
+    for p in &mine {
+        let expected: Vec<u64> = (0..400).collect();
+        assert_eq!(
+            got.get(p),
+            Some(&expected),
+            "partition {p}: every record once, in order"
+        );
+    }
+    rt.block_on(async {
+        consumer.close().await;
+        producer.close().await;
+    });
+}
+
+/// Follower fetching (KIP-392): a consumer in a follower's rack (`client.rack`) is pointed at
+/// that follower by the leader's rack-aware selector and keeps reading while the leader is cut
+/// off from clients. Reading from the leader would stall for the whole cut.
+#[test]
+#[ignore = "needs the 3-node fault cluster: run by the cluster tier of scripts/test.sh"]
+fn a_consumer_in_a_followers_rack_reads_from_that_follower() {
+    const RECORDS: u64 = 3000;
+    let cluster = FaultCluster::start(3);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _in_runtime = rt.enter();
+    let topic = topic_name("rack");
+    let base = config(&cluster, &[]);
+    rt.block_on(async {
+        let admin = Admin::new(base.clone());
+        let mut t = NewTopic::new(topic.clone());
+        t.partitions = Some(1);
+        t.replication_factor = Some(3);
+        admin.create_topics(&[t], false).await.unwrap()[0]
+            .1
+            .as_ref()
+            .unwrap();
+        // Many small batches, so reading takes many fetches.
+        let producer = Producer::new(config(
+            &cluster,
+            &[("batch.size", "400"), ("linger.ms", "0")],
+        ))
+        .unwrap();
+        let mut acks = Vec::new();
+        for seq in 0..RECORDS {
+            let r = ProducerRecord::new(topic.as_str(), value(0, seq)).partition(0);
+            acks.push(producer.send(r).await.unwrap());
+        }
+        for a in acks {
+            a.await.unwrap();
+        }
+        producer.close().await;
+    });
+    let leader = leaders(&base, &rt, &topic)[0];
+    let follower = *cluster.nodes().iter().find(|n| **n != leader).unwrap();
+    let rack = format!("rack-{follower}");
+    let consumer = Consumer::new(config(
+        &cluster,
+        &[
+            ("client.rack", rack.as_str()),
+            ("auto.offset.reset", "earliest"),
+            ("max.partition.fetch.bytes", "2000"),
+            ("fetch.max.bytes", "2000"),
+        ],
+    ))
+    .unwrap();
+    consumer.assign(&[odradek::TopicPartition {
+        topic: topic.as_str().into(),
+        partition: 0,
+    }]);
+    let mut got = Vec::new();
+    let mut read_until = |n: u64, within: Duration, what: &str| {
+        let deadline = Instant::now() + within;
+        while (got.len() as u64) < n {
+            assert!(
+                Instant::now() < deadline,
+                "{what}: {} of {n} records read",
+                got.len()
+            );
+            if let Ok(records) = rt.block_on(consumer.poll(Duration::from_millis(200))) {
+                got.extend(records.iter().map(|r| parse(r.value.as_deref().unwrap()).1));
+            }
+        }
+    };
+    read_until(300, Duration::from_secs(60), "before the cut");
+    eprintln!("cutting off leader {leader}; the consumer is in {rack}");
+    cluster.cut(leader);
+    read_until(
+        RECORDS,
+        Duration::from_secs(20),
+        "while the leader was cut off (not reading from the follower?)",
+    );
+    cluster.heal(leader);
+    assert_eq!(
+        got,
+        (0..RECORDS).collect::<Vec<_>>(),
+        "every record once, in order"
+    );
+    rt.block_on(consumer.close());
 }
