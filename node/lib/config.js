@@ -176,6 +176,8 @@ function consumerProps (opts, fromBeginning) {
   if (opts.minBytes !== undefined) out['fetch.min.bytes'] = String(opts.minBytes)
   if (opts.maxBytes !== undefined) out['fetch.max.bytes'] = String(opts.maxBytes)
   if (opts.allowAutoTopicCreation !== undefined) out['allow.auto.create.topics'] = String(Boolean(opts.allowAutoTopicCreation))
+  // KafkaJS's rackId: fetch from a replica in this rack when the brokers allow it (KIP-392).
+  if (opts.rackId !== undefined && opts.rackId !== null) out['client.rack'] = String(opts.rackId)
   if (opts.readUncommitted !== undefined) out['isolation.level'] = opts.readUncommitted ? 'read_uncommitted' : 'read_committed'
   if (opts.maxInFlightRequests !== undefined && opts.maxInFlightRequests !== null) {
     out['max.in.flight.requests.per.connection'] = String(opts.maxInFlightRequests)

@@ -224,3 +224,16 @@ def test_poll_zero_returns_fetched_messages(bootstrap, consumer_conf, topic):
         got.extend(m.offset() for m in batch if m.error() is None)
     assert sorted(got) == list(range(20))
     c.close()
+
+
+def test_resilience_settings_are_honoured_or_refused(bootstrap):
+    """client.rack and metadata.recovery.* reach the core (issue 27); a bad strategy is named."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "rack-check", "client.rack": "rack-1",
+                  "metadata.recovery.strategy": "none",
+                  "metadata.recovery.rebootstrap.trigger.ms": 60000})
+    c.close()
+    with pytest.raises(KafkaException) as ei:
+        Consumer({"bootstrap.servers": bootstrap, "group.id": "g",
+                  "metadata.recovery.strategy": "sometimes"})
+    assert ei.value.args[0].code() == KafkaError._INVALID_ARG
+    assert "metadata.recovery.strategy" in str(ei.value)
