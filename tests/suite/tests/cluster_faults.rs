@@ -522,3 +522,105 @@ fn a_consumer_in_a_followers_rack_reads_from_that_follower() {
     );
     rt.block_on(consumer.close());
 }
+
+/// `min.insync.replicas` lost: an idempotent acks=all producer retries NOT_ENOUGH_REPLICAS
+/// until `delivery.timeout.ms`, then reports a delivery error that names it; once the replica
+/// is back, new records are acknowledged on the same producer (its sequences recover, KIP-360)
+/// and the log holds every acknowledged record once.
+#[test]
+#[ignore = "needs the 3-node fault cluster: run by the cluster tier of scripts/test.sh"]
+fn acks_all_reports_a_lost_min_isr_and_recovers_when_the_replica_returns() {
+    let cluster = FaultCluster::start(3);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _in_runtime = rt.enter();
+    let topic = topic_name("min-isr");
+    let base = config(&cluster, &[]);
+    rt.block_on(async {
+        let admin = Admin::new(base.clone());
+        let mut t = NewTopic::new(topic.clone());
+        t.partitions = Some(1);
+        t.replication_factor = Some(3);
+        // Every replica must be in sync: losing one follower is enough.
+        t.configs = vec![("min.insync.replicas".into(), "3".into())];
+        admin.create_topics(&[t], false).await.unwrap()[0]
+            .1
+            .as_ref()
+            .unwrap();
+    });
+    let producer = Producer::new(config(
+        &cluster,
+        &[
+            ("enable.idempotence", "true"),
+            ("acks", "all"),
+            ("delivery.timeout.ms", "8000"),
+            ("request.timeout.ms", "3000"),
+            ("linger.ms", "0"),
+        ],
+    ))
+    .unwrap();
+    let send = |seq: u64| {
+        rt.block_on(async {
+            let r = ProducerRecord::new(topic.as_str(), value(0, seq)).partition(0);
+            producer.send(r).await.unwrap().await
+        })
+    };
+    let mut acked = Vec::new();
+    for seq in 0..50 {
+        acked.push((seq, send(seq).unwrap().offset));
+    }
+    let leader = leaders(&base, &rt, &topic)[0];
+    let follower = *cluster.nodes().iter().find(|n| **n != leader).unwrap();
+    eprintln!("killing follower {follower}; the ISR shrinks below min.insync.replicas=3");
+    cluster.kill(follower);
+    // Fenced after the 6 s broker session timeout, which takes it out of the ISR.
+    std::thread::sleep(Duration::from_secs(8));
+    let failed = send(1000).expect_err("acks=all with the ISR below min.insync.replicas");
+    let text = failed.to_string();
+    assert!(
+        text.contains("NOT_ENOUGH_REPLICAS") || text.contains("NotEnoughReplicas"),
+        "the delivery error names the cause: {text}"
+    );
+    cluster.restart(follower);
+    // Back in the ISR once it caught up: the same producer goes on.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seq = 50;
+    loop {
+        match send(seq) {
+            Ok(meta) => {
+                acked.push((seq, meta.offset));
+                break;
+            }
+            Err(e) => {
+                assert!(
+                    Instant::now() < deadline,
+                    "no acknowledgement after the restart: {e}"
+                );
+                assert!(!e.to_string().contains("OUT_OF_ORDER_SEQUENCE"), "{e}");
+            }
+        }
+        seq += 1;
+    }
+    for s in seq + 1..seq + 20 {
+        acked.push((s, send(s).unwrap().offset));
+    }
+    rt.block_on(async {
+        let log = read_partition(producer.cluster(), &topic, 0).await;
+        let mut seen = HashSet::new();
+        for r in &log {
+            let (_, s) = parse(r.value.as_deref().unwrap());
+            assert!(seen.insert(s), "record {s} twice in the log");
+        }
+        for (s, offset) in &acked {
+            let at = log
+                .iter()
+                .find(|r| r.offset == *offset)
+                .map(|r| parse(r.value.as_deref().unwrap()).1);
+            assert_eq!(at, Some(*s), "acknowledged {s} at offset {offset}");
+        }
+        producer.close().await;
+    });
+}
