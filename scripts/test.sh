@@ -90,6 +90,8 @@ if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   # Leader kill, a pause past the broker session timeout, controller kill, a node cut off
   # from clients, and a consumer whose only bootstrap server dies (each test starts a cluster).
   cargo test -p odradek-suite --test cluster_faults -- --ignored --test-threads=1
+  ODRADEK_FAULT_CLUSTER=1 ODRADEK_BROKER_BIN="$target/debug/odradek-broker" \
+    python/test.sh tests/test_cluster_faults.py
 fi
 
 # ---- Node.js package `odradek` (node/, napi-rs): npm ci builds the addon, node --test node/test ---

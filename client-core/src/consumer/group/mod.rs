@@ -353,6 +353,7 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
             continue 'rejoin;
         }
         let mut next_commit = Instant::now() + cfg.auto_commit_interval;
+        let mut last_beat_ok = Instant::now();
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(cfg.heartbeat_interval) => {}
@@ -362,10 +363,15 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
                 break 'rejoin;
             }
             if cfg.enable_auto_commit && Instant::now() >= next_commit {
-                if let Err(e) =
-                    commit_positions(&shared, Some(&m.assigned()), Progress::Processed).await
-                {
-                    tracing::debug!(error = %e, "auto-commit failed");
+                let owned = m.assigned();
+                let commit = commit_positions(&shared, Some(&owned), Progress::Processed);
+                match tokio::time::timeout(beat_budget(&cfg, last_beat_ok), commit).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => tracing::debug!(error = %e, "auto-commit failed"),
+                    Err(_) => {
+                        tracing::debug!("auto-commit unanswered: looking for the coordinator again");
+                        group.lock().await.forget_coordinator();
+                    }
                 }
                 next_commit = Instant::now() + cfg.auto_commit_interval;
             }
@@ -391,9 +397,18 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
                 }
                 continue 'rejoin;
             }
-            let beat = group.lock().await.heartbeat().await;
+            let beat = async { group.lock().await.heartbeat().await };
+            let beat = match tokio::time::timeout(beat_budget(&cfg, last_beat_ok), beat).await {
+                Ok(beat) => beat,
+                Err(_) => {
+                    group.lock().await.forget_coordinator();
+                    Err(Error::Timeout(
+                        "no heartbeat answer within session.timeout.ms: looking for the coordinator again".into(),
+                    ))
+                }
+            };
             match beat {
-                Ok(()) => {}
+                Ok(()) => last_beat_ok = Instant::now(),
                 Err(Error::Kafka(ErrorCode::RebalanceInProgress)) => continue 'rejoin,
                 Err(Error::Kafka(
                     code @ (ErrorCode::IllegalGeneration
@@ -433,6 +448,17 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
     }
     m.set_assigned(Vec::new());
     m.stopped.notify_waiters();
+}
+
+/// How long the next heartbeat (or auto-commit) may wait for the coordinator: what is left of
+/// the session since the last answered heartbeat, at least one heartbeat interval. A
+/// coordinator that stops answering (a hung broker) is given up on once the session would
+/// expire, as the Java client does, so the member finds the new coordinator (which keeps its
+/// membership) before the session ends there too.
+fn beat_budget(cfg: &crate::config::ConsumerConfig, last_beat_ok: Instant) -> Duration {
+    cfg.session_timeout
+        .saturating_sub(last_beat_ok.elapsed())
+        .max(cfg.heartbeat_interval)
 }
 
 async fn revoke(shared: &Shared, m: &Membership, partitions: &[TopicPartition], auto_commit: bool) {
