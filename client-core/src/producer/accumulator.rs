@@ -190,9 +190,13 @@ impl Accumulator {
             let Some(front) = queue.batches.front() else {
                 continue;
             };
-            // With max.in.flight=1 a partition's next batch waits for the previous one, which is
-            // what keeps order under retries.
-            if p.max_in_flight == 1 && queue.in_flight > 0 {
+            // At most `max.in.flight.requests.per.connection` batches of a partition are
+            // unacknowledged at once (one per request, as in Kafka's clients), however long a
+            // broker takes to answer or a lane to reconnect. With max.in.flight=1 that keeps
+            // order under retries; with idempotence it keeps every retry within the five
+            // batches a broker remembers per producer and partition: a retried batch the broker
+            // wrote but no longer remembers would be refused as out of order forever.
+            if queue.in_flight >= p.max_in_flight {
                 continue;
             }
             // Idempotence: the first sequenced batch of a partition is confirmed before more
@@ -456,6 +460,69 @@ mod tests {
         assert_eq!(got, vec![(100, 10), (101, 11), (102, 13)]);
         assert!(batch.take(2).is_none());
         assert_eq!(sem.available_permits(), 1 << 20, "memory released");
+    }
+
+    #[test]
+    fn a_partition_never_has_more_batches_in_flight_than_max_in_flight() {
+        let sem = Arc::new(tokio::sync::Semaphore::new(1 << 20));
+        // Batches of one record each: every append past the first opens a new batch.
+        let mut acc = Accumulator::new(1, Compression::None, None, false);
+        for ts in 0..20 {
+            let permit = sem.clone().try_acquire_many_owned(100).unwrap();
+            acc.append(
+                "t",
+                0,
+                ts,
+                None,
+                Some(b"v"),
+                &[],
+                80,
+                permit,
+                Completion::None,
+            )
+            .unwrap();
+        }
+        let leader = |_: &str, _: i32| Some(1);
+        let params = DrainParams {
+            now: Instant::now(),
+            flushing: true,
+            linger: Duration::ZERO,
+            max_request_size: 1 << 20,
+            max_in_flight: 5,
+            idempotence: Some(Some((7, 0))),
+            txn: TxnFilter::Any,
+            leader: &leader,
+        };
+        // A broker that never answers: drain as often as the sender would.
+        let mut sent = Vec::new();
+        for _ in 0..50 {
+            for (_, batches) in acc.drain(&params).by_leader {
+                sent.extend(batches);
+            }
+        }
+        assert_eq!(
+            sent.len(),
+            1,
+            "the first sequenced batch is confirmed before more follow"
+        );
+        acc.sent_settled(&sent[0], true);
+        for _ in 0..50 {
+            for (_, batches) in acc.drain(&params).by_leader {
+                sent.extend(batches);
+            }
+        }
+        assert_eq!(
+            acc.in_flight(),
+            5,
+            "at most max.in.flight batches unacknowledged"
+        );
+        assert_eq!(sent.len(), 6);
+        let seqs: Vec<i32> = sent.iter().filter_map(|b| b.sequence).collect();
+        assert_eq!(
+            seqs,
+            (0..6).collect::<Vec<_>>(),
+            "sequences in order, no gaps"
+        );
     }
 
     #[test]
