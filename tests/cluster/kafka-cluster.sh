@@ -15,6 +15,9 @@
 #                                      node is healthy, to clients it is unreachable)
 #   kafka-cluster.sh heal DIR ID       end the cut (connections caught in it are closed)
 #   kafka-cluster.sh controller DIR    print the id of the active controller
+#   kafka-cluster.sh elect-unclean DIR TOPIC PARTITION
+#                                      elect a leader among the live replicas even if none
+#                                      is in sync (ElectLeaders, UNCLEAN; loses data)
 #   kafka-cluster.sh addr DIR ID       print the client address of node ID
 #
 # stdout carries only the results named above; everything else goes to stderr.
@@ -367,6 +370,24 @@ cmd_controller() {
   printf '%s\n' "$leader" >&3
 }
 
+cmd_elect_unclean() {
+  [[ $# -eq 3 ]] || die "usage: kafka-cluster.sh elect-unclean DIR TOPIC PARTITION"
+  local dir id java list=""
+  dir="$(cluster_dir "$1")"
+  load_env "$dir"
+  java="$(java_bin)"
+  for id in $NODES; do
+    alive "$(node_pid "$dir" "$id")" "$dir/node-$id/server.properties" || continue
+    list+="${list:+,}127.0.0.1:$(node_var PROXY_PORT "$id")"
+  done
+  [[ -n "$list" ]] || die "no node is running"
+  "$java" -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+    -Dlog4j2.configurationFile="$TOOLS_LOG4J" -cp "$LIBS/*" \
+    org.apache.kafka.tools.LeaderElectionCommand --bootstrap-server "$list" \
+    --election-type unclean --topic "$2" --partition "$3" </dev/null >&2 ||
+    die "unclean election of $2-$3 failed"
+}
+
 cmd_addr() {
   [[ $# -eq 2 ]] || die "usage: kafka-cluster.sh addr DIR ID"
   local dir
@@ -389,6 +410,7 @@ main() {
     cut) [[ $# -eq 2 ]] || die "usage: cut DIR ID"; proxy_signal "$1" "$2" USR1 ;;
     heal) [[ $# -eq 2 ]] || die "usage: heal DIR ID"; proxy_signal "$1" "$2" USR2 ;;
     controller) cmd_controller "$@" ;;
+    elect-unclean) cmd_elect_unclean "$@" ;;
     addr) cmd_addr "$@" ;;
     *) die "usage: kafka-cluster.sh {start DIR [N]|stop DIR|kill|pause|resume|restart|cut|heal DIR ID|controller DIR|addr DIR ID}" ;;
   esac

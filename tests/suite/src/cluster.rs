@@ -108,6 +108,20 @@ impl FaultCluster {
             .unwrap_or_else(|_| panic!("controller id expected, got {out:?}"))
     }
 
+    /// Elects a leader for `topic`-`partition` among its live replicas even if none is in
+    /// sync (an unclean election: records only the old leader had are lost).
+    pub fn elect_unclean(&self, topic: &str, partition: i32) {
+        run(
+            &self.command,
+            &[
+                "elect-unclean",
+                path_arg(&self.dir),
+                topic,
+                &partition.to_string(),
+            ],
+        );
+    }
+
     /// A node's client address.
     pub fn addr(&self, node: i32) -> String {
         self.node_command("addr", node)

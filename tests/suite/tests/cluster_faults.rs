@@ -624,3 +624,177 @@ fn acks_all_reports_a_lost_min_isr_and_recovers_when_the_replica_returns() {
         producer.close().await;
     });
 }
+
+/// KIP-320 on a real unclean election: a follower is killed, the leader alone takes more
+/// records, then the leader dies and the stale follower is elected uncleanly. A consumer that
+/// had read past the new leader's log end detects the truncation: with
+/// `auto.offset.reset=earliest` it moves back to the divergence point and reads what the new
+/// leader wrote there; with `none` it reports the truncation instead of reading on.
+#[test]
+#[ignore = "needs the 3-node fault cluster: run by the cluster tier of scripts/test.sh"]
+fn consumers_detect_the_truncation_of_an_unclean_election() {
+    let cluster = FaultCluster::start(3);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _in_runtime = rt.enter();
+    let topic = topic_name("unclean");
+    let base = config(&cluster, &[]);
+    let admin = Admin::new(base.clone());
+    rt.block_on(async {
+        let mut t = NewTopic::new(topic.clone());
+        t.partitions = Some(1);
+        t.replication_factor = Some(2);
+        t.configs = vec![
+            ("min.insync.replicas".into(), "1".into()),
+            ("unclean.leader.election.enable".into(), "true".into()),
+        ];
+        admin.create_topics(&[t], false).await.unwrap()[0]
+            .1
+            .as_ref()
+            .unwrap();
+    });
+    let probe = odradek::cluster::Cluster::new(base.clone());
+    let partition = |rt: &tokio::runtime::Runtime| {
+        rt.block_on(probe.describe_metadata(Some(&topic)))
+            .unwrap()
+            .topics
+            .into_iter()
+            .next()
+            .unwrap()
+            .partitions
+            .into_iter()
+            .next()
+            .unwrap()
+    };
+    let wait_for = |what: &str, ok: &dyn Fn(&odradek::cluster::PartitionDetail) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let p = partition(&rt);
+            if ok(&p) {
+                return p;
+            }
+            assert!(Instant::now() < deadline, "{what}: {p:?}");
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    };
+    let p = wait_for("two replicas in sync", &|p| p.isr.len() == 2);
+    let old_leader = p.leader;
+    let stale = *p.replicas.iter().find(|r| **r != old_leader).unwrap();
+    let produce = |config: ClientConfig, prefix: &str, range: std::ops::Range<u64>| {
+        rt.block_on(async {
+            let producer = Producer::new(config).unwrap();
+            let mut acks = Vec::new();
+            for i in range {
+                let r = ProducerRecord::new(topic.as_str(), format!("0:{i}{prefix}")).partition(0);
+                acks.push(producer.send(r).await.unwrap());
+            }
+            for a in acks {
+                a.await.unwrap();
+            }
+            producer.close().await;
+        })
+    };
+    let plain = config(
+        &cluster,
+        &[("enable.idempotence", "false"), ("acks", "all")],
+    );
+    produce(plain.clone(), "", 0..100);
+    eprintln!("killing follower {stale}; leader {old_leader} alone takes 100 more records");
+    cluster.kill(stale);
+    wait_for("the dead follower out of the ISR", &|p| {
+        p.isr == [old_leader]
+    });
+    produce(plain.clone(), "", 100..200);
+
+    let tp = odradek::TopicPartition {
+        topic: topic.as_str().into(),
+        partition: 0,
+    };
+    let consumer = |reset: &str| {
+        let c = Consumer::new(config(&cluster, &[("auto.offset.reset", reset)])).unwrap();
+        c.assign(std::slice::from_ref(&tp));
+        c.seek(&tp, 0).unwrap();
+        c
+    };
+    let resetting = consumer("earliest");
+    let strict = consumer("none");
+    for c in [&resetting, &strict] {
+        let mut n = 0;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while n < 200 {
+            assert!(
+                Instant::now() < deadline,
+                "read {n} of 200 before the election"
+            );
+            n += rt
+                .block_on(c.poll(Duration::from_millis(200)))
+                .unwrap()
+                .len();
+        }
+    }
+
+    eprintln!("killing leader {old_leader}; electing {stale} uncleanly");
+    cluster.kill(old_leader);
+    cluster.restart(stale);
+    cluster.elect_unclean(&topic, 0);
+    wait_for("the stale replica leading", &|p| p.leader == stale);
+    // The new leader's log ends at 100: these take offsets 100.. again.
+    produce(
+        config(&cluster, &[("enable.idempotence", "false"), ("acks", "1")]),
+        "-after",
+        100..150,
+    );
+
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut after = Vec::new();
+    while after.len() < 50 {
+        assert!(
+            Instant::now() < deadline,
+            "earliest: {} records after the election: {after:?}",
+            after.len()
+        );
+        if let Ok(records) = rt.block_on(resetting.poll(Duration::from_millis(200))) {
+            after.extend(records.into_iter().map(|r| {
+                (
+                    r.offset,
+                    String::from_utf8(r.value.unwrap().to_vec()).unwrap(),
+                )
+            }));
+        }
+    }
+    let expected: Vec<(i64, String)> = (100..150).map(|i| (i, format!("0:{i}-after"))).collect();
+    assert_eq!(
+        after, expected,
+        "moved back to the divergence point, nothing skipped"
+    );
+
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let reported = loop {
+        assert!(
+            Instant::now() < deadline,
+            "no truncation reported with auto.offset.reset=none"
+        );
+        match rt.block_on(strict.poll(Duration::from_millis(200))) {
+            Err(e) => break e,
+            Ok(records) => assert!(
+                records.is_empty(),
+                "read on past the truncation: {:?}",
+                records.iter().map(|r| r.offset).collect::<Vec<_>>()
+            ),
+        }
+    };
+    assert!(
+        matches!(
+            reported,
+            odradek::Error::Kafka(odradek::ErrorCode::OffsetOutOfRange)
+        ),
+        "the truncation is reported as OFFSET_OUT_OF_RANGE: {reported:?}"
+    );
+    rt.block_on(async {
+        resetting.close().await;
+        strict.close().await;
+    });
+}
