@@ -364,6 +364,24 @@ impl Cluster {
         self.connection_in_slot(i32::MAX - node_id, node_id).await
     }
 
+    /// Closes the coordinator connection to `node_id` (see
+    /// [`Cluster::coordinator_connection`]): requests waiting on it fail at once. For a
+    /// coordinator that stopped answering.
+    pub fn close_coordinator_connection(&self, node_id: i32, reason: &str) {
+        let slot = self
+            .slots
+            .lock()
+            .ok()
+            .and_then(|s| s.get(&(i32::MAX - node_id)).cloned());
+        if let Some(slot) = slot {
+            if let Ok(s) = slot.try_lock() {
+                if let Some(c) = &s.connection {
+                    c.close(reason);
+                }
+            }
+        }
+    }
+
     async fn connection_in_slot(&self, slot_key: i32, node_id: i32) -> Result<Arc<Connection>> {
         let slot = {
             let mut slots = self.slots.lock().map_err(|_| Error::Closed)?;

@@ -40,6 +40,11 @@ pub struct GroupClient {
     /// Current generation (-1 outside a group generation).
     pub generation: i32,
     coordinator: Option<i32>,
+    /// A coordinator whose "unknown member" answer is being checked with another broker.
+    doubted: Option<i32>,
+    /// The coordinator's node id (-1: unknown), readable without this client's lock, so a
+    /// member can close a hung coordinator's connection while a request holds the lock.
+    seen: Arc<std::sync::atomic::AtomicI32>,
 }
 
 impl GroupClient {
@@ -52,12 +57,44 @@ impl GroupClient {
             member_id: String::new(),
             generation: -1,
             coordinator: None,
+            doubted: None,
+            seen: Arc::new(std::sync::atomic::AtomicI32::new(-1)),
         }
+    }
+
+    /// The coordinator's node id as last found (-1: none yet), shared.
+    pub fn coordinator_seen(&self) -> Arc<std::sync::atomic::AtomicI32> {
+        self.seen.clone()
     }
 
     /// Forgets the coordinator (after NOT_COORDINATOR and similar errors).
     pub fn forget_coordinator(&mut self) {
         self.coordinator = None;
+    }
+
+    /// After UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION: looks the coordinator up again, asking
+    /// another broker. A broker that was frozen (or cut off) past the sessions still holds
+    /// the group for a moment after it wakes and expires every member, though the group has
+    /// moved to a new coordinator that still knows them; such an answer is not the group's.
+    /// Returns whether the coordinator changed (then the request is worth sending again).
+    async fn second_opinion(&mut self) -> bool {
+        let Some(answered) = self.coordinator else {
+            return false;
+        };
+        self.coordinator = None;
+        self.doubted = Some(answered);
+        match self.connection().await {
+            Ok(_) => self.coordinator.is_some_and(|c| c != answered),
+            Err(_) => false,
+        }
+    }
+
+    /// Whether an error means the member is not (or no longer) in the coordinator's group.
+    fn is_membership_error(code: ErrorCode) -> bool {
+        matches!(
+            code,
+            ErrorCode::UnknownMemberId | ErrorCode::IllegalGeneration
+        )
     }
 
     /// Whether an error means the coordinator moved or is loading.
@@ -84,11 +121,15 @@ impl GroupClient {
             true => self.cluster.refresh().await?,
             false => self.cluster.metadata(),
         };
+        // Asked of another broker than a coordinator whose answer is in doubt (see
+        // `second_opinion`): that one may not know yet that it lost the group.
         let node = *meta
             .brokers
             .keys()
-            .next()
+            .find(|n| Some(**n) != self.doubted)
+            .or_else(|| meta.brokers.keys().next())
             .ok_or(Error::Kafka(ErrorCode::CoordinatorNotAvailable))?;
+        self.doubted = None;
         let any = self.cluster.connection(node).await?;
         // v4+ batches keys in `coordinator_keys`; earlier versions carry one `key`.
         let version = any
@@ -113,6 +154,8 @@ impl GroupClient {
             self.cluster.refresh().await?;
         }
         self.coordinator = Some(coordinator);
+        self.seen
+            .store(coordinator, std::sync::atomic::Ordering::Release);
         self.cluster.coordinator_connection(coordinator).await
     }
 
@@ -187,13 +230,16 @@ impl GroupClient {
 
     /// Heartbeat.
     pub async fn heartbeat(&mut self) -> Result<()> {
-        let conn = self.connection().await?;
         let request = HeartbeatRequest::default()
             .with_group_id(GroupId(sb(&self.group_id)))
             .with_generation_id(self.generation)
             .with_member_id(sb(&self.member_id))
             .with_group_instance_id(self.instance_id.as_deref().map(sb));
-        let code = ErrorCode::from_code(conn.send(&request).await?.error_code);
+        let mut code =
+            ErrorCode::from_code(self.connection().await?.send(&request).await?.error_code);
+        if Self::is_membership_error(code) && self.second_opinion().await {
+            code = ErrorCode::from_code(self.connection().await?.send(&request).await?.error_code);
+        }
         if Self::is_coordinator_error(code) {
             self.forget_coordinator();
         }
@@ -231,6 +277,19 @@ impl GroupClient {
     /// OffsetCommit of `(partition, offset, metadata)`; in a group generation the member id and
     /// generation fence stale members, outside one (`generation` -1) it is a standalone commit.
     pub async fn commit(
+        &mut self,
+        offsets: &[(TopicPartition, i64, Option<String>)],
+    ) -> Result<Vec<(TopicPartition, ErrorCode)>> {
+        let out = self.commit_once(offsets).await?;
+        let in_doubt =
+            self.generation >= 0 && out.iter().any(|(_, c)| Self::is_membership_error(*c));
+        if in_doubt && self.second_opinion().await {
+            return self.commit_once(offsets).await;
+        }
+        Ok(out)
+    }
+
+    async fn commit_once(
         &mut self,
         offsets: &[(TopicPartition, i64, Option<String>)],
     ) -> Result<Vec<(TopicPartition, ErrorCode)>> {

@@ -354,6 +354,18 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
         }
         let mut next_commit = Instant::now() + cfg.auto_commit_interval;
         let mut last_beat_ok = Instant::now();
+        let coordinator = group.lock().await.coordinator_seen();
+        // A coordinator that stopped answering: close its connection (a commit waiting on it
+        // holds the group client) and look for the coordinator again.
+        let give_up_on_coordinator = || async {
+            let node = coordinator.load(Ordering::Acquire);
+            if node >= 0 {
+                shared
+                    .cluster
+                    .close_coordinator_connection(node, "coordinator unanswered for the session");
+            }
+            group.lock().await.forget_coordinator();
+        };
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(cfg.heartbeat_interval) => {}
@@ -369,8 +381,10 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => tracing::debug!(error = %e, "auto-commit failed"),
                     Err(_) => {
-                        tracing::debug!("auto-commit unanswered: looking for the coordinator again");
-                        group.lock().await.forget_coordinator();
+                        tracing::debug!(
+                            "auto-commit unanswered: looking for the coordinator again"
+                        );
+                        give_up_on_coordinator().await;
                     }
                 }
                 next_commit = Instant::now() + cfg.auto_commit_interval;
@@ -401,7 +415,7 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
             let beat = match tokio::time::timeout(beat_budget(&cfg, last_beat_ok), beat).await {
                 Ok(beat) => beat,
                 Err(_) => {
-                    group.lock().await.forget_coordinator();
+                    give_up_on_coordinator().await;
                     Err(Error::Timeout(
                         "no heartbeat answer within session.timeout.ms: looking for the coordinator again".into(),
                     ))
