@@ -349,17 +349,25 @@ proxy_signal() {
   kill "-$signal" "$pid"
 }
 
+# The KIND addresses (PROXY_PORT: clients, CONTROLLER_PORT: the quorum) of the running nodes,
+# comma-separated; fails when none runs.
+live_addresses() {
+  local dir="$1" kind="$2" id list=""
+  for id in $NODES; do
+    alive "$(node_pid "$dir" "$id")" "$dir/node-$id/server.properties" || continue
+    list+="${list:+,}127.0.0.1:$(node_var "$kind" "$id")"
+  done
+  [[ -n "$list" ]] || die "no node is running"
+  printf '%s\n' "$list"
+}
+
 cmd_controller() {
   [[ $# -eq 1 ]] || die "usage: kafka-cluster.sh controller DIR"
-  local dir id java voters=""
+  local dir java voters
   dir="$(cluster_dir "$1")"
   load_env "$dir"
   java="$(java_bin)"
-  for id in $NODES; do
-    alive "$(node_pid "$dir" "$id")" "$dir/node-$id/server.properties" || continue
-    voters+="${voters:+,}127.0.0.1:$(node_var CONTROLLER_PORT "$id")"
-  done
-  [[ -n "$voters" ]] || die "no node is running"
+  voters="$(live_addresses "$dir" CONTROLLER_PORT)"
   local out leader
   out="$("$java" -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
     -Dlog4j2.configurationFile="$TOOLS_LOG4J" -cp "$LIBS/*" \
@@ -372,15 +380,11 @@ cmd_controller() {
 
 cmd_elect_unclean() {
   [[ $# -eq 3 ]] || die "usage: kafka-cluster.sh elect-unclean DIR TOPIC PARTITION"
-  local dir id java list=""
+  local dir java list
   dir="$(cluster_dir "$1")"
   load_env "$dir"
   java="$(java_bin)"
-  for id in $NODES; do
-    alive "$(node_pid "$dir" "$id")" "$dir/node-$id/server.properties" || continue
-    list+="${list:+,}127.0.0.1:$(node_var PROXY_PORT "$id")"
-  done
-  [[ -n "$list" ]] || die "no node is running"
+  list="$(live_addresses "$dir" PROXY_PORT)"
   "$java" -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
     -Dlog4j2.configurationFile="$TOOLS_LOG4J" -cp "$LIBS/*" \
     org.apache.kafka.tools.LeaderElectionCommand --bootstrap-server "$list" \

@@ -35,6 +35,37 @@ fn config(cluster: &FaultCluster, extra: &[(&str, &str)]) -> ClientConfig {
     ClientConfig::from_map(entries).unwrap()
 }
 
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Creates `topic` with `partitions` partitions of `replicas` replicas and topic `configs`.
+fn create_topic(
+    rt: &tokio::runtime::Runtime,
+    base: &ClientConfig,
+    topic: &str,
+    partitions: i32,
+    replicas: i16,
+    configs: &[(&str, &str)],
+) {
+    rt.block_on(async {
+        let admin = Admin::new(base.clone());
+        let mut t = NewTopic::new(topic);
+        t.partitions = Some(partitions);
+        t.replication_factor = Some(replicas);
+        t.configs = configs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let created = admin.create_topics(&[t], false).await.unwrap();
+        created[0].1.as_ref().unwrap();
+    });
+}
+
 fn value(partition: i32, seq: u64) -> String {
     format!("{partition}:{seq}")
 }
@@ -118,23 +149,18 @@ fn start_member(
 #[ignore = "needs the 3-node fault cluster: run by the cluster tier of scripts/test.sh"]
 fn producer_and_group_survive_leader_kill_pause_controller_kill_and_cut() {
     let cluster = FaultCluster::start(3);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let _in_runtime = rt.enter();
     let topic = topic_name("faults");
     let base = config(&cluster, &[]);
-    rt.block_on(async {
-        let admin = Admin::new(base.clone());
-        let mut t = NewTopic::new(topic.clone());
-        t.partitions = Some(PARTITIONS);
-        t.replication_factor = Some(3);
-        t.configs = vec![("min.insync.replicas".into(), "2".into())];
-        let created = admin.create_topics(&[t], false).await.unwrap();
-        created[0].1.as_ref().unwrap();
-    });
+    create_topic(
+        &rt,
+        &base,
+        &topic,
+        PARTITIONS,
+        3,
+        &[("min.insync.replicas", "2")],
+    );
 
     let producer = Arc::new(
         Producer::new(config(
@@ -341,24 +367,11 @@ fn producer_and_group_survive_leader_kill_pause_controller_kill_and_cut() {
 #[ignore = "needs the 3-node fault cluster: run by the cluster tier of scripts/test.sh"]
 fn consumer_bootstrapped_from_one_node_carries_on_when_that_node_dies() {
     let cluster = FaultCluster::start(3);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let _in_runtime = rt.enter();
     let topic = topic_name("one-bootstrap");
     let base = config(&cluster, &[]);
-    rt.block_on(async {
-        let admin = Admin::new(base.clone());
-        let mut t = NewTopic::new(topic.clone());
-        t.partitions = Some(PARTITIONS);
-        t.replication_factor = Some(3);
-        admin.create_topics(&[t], false).await.unwrap()[0]
-            .1
-            .as_ref()
-            .unwrap();
-    });
+    create_topic(&rt, &base, &topic, PARTITIONS, 3, &[]);
     let led = leaders(&base, &rt, &topic);
     let node = led[0];
     let mine: Vec<i32> = (0..PARTITIONS)
@@ -442,23 +455,12 @@ fn consumer_bootstrapped_from_one_node_carries_on_when_that_node_dies() {
 fn a_consumer_in_a_followers_rack_reads_from_that_follower() {
     const RECORDS: u64 = 3000;
     let cluster = FaultCluster::start(3);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let _in_runtime = rt.enter();
     let topic = topic_name("rack");
     let base = config(&cluster, &[]);
+    create_topic(&rt, &base, &topic, 1, 3, &[]);
     rt.block_on(async {
-        let admin = Admin::new(base.clone());
-        let mut t = NewTopic::new(topic.clone());
-        t.partitions = Some(1);
-        t.replication_factor = Some(3);
-        admin.create_topics(&[t], false).await.unwrap()[0]
-            .1
-            .as_ref()
-            .unwrap();
         // Many small batches, so reading takes many fetches.
         let producer = Producer::new(config(
             &cluster,
@@ -531,26 +533,12 @@ fn a_consumer_in_a_followers_rack_reads_from_that_follower() {
 #[ignore = "needs the 3-node fault cluster: run by the cluster tier of scripts/test.sh"]
 fn acks_all_reports_a_lost_min_isr_and_recovers_when_the_replica_returns() {
     let cluster = FaultCluster::start(3);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let _in_runtime = rt.enter();
     let topic = topic_name("min-isr");
     let base = config(&cluster, &[]);
-    rt.block_on(async {
-        let admin = Admin::new(base.clone());
-        let mut t = NewTopic::new(topic.clone());
-        t.partitions = Some(1);
-        t.replication_factor = Some(3);
-        // Every replica must be in sync: losing one follower is enough.
-        t.configs = vec![("min.insync.replicas".into(), "3".into())];
-        admin.create_topics(&[t], false).await.unwrap()[0]
-            .1
-            .as_ref()
-            .unwrap();
-    });
+    // Every replica must be in sync: losing one follower is enough.
+    create_topic(&rt, &base, &topic, 1, 3, &[("min.insync.replicas", "3")]);
     let producer = Producer::new(config(
         &cluster,
         &[
@@ -634,28 +622,15 @@ fn acks_all_reports_a_lost_min_isr_and_recovers_when_the_replica_returns() {
 #[ignore = "needs the 3-node fault cluster: run by the cluster tier of scripts/test.sh"]
 fn consumers_detect_the_truncation_of_an_unclean_election() {
     let cluster = FaultCluster::start(3);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let _in_runtime = rt.enter();
     let topic = topic_name("unclean");
     let base = config(&cluster, &[]);
-    let admin = Admin::new(base.clone());
-    rt.block_on(async {
-        let mut t = NewTopic::new(topic.clone());
-        t.partitions = Some(1);
-        t.replication_factor = Some(2);
-        t.configs = vec![
-            ("min.insync.replicas".into(), "1".into()),
-            ("unclean.leader.election.enable".into(), "true".into()),
-        ];
-        admin.create_topics(&[t], false).await.unwrap()[0]
-            .1
-            .as_ref()
-            .unwrap();
-    });
+    let unclean = [
+        ("min.insync.replicas", "1"),
+        ("unclean.leader.election.enable", "true"),
+    ];
+    create_topic(&rt, &base, &topic, 1, 2, &unclean);
     let probe = odradek::cluster::Cluster::new(base.clone());
     let partition = |rt: &tokio::runtime::Runtime| {
         rt.block_on(probe.describe_metadata(Some(&topic)))
