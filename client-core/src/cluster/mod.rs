@@ -8,6 +8,7 @@
 //! epoch never moves backwards (KIP-320): an answer from a broker with staler metadata keeps the
 //! newer entry.
 
+pub(crate) mod backoff;
 mod coordinator;
 mod describe;
 mod metadata;

@@ -10,6 +10,7 @@ use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::{MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
+use super::backoff::jitter;
 use super::metadata::{BrokerInfo, ClusterMetadata, TopicInfo};
 use crate::config::{ClientConfig, MetadataRecovery};
 use crate::net::{ConnectParams, Connection, ThrottleSink};
@@ -93,15 +94,6 @@ impl std::fmt::Debug for Listener {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ErrorListener")
     }
-}
-
-/// A little jitter (±20%) without a random-number dependency.
-fn jitter(d: Duration) -> Duration {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |t| t.subsec_nanos());
-    let factor = 0.8 + f64::from(nanos % 400) / 1000.0;
-    d.mul_f64(factor)
 }
 
 impl Cluster {
@@ -412,9 +404,11 @@ impl Cluster {
             }
             Err(e) => {
                 slot.failures = slot.failures.saturating_add(1);
-                let base = self.config.reconnect_backoff;
-                let exp = base.saturating_mul(1u32 << slot.failures.min(16));
-                let backoff = jitter(exp.min(self.config.reconnect_backoff_max));
+                let backoff = super::backoff::exponential(
+                    self.config.reconnect_backoff,
+                    self.config.reconnect_backoff_max,
+                    slot.failures,
+                );
                 slot.retry_at = Some(Instant::now() + backoff);
                 self.invalidate();
                 Err(e)

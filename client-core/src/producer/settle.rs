@@ -43,7 +43,14 @@ pub(crate) fn retry_or_fail(
 ) {
     let config = &shared.cluster.config().producer;
     batch.attempts += 1;
-    let retry_at = Instant::now() + shared.cluster.config().retry_backoff;
+    // retry.backoff.ms doubling per attempt up to retry.backoff.max.ms, jittered (KIP-580).
+    let cluster_config = shared.cluster.config();
+    let retry_at = Instant::now()
+        + crate::cluster::backoff::exponential(
+            cluster_config.retry_backoff,
+            cluster_config.retry_backoff_max,
+            batch.attempts,
+        );
     let expired = retry_at.duration_since(batch.created) >= config.delivery_timeout;
     if retriable && batch.attempts <= config.retries && !expired {
         tracing::debug!(topic = %batch.tp.topic, partition = batch.tp.partition, attempt = batch.attempts, error = %error, "retrying batch");
