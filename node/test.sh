@@ -2,7 +2,8 @@
 # Builds the odradek npm package (node/) from source and runs its tests, `node --test test/`,
 # against a real odradek-broker. Called by scripts/test.sh; safe to run by hand.
 #
-#   node/test.sh [node --test args...]
+#   node/test.sh [node --test args...]       every test
+#   node/test.sh test/x.test.js [args...]     only that file
 #
 # From a fresh clone: `npm ci` installs the pinned dev dependencies (kafkajs, @platformatic/kafka,
 # typescript, @napi-rs/cli) and runs the package's install script, which builds the addon with
@@ -42,4 +43,8 @@ fi
 
 cd "$HERE"
 export KAFKAJS_NO_PARTITIONER_WARNING=1
+if [[ $# -gt 0 && -f "$1" ]]; then
+  # `node/test.sh test/x.test.js [more files or args]`: only those tests.
+  exec node --test --test-timeout=600000 "$@"
+fi
 exec node --test --test-timeout=600000 "$@" test/*.test.js

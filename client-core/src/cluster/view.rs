@@ -61,6 +61,10 @@ pub struct Cluster {
     /// Topics this client cares about (refreshed together).
     interest: Mutex<HashSet<String>>,
     slots: Mutex<HashMap<i32, Arc<tokio::sync::Mutex<BrokerSlot>>>>,
+    /// Each slot's current connection, readable without the slot's (async) lock, which a
+    /// connect or a reconnect backoff holds: statistics, closing and the metadata path read
+    /// this, so they never skip a live connection.
+    live: Mutex<HashMap<i32, Arc<Connection>>>,
     bootstrap: tokio::sync::Mutex<Option<Arc<Connection>>>,
     refresh_lock: tokio::sync::Mutex<()>,
     generation: AtomicU64,
@@ -114,6 +118,7 @@ impl Cluster {
             metadata: RwLock::new(Arc::new(ClusterMetadata::default())),
             interest: Mutex::new(HashSet::new()),
             slots: Mutex::new(HashMap::new()),
+            live: Mutex::new(HashMap::new()),
             bootstrap: tokio::sync::Mutex::new(None),
             refresh_lock: tokio::sync::Mutex::new(()),
             generation: AtomicU64::new(0),
@@ -360,17 +365,13 @@ impl Cluster {
     /// [`Cluster::coordinator_connection`]): requests waiting on it fail at once. For a
     /// coordinator that stopped answering.
     pub fn close_coordinator_connection(&self, node_id: i32, reason: &str) {
-        let slot = self
-            .slots
+        if let Some(c) = self
+            .live
             .lock()
             .ok()
-            .and_then(|s| s.get(&(i32::MAX - node_id)).cloned());
-        if let Some(slot) = slot {
-            if let Ok(s) = slot.try_lock() {
-                if let Some(c) = &s.connection {
-                    c.close(reason);
-                }
-            }
+            .and_then(|l| l.get(&(i32::MAX - node_id)).cloned())
+        {
+            c.close(reason);
         }
     }
 
@@ -398,6 +399,9 @@ impl Cluster {
         match self.connect(&addr, node_id).await {
             Ok(c) => {
                 slot.connection = Some(c.clone());
+                if let Ok(mut live) = self.live.lock() {
+                    live.insert(slot_key, c.clone());
+                }
                 slot.failures = 0;
                 slot.retry_at = None;
                 Ok(c)
@@ -470,9 +474,8 @@ impl Cluster {
 
     /// The open connection to `node`, if there is one and nobody is reconnecting it.
     fn open_connection(&self, node: i32) -> Option<Arc<Connection>> {
-        let slot = self.slots.lock().ok()?.get(&node).cloned()?;
-        let s = slot.try_lock().ok()?;
-        s.connection.as_ref().filter(|c| !c.is_closed()).cloned()
+        let live = self.live.lock().ok()?;
+        live.get(&node).filter(|c| !c.is_closed()).cloned()
     }
 
     /// Whether `node`'s last connection attempt failed and its reconnect backoff still runs
@@ -638,33 +641,29 @@ impl Cluster {
     /// Per-broker traffic counters of live connections.
     pub fn broker_stats(&self) -> Vec<BrokerStats> {
         let mut out = Vec::new();
-        if let Ok(slots) = self.slots.lock() {
-            for (key, slot) in slots.iter() {
-                if let Ok(s) = slot.try_lock() {
-                    if let Some(c) = &s.connection {
-                        let requests = c.stats.requests.load(Ordering::Relaxed);
-                        out.push(BrokerStats {
-                            broker: c.addr().to_string(),
-                            requests,
-                            bytes_sent: c.stats.bytes_sent.load(Ordering::Relaxed),
-                            bytes_received: c.stats.bytes_received.load(Ordering::Relaxed),
-                            mean_latency_us: c.stats.latency_us_total.load(Ordering::Relaxed)
-                                / requests.max(1),
-                            in_flight: c.in_flight(),
-                            reauthentications: c.stats.reauthentications.load(Ordering::Relaxed),
-                            // Coordinator connections sit in slot i32::MAX - node id.
-                            node_id: if *key > i32::MAX / 2 {
-                                i32::MAX - *key
-                            } else {
-                                *key
-                            },
-                            throttled: c.stats.throttled.load(Ordering::Relaxed),
-                            throttle_ms_total: c.stats.throttle_ms_total.load(Ordering::Relaxed),
-                            throttle_ms_min: c.stats.throttle_ms_min.load(Ordering::Relaxed),
-                            throttle_ms_max: c.stats.throttle_ms_max.load(Ordering::Relaxed),
-                        });
-                    }
-                }
+        if let Ok(live) = self.live.lock() {
+            for (key, c) in live.iter() {
+                let requests = c.stats.requests.load(Ordering::Relaxed);
+                out.push(BrokerStats {
+                    broker: c.addr().to_string(),
+                    requests,
+                    bytes_sent: c.stats.bytes_sent.load(Ordering::Relaxed),
+                    bytes_received: c.stats.bytes_received.load(Ordering::Relaxed),
+                    mean_latency_us: c.stats.latency_us_total.load(Ordering::Relaxed)
+                        / requests.max(1),
+                    in_flight: c.in_flight(),
+                    reauthentications: c.stats.reauthentications.load(Ordering::Relaxed),
+                    // Coordinator connections sit in slot i32::MAX - node id.
+                    node_id: if *key > i32::MAX / 2 {
+                        i32::MAX - *key
+                    } else {
+                        *key
+                    },
+                    throttled: c.stats.throttled.load(Ordering::Relaxed),
+                    throttle_ms_total: c.stats.throttle_ms_total.load(Ordering::Relaxed),
+                    throttle_ms_min: c.stats.throttle_ms_min.load(Ordering::Relaxed),
+                    throttle_ms_max: c.stats.throttle_ms_max.load(Ordering::Relaxed),
+                });
             }
         }
         out
@@ -689,13 +688,9 @@ impl Cluster {
     /// Closes every connection.
     pub fn close(&self) {
         self.closed.store(true, Ordering::Release);
-        if let Ok(slots) = self.slots.lock() {
-            for slot in slots.values() {
-                if let Ok(s) = slot.try_lock() {
-                    if let Some(c) = &s.connection {
-                        c.close("client closed");
-                    }
-                }
+        if let Ok(live) = self.live.lock() {
+            for c in live.values() {
+                c.close("client closed");
             }
         }
     }
