@@ -92,6 +92,8 @@ if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   cargo test -p odradek-suite --test cluster_faults -- --ignored --test-threads=1
   ODRADEK_FAULT_CLUSTER=1 ODRADEK_BROKER_BIN="$target/debug/odradek-broker" \
     python/test.sh tests/test_cluster_faults.py
+  ODRADEK_FAULT_CLUSTER=1 ODRADEK_BROKER_BIN="$target/debug/odradek-broker" \
+    node/test.sh test/cluster_faults.test.js
 fi
 
 # ---- Node.js package `odradek` (node/, napi-rs): npm ci builds the addon, node --test node/test ---
