@@ -67,7 +67,15 @@ pub struct Cluster {
     live: Mutex<HashMap<i32, Arc<Connection>>>,
     bootstrap: tokio::sync::Mutex<Option<Arc<Connection>>>,
     refresh_lock: tokio::sync::Mutex<()>,
+    /// Bumped on every metadata change (refreshes and leader hints).
     generation: AtomicU64,
+    /// Bumped whenever a topic joins `interest`.
+    interest_version: AtomicU64,
+    /// Completed topic refreshes, and the `interest_version` the latest one asked with: a
+    /// caller shares a refresh that finished while it waited only if that refresh asked for
+    /// every topic the caller cared about when it arrived.
+    refreshes: AtomicU64,
+    covered_interest: AtomicU64,
     stale: std::sync::atomic::AtomicBool,
     /// The latest authentication failure not yet taken by a consumer's `poll`.
     auth_error: Mutex<Option<Error>>,
@@ -122,6 +130,9 @@ impl Cluster {
             bootstrap: tokio::sync::Mutex::new(None),
             refresh_lock: tokio::sync::Mutex::new(()),
             generation: AtomicU64::new(0),
+            interest_version: AtomicU64::new(0),
+            refreshes: AtomicU64::new(0),
+            covered_interest: AtomicU64::new(0),
             stale: std::sync::atomic::AtomicBool::new(true),
             auth_error: Mutex::new(None),
             error_listener: RwLock::new(None),
@@ -152,8 +163,8 @@ impl Cluster {
     pub fn add_interest(&self, topics: &[String]) {
         if let Ok(mut interest) = self.interest.lock() {
             for t in topics {
-                if !interest.contains(t) {
-                    interest.insert(t.clone());
+                if interest.insert(t.clone()) {
+                    self.interest_version.fetch_add(1, Ordering::AcqRel);
                 }
             }
         }
@@ -519,9 +530,7 @@ impl Cluster {
     /// Metadata for `topic`, refreshing (and, when allowed, auto-creating) until it has
     /// partitions or `deadline` passes.
     pub async fn topic(&self, topic: &str, deadline: Instant) -> Result<TopicInfo> {
-        if let Ok(mut interest) = self.interest.lock() {
-            interest.insert(topic.to_string());
-        }
+        self.add_interest(&[topic.to_string()]);
         let mut backoff = self.config.retry_backoff;
         // Why the last metadata request failed, if it did (named in the timeout).
         let mut refresh_error: Option<String> = None;
@@ -567,17 +576,26 @@ impl Cluster {
         }
     }
 
-    /// Fetches metadata for every topic of interest. Callers arriving during a refresh share it.
+    /// Fetches metadata for every topic of interest. A caller arriving during a refresh shares
+    /// it when that refresh asked for every topic of interest the caller knew of.
     pub async fn refresh(&self) -> Result<Arc<ClusterMetadata>> {
-        let seen = self.generation.load(Ordering::Acquire);
+        let seen = self.refreshes.load(Ordering::Acquire);
+        let wanted = self.interest_version.load(Ordering::Acquire);
         let _guard = self.refresh_lock.lock().await;
-        if self.generation.load(Ordering::Acquire) != seen {
+        if self.refreshes.load(Ordering::Acquire) != seen
+            && self.covered_interest.load(Ordering::Acquire) >= wanted
+        {
             return Ok(self.metadata());
         }
-        let topics: Vec<String> = self
+        let (topics, asked_with): (Vec<String>, u64) = self
             .interest
             .lock()
-            .map(|i| i.iter().cloned().collect())
+            .map(|i| {
+                (
+                    i.iter().cloned().collect(),
+                    self.interest_version.load(Ordering::Acquire),
+                )
+            })
             .unwrap_or_default();
         let request = MetadataRequest::default()
             .with_topics(Some(
@@ -606,6 +624,8 @@ impl Cluster {
             *m = merged.clone();
         }
         self.stale.store(false, Ordering::Release);
+        self.covered_interest.store(asked_with, Ordering::Release);
+        self.refreshes.fetch_add(1, Ordering::AcqRel);
         self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(merged)
     }

@@ -59,6 +59,8 @@ struct Inner {
     accepted: std::sync::atomic::AtomicUsize,
     /// Fetch exchanges completed, in order.
     fetches: Mutex<Vec<FetchSeen>>,
+    /// Milliseconds every Metadata response is held back.
+    metadata_delay_ms: std::sync::atomic::AtomicU64,
 }
 
 /// The proxy; dropping it stops accepting (open connections end when cut or closed).
@@ -79,6 +81,7 @@ impl BrokerProxy {
             cut,
             accepted: std::sync::atomic::AtomicUsize::new(0),
             fetches: Mutex::new(Vec::new()),
+            metadata_delay_ms: std::sync::atomic::AtomicU64::new(0),
         });
         let bootstrap = listen(&inner, upstream);
         BrokerProxy { bootstrap, inner }
@@ -87,6 +90,14 @@ impl BrokerProxy {
     /// Drops every connection currently open through the proxy.
     pub fn cut_all(&self) {
         self.inner.cut.send_modify(|n| *n += 1);
+    }
+
+    /// Holds back every later Metadata response by `delay` (a slow metadata round trip).
+    pub fn delay_metadata(&self, delay: std::time::Duration) {
+        self.inner.metadata_delay_ms.store(
+            delay.as_millis() as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
     }
 
     /// Client connections accepted so far (evidence that clients really go through it).
@@ -190,6 +201,12 @@ async fn responses(
             Some((key, version, fetch)) => {
                 if let Some(seen) = fetch {
                     note_fetch(inner, seen, frame.clone(), version);
+                }
+                let delay = inner
+                    .metadata_delay_ms
+                    .load(std::sync::atomic::Ordering::Relaxed);
+                if key == METADATA && delay > 0 {
+                    tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
                 }
                 rewrite(inner, key, version, frame)
             }

@@ -109,7 +109,19 @@ fn leaders(admin_config: &ClientConfig, rt: &tokio::runtime::Runtime, topic: &st
     rt.block_on(async {
         let probe = Producer::new(admin_config.clone()).unwrap();
         probe.cluster().add_interest(&[topic.to_string()]);
-        let meta = probe.cluster().refresh().await.unwrap();
+        // A broker that has not applied the topic's creation yet answers without it.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let meta = loop {
+            let meta = probe.cluster().refresh().await.unwrap();
+            let known = meta.topics.get(topic).is_some_and(|t| {
+                !t.partitions.is_empty() && t.partitions.iter().all(|p| p.leader >= 0)
+            });
+            if known || Instant::now() > deadline {
+                break meta;
+            }
+            probe.cluster().invalidate();
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
         let count = meta.topics.get(topic).map_or(0, |t| t.partitions.len()) as i32;
         assert!(count > 0, "topic {topic} has partitions");
         let out = (0..count)

@@ -7,9 +7,12 @@
 
 use std::net::TcpListener;
 
+use std::time::Duration;
+
 use odradek::cluster::Cluster;
-use odradek::Error;
-use odradek_suite::Target;
+use odradek::{ClientConfig, Error};
+use odradek_suite::broker_proxy::BrokerProxy;
+use odradek_suite::{create_topic, topic_name, Target};
 
 fn dead_address() -> String {
     // Bound and released: nothing listens there afterwards.
@@ -63,4 +66,35 @@ fn an_unknown_strategy_is_refused_by_name() {
     ])
     .unwrap_err();
     assert!(e.to_string().contains("metadata.recovery.strategy"), "{e}");
+}
+
+/// A topic added to the interest while a refresh that did not ask for it is in flight: the
+/// next `refresh()` asks for it rather than sharing the older refresh's answer (it shared it,
+/// and a caller that had just added a topic saw metadata without it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refresh_in_flight_is_shared_only_when_it_asked_for_the_callers_topics() {
+    let target = Target::start(&[]);
+    let proxy = BrokerProxy::start(&target.bootstrap);
+    let cluster = Cluster::new(
+        ClientConfig::from_map([("bootstrap.servers", proxy.bootstrap.as_str())]).unwrap(),
+    );
+    let topic = topic_name("late-interest");
+    create_topic(&cluster, &topic, 2).await;
+    let older = topic_name("early-interest");
+    create_topic(&cluster, &older, 1).await;
+    cluster.add_interest(std::slice::from_ref(&older));
+    proxy.delay_metadata(Duration::from_millis(600));
+    let slow = {
+        let cluster = cluster.clone();
+        tokio::spawn(async move { cluster.refresh().await.map(|m| m.topics.len()) })
+    };
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    cluster.add_interest(std::slice::from_ref(&topic));
+    let meta = cluster.refresh().await.unwrap();
+    let partitions = meta.topics.get(&topic).map_or(0, |t| t.partitions.len());
+    assert_eq!(
+        partitions, 2,
+        "the refresh after add_interest answers for {topic}"
+    );
+    slow.await.unwrap().unwrap();
 }
