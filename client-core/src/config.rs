@@ -136,6 +136,8 @@ pub struct ClientConfig {
     /// `metadata.recovery.rebootstrap.trigger.ms` (300000, KIP-1102): rebootstrap after this
     /// long without a metadata answer, even while some connection is up.
     pub metadata_rebootstrap_trigger: Duration,
+    /// `client.dns.lookup` (`use_all_dns_ips`): how bootstrap names become addresses.
+    pub dns_lookup: crate::net::dns::DnsLookup,
     /// `max.in.flight.requests.per.connection` (5).
     pub max_in_flight: usize,
     /// `allow.auto.create.topics` (true).
@@ -276,6 +278,7 @@ impl Default for ClientConfig {
             retry_backoff_max: Duration::from_millis(1000),
             connection_setup_timeout: Duration::from_millis(10_000),
             metadata_recovery: MetadataRecovery::Rebootstrap,
+            dns_lookup: crate::net::dns::DnsLookup::UseAllDnsIps,
             metadata_rebootstrap_trigger: Duration::from_millis(300_000),
             max_in_flight: 5,
             allow_auto_create_topics: true,
@@ -395,6 +398,7 @@ impl ClientConfig {
                     _ => return Err(Error::config(key, "must be `rebootstrap` or `none`")),
                 }
             }
+            "client.dns.lookup" => self.dns_lookup = crate::net::dns::DnsLookup::parse(value)?,
             "metadata.recovery.rebootstrap.trigger.ms" => {
                 self.metadata_rebootstrap_trigger = parse_ms(key, value)?
             }

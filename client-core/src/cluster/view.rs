@@ -343,7 +343,12 @@ impl Cluster {
             return Ok(c.clone());
         }
         let mut last = Error::config("bootstrap.servers", "no server given");
-        for addr in &self.config.bootstrap_servers {
+        let servers = crate::net::dns::bootstrap_servers(
+            self.config.dns_lookup,
+            &self.config.bootstrap_servers,
+        )
+        .await;
+        for addr in &servers {
             match self.connect(addr, -1).await {
                 Ok(c) => {
                     *guard = Some(c.clone());

@@ -4,6 +4,7 @@
 
 mod connect;
 mod connection;
+pub mod dns;
 mod sasl;
 
 pub use connect::ConnectParams;

@@ -98,3 +98,39 @@ async fn a_refresh_in_flight_is_shared_only_when_it_asked_for_the_callers_topics
     );
     slow.await.unwrap().unwrap();
 }
+
+/// `client.dns.lookup=resolve_canonical_bootstrap_servers_only`: the bootstrap server given as
+/// an address is replaced by its canonical name, and the client still reaches the broker
+/// through it; a value Kafka does not have is refused by name.
+#[tokio::test]
+async fn canonical_bootstrap_names_still_reach_the_broker() {
+    let target = Target::start(&[]);
+    let port = target
+        .bootstrap
+        .rsplit_once(':')
+        .map(|(_, p)| p.to_string());
+    let Some(port) = port.filter(|_| target.bootstrap.starts_with("127.0.0.1:")) else {
+        return; // Needs a loopback address to reverse-resolve.
+    };
+    let cluster = Cluster::new(
+        ClientConfig::from_map([
+            ("bootstrap.servers", format!("127.0.0.1:{port}").as_str()),
+            (
+                "client.dns.lookup",
+                "resolve_canonical_bootstrap_servers_only",
+            ),
+        ])
+        .unwrap(),
+    );
+    let meta = cluster
+        .refresh()
+        .await
+        .expect("metadata through the canonical name");
+    assert!(!meta.brokers.is_empty());
+    let e = ClientConfig::from_map([
+        ("bootstrap.servers", "127.0.0.1:9092"),
+        ("client.dns.lookup", "default"),
+    ])
+    .expect_err("`default` was removed from Kafka (KIP-602)");
+    assert!(e.to_string().contains("client.dns.lookup"), "{e}");
+}
