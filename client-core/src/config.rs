@@ -107,6 +107,33 @@ pub enum MetadataRecovery {
     None,
 }
 
+/// `client.dns.lookup`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DnsLookup {
+    /// Try every address a name resolves to (bootstrap servers and brokers alike).
+    UseAllDnsIps,
+    /// Replace each bootstrap server by the canonical names of its addresses, then as above.
+    ResolveCanonicalBootstrapServersOnly,
+}
+
+impl DnsLookup {
+    /// Parses the property value; Kafka's removed `default` is refused by name.
+    pub fn parse(value: &str) -> Result<DnsLookup> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "use_all_dns_ips" => Ok(DnsLookup::UseAllDnsIps),
+            "resolve_canonical_bootstrap_servers_only" => {
+                Ok(DnsLookup::ResolveCanonicalBootstrapServersOnly)
+            }
+            other => Err(Error::config(
+                "client.dns.lookup",
+                format!(
+                    "`{other}` is not a value: use `use_all_dns_ips` or `resolve_canonical_bootstrap_servers_only`"
+                ),
+            )),
+        }
+    }
+}
+
 /// Connection and metadata settings shared by every client.
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
@@ -137,7 +164,7 @@ pub struct ClientConfig {
     /// long without a metadata answer, even while some connection is up.
     pub metadata_rebootstrap_trigger: Duration,
     /// `client.dns.lookup` (`use_all_dns_ips`): how bootstrap names become addresses.
-    pub dns_lookup: crate::net::dns::DnsLookup,
+    pub dns_lookup: DnsLookup,
     /// `max.in.flight.requests.per.connection` (5).
     pub max_in_flight: usize,
     /// `allow.auto.create.topics` (true).
@@ -278,7 +305,7 @@ impl Default for ClientConfig {
             retry_backoff_max: Duration::from_millis(1000),
             connection_setup_timeout: Duration::from_millis(10_000),
             metadata_recovery: MetadataRecovery::Rebootstrap,
-            dns_lookup: crate::net::dns::DnsLookup::UseAllDnsIps,
+            dns_lookup: DnsLookup::UseAllDnsIps,
             metadata_rebootstrap_trigger: Duration::from_millis(300_000),
             max_in_flight: 5,
             allow_auto_create_topics: true,
@@ -398,7 +425,7 @@ impl ClientConfig {
                     _ => return Err(Error::config(key, "must be `rebootstrap` or `none`")),
                 }
             }
-            "client.dns.lookup" => self.dns_lookup = crate::net::dns::DnsLookup::parse(value)?,
+            "client.dns.lookup" => self.dns_lookup = DnsLookup::parse(value)?,
             "metadata.recovery.rebootstrap.trigger.ms" => {
                 self.metadata_rebootstrap_trigger = parse_ms(key, value)?
             }

@@ -8,34 +8,8 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use crate::config::DnsLookup;
 use crate::{Error, Result};
-
-/// `client.dns.lookup`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DnsLookup {
-    /// Try every address a name resolves to (bootstrap servers and brokers alike).
-    UseAllDnsIps,
-    /// Replace each bootstrap server by the canonical names of its addresses, then as above.
-    ResolveCanonicalBootstrapServersOnly,
-}
-
-impl DnsLookup {
-    /// Parses the property value; Kafka's removed `default` is refused by name.
-    pub fn parse(value: &str) -> Result<DnsLookup> {
-        match value.trim().to_ascii_lowercase().as_str() {
-            "use_all_dns_ips" => Ok(DnsLookup::UseAllDnsIps),
-            "resolve_canonical_bootstrap_servers_only" => {
-                Ok(DnsLookup::ResolveCanonicalBootstrapServersOnly)
-            }
-            other => Err(Error::config(
-                "client.dns.lookup",
-                format!(
-                    "`{other}` is not a value: use `use_all_dns_ips` or `resolve_canonical_bootstrap_servers_only`"
-                ),
-            )),
-        }
-    }
-}
 
 /// The `host:port` servers to bootstrap from under `lookup`: `servers` unchanged, or each one
 /// replaced by the canonical names of the addresses it resolves to (duplicates dropped, order
