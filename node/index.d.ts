@@ -176,6 +176,21 @@ export interface RequestThrottleEventPayload {
   throttledUntil: number
 }
 export type RequestThrottleEvent = InstrumentationEvent<RequestThrottleEventPayload>
+/**
+ * Payload of the `CLIENT_ERROR` events (odradek's extension, librdkafka's `error_cb` events):
+ * a broker that cannot be reached any more (`_TRANSPORT`), every known broker down
+ * (`_ALL_BROKERS_DOWN`, once each time), an authentication failure. The same code comes at
+ * most once a second; each is also logged at error level in the `Connection` namespace.
+ */
+export interface ClientErrorEventPayload {
+  clientId: string
+  /** The numeric code (librdkafka's numbering for client-side codes, e.g. -187). */
+  code: number
+  /** The code's name, e.g. `_ALL_BROKERS_DOWN`. */
+  type: string
+  message: string
+}
+export type ClientErrorEvent = InstrumentationEvent<ClientErrorEventPayload>
 
 export interface Sender {
   send(record: ProducerRecord): Promise<RecordMetadata[]>
@@ -197,6 +212,8 @@ export interface ProducerEvents {
   REQUEST_QUEUE_SIZE: 'producer.network.request_queue_size'
   /** odradek's extension: see {@link RequestThrottleEventPayload}. */
   REQUEST_THROTTLE: 'producer.network.request_throttle'
+  /** odradek's extension: see {@link ClientErrorEventPayload}. */
+  CLIENT_ERROR: 'producer.network.client_error'
 }
 
 export interface Producer extends Sender {
@@ -302,6 +319,8 @@ export interface ConsumerEvents {
   REQUEST_QUEUE_SIZE: 'consumer.network.request_queue_size'
   /** odradek's extension: see {@link RequestThrottleEventPayload}. */
   REQUEST_THROTTLE: 'consumer.network.request_throttle'
+  /** odradek's extension: see {@link ClientErrorEventPayload}. */
+  CLIENT_ERROR: 'consumer.network.client_error'
 }
 
 export interface Consumer {
@@ -362,6 +381,8 @@ export interface AdminEvents {
   REQUEST_QUEUE_SIZE: 'admin.network.request_queue_size'
   /** odradek's extension: see {@link RequestThrottleEventPayload}. */
   REQUEST_THROTTLE: 'admin.network.request_throttle'
+  /** odradek's extension: see {@link ClientErrorEventPayload}. */
+  CLIENT_ERROR: 'admin.network.client_error'
 }
 
 export interface Admin {

@@ -12,6 +12,11 @@ export declare class NativeAdmin {
    * each non-zero one, and the return to 0. Replaces an earlier callback.
    */
   onThrottle(callback: (event: ThrottleInfo) => void): void
+  /**
+   * Calls `callback` with every client-level error (an authentication failure, a broker
+   * that cannot be reached any more, every broker down). Replaces an earlier callback.
+   */
+  onClientError(callback: (event: ClientErrorInfo) => void): void
   /** Creates topics; one result per topic. */
   createTopics(topics: Array<TopicSpec>, validateOnly: boolean): Promise<Array<ItemResult>>
   /** Deletes topics; one result per topic. */
@@ -76,6 +81,11 @@ export declare class NativeConsumer {
    * each non-zero one, and the return to 0. Replaces an earlier callback.
    */
   onThrottle(callback: (event: ThrottleInfo) => void): void
+  /**
+   * Calls `callback` with every client-level error (an authentication failure, a broker
+   * that cannot be reached any more, every broker down). Replaces an earlier callback.
+   */
+  onClientError(callback: (event: ClientErrorInfo) => void): void
   /** Joins the group for `topics`, or for every topic matching `pattern` when given. */
   subscribe(topics: Array<string>, pattern?: string | undefined | null): void
   /** Waits up to `timeout_ms` for records and resolves with them, packed (see `pack`). */
@@ -130,6 +140,11 @@ export declare class NativeProducer {
    * each non-zero one, and the return to 0. Replaces an earlier callback.
    */
   onThrottle(callback: (event: ThrottleInfo) => void): void
+  /**
+   * Calls `callback` with every client-level error (an authentication failure, a broker
+   * that cannot be reached any more, every broker down). Replaces an earlier callback.
+   */
+  onClientError(callback: (event: ClientErrorInfo) => void): void
   /** Sends everything queued without waiting for `linger.ms` and waits for it. */
   flush(): Promise<void>
   /**
@@ -223,6 +238,16 @@ export interface AclSpec {
   operation: number
   /** `AclPermissionTypes` value. */
   permissionType: number
+}
+
+/** One client-level error. */
+export interface ClientErrorInfo {
+  /** The numeric code (librdkafka's `RD_KAFKA_RESP_ERR__*` numbering for client-side codes). */
+  code: number
+  /** The code's name (`_ALL_BROKERS_DOWN`, `_TRANSPORT`, `SASL_AUTHENTICATION_FAILED`, ...). */
+  name: string
+  /** What happened (never a secret). */
+  message: string
 }
 
 /** A config entry. */

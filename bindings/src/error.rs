@@ -133,6 +133,7 @@ impl ClientError {
             Error::SslHandshake { .. } => codes::SSL,
             Error::Purged => codes::PURGE_QUEUE,
             Error::Io(_) | Error::Connection { .. } => codes::TRANSPORT,
+            Error::AllBrokersDown { .. } => codes::ALL_BROKERS_DOWN,
             Error::Config { .. } => codes::INVALID_ARG,
             Error::Closed => codes::DESTROY,
             Error::FrameTooLarge { .. }

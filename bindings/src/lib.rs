@@ -18,6 +18,7 @@
 //! - [`codes`] and [`ClientError`]: stable numeric error codes (Kafka's as they are, client-side
 //!   ones negative like librdkafka's) and the single mapping from [`odradek::Error`].
 
+pub mod client_errors;
 pub mod codes;
 pub mod config;
 pub mod consumer;

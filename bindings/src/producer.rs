@@ -249,25 +249,17 @@ impl<T: Send + Unpin + 'static> ProducerClient<T> {
             push,
             throttles: OnceLock::new(),
         });
-        // Authentication failures reach `error_cb` (at most once a second), as in librdkafka.
+        // Client-level errors (authentication, brokers down) reach `error_cb`.
         {
             let weak = Arc::downgrade(&inner);
-            let last = Mutex::new(None::<std::time::Instant>);
-            inner.core.cluster().set_error_listener(Arc::new(move |e| {
-                let Some(inner) = weak.upgrade() else { return };
-                let now = std::time::Instant::now();
-                if let Ok(mut l) = last.lock() {
-                    if l.is_some_and(|t| now.duration_since(t) < Duration::from_secs(1)) {
-                        return;
-                    }
-                    *l = Some(now);
-                }
-                inner
-                    .lock()
-                    .events
-                    .push_back(Event::Error(ClientError::from_core(e, Stage::Request)));
-                inner.signal.notify();
-            }));
+            inner
+                .core
+                .cluster()
+                .set_error_listener(crate::client_errors::listener(move |e| {
+                    let Some(inner) = weak.upgrade() else { return };
+                    inner.lock().events.push_back(Event::Error(e));
+                    inner.signal.notify();
+                }));
         }
         if let Some(sink) = sink {
             handle.spawn(push_driver(inner.clone(), sink));

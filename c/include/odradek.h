@@ -608,9 +608,12 @@ typedef odk_err_t (*odk_oauthbearer_token_cb_t)(struct odk_oauthbearer_token_t *
                                                 const char *oauthbearer_config,
                                                 void *opaque);
 
-// Client-level error callback of a producer (a fatal error, or a record without delivery
-// callback that failed fatally), served by `odk_poll`. Consumers report errors as messages
-// from `odk_consumer_poll` instead. `reason` is borrowed for the call.
+// Client-level error callback of a producer or consumer, served by `odk_poll` / `odk_flush`
+// (producer) and `odk_consumer_poll` (consumer): an authentication failure, a broker that
+// cannot be reached any more (`ODK_ERR__TRANSPORT`), every known broker down
+// (`ODK_ERR__ALL_BROKERS_DOWN`), and for a producer a fatal error or a record without
+// delivery callback that failed fatally. Consumers report fetch errors as messages from
+// `odk_consumer_poll`. `reason` is borrowed for the call.
 typedef void (*odk_error_cb_t)(odk_err_t err, const char *reason, void *opaque);
 
 // Statistics callback (`statistics.interval.ms`), served like the error callback. `json` is a
@@ -939,7 +942,11 @@ void odk_conf_set_dr_msg_cb(struct odk_conf_t *conf, odk_dr_msg_cb_t cb);
 // `conf` is NULL or live.
 void odk_conf_set_oauthbearer_token_cb(struct odk_conf_t *conf, odk_oauthbearer_token_cb_t cb);
 
-// Sets the error callback (producers). No-op when `conf` is NULL.
+// Sets the error callback of producers and consumers, served by their poll calls:
+// client-level errors such as an authentication failure, a broker that cannot be reached any
+// more (`ODK_ERR__TRANSPORT`, once until it answers again) and every known broker down at once
+// (`ODK_ERR__ALL_BROKERS_DOWN`, once each time). The same code is told at most once a second.
+// No-op when `conf` is NULL.
 //
 // Thread safety: must not race with other uses of `conf`.
 //
@@ -985,8 +992,9 @@ void odk_conf_set_opaque(struct odk_conf_t *conf, void *opaque);
 
 // Creates a consumer from `conf` (`bootstrap.servers`, `group.id`, `auto.offset.reset`,
 // `enable.auto.commit`, `enable.auto.offset.store`, `enable.partition.eof`,
-// `max.poll.records`, ...; `odk_conf_set_rebalance_cb`, `odk_conf_set_stats_cb`,
-// `odk_conf_set_throttle_cb`). Returns NULL on error with the reason in `errstr`.
+// `max.poll.records`, ...; `odk_conf_set_rebalance_cb`, `odk_conf_set_error_cb`,
+// `odk_conf_set_stats_cb`, `odk_conf_set_throttle_cb`). Returns NULL on error with the reason
+// in `errstr`.
 //
 // Ownership: `conf` is copied, not consumed. The caller owns the consumer: `odk_consumer_close`
 // then `odk_consumer_destroy`. Thread safety: consumer functions may be called from any

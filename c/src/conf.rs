@@ -26,9 +26,12 @@ pub type odk_dr_msg_cb_t = Option<
     ),
 >;
 
-/// Client-level error callback of a producer (a fatal error, or a record without delivery
-/// callback that failed fatally), served by `odk_poll`. Consumers report errors as messages
-/// from `odk_consumer_poll` instead. `reason` is borrowed for the call.
+/// Client-level error callback of a producer or consumer, served by `odk_poll` / `odk_flush`
+/// (producer) and `odk_consumer_poll` (consumer): an authentication failure, a broker that
+/// cannot be reached any more (`ODK_ERR__TRANSPORT`), every known broker down
+/// (`ODK_ERR__ALL_BROKERS_DOWN`), and for a producer a fatal error or a record without
+/// delivery callback that failed fatally. Consumers report fetch errors as messages from
+/// `odk_consumer_poll`. `reason` is borrowed for the call.
 pub type odk_error_cb_t =
     Option<unsafe extern "C" fn(err: odk_err_t, reason: *const c_char, opaque: *mut c_void)>;
 
@@ -305,7 +308,11 @@ pub unsafe extern "C" fn odk_conf_set_oauthbearer_token_cb(
     })
 }
 
-/// Sets the error callback (producers). No-op when `conf` is NULL.
+/// Sets the error callback of producers and consumers, served by their poll calls:
+/// client-level errors such as an authentication failure, a broker that cannot be reached any
+/// more (`ODK_ERR__TRANSPORT`, once until it answers again) and every known broker down at once
+/// (`ODK_ERR__ALL_BROKERS_DOWN`, once each time). The same code is told at most once a second.
+/// No-op when `conf` is NULL.
 ///
 /// Thread safety: must not race with other uses of `conf`.
 ///

@@ -15,7 +15,9 @@ use odradek_bindings::consumer::{
 use odradek_bindings::runtime::{Deadline, SLICE};
 use odradek_bindings::{codes, ClientError};
 
-use crate::conf::{odk_conf_t, odk_rebalance_cb_t, odk_stats_cb_t, odk_throttle_cb_t};
+use crate::conf::{
+    odk_conf_t, odk_error_cb_t, odk_rebalance_cb_t, odk_stats_cb_t, odk_throttle_cb_t,
+};
 use crate::error::odk_err_t;
 use crate::ffi::{self, guard, guard_err, str_arg, Opaque};
 use crate::message::odk_message_t;
@@ -36,6 +38,7 @@ pub const ODK_OFFSET_INVALID: i64 = -1001;
 pub struct odk_consumer_t {
     pub(crate) client: ConsumerClient,
     rebalance_cb: odk_rebalance_cb_t,
+    error_cb: odk_error_cb_t,
     stats_cb: odk_stats_cb_t,
     throttle_cb: odk_throttle_cb_t,
     opaque: Opaque,
@@ -44,8 +47,8 @@ pub struct odk_consumer_t {
 }
 
 impl odk_consumer_t {
-    /// Serves queued group events, statistics and throttle reports on this thread; returns how
-    /// many.
+    /// Serves queued group events, client-level errors, statistics and throttle reports on
+    /// this thread; returns how many.
     fn serve_events(&self) -> Result<usize, ClientError> {
         let me = (self as *const odk_consumer_t).cast_mut();
         let mut n = crate::conf::serve_throttles(
@@ -53,6 +56,21 @@ impl odk_consumer_t {
             self.opaque.0,
             self.client.take_throttles(),
         );
+        let errors = self.client.take_errors();
+        if let Some(cb) = self.error_cb {
+            for e in errors {
+                let reason = topic_partition::c_string(e.message());
+                // SAFETY: the application's callback; `reason` outlives the call.
+                unsafe {
+                    cb(
+                        odk_err_t::from_code(e.code()),
+                        reason.as_ptr(),
+                        self.opaque.0,
+                    )
+                };
+                n += 1;
+            }
+        }
         if let Some(cb) = self.stats_cb {
             for json in self.client.take_stats() {
                 let len = json.len();
@@ -149,8 +167,9 @@ fn item_message(item: Item) -> odk_message_t {
 
 /// Creates a consumer from `conf` (`bootstrap.servers`, `group.id`, `auto.offset.reset`,
 /// `enable.auto.commit`, `enable.auto.offset.store`, `enable.partition.eof`,
-/// `max.poll.records`, ...; `odk_conf_set_rebalance_cb`, `odk_conf_set_stats_cb`,
-/// `odk_conf_set_throttle_cb`). Returns NULL on error with the reason in `errstr`.
+/// `max.poll.records`, ...; `odk_conf_set_rebalance_cb`, `odk_conf_set_error_cb`,
+/// `odk_conf_set_stats_cb`, `odk_conf_set_throttle_cb`). Returns NULL on error with the reason
+/// in `errstr`.
 ///
 /// Ownership: `conf` is copied, not consumed. The caller owns the consumer: `odk_consumer_close`
 /// then `odk_consumer_destroy`. Thread safety: consumer functions may be called from any
@@ -177,6 +196,7 @@ pub unsafe extern "C" fn odk_consumer_new(
         out = Box::into_raw(Box::new(odk_consumer_t {
             client,
             rebalance_cb: conf.rebalance_cb,
+            error_cb: conf.error_cb,
             stats_cb: conf.stats_cb,
             throttle_cb: conf.throttle_cb,
             opaque: Opaque(conf.opaque()),

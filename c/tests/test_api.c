@@ -165,6 +165,41 @@ static void consumer_without_group(void) {
     odk_consumer_destroy(c);
 }
 
+static int all_down_seen;
+static int other_errors_seen;
+static void count_errors(odk_err_t err, const char *reason, void *opaque) {
+    (void)opaque;
+    if (err == ODK_ERR__ALL_BROKERS_DOWN && strstr(reason, "brokers are down") != NULL)
+        all_down_seen++;
+    else
+        other_errors_seen++;
+}
+
+/* A consumer whose bootstrap server cannot be reached hears of it once through its error
+ * callback, served by odk_consumer_poll, and keeps polling. */
+static void consumer_error_cb_reports_all_brokers_down(void) {
+    char errstr[256];
+    odk_conf_t *conf = odk_conf_new();
+    CHECK_OK(odk_conf_set(conf, "bootstrap.servers", NOWHERE, errstr, sizeof errstr), errstr);
+    CHECK_OK(odk_conf_set(conf, "group.id", "events", errstr, sizeof errstr), errstr);
+    CHECK_OK(odk_conf_set(conf, "reconnect.backoff.max.ms", "50", errstr, sizeof errstr), errstr);
+    odk_conf_set_error_cb(conf, count_errors);
+    odk_consumer_t *c = odk_consumer_new(conf, errstr, sizeof errstr);
+    odk_conf_destroy(conf);
+    CHECK(c != NULL, "%s", errstr);
+    const char *topics[] = {"events-topic"};
+    CHECK_OK(odk_consumer_subscribe(c, topics, 1, errstr, sizeof errstr), errstr);
+    int64_t deadline = now_ms() + 15000;
+    while (all_down_seen == 0 && now_ms() < deadline)
+        odk_message_destroy(odk_consumer_poll(c, 100));
+    for (int i = 0; i < 10; i++)
+        odk_message_destroy(odk_consumer_poll(c, 50));
+    CHECK(all_down_seen == 1, "all brokers down told %d times", all_down_seen);
+    CHECK(other_errors_seen == 0, "%d other errors", other_errors_seen);
+    CHECK_OK(odk_consumer_close(c), "close");
+    odk_consumer_destroy(c);
+}
+
 int main(void) {
     RUN(error_codes);
     RUN(configuration);
@@ -172,5 +207,6 @@ int main(void) {
     RUN(invalid_configurations);
     RUN(bad_produce_arguments);
     RUN(consumer_without_group);
+    RUN(consumer_error_cb_reports_all_brokers_down);
     return 0;
 }

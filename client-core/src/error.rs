@@ -123,6 +123,16 @@ pub enum Error {
         /// What happened.
         detail: String,
     },
+    /// No broker the client knows (from metadata, or the bootstrap servers before the first
+    /// metadata) can be reached: librdkafka's `_ALL_BROKERS_DOWN`, told to error callbacks once
+    /// each time it happens. The client keeps retrying.
+    #[error("{down}/{total} brokers are down")]
+    AllBrokersDown {
+        /// Brokers whose last connection attempt failed.
+        down: usize,
+        /// Brokers known.
+        total: usize,
+    },
     /// An operation did not complete in time (`request.timeout.ms`, `delivery.timeout.ms`,
     /// `max.block.ms`).
     #[error("timed out: {0}")]
@@ -208,6 +218,7 @@ impl Error {
         match self {
             Error::Kafka(code) | Error::KafkaMessage { code, .. } => code.is_retriable(),
             Error::Io(_) | Error::Connection { .. } | Error::Timeout(_) => true,
+            Error::AllBrokersDown { .. } => true,
             Error::CrcMismatch { .. } | Error::UnknownTopic { .. } => true,
             _ => false,
         }
@@ -227,7 +238,9 @@ impl Error {
             Error::UnsupportedMessageFormat(_) => ErrorCode::UnsupportedForMessageFormat,
             Error::UnsupportedCompression(_) => ErrorCode::UnsupportedCompressionType,
             Error::Compression { .. } => ErrorCode::CorruptMessage,
-            Error::Io(_) | Error::Connection { .. } => ErrorCode::NetworkException,
+            Error::Io(_) | Error::Connection { .. } | Error::AllBrokersDown { .. } => {
+                ErrorCode::NetworkException
+            }
             Error::Timeout(_) => ErrorCode::RequestTimedOut,
             Error::QueueFull(_) | Error::Purged => ErrorCode::UnknownServerError,
             Error::UnknownTopic { .. } => ErrorCode::UnknownTopicOrPartition,
@@ -404,6 +417,10 @@ impl Error {
             Error::Connection { broker, detail } => Error::Connection {
                 broker: broker.clone(),
                 detail: detail.clone(),
+            },
+            Error::AllBrokersDown { down, total } => Error::AllBrokersDown {
+                down: *down,
+                total: *total,
             },
             Error::Timeout(s) => Error::Timeout(s.clone()),
             Error::QueueFull(s) => Error::QueueFull(s.clone()),

@@ -4,7 +4,7 @@
 const native = require('./native')
 const { AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes } = require('./constants')
 const { resolveBrokers, passThrough } = require('./config')
-const { Instrumentation, throttleListener } = require('./events')
+const { Instrumentation, throttleListener, clientErrorListener } = require('./events')
 const {
   KafkaJSError, KafkaJSNonRetriableError, KafkaJSCreateTopicError, KafkaJSDeleteTopicError,
   KafkaJSAggregateError, KafkaJSTimeout, KafkaJSClientQuotaError, fromNative, parse
@@ -17,7 +17,8 @@ const EVENTS = {
   REQUEST_TIMEOUT: 'admin.network.request_timeout',
   REQUEST_QUEUE_SIZE: 'admin.network.request_queue_size',
   // odradek's extension (KafkaJS has no throttle event): see lib/events.js.
-  REQUEST_THROTTLE: 'admin.network.request_throttle'
+  REQUEST_THROTTLE: 'admin.network.request_throttle',
+  CLIENT_ERROR: 'admin.network.client_error'
 }
 
 const sleep = (ms) => new Promise(resolve => setTimeout(resolve, ms))
@@ -45,6 +46,7 @@ class Admin {
       const props = { ...this._kafka._props, 'bootstrap.servers': servers, ...passThrough(this._options) }
       const n = new native.NativeAdmin(props, this._kafka._tokenProvider)
       n.onThrottle(throttleListener(this._instrumentation, EVENTS.REQUEST_THROTTLE, { clientId: props['client.id'], logger: this.logger() }))
+      n.onClientError(clientErrorListener(this._instrumentation, EVENTS.CLIENT_ERROR, { clientId: props['client.id'], logger: this.logger() }))
       await n.connect()
       this._native = n
     } catch (e) {

@@ -10,7 +10,7 @@
 // is then delivered again after a backoff (KafkaJS retries the same way, then restarts).
 const native = require('./native')
 const { consumerProps, resolveBrokers } = require('./config')
-const { Instrumentation, throttleListener } = require('./events')
+const { Instrumentation, throttleListener, clientErrorListener } = require('./events')
 const { decode } = require('./messages')
 const { KafkaJSError, KafkaJSNonRetriableError, fromNative } = require('./errors')
 
@@ -32,7 +32,8 @@ const EVENTS = {
   REQUEST_TIMEOUT: 'consumer.network.request_timeout',
   REQUEST_QUEUE_SIZE: 'consumer.network.request_queue_size',
   // odradek's extension (KafkaJS has no throttle event): see lib/events.js.
-  REQUEST_THROTTLE: 'consumer.network.request_throttle'
+  REQUEST_THROTTLE: 'consumer.network.request_throttle',
+  CLIENT_ERROR: 'consumer.network.client_error'
 }
 
 const key = (topic, partition) => `${partition}:${topic}`
@@ -126,6 +127,7 @@ class Consumer {
         const props = this._props()
         this._native = new native.NativeConsumer(props, this._kafka._tokenProvider)
         this._native.onThrottle(throttleListener(this._instrumentation, EVENTS.REQUEST_THROTTLE, { clientId: props['client.id'], logger: this.logger() }))
+        this._native.onClientError(clientErrorListener(this._instrumentation, EVENTS.CLIENT_ERROR, { clientId: props['client.id'], logger: this.logger() }))
         if (this._patterns.length > 0) {
           const parts = [...this._names].map(n => `^${escapeRegex(n)}$`)
             .concat(this._patterns.map(r => (r.flags.includes('i') ? `(?i:${r.source})` : `(?:${r.source})`)))

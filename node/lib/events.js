@@ -47,4 +47,19 @@ function throttleListener (instrumentation, type, { clientId, logger }) {
   }
 }
 
-module.exports = { Instrumentation, throttleListener }
+/**
+ * The native clients' client-level errors (librdkafka's `error_cb` events: a broker that cannot
+ * be reached any more, `_TRANSPORT`; every broker down, `_ALL_BROKERS_DOWN`; an authentication
+ * failure) logged at error level in the `Connection` namespace, as KafkaJS logs connection
+ * errors, and emitted as `type` events (odradek's extension). The same code comes at most once
+ * a second; `_ALL_BROKERS_DOWN` once each time every known broker is down.
+ */
+function clientErrorListener (instrumentation, type, { clientId, logger }) {
+  const log = logger.namespace('Connection')
+  return ({ code, name, message }) => {
+    log.error(message, { clientId, code, type: name })
+    instrumentation.emit(type, { clientId, code, type: name, message })
+  }
+}
+
+module.exports = { Instrumentation, throttleListener, clientErrorListener }

@@ -7,7 +7,7 @@
 const native = require('./native')
 const { producerProps, resolveBrokers } = require('./config')
 const { compressionName, builtInPartitioner } = require('./constants')
-const { Instrumentation, throttleListener } = require('./events')
+const { Instrumentation, throttleListener, clientErrorListener } = require('./events')
 const errors = require('./errors')
 const { Transaction } = require('./transaction')
 
@@ -20,7 +20,8 @@ const EVENTS = {
   REQUEST_TIMEOUT: 'producer.network.request_timeout',
   REQUEST_QUEUE_SIZE: 'producer.network.request_queue_size',
   // odradek's extension (KafkaJS has no throttle event): see lib/events.js.
-  REQUEST_THROTTLE: 'producer.network.request_throttle'
+  REQUEST_THROTTLE: 'producer.network.request_throttle',
+  CLIENT_ERROR: 'producer.network.client_error'
 }
 
 function acksName (acks) {
@@ -95,6 +96,7 @@ class Producer {
       try {
         n = new native.NativeProducer(props, this._kafka._tokenProvider)
         n.onThrottle(throttleListener(this._instrumentation, EVENTS.REQUEST_THROTTLE, { clientId: props['client.id'], logger: this.logger() }))
+        n.onClientError(clientErrorListener(this._instrumentation, EVENTS.CLIENT_ERROR, { clientId: props['client.id'], logger: this.logger() }))
       } catch (e) {
         throw fromNative(e)
       }

@@ -234,6 +234,17 @@ impl NativeAdmin {
         crate::throttle::listen(self.core.cluster(), callback);
     }
 
+    /// Calls `callback` with every client-level error (an authentication failure, a broker
+    /// that cannot be reached any more, every broker down). Replaces an earlier callback.
+    #[napi]
+    pub fn on_client_error(
+        &self,
+        #[napi(ts_arg_type = "(event: ClientErrorInfo) => void")]
+        callback: crate::client_errors::JsClientErrorCallback,
+    ) {
+        crate::client_errors::listen(self.core.cluster(), callback);
+    }
+
     /// Creates topics; one result per topic.
     #[napi(ts_return_type = "Promise<Array<ItemResult>>")]
     pub fn create_topics<'env>(

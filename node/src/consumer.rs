@@ -159,6 +159,17 @@ impl NativeConsumer {
         crate::throttle::listen(self.core.cluster(), callback);
     }
 
+    /// Calls `callback` with every client-level error (an authentication failure, a broker
+    /// that cannot be reached any more, every broker down). Replaces an earlier callback.
+    #[napi]
+    pub fn on_client_error(
+        &self,
+        #[napi(ts_arg_type = "(event: ClientErrorInfo) => void")]
+        callback: crate::client_errors::JsClientErrorCallback,
+    ) {
+        crate::client_errors::listen(self.core.cluster(), callback);
+    }
+
     /// Joins the group for `topics`, or for every topic matching `pattern` when given.
     #[napi]
     pub fn subscribe(&self, topics: Vec<String>, pattern: Option<String>) -> napi::Result<()> {

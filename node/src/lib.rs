@@ -25,6 +25,7 @@ mod admin;
 mod admin_acl;
 mod admin_quotas;
 mod avro;
+mod client_errors;
 mod consumer;
 mod error;
 mod oauth;

@@ -186,6 +186,17 @@ impl NativeProducer {
         crate::throttle::listen(self.core.cluster(), callback);
     }
 
+    /// Calls `callback` with every client-level error (an authentication failure, a broker
+    /// that cannot be reached any more, every broker down). Replaces an earlier callback.
+    #[napi]
+    pub fn on_client_error(
+        &self,
+        #[napi(ts_arg_type = "(event: ClientErrorInfo) => void")]
+        callback: crate::client_errors::JsClientErrorCallback,
+    ) {
+        crate::client_errors::listen(self.core.cluster(), callback);
+    }
+
     /// Sends everything queued without waiting for `linger.ms` and waits for it.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn flush<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {

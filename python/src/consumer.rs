@@ -72,6 +72,14 @@ impl Consumer {
                 cb.call1(py, (json,))?;
             }
         }
+        // Client-level errors (authentication, brokers down): error_cb, as librdkafka serves
+        // it from poll. Without one they are dropped (the consumer keeps retrying).
+        let errors = self.client.take_errors();
+        if let Some(cb) = &self.cbs.error_cb {
+            for e in errors {
+                cb.call1(py, (kafka_error(py, e)?,))?;
+            }
+        }
         let client = &self.client;
         crate::throttle::serve(
             py,

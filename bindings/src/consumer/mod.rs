@@ -79,6 +79,8 @@ struct Inner {
     group: group::GroupState,
     /// Throttle reports, once the shell asked for them ([`ConsumerClient::report_throttles`]).
     throttles: OnceLock<Arc<ThrottleQueue>>,
+    /// Client-level errors for the shell's error callback ([`ConsumerClient::take_errors`]).
+    errors: Arc<crate::client_errors::ErrorQueue>,
     /// Held by the one fetch that polls the core and queues what it got: two overlapping
     /// fetches (a shell's poll that returned on a group event while its fetch ran on) would
     /// otherwise queue their batches in whichever order they finish, out of offset order.
@@ -159,8 +161,16 @@ impl ConsumerClient {
             closed: AtomicBool::new(false),
             group: group::GroupState::new(auto_commit),
             throttles: OnceLock::new(),
+            errors: Arc::default(),
             fetch_turn: tokio::sync::Mutex::new(()),
         });
+        {
+            let errors = inner.errors.clone();
+            inner
+                .core
+                .cluster()
+                .set_error_listener(crate::client_errors::listener(move |e| errors.push(e)));
+        }
         if let Some(every) = inner.settings.statistics_interval {
             handle.spawn(stats_ticker(Arc::downgrade(&inner), every));
         }
@@ -503,6 +513,12 @@ impl ConsumerClient {
     /// Takes the statistics snapshots due (`statistics.interval.ms`).
     pub fn take_stats(&self) -> Vec<String> {
         lock(&self.inner.stats).drain(..).collect()
+    }
+
+    /// Takes the client-level errors waiting for the error callback (authentication failures,
+    /// brokers down), oldest first.
+    pub fn take_errors(&self) -> Vec<ClientError> {
+        self.inner.errors.take()
     }
 
     /// Starts keeping the brokers' throttle reports for [`ConsumerClient::take_throttles`] (the

@@ -11,6 +11,7 @@
 pub(crate) mod backoff;
 mod coordinator;
 mod describe;
+mod health;
 mod metadata;
 mod view;
 

@@ -92,6 +92,8 @@ pub struct Cluster {
     me: std::sync::Weak<Cluster>,
     /// Whether a background metadata refresh runs.
     refreshing: std::sync::atomic::AtomicBool,
+    /// Which brokers answered their latest connection attempt (for the error listener).
+    health: super::health::BrokerHealth,
     closed: std::sync::atomic::AtomicBool,
 }
 
@@ -141,6 +143,7 @@ impl Cluster {
             metadata_failing_since: Mutex::new(None),
             me: me.clone(),
             refreshing: std::sync::atomic::AtomicBool::new(false),
+            health: super::health::BrokerHealth::default(),
             closed: std::sync::atomic::AtomicBool::new(false),
         })
     }
@@ -263,7 +266,10 @@ impl Cluster {
     }
 
     /// Sets the callback told of client-level errors: authentication failures (SASL or TLS),
-    /// once per failed connection attempt (attempts are spaced by the reconnect backoff).
+    /// once per failed connection attempt (attempts are spaced by the reconnect backoff); a
+    /// broker that cannot be reached any more ([`Error::Connection`], once until it answers
+    /// again); and every known broker down at once ([`Error::AllBrokersDown`], once per
+    /// episode).
     pub fn set_error_listener(&self, listener: ErrorListener) {
         if let Ok(mut slot) = self.error_listener.write() {
             *slot = Some(Listener(listener));
@@ -288,9 +294,38 @@ impl Cluster {
         if let Ok(mut slot) = self.auth_error.lock() {
             *slot = Some(e.duplicate());
         }
+        self.tell(e);
+    }
+
+    /// Tells the error listener, if there is one.
+    fn tell(&self, e: &Error) {
         let listener = self.error_listener.read().ok().and_then(|l| l.clone());
         if let Some(Listener(l)) = listener {
             l(e);
+        }
+    }
+
+    /// Notes a failed connection attempt to `node` and tells the listener what changed.
+    fn broker_failed(&self, node: i32, e: &Error) {
+        let known: Vec<i32> = self.metadata().brokers.keys().copied().collect();
+        let reachable: Vec<i32> = self
+            .live
+            .lock()
+            .map(|live| {
+                live.iter()
+                    .filter(|(_, c)| !c.is_closed())
+                    .map(|(key, _)| slot_node(*key))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let change = self.health.failed(node, &known, &reachable);
+        if change.went_down && !e.is_authentication() {
+            tracing::info!(node, error = %e, "broker down");
+            self.tell(e);
+        }
+        if let Some((down, total)) = change.all_down {
+            tracing::warn!(down, total, "all brokers are down");
+            self.tell(&Error::AllBrokersDown { down, total });
         }
     }
 
@@ -352,12 +387,19 @@ impl Cluster {
             match self.connect(addr, -1).await {
                 Ok(c) => {
                     *guard = Some(c.clone());
+                    self.health.bootstrap_up();
                     return Ok(c);
                 }
                 Err(e) => {
                     tracing::debug!(broker = %addr, error = %e, "bootstrap server unreachable");
                     last = e;
                 }
+            }
+        }
+        if self.metadata().brokers.is_empty() && !last.is_authentication() {
+            if let Some((down, total)) = self.health.bootstrap_failed(servers.len()) {
+                tracing::warn!(down, total, "no bootstrap server can be reached");
+                self.tell(&Error::AllBrokersDown { down, total });
             }
         }
         Err(last)
@@ -374,7 +416,8 @@ impl Cluster {
     /// joins and commits must not queue behind a fetch long-polling for `fetch.max.wait.ms`
     /// (Kafka's clients keep a separate coordinator connection for the same reason).
     pub async fn coordinator_connection(&self, node_id: i32) -> Result<Arc<Connection>> {
-        self.connection_in_slot(i32::MAX - node_id, node_id).await
+        self.connection_in_slot(coordinator_slot(node_id), node_id)
+            .await
     }
 
     /// Closes the coordinator connection to `node_id` (see
@@ -385,7 +428,7 @@ impl Cluster {
             .live
             .lock()
             .ok()
-            .and_then(|l| l.get(&(i32::MAX - node_id)).cloned())
+            .and_then(|l| l.get(&coordinator_slot(node_id)).cloned())
         {
             c.close(reason);
         }
@@ -420,9 +463,11 @@ impl Cluster {
                 }
                 slot.failures = 0;
                 slot.retry_at = None;
+                self.health.up(node_id);
                 Ok(c)
             }
             Err(e) => {
+                self.broker_failed(node_id, &e);
                 slot.failures = slot.failures.saturating_add(1);
                 let backoff = super::backoff::exponential(
                     self.config.reconnect_backoff,
@@ -678,12 +723,7 @@ impl Cluster {
                         / requests.max(1),
                     in_flight: c.in_flight(),
                     reauthentications: c.stats.reauthentications.load(Ordering::Relaxed),
-                    // Coordinator connections sit in slot i32::MAX - node id.
-                    node_id: if *key > i32::MAX / 2 {
-                        i32::MAX - *key
-                    } else {
-                        *key
-                    },
+                    node_id: slot_node(*key),
                     throttled: c.stats.throttled.load(Ordering::Relaxed),
                     throttle_ms_total: c.stats.throttle_ms_total.load(Ordering::Relaxed),
                     throttle_ms_min: c.stats.throttle_ms_min.load(Ordering::Relaxed),
@@ -718,5 +758,19 @@ impl Cluster {
                 c.close("client closed");
             }
         }
+    }
+}
+
+/// The slot key of a broker's coordinator connection (its plain connection's key is its id).
+fn coordinator_slot(node_id: i32) -> i32 {
+    i32::MAX - node_id
+}
+
+/// The broker a slot key belongs to (see [`coordinator_slot`]).
+fn slot_node(key: i32) -> i32 {
+    if key > i32::MAX / 2 {
+        i32::MAX - key
+    } else {
+        key
     }
 }
