@@ -88,8 +88,11 @@ if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
 
   step "cluster: the client through node faults on a 3-node Apache Kafka (tests/cluster/kafka-cluster.sh)"
   # Leader kill, a pause past the broker session timeout, controller kill, a node cut off
-  # from clients, and a consumer whose only bootstrap server dies (each test starts a cluster).
-  cargo test -p odradek-suite --test cluster_faults -- --ignored --test-threads=1
+  # from clients, a consumer whose only bootstrap server dies, a transactional pipeline through
+  # coordinator and leader kills (each test starts a cluster). The frozen-coordinator
+  # synchronous-commit test runs from the full command in docs/resilience.md (CI's budget).
+  cargo test -p odradek-suite --test cluster_faults -- --ignored --test-threads=1 \
+    --skip synchronous_commits_keep_members
   ODRADEK_FAULT_CLUSTER=1 ODRADEK_BROKER_BIN="$target/debug/odradek-broker" \
     python/test.sh tests/test_cluster_faults.py
   ODRADEK_FAULT_CLUSTER=1 ODRADEK_BROKER_BIN="$target/debug/odradek-broker" \

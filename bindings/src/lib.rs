@@ -22,6 +22,7 @@ pub mod client_errors;
 pub mod codes;
 pub mod config;
 pub mod consumer;
+pub mod debug_log;
 mod error;
 pub mod metadata;
 pub mod producer;

@@ -57,6 +57,7 @@ pub fn runtime() -> Result<Handle, ClientError> {
             libc::pthread_atfork(None, None, Some(after_fork_in_child));
         }
     });
+    crate::debug_log::install_from_env();
     let generation = fork_generation();
     let mut slot = RUNTIME.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((g, handle, _)) = slot.as_ref() {

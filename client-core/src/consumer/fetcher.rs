@@ -369,12 +369,15 @@ fn topic_name(topic: &str) -> TopicName {
 
 async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
     let config = shared.cluster.config().consumer.clone();
-    let backoff = shared.cluster.config().retry_backoff;
+    let backoff = (
+        shared.cluster.config().retry_backoff,
+        shared.cluster.config().retry_backoff_max,
+    );
     let conn = match shared.cluster.connection(leader).await {
         Ok(conn) => conn,
         Err(e) => {
             shared.cluster.on_error(&e);
-            release(&shared, leader, &parts, Some(Instant::now() + backoff));
+            release(&shared, leader, &parts, Some(backoff));
             shared.fetch_wake.notify_one();
             return;
         }
@@ -411,7 +414,7 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
             if let Some(s) = shared.lock().sessions.get_mut(&leader) {
                 s.on_failure();
             }
-            release(&shared, leader, &parts, Some(Instant::now() + backoff));
+            release(&shared, leader, &parts, Some(backoff));
             shared.fetch_wake.notify_one();
             return;
         }
@@ -427,7 +430,7 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
         drop(state);
         tracing::debug!(broker = leader, error = %top_error, "fetch failed");
         // A session error is answered by a full fetch at once; anything else backs off.
-        let until = (!session_error).then(|| Instant::now() + backoff);
+        let until = (!session_error).then_some(backoff);
         if !session_error {
             shared.cluster.on_error(&Error::Kafka(top_error));
         }
@@ -462,6 +465,7 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
             let code = ErrorCode::from_code(pd.error_code);
             match code {
                 ErrorCode::NoError => {
+                    p.fetch_answered();
                     replica::on_answer(
                         &mut p.read_replica,
                         pd.preferred_read_replica.0,
@@ -510,7 +514,7 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
                 // leader, which decides (and resets positions) from there.
                 code if replica::drop_if(&mut p.read_replica, leader) => {
                     tracing::debug!(%code, node = leader, "read replica dropped");
-                    p.backoff_until = Some(Instant::now() + backoff);
+                    p.back_off(backoff.0, backoff.1);
                 }
                 ErrorCode::OffsetOutOfRange => match config.auto_offset_reset {
                     crate::config::OffsetReset::Earliest => p.request_reset(Reset::Earliest),
@@ -537,7 +541,7 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
                     // FENCED_LEADER_EPOCH (our epoch is old), UNKNOWN_LEADER_EPOCH (the broker's
                     // is), NOT_LEADER_OR_FOLLOWER...: back off and refresh metadata; a newer
                     // leader epoch then makes the position wait for validation.
-                    p.backoff_until = Some(Instant::now() + backoff);
+                    p.back_off(backoff.0, backoff.1);
                     shared.cluster.on_error(&Error::Kafka(code));
                     refresh = refresh || code.invalidates_metadata();
                 }
@@ -565,15 +569,19 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
     shared.fetch_wake.notify_one();
 }
 
-/// Makes the partitions of a fetch to `node` that failed fetchable again (after `backoff`);
+/// Makes the partitions of a fetch to `node` that failed fetchable again (after a backoff of
+/// `retry.backoff.ms` .. `retry.backoff.max.ms` when `backoff` names them, or at once);
 /// those read from `node` as a follower go back to their leader.
-fn release(shared: &Shared, node: i32, parts: &Planned, backoff: Option<Instant>) {
+fn release(shared: &Shared, node: i32, parts: &Planned, backoff: Option<(Duration, Duration)>) {
     let mut state = shared.lock();
     for planned in parts {
         if let Some(p) = state.parts.get_mut(&planned.tp) {
             if p.generation == planned.generation {
                 p.in_flight = false;
-                p.backoff_until = backoff;
+                match backoff {
+                    Some((base, max)) => p.back_off(base, max),
+                    None => p.backoff_until = None,
+                }
                 replica::drop_if(&mut p.read_replica, node);
             }
         }

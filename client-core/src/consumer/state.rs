@@ -51,6 +51,8 @@ pub(crate) struct PartState {
     pub oversize: bool,
     /// Not fetchable before this instant (after a retriable error).
     pub backoff_until: Option<std::time::Instant>,
+    /// Fetches of this partition that failed in a row (the backoff doubles with each).
+    pub fetch_failures: u32,
     /// The leader epoch the partition is fetched under, from metadata (KIP-320).
     pub leader_epoch: Option<i32>,
     /// The leader epoch of the last batch consumed (the position's epoch; `None` after a seek).
@@ -69,6 +71,19 @@ pub(crate) struct PartState {
 }
 
 impl PartState {
+    /// A fetch of this partition failed: not fetchable for `base` doubling per failure in a
+    /// row up to `max` (`retry.backoff.ms` .. `retry.backoff.max.ms`, KIP-580), jittered.
+    pub fn back_off(&mut self, base: std::time::Duration, max: std::time::Duration) {
+        self.fetch_failures = self.fetch_failures.saturating_add(1);
+        let wait = crate::cluster::backoff::exponential(base, max, self.fetch_failures);
+        self.backoff_until = Some(std::time::Instant::now() + wait);
+    }
+
+    /// A fetch of this partition was answered without error: the backoff starts over.
+    pub fn fetch_answered(&mut self) {
+        self.fetch_failures = 0;
+    }
+
     pub fn new(reset: Option<Reset>) -> Self {
         PartState {
             position: None,
@@ -83,6 +98,7 @@ impl PartState {
             in_flight: false,
             oversize: false,
             backoff_until: None,
+            fetch_failures: 0,
             leader_epoch: None,
             last_epoch: None,
             awaiting_validation: false,
@@ -229,5 +245,36 @@ mod tests {
         assert_ne!(old.generation, new.generation);
         new.request_reset(Reset::Earliest);
         assert!(new.generation > old.generation);
+    }
+
+    #[test]
+    fn fetch_backoff_doubles_per_failure_and_starts_over_after_an_answer() {
+        use std::time::{Duration, Instant};
+        let (base, max) = (Duration::from_millis(100), Duration::from_millis(1000));
+        let mut p = PartState::new(None);
+        let wait = |p: &PartState| {
+            p.backoff_until.map_or(0, |t| {
+                t.saturating_duration_since(Instant::now()).as_millis()
+            })
+        };
+        p.back_off(base, max);
+        assert!(
+            wait(&p) <= 120,
+            "first backoff is retry.backoff.ms: {}",
+            wait(&p)
+        );
+        for _ in 0..5 {
+            p.back_off(base, max);
+        }
+        assert_eq!(p.fetch_failures, 6);
+        assert!(
+            wait(&p) >= 700,
+            "doubled up to retry.backoff.max.ms: {}",
+            wait(&p)
+        );
+        assert!(wait(&p) <= 1200);
+        p.fetch_answered();
+        p.back_off(base, max);
+        assert!(wait(&p) <= 120, "starts over after an answer: {}", wait(&p));
     }
 }

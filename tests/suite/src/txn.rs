@@ -41,15 +41,26 @@ pub async fn read_to_end(
     partition_count: i32,
     read_committed: bool,
 ) -> Vec<ConsumerRecord> {
+    read_to_end_at(&target.bootstrap, topic, partition_count, read_committed).await
+}
+
+/// [`read_to_end`] from the cluster at `bootstrap` (a list of `host:port`).
+pub async fn read_to_end_at(
+    bootstrap: &str,
+    topic: &str,
+    partition_count: i32,
+    read_committed: bool,
+) -> Vec<ConsumerRecord> {
     let isolation = if read_committed {
         "read_committed"
     } else {
         "read_uncommitted"
     };
-    let consumer = Consumer::new(target.config(&[
+    let consumer = Consumer::from_map([
+        ("bootstrap.servers", bootstrap),
         ("auto.offset.reset", "earliest"),
         ("isolation.level", isolation),
-    ]))
+    ])
     .expect("consumer");
     let tps = partitions(topic, partition_count);
     consumer.assign(&tps);

@@ -785,3 +785,419 @@ fn consumers_detect_the_truncation_of_an_unclean_election() {
         strict.close().await;
     });
 }
+
+#[test]
+#[ignore = "needs the 3-node fault cluster: run by the cluster tier of scripts/test.sh"]
+fn synchronous_commits_keep_members_in_their_group_through_a_frozen_coordinator() {
+    // A member committing synchronously every second (the C API's odk_consumer_commit, Java's
+    // commitSync) while its coordinator hangs past the session timeout: the hung commit must
+    // not keep the member from finding the group's new coordinator before the new one's
+    // session for it runs out.
+    let cluster = FaultCluster::start(3);
+    let rt = runtime();
+    let _in_runtime = rt.enter();
+    let topic = topic_name("sync-commit");
+    let group = topic_name("sync-commit-group");
+    let base = config(&cluster, &[]);
+    create_topic(
+        &rt,
+        &base,
+        &topic,
+        PARTITIONS,
+        3,
+        &[("min.insync.replicas", "2")],
+    );
+    rt.block_on(async {
+        let p = Producer::new(base.clone()).unwrap();
+        let mut acks = Vec::new();
+        for i in 0..600u64 {
+            let part = (i % PARTITIONS as u64) as i32;
+            let r = ProducerRecord::new(topic.as_str(), value(part, i)).partition(part);
+            acks.push(p.send(r).await.unwrap());
+        }
+        for a in acks {
+            a.await.unwrap();
+        }
+        p.close().await;
+    });
+
+    let member_config = config(
+        &cluster,
+        &[
+            ("group.id", group.as_str()),
+            ("auto.offset.reset", "earliest"),
+            ("enable.auto.commit", "false"),
+            ("session.timeout.ms", "20000"),
+            ("heartbeat.interval.ms", "2000"),
+        ],
+    );
+    let running = Arc::new(AtomicBool::new(true));
+    let membership_errors = Arc::new(Mutex::new(Vec::<String>::new()));
+    let started = Instant::now();
+    let members: Vec<_> = (0..2)
+        .map(|id| {
+            let consumer = Consumer::new(member_config.clone()).unwrap();
+            consumer.subscribe(&[topic.as_str()], None).unwrap();
+            let (running, errors) = (running.clone(), membership_errors.clone());
+            rt.spawn(async move {
+                let mut next_commit = Instant::now() + Duration::from_secs(1);
+                while running.load(Ordering::Acquire) {
+                    let _ = consumer.poll(Duration::from_millis(200)).await;
+                    if Instant::now() < next_commit {
+                        continue;
+                    }
+                    match consumer.commit_sync(None).await {
+                        Err(odradek::Error::Kafka(
+                            code @ (odradek::ErrorCode::UnknownMemberId
+                            | odradek::ErrorCode::IllegalGeneration),
+                        )) => errors.lock().unwrap().push(format!(
+                            "member {id} at {:.1}s: {code}",
+                            started.elapsed().as_secs_f64()
+                        )),
+                        Err(e) => eprintln!("member {id}: commit: {e}"),
+                        Ok(()) => {}
+                    }
+                    next_commit = Instant::now() + Duration::from_secs(1);
+                }
+                consumer.close().await;
+            })
+        })
+        .collect();
+    // Both members in the group, committing.
+    std::thread::sleep(Duration::from_secs(8));
+    let coordinator = rt.block_on(async {
+        let probe = Producer::new(base.clone()).unwrap();
+        let node = probe
+            .cluster()
+            .find_coordinator(odradek::cluster::CoordinatorType::Group, &group)
+            .await
+            .unwrap();
+        probe.close().await;
+        node
+    });
+    eprintln!(
+        "pausing node {coordinator}, the group's coordinator, for 30 s at {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    cluster.pause(coordinator);
+    std::thread::sleep(Duration::from_secs(30));
+    cluster.resume(coordinator);
+    std::thread::sleep(Duration::from_secs(10));
+    running.store(false, Ordering::Release);
+    for m in members {
+        rt.block_on(m).unwrap();
+    }
+    let errors = membership_errors.lock().unwrap();
+    assert!(
+        errors.is_empty(),
+        "commits failed because the member left its group: {errors:?}"
+    );
+}
+
+/// Calls a transactional operation again while it times out (it goes on in the background;
+/// calling again waits for the same one), a few times.
+async fn retry_timeouts<F, Fut>(mut call: F) -> odradek::Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = odradek::Result<()>>,
+{
+    let mut attempts = 0;
+    loop {
+        match call().await {
+            Err(odradek::Error::Timeout(m)) if attempts < 4 => {
+                attempts += 1;
+                eprintln!("pipeline: timed out ({m}); waiting again");
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Moves every assigned partition back to the group's committed offset (after an abort).
+async fn rewind(consumer: &Consumer) -> odradek::Result<()> {
+    let assignment = consumer.assignment();
+    let committed = consumer.committed(&assignment).await?;
+    for tp in &assignment {
+        match committed.get(tp).copied().flatten() {
+            Some(offset) => consumer.seek(tp, offset)?,
+            None => consumer.seek_to_beginning(std::slice::from_ref(tp))?,
+        }
+    }
+    Ok(())
+}
+
+/// What the transactional pipeline needs to know and reports.
+struct Pipeline {
+    bootstrap: String,
+    input: String,
+    output: String,
+    group: String,
+    transactional_id: String,
+    stop: AtomicBool,
+    commits: std::sync::atomic::AtomicUsize,
+    aborts: std::sync::atomic::AtomicUsize,
+    restarts: std::sync::atomic::AtomicUsize,
+}
+
+impl Pipeline {
+    fn producer(&self) -> Producer {
+        Producer::from_map([
+            ("bootstrap.servers", self.bootstrap.as_str()),
+            ("transactional.id", self.transactional_id.as_str()),
+            ("transaction.timeout.ms", "20000"),
+            ("linger.ms", "5"),
+        ])
+        .unwrap()
+    }
+
+    /// Consume, copy each record to the output topic's same partition, commit the consumed
+    /// offsets in the same transaction; an abortable error aborts and rewinds, anything else
+    /// starts a new producer (whose init_transactions fences the old one) and rewinds.
+    async fn run(self: Arc<Self>) {
+        const CALL: Duration = Duration::from_secs(30);
+        let consumer = Consumer::from_map([
+            ("bootstrap.servers", self.bootstrap.as_str()),
+            ("group.id", self.group.as_str()),
+            ("isolation.level", "read_committed"),
+            ("enable.auto.commit", "false"),
+            ("auto.offset.reset", "earliest"),
+            ("session.timeout.ms", "10000"),
+            ("heartbeat.interval.ms", "1000"),
+        ])
+        .unwrap();
+        consumer.subscribe(&[self.input.as_str()], None).unwrap();
+        'producer: while !self.stop.load(Ordering::Acquire) {
+            let producer = self.producer();
+            if let Err(e) = retry_timeouts(|| producer.init_transactions(CALL)).await {
+                eprintln!("pipeline: init_transactions: {e}");
+                producer.close().await;
+                self.restarts.fetch_add(1, Ordering::AcqRel);
+                continue;
+            }
+            while !self.stop.load(Ordering::Acquire) {
+                let records = match consumer.poll(Duration::from_millis(200)).await {
+                    Ok(r) => r,
+                    Err(e) => {
+                        eprintln!("pipeline: poll: {e}");
+                        continue;
+                    }
+                };
+                if records.is_empty() {
+                    continue;
+                }
+                let outcome = async {
+                    producer.begin_transaction()?;
+                    let mut offsets: BTreeMap<odradek::TopicPartition, i64> = BTreeMap::new();
+                    for r in records {
+                        offsets.insert(
+                            odradek::TopicPartition {
+                                topic: r.topic.clone(),
+                                partition: r.partition,
+                            },
+                            r.offset + 1,
+                        );
+                        let out = ProducerRecord {
+                            topic: self.output.clone(),
+                            partition: Some(r.partition),
+                            key: r.key,
+                            value: r.value,
+                            headers: r.headers,
+                            timestamp: None,
+                        };
+                        // Settled by the commit: a failed delivery fails it.
+                        drop(producer.send(out).await?);
+                    }
+                    let offsets: Vec<_> = offsets.into_iter().collect();
+                    let group = consumer
+                        .consumer_group_metadata()
+                        .await
+                        .ok_or_else(|| odradek::Error::State("not in the group".into()))?;
+                    producer
+                        .send_offsets_to_transaction(&offsets, &group)
+                        .await?;
+                    retry_timeouts(|| producer.commit_transaction(CALL)).await
+                }
+                .await;
+                match outcome {
+                    Ok(()) => {
+                        self.commits.fetch_add(1, Ordering::AcqRel);
+                        continue;
+                    }
+                    Err(e) if e.is_abortable() => {
+                        eprintln!("pipeline: aborting: {e}");
+                        self.aborts.fetch_add(1, Ordering::AcqRel);
+                        let aborted = retry_timeouts(|| producer.abort_transaction(CALL)).await;
+                        let rewound = rewind(&consumer).await;
+                        if aborted.is_ok() && rewound.is_ok() {
+                            continue;
+                        }
+                        eprintln!("pipeline: abort {aborted:?}, rewind {rewound:?}");
+                    }
+                    Err(e) => eprintln!("pipeline: {e}: a new producer"),
+                }
+                producer.close().await;
+                self.restarts.fetch_add(1, Ordering::AcqRel);
+                if let Err(e) = rewind(&consumer).await {
+                    eprintln!("pipeline: rewind: {e}");
+                }
+                continue 'producer;
+            }
+            producer.close().await;
+        }
+        consumer.close().await;
+    }
+
+    /// Waits until the pipeline commits again (a transaction after the present ones).
+    fn await_commit(&self, what: &str) {
+        let before = self.commits.load(Ordering::Acquire);
+        let deadline = Instant::now() + Duration::from_secs(90);
+        while self.commits.load(Ordering::Acquire) <= before {
+            assert!(
+                Instant::now() < deadline,
+                "after {what}: no transaction committed for 90 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs the 3-node fault cluster: run by the cluster tier of scripts/test.sh"]
+fn a_transactional_pipeline_copies_exactly_once_through_coordinator_and_leader_kills() {
+    let cluster = FaultCluster::start(3);
+    let rt = runtime();
+    let _in_runtime = rt.enter();
+    let parts = 3;
+    let input = topic_name("txn-in");
+    let output = topic_name("txn-out");
+    let base = config(&cluster, &[]);
+    for t in [&input, &output] {
+        create_topic(&rt, &base, t, parts, 3, &[("min.insync.replicas", "2")]);
+    }
+    let pipeline = Arc::new(Pipeline {
+        bootstrap: cluster.bootstrap.clone(),
+        input: input.clone(),
+        output: output.clone(),
+        group: topic_name("txn-group"),
+        transactional_id: topic_name("txn-id"),
+        stop: AtomicBool::new(false),
+        commits: Default::default(),
+        aborts: Default::default(),
+        restarts: Default::default(),
+    });
+    let running = rt.spawn(pipeline.clone().run());
+
+    // The input keeps growing while the faults happen.
+    let seeding = Arc::new(AtomicBool::new(true));
+    let seeder = {
+        let (seeding, input, base) = (seeding.clone(), input.clone(), base.clone());
+        rt.spawn(async move {
+            let mut config = base;
+            config.set("enable.idempotence", "true").unwrap();
+            config.set("linger.ms", "5").unwrap();
+            let p = Producer::new(config).unwrap();
+            let mut pending = Vec::new();
+            let mut n = 0u64;
+            while seeding.load(Ordering::Acquire) {
+                for _ in 0..10 {
+                    let part = (n % parts as u64) as i32;
+                    let r = ProducerRecord::new(input.as_str(), n.to_string()).partition(part);
+                    pending.push(p.send(r).await.unwrap());
+                    n += 1;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            for a in pending {
+                a.await.unwrap();
+            }
+            p.close().await;
+            n
+        })
+    };
+    pipeline.await_commit("the start");
+
+    let coordinator = rt.block_on(async {
+        let probe = Producer::new(base.clone()).unwrap();
+        let node = probe
+            .cluster()
+            .find_coordinator(
+                odradek::cluster::CoordinatorType::Transaction,
+                &pipeline.transactional_id,
+            )
+            .await
+            .unwrap();
+        probe.close().await;
+        node
+    });
+    eprintln!("fault 1: kill node {coordinator}, the transaction coordinator");
+    cluster.kill(coordinator);
+    pipeline.await_commit("killing the transaction coordinator");
+    cluster.restart(coordinator);
+
+    let victim = leaders(&base, &rt, &output)[0];
+    eprintln!("fault 2: kill node {victim}, leader of output partition 0");
+    cluster.kill(victim);
+    pipeline.await_commit("killing an output leader");
+    cluster.restart(victim);
+    pipeline.await_commit("the restart");
+
+    seeding.store(false, Ordering::Release);
+    let seeded = rt.block_on(seeder).unwrap();
+    // Drained: the group's committed offsets reach the input's end.
+    rt.block_on(async {
+        let watcher = Consumer::from_map([
+            ("bootstrap.servers", cluster.bootstrap.as_str()),
+            ("group.id", pipeline.group.as_str()),
+        ])
+        .unwrap();
+        let tps = odradek_suite::txn::partitions(&input, parts);
+        let mut ends = Vec::new();
+        for tp in &tps {
+            ends.push(watcher.fetch_watermarks(tp).await.unwrap().1);
+        }
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let committed = watcher.committed(&tps).await.unwrap();
+            let at: Vec<i64> = tps
+                .iter()
+                .map(|tp| committed.get(tp).copied().flatten().unwrap_or(0))
+                .collect();
+            if at == ends {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the pipeline did not drain the input: committed {at:?}, ends {ends:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        watcher.close().await;
+    });
+    pipeline.stop.store(true, Ordering::Release);
+    rt.block_on(running).unwrap();
+
+    let copied = rt.block_on(odradek_suite::txn::read_to_end_at(
+        &cluster.bootstrap,
+        &output,
+        parts,
+        true,
+    ));
+    let mut values: Vec<u64> = odradek_suite::txn::values(&copied)
+        .iter()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    values.sort_unstable();
+    let duplicates = values.windows(2).filter(|w| w[0] == w[1]).count();
+    values.dedup();
+    let missing = seeded as usize - values.len();
+    eprintln!(
+        "pipeline: {} commits, {} aborts, {} new producers; {seeded} records in, {} out",
+        pipeline.commits.load(Ordering::Acquire),
+        pipeline.aborts.load(Ordering::Acquire),
+        pipeline.restarts.load(Ordering::Acquire),
+        copied.len()
+    );
+    assert_eq!(duplicates, 0, "records copied more than once");
+    assert_eq!(missing, 0, "records never copied");
+    assert_eq!(values.last().copied(), Some(seeded - 1));
+}

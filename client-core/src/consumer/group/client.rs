@@ -40,7 +40,8 @@ pub struct GroupClient {
     /// Current generation (-1 outside a group generation).
     pub generation: i32,
     coordinator: Option<i32>,
-    /// A coordinator whose "unknown member" answer is being checked with another broker.
+    /// A coordinator the next FindCoordinator is not sent to: one whose "unknown member"
+    /// answer is being checked with another broker, or one just given up on.
     doubted: Option<i32>,
     /// The coordinator's node id (-1: unknown), readable without this client's lock, so a
     /// member can close a hung coordinator's connection while a request holds the lock.
@@ -62,14 +63,20 @@ impl GroupClient {
         }
     }
 
-    /// The coordinator's node id as last found (-1: none yet), shared.
+    /// The coordinator's node id as last found (-1: none yet), shared. Storing -1 (see
+    /// [`give_up_on`]) forgets the coordinator for the next request, whoever sends it.
     pub fn coordinator_seen(&self) -> Arc<std::sync::atomic::AtomicI32> {
         self.seen.clone()
     }
 
-    /// Forgets the coordinator (after NOT_COORDINATOR and similar errors).
+    /// Forgets the coordinator (after NOT_COORDINATOR and similar errors, or when it left a
+    /// session unanswered). The next lookup asks another broker: a frozen coordinator would
+    /// leave FindCoordinator unanswered for `request.timeout.ms` too, and the member's session
+    /// on the group's new coordinator would run out meanwhile.
     pub fn forget_coordinator(&mut self) {
-        self.coordinator = None;
+        if let Some(node) = self.coordinator.take() {
+            self.doubted = Some(node);
+        }
     }
 
     /// After UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION: looks the coordinator up again, asking
@@ -108,11 +115,19 @@ impl GroupClient {
     }
 
     async fn connection(&mut self) -> Result<Arc<Connection>> {
+        if self
+            .coordinator
+            .is_some_and(|node| self.seen.load(std::sync::atomic::Ordering::Acquire) != node)
+        {
+            // Given up on without this client's lock (see `give_up_on`): a request that held
+            // the lock meanwhile must not go back to the same coordinator.
+            self.forget_coordinator();
+        }
         if let Some(node) = self.coordinator {
             match self.cluster.coordinator_connection(node).await {
                 Ok(c) => return Ok(c),
                 Err(e) => {
-                    self.coordinator = None;
+                    self.forget_coordinator();
                     return Err(e);
                 }
             }
@@ -413,4 +428,13 @@ impl GroupClient {
         }
         Ok(out)
     }
+}
+
+/// Gives up on the coordinator last seen through `seen` (from
+/// [`GroupClient::coordinator_seen`]) without the group client's lock, which a request hung on
+/// that coordinator may hold: the next request of any caller looks the coordinator up again at
+/// another broker. Returns the node given up on, if there was one.
+pub fn give_up_on(seen: &std::sync::atomic::AtomicI32) -> Option<i32> {
+    let node = seen.swap(-1, std::sync::atomic::Ordering::AcqRel);
+    (node >= 0).then_some(node)
 }

@@ -358,8 +358,9 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
         // A coordinator that stopped answering: close its connection (a commit waiting on it
         // holds the group client) and look for the coordinator again.
         let give_up_on_coordinator = || async {
-            let node = coordinator.load(Ordering::Acquire);
-            if node >= 0 {
+            // Forgotten first, then closed: a commit the close fails may be retried at once,
+            // and must not go back to the same coordinator.
+            if let Some(node) = client::give_up_on(&coordinator) {
                 shared
                     .cluster
                     .close_coordinator_connection(node, "coordinator unanswered for the session");
