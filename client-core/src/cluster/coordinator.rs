@@ -33,10 +33,11 @@ impl Cluster {
             true => self.refresh().await?,
             false => self.metadata(),
         };
-        let node = *meta
-            .brokers
-            .keys()
-            .next()
+        if meta.brokers.is_empty() {
+            return Err(Error::Kafka(ErrorCode::CoordinatorNotAvailable));
+        }
+        let node = self
+            .least_loaded_broker(None)
             .ok_or(Error::Kafka(ErrorCode::CoordinatorNotAvailable))?;
         let conn = self.connection(node).await?;
         let version = conn.versions().version(ApiKey::FindCoordinator)?;

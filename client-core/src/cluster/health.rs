@@ -38,6 +38,11 @@ impl BrokerHealth {
         }
     }
 
+    /// Whether `node`'s latest connection attempt failed.
+    pub fn is_down(&self, node: i32) -> bool {
+        self.state.lock().is_ok_and(|s| s.down.contains(&node))
+    }
+
     /// A connection attempt to `node` failed. `reachable` are the known brokers still counted
     /// as up for another reason (an open connection in another slot); `known` every broker
     /// in the metadata.

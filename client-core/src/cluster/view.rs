@@ -533,6 +533,26 @@ impl Cluster {
         }))
     }
 
+    /// The broker to send a request any broker can answer (FindCoordinator) to, Java's "least
+    /// loaded node": not `exclude`, not down at its latest connection attempt nor in its
+    /// reconnect backoff if another will do, and of those the one with the fewest requests
+    /// waiting on its open connection (a frozen broker's pile up), then connected before not.
+    pub fn least_loaded_broker(&self, exclude: Option<i32>) -> Option<i32> {
+        let meta = self.metadata();
+        let mut nodes: Vec<i32> = meta.brokers.keys().copied().collect();
+        nodes.sort_unstable();
+        let candidates: Vec<i32> = match nodes.iter().any(|n| Some(*n) != exclude) {
+            true => nodes.into_iter().filter(|n| Some(*n) != exclude).collect(),
+            false => nodes,
+        };
+        candidates.into_iter().min_by_key(|&n| {
+            let unhealthy = self.health.is_down(n) || self.backing_off(n);
+            let open = self.open_connection(n);
+            let waiting = open.as_ref().map_or(0, |c| c.in_flight());
+            (unhealthy, waiting, open.is_none())
+        })
+    }
+
     /// The open connection to `node`, if there is one and nobody is reconnecting it.
     fn open_connection(&self, node: i32) -> Option<Arc<Connection>> {
         let live = self.live.lock().ok()?;

@@ -138,11 +138,12 @@ impl GroupClient {
         };
         // Asked of another broker than a coordinator whose answer is in doubt (see
         // `second_opinion`): that one may not know yet that it lost the group.
-        let node = *meta
-            .brokers
-            .keys()
-            .find(|n| Some(**n) != self.doubted)
-            .or_else(|| meta.brokers.keys().next())
+        if meta.brokers.is_empty() {
+            return Err(Error::Kafka(ErrorCode::CoordinatorNotAvailable));
+        }
+        let node = self
+            .cluster
+            .least_loaded_broker(self.doubted)
             .ok_or(Error::Kafka(ErrorCode::CoordinatorNotAvailable))?;
         self.doubted = None;
         let any = self.cluster.connection(node).await?;
