@@ -104,3 +104,36 @@ pub fn values(records: &[ConsumerRecord]) -> Vec<String> {
         .map(|r| String::from_utf8_lossy(r.value.as_deref().unwrap_or_default()).into_owned())
         .collect()
 }
+
+/// Calls a transactional operation again while it times out (it goes on in the background;
+/// calling again waits for the same one), up to four more times.
+pub async fn retry_timeouts<F, Fut>(mut call: F) -> odradek::Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = odradek::Result<()>>,
+{
+    let mut attempts = 0;
+    loop {
+        match call().await {
+            Err(odradek::Error::Timeout(m)) if attempts < 4 => {
+                attempts += 1;
+                eprintln!("transactions: timed out ({m}); waiting again");
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Moves every assigned partition back to the group's committed offset (after an abort, what
+/// was consumed in the aborted transaction must be processed again).
+pub async fn rewind(consumer: &Consumer) -> odradek::Result<()> {
+    let assignment = consumer.assignment();
+    let committed = consumer.committed(&assignment).await?;
+    for tp in &assignment {
+        match committed.get(tp).copied().flatten() {
+            Some(offset) => consumer.seek(tp, offset)?,
+            None => consumer.seek_to_beginning(std::slice::from_ref(tp))?,
+        }
+    }
+    Ok(())
+}

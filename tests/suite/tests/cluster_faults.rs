@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use odradek::admin::NewTopic;
 use odradek::{Admin, ClientConfig, Consumer, Producer, ProducerRecord};
 use odradek_suite::cluster::FaultCluster;
+use odradek_suite::txn::{retry_timeouts, rewind};
 use odradek_suite::{read_partition, topic_name};
 
 const PARTITIONS: i32 = 6;
@@ -892,38 +893,6 @@ fn synchronous_commits_keep_members_in_their_group_through_a_frozen_coordinator(
         errors.is_empty(),
         "commits failed because the member left its group: {errors:?}"
     );
-}
-
-/// Calls a transactional operation again while it times out (it goes on in the background;
-/// calling again waits for the same one), a few times.
-async fn retry_timeouts<F, Fut>(mut call: F) -> odradek::Result<()>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = odradek::Result<()>>,
-{
-    let mut attempts = 0;
-    loop {
-        match call().await {
-            Err(odradek::Error::Timeout(m)) if attempts < 4 => {
-                attempts += 1;
-                eprintln!("pipeline: timed out ({m}); waiting again");
-            }
-            other => return other,
-        }
-    }
-}
-
-/// Moves every assigned partition back to the group's committed offset (after an abort).
-async fn rewind(consumer: &Consumer) -> odradek::Result<()> {
-    let assignment = consumer.assignment();
-    let committed = consumer.committed(&assignment).await?;
-    for tp in &assignment {
-        match committed.get(tp).copied().flatten() {
-            Some(offset) => consumer.seek(tp, offset)?,
-            None => consumer.seek_to_beginning(std::slice::from_ref(tp))?,
-        }
-    }
-    Ok(())
 }
 
 /// What the transactional pipeline needs to know and reports.

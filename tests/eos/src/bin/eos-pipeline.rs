@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use odradek::producer::TopicPartition;
 use odradek::{Consumer, Error, Producer, ProducerRecord, Result};
+use odradek_suite::txn::{retry_timeouts, rewind};
 
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -104,39 +105,6 @@ async fn run(bootstrap: &str, input: &str, output: &str, group: &str, txn_id: &s
                 rewind(&consumer).await?;
             }
             Err(e) => return Err(e),
-        }
-    }
-}
-
-/// Moves every assigned partition back to the group's committed offset (after an abort, what
-/// was consumed in the aborted transaction must be processed again).
-async fn rewind(consumer: &Consumer) -> Result<()> {
-    let assignment = consumer.assignment();
-    let committed = consumer.committed(&assignment).await?;
-    for tp in &assignment {
-        match committed.get(tp).copied().flatten() {
-            Some(offset) => consumer.seek(tp, offset)?,
-            None => consumer.seek_to_beginning(std::slice::from_ref(tp))?,
-        }
-    }
-    Ok(())
-}
-
-/// Calls a transactional operation again while it times out (it keeps running in the
-/// background; calling again waits for the same one), a few times.
-async fn retry_timeouts<F, Fut>(mut call: F) -> Result<()>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<()>>,
-{
-    let mut attempts = 0;
-    loop {
-        match call().await {
-            Err(Error::Timeout(m)) if attempts < 4 => {
-                attempts += 1;
-                eprintln!("eos-pipeline: timed out ({m}); waiting again");
-            }
-            other => return other,
         }
     }
 }
