@@ -103,7 +103,17 @@ pub fn shutdown(timeout: Duration) {
     let taken = RUNTIME.lock().unwrap_or_else(|e| e.into_inner()).take();
     match taken {
         Some((generation, _, rt)) if generation == fork_generation() => {
-            rt.shutdown_timeout(timeout)
+            // On a thread of its own: from an `atexit` handler the calling thread's
+            // thread-locals are already destroyed (glibc runs their destructors first), and
+            // tokio's wait for the runtime's threads parks on one of them; without it the wait
+            // returned at once, the threads were not joined, and the process exited while they
+            // were still dropping the tasks.
+            let stopper = std::thread::Builder::new()
+                .name("odradek-rt-stop".into())
+                .spawn(move || rt.shutdown_timeout(timeout));
+            if let Ok(stopper) = stopper {
+                let _ = stopper.join();
+            }
         }
         Some((_, _, inherited)) => std::mem::forget(inherited),
         None => {}

@@ -11,11 +11,13 @@
 pub(crate) mod backoff;
 mod coordinator;
 mod describe;
+mod error_events;
 mod health;
 mod metadata;
 mod view;
 
 pub use coordinator::CoordinatorType;
 pub use describe::{MetadataDetail, PartitionDetail, TopicDetail};
+pub use error_events::ErrorListener;
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
-pub use view::{BrokerStats, Cluster, ErrorListener};
+pub use view::{BrokerStats, Cluster};

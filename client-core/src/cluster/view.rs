@@ -11,6 +11,7 @@ use kafka_protocol::messages::{MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
 use super::backoff::jitter;
+use super::error_events::{ErrorEvents, ErrorListener};
 use super::metadata::{BrokerInfo, ClusterMetadata, TopicInfo};
 use crate::config::{ClientConfig, MetadataRecovery};
 use crate::net::{ConnectParams, Connection, ThrottleSink};
@@ -69,6 +70,8 @@ pub struct Cluster {
     refresh_lock: tokio::sync::Mutex<()>,
     /// Bumped on every metadata change (refreshes and leader hints).
     generation: AtomicU64,
+    /// Woken on every metadata update (see [`Cluster::metadata_changed`]).
+    metadata_changed: tokio::sync::Notify,
     /// Bumped whenever a topic joins `interest`.
     interest_version: AtomicU64,
     /// Completed topic refreshes, and the `interest_version` the latest one asked with: a
@@ -80,8 +83,8 @@ pub struct Cluster {
     /// The latest authentication failure not yet taken by a consumer's `poll`.
     auth_error: Mutex<Option<Error>>,
     /// Told of every connection-level failure an application should hear of (librdkafka's
-    /// `error_cb` events): authentication failures.
-    error_listener: RwLock<Option<Listener>>,
+    /// `error_cb` events), kept until a listener is set.
+    error_events: ErrorEvents,
     /// Every connection's throttle reports go here; the listener behind it may be set later.
     throttle_sink: ThrottleSink,
     throttle_listener: Arc<RwLock<Option<ThrottleSink>>>,
@@ -97,18 +100,9 @@ pub struct Cluster {
     closed: std::sync::atomic::AtomicBool,
 }
 
-/// A callback for client-level errors (see [`Cluster::set_error_listener`]).
-pub type ErrorListener = Arc<dyn Fn(&Error) + Send + Sync>;
-
-/// An [`ErrorListener`] in the cluster state.
-#[derive(Clone)]
-struct Listener(ErrorListener);
-
-impl std::fmt::Debug for Listener {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ErrorListener")
-    }
-}
+/// How long a request may go unanswered (beyond `fetch.max.wait.ms`) before its broker counts
+/// as unresponsive when choosing one for a request any broker can answer.
+pub const STALLED_AFTER: Duration = Duration::from_secs(5);
 
 impl Cluster {
     /// A cluster handle; nothing is connected until first use.
@@ -132,12 +126,13 @@ impl Cluster {
             bootstrap: tokio::sync::Mutex::new(None),
             refresh_lock: tokio::sync::Mutex::new(()),
             generation: AtomicU64::new(0),
+            metadata_changed: tokio::sync::Notify::new(),
             interest_version: AtomicU64::new(0),
             refreshes: AtomicU64::new(0),
             covered_interest: AtomicU64::new(0),
             stale: std::sync::atomic::AtomicBool::new(true),
             auth_error: Mutex::new(None),
-            error_listener: RwLock::new(None),
+            error_events: ErrorEvents::default(),
             throttle_sink,
             throttle_listener,
             metadata_failing_since: Mutex::new(None),
@@ -238,7 +233,7 @@ impl Cluster {
             Some(updated) => {
                 *guard = Arc::new(updated);
                 drop(guard);
-                self.generation.fetch_add(1, Ordering::AcqRel);
+                self.metadata_updated();
                 tracing::debug!(
                     topic,
                     partition,
@@ -269,11 +264,10 @@ impl Cluster {
     /// once per failed connection attempt (attempts are spaced by the reconnect backoff); a
     /// broker that cannot be reached any more ([`Error::Connection`], once until it answers
     /// again); and every known broker down at once ([`Error::AllBrokersDown`], once per
-    /// episode).
+    /// episode). Events told before the listener is set (a client starts connecting when it
+    /// is created) are handed to it now, up to the latest 64.
     pub fn set_error_listener(&self, listener: ErrorListener) {
-        if let Ok(mut slot) = self.error_listener.write() {
-            *slot = Some(Listener(listener));
-        }
+        self.error_events.set(listener);
     }
 
     /// Sets the callback told of every throttle time a broker reports (librdkafka's
@@ -297,12 +291,9 @@ impl Cluster {
         self.tell(e);
     }
 
-    /// Tells the error listener, if there is one.
+    /// Tells the error listener, or keeps the event until one is set.
     fn tell(&self, e: &Error) {
-        let listener = self.error_listener.read().ok().and_then(|l| l.clone());
-        if let Some(Listener(l)) = listener {
-            l(e);
-        }
+        self.error_events.tell(e);
     }
 
     /// Notes a failed connection attempt to `node` and tells the listener what changed.
@@ -499,17 +490,9 @@ impl Cluster {
                 return Ok(c);
             }
         }
-        let mut nodes: Vec<i32> = self.metadata().brokers.keys().copied().collect();
-        for node in &nodes {
-            if let Some(c) = self.open_connection(*node) {
-                return Ok(c);
-            }
-        }
-        // Start somewhere else each time, so one dead broker is not always tried first.
-        if !nodes.is_empty() {
-            let turn = (self.generation.load(Ordering::Relaxed) as usize) % nodes.len();
-            nodes.rotate_left(turn);
-        }
+        // Best first (see `ranked_brokers`): an open connection to a responsive broker is used
+        // as it is; a frozen broker's open connection comes last.
+        let nodes = self.ranked_brokers();
         let mut last = None;
         for node in &nodes {
             if self.backing_off(*node) {
@@ -533,24 +516,62 @@ impl Cluster {
         }))
     }
 
+    /// Resolves at the next metadata update (a refresh, a leader hint). Create it (and
+    /// `enable` it) before looking at the metadata, so an update in between is not missed.
+    pub fn metadata_changed(&self) -> tokio::sync::futures::Notified<'_> {
+        self.metadata_changed.notified()
+    }
+
+    fn metadata_updated(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.metadata_changed.notify_waiters();
+    }
+
     /// The broker to send a request any broker can answer (FindCoordinator) to, Java's "least
-    /// loaded node": not `exclude`, not down at its latest connection attempt nor in its
-    /// reconnect backoff if another will do, and of those the one with the fewest requests
-    /// waiting on its open connection (a frozen broker's pile up), then connected before not.
+    /// loaded node": the first of [`Cluster::ranked_brokers`] that is not `exclude` (unless no
+    /// other is known).
     pub fn least_loaded_broker(&self, exclude: Option<i32>) -> Option<i32> {
-        let meta = self.metadata();
-        let mut nodes: Vec<i32> = meta.brokers.keys().copied().collect();
+        let ranked = self.ranked_brokers();
+        ranked
+            .iter()
+            .copied()
+            .find(|n| Some(*n) != exclude)
+            .or_else(|| ranked.first().copied())
+    }
+
+    /// Every known broker, best first for a request any broker can answer: responsive ones
+    /// (not down at their latest connection attempt, not in their reconnect backoff, and no
+    /// request left unanswered on their open connection for [`STALLED_AFTER`] beyond
+    /// `fetch.max.wait.ms`: a frozen or
+    /// cut-off broker keeps its connection open and answers nothing) before the others; then,
+    /// as Java's client does, brokers with an open connection before those that would need a
+    /// new one (connecting to a frozen broker succeeds, and its handshake hangs); then the
+    /// fewest requests waiting. Ties go to a different broker as the metadata generation moves.
+    pub fn ranked_brokers(&self) -> Vec<i32> {
+        // A Fetch is held by the broker for up to fetch.max.wait.ms by design.
+        let stalled_after = STALLED_AFTER + self.config.consumer.fetch_max_wait;
+        let mut nodes: Vec<i32> = self.metadata().brokers.keys().copied().collect();
         nodes.sort_unstable();
-        let candidates: Vec<i32> = match nodes.iter().any(|n| Some(*n) != exclude) {
-            true => nodes.into_iter().filter(|n| Some(*n) != exclude).collect(),
-            false => nodes,
-        };
-        candidates.into_iter().min_by_key(|&n| {
-            let unhealthy = self.health.is_down(n) || self.backing_off(n);
-            let open = self.open_connection(n);
-            let waiting = open.as_ref().map_or(0, |c| c.in_flight());
-            (unhealthy, waiting, open.is_none())
-        })
+        if !nodes.is_empty() {
+            let turn = (self.generation.load(Ordering::Relaxed) as usize) % nodes.len();
+            nodes.rotate_left(turn);
+        }
+        let mut keyed: Vec<((bool, bool, usize), i32)> = nodes
+            .into_iter()
+            .map(|n| {
+                let open = self.open_connection(n);
+                let stalled = open
+                    .as_ref()
+                    .and_then(|c| c.oldest_unanswered())
+                    .is_some_and(|age| age >= stalled_after);
+                let unresponsive = stalled || self.health.is_down(n) || self.backing_off(n);
+                let waiting = open.as_ref().map_or(0, |c| c.in_flight());
+                ((unresponsive, open.is_none(), waiting), n)
+            })
+            .collect();
+        // Stable: equal keys keep the rotated order.
+        keyed.sort_by_key(|(key, _)| *key);
+        keyed.into_iter().map(|(_, n)| n).collect()
     }
 
     /// The open connection to `node`, if there is one and nobody is reconnecting it.
@@ -696,7 +717,7 @@ impl Cluster {
         self.stale.store(false, Ordering::Release);
         self.covered_interest.store(asked_with, Ordering::Release);
         self.refreshes.fetch_add(1, Ordering::AcqRel);
-        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.metadata_updated();
         Ok(merged)
     }
 
@@ -766,7 +787,7 @@ impl Cluster {
         if let Ok(mut m) = self.metadata.write() {
             *m = merged.clone();
         }
-        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.metadata_updated();
         Ok(merged)
     }
 

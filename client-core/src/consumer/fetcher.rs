@@ -35,6 +35,10 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         let woken = shared.fetch_wake.notified();
         tokio::pin!(woken);
         woken.as_mut().enable();
+        // A moved leader is fetched from as soon as metadata shows it.
+        let metadata_changed = shared.cluster.metadata_changed();
+        tokio::pin!(metadata_changed);
+        metadata_changed.as_mut().enable();
         if shared.lock().closed {
             for (_, f) in in_flight_leaders {
                 f.task.abort();
@@ -63,8 +67,33 @@ pub(crate) async fn run(shared: Arc<Shared>) {
             });
             in_flight_leaders.insert(leader, InFlight { task, done });
         }
+        let on_metadata = backoff_a_new_leader_would_end(&shared);
+        let woken = async {
+            tokio::select! {
+                _ = woken => {}
+                _ = metadata_changed, if on_metadata => {}
+            }
+        };
         let _ = tokio::time::timeout(Duration::from_millis(250), woken).await;
     }
+}
+
+/// Whether a metadata update should wake the fetcher: some partition waits out a fetch backoff
+/// (a new leader ends it) and every assigned partition has a leader (while one has none, each
+/// update would wake the fetcher to look the topic up again at once).
+fn backoff_a_new_leader_would_end(shared: &Shared) -> bool {
+    let meta = shared.cluster.metadata();
+    let now = Instant::now();
+    let state = shared.lock();
+    let waiting = state
+        .parts
+        .values()
+        .any(|p| p.backoff_until.is_some_and(|t| t > now));
+    waiting
+        && state
+            .parts
+            .keys()
+            .all(|tp| meta.leader(&tp.topic, tp.partition).is_some())
 }
 
 /// A fetch in flight to one leader.
@@ -248,9 +277,16 @@ fn plan_fetches(shared: &Shared, busy: &HashMap<i32, InFlight>) -> HashMap<i32, 
         let Some(p) = state.parts.get_mut(&tp) else {
             continue;
         };
-        if p.paused || p.in_flight || p.error.is_some() || p.backoff_until.is_some_and(|t| t > now)
-        {
+        if p.paused || p.in_flight || p.error.is_some() {
             continue;
+        }
+        if p.backoff_until.is_some_and(|t| t > now) {
+            // A new leader (a newer epoch in metadata) ends the backoff the old one earned.
+            let epoch = leader_epoch(&meta, &tp);
+            if !(epoch >= 0 && p.leader_epoch.is_some_and(|known| epoch > known)) {
+                continue;
+            }
+            p.backoff_until = None;
         }
         let Some(offset) = p.fetch_offset else {
             continue;

@@ -29,7 +29,21 @@ pub(super) type BoxRead = Box<dyn AsyncRead + Send + Unpin>;
 /// The write half of a broker stream.
 pub(super) type BoxWrite = Box<dyn AsyncWrite + Send + Unpin>;
 
-type Waiters = Arc<Mutex<HashMap<i32, oneshot::Sender<Result<Bytes>>>>>;
+/// Requests waiting for their response, by correlation id.
+type Waiters = Arc<Mutex<HashMap<i32, Waiter>>>;
+
+/// One request waiting for its response.
+struct Waiter {
+    /// When the request was queued for writing.
+    sent: std::time::Instant,
+    tx: oneshot::Sender<Result<Bytes>>,
+}
+
+impl std::fmt::Debug for Waiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Waiter").field("sent", &self.sent).finish()
+    }
+}
 
 /// A request written to the connection: what waiting for its response needs.
 struct Submitted {
@@ -254,7 +268,7 @@ impl Connection {
                                     i32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]);
                                 let waiter = waiters.lock().ok().and_then(|mut w| w.remove(&id));
                                 match waiter {
-                                    Some(tx) => {
+                                    Some(Waiter { tx, .. }) => {
                                         let _ = tx.send(Ok(frame));
                                     }
                                     None => tracing::debug!(
@@ -337,6 +351,14 @@ impl Connection {
     /// Requests currently awaiting a response.
     pub fn in_flight(&self) -> usize {
         self.waiters.lock().map_or(0, |w| w.len())
+    }
+
+    /// How long the oldest request still waiting for its response has waited (`None` when
+    /// nothing waits). A broker that is frozen or cut off answers nothing while its
+    /// connection stays open; this tells it from a busy one.
+    pub fn oldest_unanswered(&self) -> Option<std::time::Duration> {
+        let w = self.waiters.lock().ok()?;
+        w.values().map(|w| w.sent.elapsed()).max()
     }
 
     /// Sends a request at the negotiated version and waits for its response.
@@ -554,7 +576,8 @@ impl Connection {
         let rx = if expect_response {
             let (tx, rx) = oneshot::channel();
             if let Ok(mut w) = self.waiters.lock() {
-                w.insert(id, tx);
+                let sent = std::time::Instant::now();
+                w.insert(id, Waiter { sent, tx });
             }
             Some(rx)
         } else {
@@ -659,7 +682,7 @@ fn fail_all(closed: &AtomicBool, waiters: &Waiters, addr: &str, reason: &str) {
         .lock()
         .map(|mut w| w.drain().collect())
         .unwrap_or_default();
-    for (_, tx) in pending {
+    for (_, Waiter { tx, .. }) in pending {
         let _ = tx.send(Err(conn_err(addr, reason)));
     }
 }
@@ -737,5 +760,29 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, Error::Malformed { .. }), "{err}");
         drop(peer.await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn the_oldest_unanswered_request_is_timed_until_its_answer() {
+        let (conn, mut broker) = pipe(1000);
+        assert_eq!(conn.oldest_unanswered(), None);
+        let conn = Arc::new(conn);
+        let sender = conn.clone();
+        let request = tokio::spawn(async move {
+            sender
+                .send_versioned(&ApiVersionsRequest::default(), 0)
+                .await
+        });
+        let header = read_request(&mut broker).await;
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        let age = conn.oldest_unanswered().unwrap();
+        assert!(age >= Duration::from_millis(120), "{age:?}");
+        // ApiVersions v0: error code 0 and no API keys.
+        let mut frame = vec![0, 0, 0, 10];
+        frame.extend_from_slice(&header[4..8]);
+        frame.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+        broker.write_all(&frame).await.unwrap();
+        request.await.unwrap().unwrap();
+        assert_eq!(conn.oldest_unanswered(), None);
     }
 }

@@ -86,6 +86,8 @@ pub(crate) struct Drained {
     pub next_wake: Option<Instant>,
     /// A ready batch's partition has no known leader.
     pub unknown_leader: bool,
+    /// A retry waits out its backoff (a new leader in metadata would send it at once).
+    pub retry_waiting: bool,
 }
 
 /// Batches of every partition.
@@ -209,12 +211,17 @@ impl Accumulator {
                 None => front.created + p.linger,
             };
             let full = front.bytes >= batch_size || queue.batches.len() > 1;
+            let leader_now = (p.leader)(&tp.topic, tp.partition);
+            // A retry skips the rest of its backoff once the partition has a new leader.
+            let moved =
+                leader_now.is_some() && front.sent_to.is_some_and(|s| Some(s) != leader_now);
             let ready = match front.retry_at {
-                Some(at) => at <= p.now,
+                Some(at) => at <= p.now || moved,
                 None => full || p.flushing || wake_at <= p.now,
             };
             if !ready {
                 out.next_wake = earliest(out.next_wake, wake_at);
+                out.retry_waiting |= front.retry_at.is_some();
                 continue;
             }
             match p.txn {
@@ -224,7 +231,7 @@ impl Accumulator {
                 // transaction open.
                 TxnFilter::Added(_) | TxnFilter::Nothing => continue,
             }
-            let Some(leader) = (p.leader)(&tp.topic, tp.partition) else {
+            let Some(leader) = leader_now else {
                 out.unknown_leader = true;
                 continue;
             };
@@ -249,7 +256,8 @@ impl Accumulator {
                     }
                 }
             }
-            if let Some(batch) = queue.batches.pop_front() {
+            if let Some(mut batch) = queue.batches.pop_front() {
+                batch.sent_to = Some(leader);
                 *used += batch.bytes;
                 queue.in_flight += 1;
                 queue.batches_sent += 1;
@@ -420,6 +428,23 @@ mod tests {
     use super::*;
     use crate::producer::delivery::{DeliveryBatch, Group};
 
+    /// Drain parameters that send every batch now (flushing, no linger, 5 in flight).
+    fn flushing_params<'a>(
+        leader: &'a (dyn Fn(&str, i32) -> Option<i32> + Sync),
+        idempotence: Option<Option<(i64, i16)>>,
+    ) -> DrainParams<'a> {
+        DrainParams {
+            now: Instant::now(),
+            flushing: true,
+            linger: Duration::ZERO,
+            max_request_size: 1 << 20,
+            max_in_flight: 5,
+            idempotence,
+            txn: TxnFilter::Any,
+            leader,
+        }
+    }
+
     #[test]
     fn batch_completion_gives_each_grouped_record_its_offset() {
         let sem = Arc::new(tokio::sync::Semaphore::new(1 << 20));
@@ -463,6 +488,57 @@ mod tests {
     }
 
     #[test]
+    fn a_retry_in_backoff_goes_at_once_to_a_new_leader_and_waits_for_the_old_one() {
+        let sem = Arc::new(tokio::sync::Semaphore::new(1 << 20));
+        let mut acc = Accumulator::new(1 << 10, Compression::None, None, false);
+        let permit = sem.clone().try_acquire_many_owned(100).unwrap();
+        acc.append(
+            "t",
+            0,
+            0,
+            None,
+            Some(b"v"),
+            &[],
+            80,
+            permit,
+            Completion::None,
+        )
+        .unwrap();
+        let params = |leader: &'static (dyn Fn(&str, i32) -> Option<i32> + Sync)| {
+            flushing_params(leader, None)
+        };
+        static OLD: fn(&str, i32) -> Option<i32> = |_, _| Some(1);
+        static NEW: fn(&str, i32) -> Option<i32> = |_, _| Some(2);
+        static NONE: fn(&str, i32) -> Option<i32> = |_, _| None;
+        let mut sent: Vec<ProducerBatch> = acc
+            .drain(&params(&OLD))
+            .by_leader
+            .into_values()
+            .flatten()
+            .collect();
+        assert_eq!(sent.len(), 1);
+        let batch = sent.remove(0);
+        assert_eq!(batch.sent_to, Some(1));
+        // The send failed: retry in a minute.
+        acc.sent_settled(&batch, false);
+        acc.requeue(batch, Instant::now() + Duration::from_secs(60));
+        assert!(
+            acc.drain(&params(&OLD)).by_leader.is_empty(),
+            "same leader: backoff kept"
+        );
+        assert!(
+            acc.drain(&params(&NONE)).by_leader.is_empty(),
+            "no leader: backoff kept"
+        );
+        let moved = acc.drain(&params(&NEW)).by_leader;
+        assert_eq!(
+            moved.get(&2).map(Vec::len),
+            Some(1),
+            "a new leader: sent now, to it"
+        );
+    }
+
+    #[test]
     fn a_partition_never_has_more_batches_in_flight_than_max_in_flight() {
         let sem = Arc::new(tokio::sync::Semaphore::new(1 << 20));
         // Batches of one record each: every append past the first opens a new batch.
@@ -483,16 +559,7 @@ mod tests {
             .unwrap();
         }
         let leader = |_: &str, _: i32| Some(1);
-        let params = DrainParams {
-            now: Instant::now(),
-            flushing: true,
-            linger: Duration::ZERO,
-            max_request_size: 1 << 20,
-            max_in_flight: 5,
-            idempotence: Some(Some((7, 0))),
-            txn: TxnFilter::Any,
-            leader: &leader,
-        };
+        let params = flushing_params(&leader, Some(Some((7, 0))));
         // A broker that never answers: drain as often as the sender would.
         let mut sent = Vec::new();
         for _ in 0..50 {

@@ -29,6 +29,9 @@ pub(crate) struct ProducerBatch {
     pub created: Instant,
     pub attempts: u32,
     pub retry_at: Option<Instant>,
+    /// The leader the batch was last sent to: a retry waiting out its backoff goes at once
+    /// when the partition's leader has changed since (KIP-951, as Java's client does).
+    pub sent_to: Option<i32>,
     pub bytes: usize,
     /// Base sequence, once assigned (idempotent producers).
     pub sequence: Option<i32>,
@@ -55,6 +58,7 @@ impl ProducerBatch {
             created: Instant::now(),
             attempts: 0,
             retry_at: None,
+            sent_to: None,
             bytes: 0,
             sequence: None,
             memory: None,

@@ -35,6 +35,10 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         let notified = shared.wake.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
+        // A new leader sends the retries waiting out their backoff at once (see `drain`).
+        let metadata_changed = shared.cluster.metadata_changed();
+        tokio::pin!(metadata_changed);
+        metadata_changed.as_mut().enable();
         add_partitions_to_txn(&shared).await;
         if bump.as_ref().is_some_and(|b| b.is_finished()) {
             bump = None;
@@ -52,7 +56,7 @@ pub(crate) async fn run(shared: Arc<Shared>) {
                 shared.wake.notify_one();
             }));
         }
-        let mut next_wake =
+        let (mut next_wake, on_metadata) =
             drain_and_send(&shared, !bumping, &mut age_refresh_at, &mut lanes).await;
         if bumping {
             let soon = Instant::now() + std::time::Duration::from_millis(10);
@@ -62,11 +66,17 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         if closing && shared.pending.load(Ordering::Acquire) == 0 {
             return;
         }
+        let woken = async {
+            tokio::select! {
+                _ = notified => {}
+                _ = metadata_changed, if on_metadata => {}
+            }
+        };
         match next_wake {
             Some(at) => {
-                let _ = tokio::time::timeout_at(at.into(), notified).await;
+                let _ = tokio::time::timeout_at(at.into(), woken).await;
             }
-            None => notified.await,
+            None => woken.await,
         }
     }
 }
@@ -147,7 +157,8 @@ async fn init_producer_id(shared: Arc<Shared>) {
 }
 
 /// Moves held records into batches, expires what waited too long, then (when `send`) sends
-/// every ready batch; returns when the sender should look again if nothing wakes it. Metadata
+/// every ready batch; returns when the sender should look again if nothing wakes it, and
+/// whether a metadata update should wake it (a retry that a new leader would release). Metadata
 /// older than `metadata.max.age.ms` is refreshed in the background (at most once per
 /// `retry.backoff.max.ms`, tracked in `age_refresh_at`).
 async fn drain_and_send(
@@ -155,7 +166,7 @@ async fn drain_and_send(
     send: bool,
     age_refresh_at: &mut Instant,
     lanes: &mut Lanes,
-) -> Option<Instant> {
+) -> (Option<Instant>, bool) {
     let config = &shared.cluster.config().producer;
     let now = Instant::now();
     let policy = shared.txn.as_ref().map(|t| t.drain_policy());
@@ -174,7 +185,7 @@ async fn drain_and_send(
         for batch in unsent {
             fail_unsent(shared, batch, error);
         }
-        return None;
+        return (None, false);
     }
     let held_wake = super::admission::pump(shared, now);
     let flushing =
@@ -201,7 +212,7 @@ async fn drain_and_send(
     };
     let drained = {
         let Ok(mut acc) = shared.accumulator.lock() else {
-            return None;
+            return (None, false);
         };
         let expired = Error::Timeout(format!(
             "record expired after delivery.timeout.ms ({:?}) before it could be sent",
@@ -238,7 +249,9 @@ async fn drain_and_send(
     for (leader, batches) in drained.by_leader {
         lanes.send(shared, leader, batches);
     }
-    next_wake
+    // Woken by a metadata update only for a retry in backoff, never while a leader is
+    // unknown (the refresh that finds none would wake the sender to ask again at once).
+    (next_wake, drained.retry_waiting && !drained.unknown_leader)
 }
 
 /// One task per broker that writes that broker's Produce requests in the order they were
