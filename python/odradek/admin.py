@@ -533,6 +533,27 @@ class NewPartitions:
         return "NewPartitions(topic=%s,new_total_count=%d)" % (self.topic, self.new_total_count)
 
 
+def _operation(operation_timeout: Optional[float]) -> Optional[float]:
+    """``operation_timeout`` for the native client: None when unset (0 or -1, the defaults:
+    the broker gets as long as the request may take); other negative values are refused there."""
+    if operation_timeout is None or operation_timeout in (0, -1):
+        return None
+    return float(operation_timeout)
+
+
+def _only_options(method: str, kwargs: Dict[str, Any], **defaults: Any) -> Optional[float]:
+    """The ``request_timeout`` among a call's keyword options. An option confluent-kafka has
+    but this client does not implement is refused (NotImplementedError naming it) unless it
+    has its no-op value in ``defaults``; an unknown one is a TypeError, as in Python."""
+    request_timeout: Optional[float] = kwargs.pop("request_timeout", None)
+    for name, value in kwargs.items():
+        if name not in defaults:
+            raise TypeError(f"{method}() got an unexpected keyword argument '{name}'")
+        if value != defaults[name] and value is not None:
+            raise NotImplementedError(f"{method}(): '{name}' is not supported by odradek")
+    return request_timeout
+
+
 def _futures(keys: List[str]) -> Dict[str, "concurrent.futures.Future[None]"]:
     if len(set(keys)) != len(keys):
         raise ValueError("duplicate topics in the request")
@@ -565,19 +586,24 @@ class AdminClient(SecurityAdminMixin, QuotaAdminMixin):
         request_timeout: float = -1,
         validate_only: bool = False,
     ) -> Dict[str, "concurrent.futures.Future[None]"]:
-        """Creates topics; one future per topic name."""
+        """Creates topics; one future per topic name. ``operation_timeout`` (seconds; 0: as
+        long as the request may take) bounds the controller's work, after which a topic's
+        future fails with ``REQUEST_TIMED_OUT``; ``request_timeout`` bounds the call."""
         futs = _futures([t.topic for t in new_topics])
         items = [(t.topic, t.num_partitions, t.replication_factor,
                   [(str(k), str(v)) for k, v in t.config.items()]) for t in new_topics]
-        self._core.create_topics(items, validate_only, list(futs.values()))
+        self._core.create_topics(items, validate_only, _operation(operation_timeout),
+                                 _timeout(request_timeout), list(futs.values()))
         return futs
 
     def delete_topics(
         self, topics: List[str], operation_timeout: float = 0, request_timeout: float = -1
     ) -> Dict[str, "concurrent.futures.Future[None]"]:
-        """Deletes topics; one future per topic name."""
+        """Deletes topics; one future per topic name (the timeouts as for
+        :meth:`create_topics`)."""
         futs = _futures(list(topics))
-        self._core.delete_topics(list(topics), list(futs.values()))
+        self._core.delete_topics(list(topics), _operation(operation_timeout),
+                                 _timeout(request_timeout), list(futs.values()))
         return futs
 
     def create_partitions(
@@ -587,10 +613,12 @@ class AdminClient(SecurityAdminMixin, QuotaAdminMixin):
         request_timeout: float = -1,
         validate_only: bool = False,
     ) -> Dict[str, "concurrent.futures.Future[None]"]:
-        """Raises partition counts; one future per topic name."""
+        """Raises partition counts; one future per topic name (the timeouts as for
+        :meth:`create_topics`)."""
         futs = _futures([p.topic for p in new_partitions])
         items = [(p.topic, p.new_total_count) for p in new_partitions]
-        self._core.create_partitions(items, validate_only, list(futs.values()))
+        self._core.create_partitions(items, validate_only, _operation(operation_timeout),
+                                     _timeout(request_timeout), list(futs.values()))
         return futs
 
     def list_consumer_groups(
@@ -598,6 +626,7 @@ class AdminClient(SecurityAdminMixin, QuotaAdminMixin):
         **kwargs: Any,
     ) -> "concurrent.futures.Future[ListConsumerGroupsResult]":
         """Every consumer group on every broker (optionally only those in ``states``)."""
+        _only_options("list_consumer_groups", kwargs, types=None)
         if states is not None and not isinstance(states, set):
             raise TypeError("'states' must be a set")
 
@@ -611,13 +640,15 @@ class AdminClient(SecurityAdminMixin, QuotaAdminMixin):
             return ListConsumerGroupsResult(listings, list(raw[1]))
 
         out, raw = _chained(convert)
-        self._core.list_groups(raw)
+        self._core.list_groups(_timeout(request_timeout), raw)
         return out
 
     def describe_consumer_groups(
         self, group_ids: List[str], **kwargs: Any
     ) -> Dict[str, "concurrent.futures.Future[ConsumerGroupDescription]"]:
         """Members, assignor and state of each group; one future per group id."""
+        request_timeout = _only_options("describe_consumer_groups", kwargs,
+                                        include_authorized_operations=False)
         if not isinstance(group_ids, list):
             raise TypeError("Expected input to be list of group ids to be described")
         if not group_ids:
@@ -628,7 +659,7 @@ class AdminClient(SecurityAdminMixin, QuotaAdminMixin):
             fut, raw = _chained(_describe)
             out[gid] = fut
             raws.append(raw)
-        self._core.describe_groups(list(group_ids), raws)
+        self._core.describe_groups(list(group_ids), _timeout(request_timeout), raws)
         return out
 
     def list_consumer_group_offsets(
@@ -636,6 +667,8 @@ class AdminClient(SecurityAdminMixin, QuotaAdminMixin):
         **kwargs: Any,
     ) -> Dict[str, "concurrent.futures.Future[ConsumerGroupTopicPartitions]"]:
         """A group's committed offsets (of the given partitions, or all); one group per call."""
+        request_timeout = _only_options("list_consumer_group_offsets", kwargs,
+                                        require_stable=False)
         if not isinstance(list_consumer_group_offsets_request, list):
             raise TypeError("Expected input to be list of ConsumerGroupTopicPartitions")
         if len(list_consumer_group_offsets_request) != 1:
@@ -654,19 +687,20 @@ class AdminClient(SecurityAdminMixin, QuotaAdminMixin):
             return ConsumerGroupTopicPartitions(request.group_id, tps)
 
         fut, raw = _chained(convert)
-        self._core.list_group_offsets(request.group_id, parts, raw)
+        self._core.list_group_offsets(request.group_id, parts, _timeout(request_timeout), raw)
         return {request.group_id: fut}
 
     def delete_consumer_groups(
         self, group_ids: List[str], **kwargs: Any
     ) -> Dict[str, "concurrent.futures.Future[None]"]:
         """Deletes groups without members; one future per group id."""
+        request_timeout = _only_options("delete_consumer_groups", kwargs)
         if not isinstance(group_ids, list):
             raise TypeError("Expected input to be list of group ids to be deleted")
         if not group_ids:
             raise ValueError("Expected at least one group to be deleted")
         futs = _futures(list(group_ids))
-        self._core.delete_groups(list(group_ids), list(futs.values()))
+        self._core.delete_groups(list(group_ids), _timeout(request_timeout), list(futs.values()))
         return futs
 
     def alter_consumer_group_offsets(
@@ -890,7 +924,8 @@ class AdminClient(SecurityAdminMixin, QuotaAdminMixin):
             items.append((tp.topic, tp.partition, tp.offset))
             raws.append(raw)
         if items:
-            self._core.delete_records(items, _timeout(request_timeout), raws)
+            self._core.delete_records(items, _operation(operation_timeout),
+                                      _timeout(request_timeout), raws)
         return out
 
     def list_topics(self, topic: Optional[str] = None, timeout: float = -1) -> ClusterMetadata:

@@ -12,6 +12,7 @@ use odradek::admin::{
 };
 use odradek::producer::TopicPartition;
 use odradek::Admin;
+use odradek_bindings::client_errors::ErrorQueue;
 use odradek_bindings::runtime::{self, ForkGuard, Signal, SLICE};
 use odradek_bindings::throttle::ThrottleQueue;
 use odradek_bindings::{ClientError, Stage};
@@ -96,6 +97,20 @@ pub(crate) async fn bounded<T>(
             )))
         }),
         None => fut.await,
+    }
+}
+
+/// An operation timeout in seconds from Python: `None` or 0 leave it to the request timeout; a
+/// negative or non-finite value is refused with its name.
+fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
+    match value {
+        None => Ok(None),
+        Some(0.0) => Ok(None),
+        Some(v) => Duration::try_from_secs_f64(v).map(Some).map_err(|_| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "{name} must be a non-negative number of seconds, not {v}"
+            ))
+        }),
     }
 }
 
@@ -297,11 +312,45 @@ pub struct AdminCore {
     throttle_cb: Option<Py<PyAny>>,
     /// The brokers' throttle reports, kept when there is a `throttle_cb`.
     throttles: Option<Arc<ThrottleQueue>>,
+    /// `error_cb`, served by `poll`: client-level errors (authentication, brokers down).
+    error_cb: Option<Py<PyAny>>,
+    /// The errors waiting for `poll`, kept when there is an `error_cb`.
+    errors: Option<Arc<ErrorQueue>>,
+    /// Notified when a throttle report or an error arrives.
+    signal: Arc<Signal>,
 }
 
 impl AdminCore {
     fn check(&self, py: Python<'_>) -> PyResult<()> {
         self.fork.check().py(py)
+    }
+
+    /// Runs `error_cb` for each waiting error, then `throttle_cb` for the throttle reports;
+    /// returns how many callbacks ran.
+    fn serve(&self, py: Python<'_>) -> PyResult<usize> {
+        let mut ran = 0;
+        if let (Some(cb), Some(q)) = (&self.error_cb, &self.errors) {
+            let mut waiting = q.take().into_iter();
+            while let Some(e) = waiting.next() {
+                let called = kafka_error(py, e).and_then(|err| cb.call1(py, (err,)));
+                if let Err(raised) = called {
+                    for rest in waiting {
+                        q.push(rest);
+                    }
+                    return Err(raised);
+                }
+                ran += 1;
+            }
+        }
+        if let Some(q) = &self.throttles {
+            let reports = q.take();
+            if !reports.is_empty() {
+                ran += crate::throttle::serve(py, self.throttle_cb.as_ref(), reports, |rest| {
+                    q.requeue(rest)
+                })?;
+            }
+        }
+        Ok(ran)
     }
 }
 
@@ -322,48 +371,52 @@ impl AdminCore {
             let _enter = handle.enter();
             Arc::new(Admin::new(config))
         };
+        let signal = Signal::new();
         let throttle_cb = cbs.throttle_cb.take();
         let throttles = throttle_cb
             .is_some()
-            .then(|| ThrottleQueue::attach(admin.cluster(), Signal::new()));
+            .then(|| ThrottleQueue::attach(admin.cluster(), signal.clone()));
+        let error_cb = cbs.error_cb.take();
+        let errors = error_cb.is_some().then(|| {
+            let queue = Arc::new(ErrorQueue::default());
+            let (sink, wake) = (queue.clone(), signal.clone());
+            admin
+                .cluster()
+                .set_error_listener(odradek_bindings::client_errors::listener(move |e| {
+                    sink.push(e);
+                    wake.notify();
+                }));
+            queue
+        });
         Ok(AdminCore {
             admin,
             handle,
             fork: ForkGuard::new(),
             throttle_cb,
             throttles,
+            error_cb,
+            errors,
+            signal,
         })
     }
 
-    /// Serves `throttle_cb` for the brokers' throttle reports, waiting up to `timeout` seconds
-    /// (None or negative: forever) for the first; returns how many callbacks ran. An exception
-    /// raised by the callback propagates (the remaining reports wait for the next call).
+    /// Serves `error_cb` (client-level errors, as librdkafka serves them from `poll`) and
+    /// `throttle_cb` (the brokers' throttle reports), waiting up to `timeout` seconds (None or
+    /// negative: forever) for the first; returns how many callbacks ran. An exception raised by
+    /// a callback propagates (what is left waits for the next call, throttle reports included).
     #[pyo3(signature = (timeout=None))]
     fn poll(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<usize> {
         self.check(py)?;
         let deadline = wait::deadline(timeout);
         loop {
-            if let Some(q) = &self.throttles {
-                let reports = q.take();
-                if !reports.is_empty() {
-                    return crate::throttle::serve(
-                        py,
-                        self.throttle_cb.as_ref(),
-                        reports,
-                        |rest| q.requeue(rest),
-                    );
-                }
-            }
-            if deadline.passed() {
-                return Ok(0);
+            let seen = self.signal.prepare();
+            let served = self.serve(py);
+            if !matches!(served, Ok(0)) || deadline.passed() {
+                self.signal.cancel_wait();
+                return served;
             }
             let slice = deadline.slice(SLICE);
-            match &self.throttles {
-                Some(q) => {
-                    py.detach(|| q.wait(slice));
-                }
-                None => py.detach(|| std::thread::sleep(slice)),
-            }
+            py.detach(|| self.signal.wait(seen, slice));
             py.check_signals()?;
         }
     }
@@ -446,14 +499,19 @@ impl AdminCore {
         Ok(())
     }
 
-    /// `topics`: `(name, partitions or -1, replication factor or -1, {config: value})`.
+    /// `topics`: `(name, partitions or -1, replication factor or -1, {config: value})`;
+    /// `operation_timeout` (seconds) bounds the controller's work, `timeout` the call.
+    #[pyo3(signature = (topics, validate_only, operation_timeout, timeout, futures))]
     fn create_topics(
         &self,
         py: Python<'_>,
         topics: Vec<NewTopicArgs>,
         validate_only: bool,
+        operation_timeout: Option<f64>,
+        timeout: Option<f64>,
         futures: Vec<Py<PyAny>>,
     ) -> PyResult<()> {
+        let operation_timeout = seconds("operation_timeout", operation_timeout)?;
         self.check(py)?;
         let new: Vec<NewTopic> = topics
             .into_iter()
@@ -468,47 +526,60 @@ impl AdminCore {
         runtime::spawn_then(
             &self.handle,
             async move {
-                admin
-                    .create_topics(&new, validate_only)
-                    .await
-                    .map(|r| r.into_iter().map(|(_, x)| x.map(drop)).collect())
+                bounded(
+                    timeout,
+                    admin.create_topics_within(&new, validate_only, operation_timeout),
+                )
+                .await
+                .map(|r| r.into_iter().map(|(_, x)| x.map(drop)).collect())
             },
             move |results| settle(futures, results),
         );
         Ok(())
     }
 
-    /// Deletes topics.
+    /// Deletes topics (`operation_timeout` and `timeout` as for `create_topics`).
+    #[pyo3(signature = (topics, operation_timeout, timeout, futures))]
     fn delete_topics(
         &self,
         py: Python<'_>,
         topics: Vec<String>,
+        operation_timeout: Option<f64>,
+        timeout: Option<f64>,
         futures: Vec<Py<PyAny>>,
     ) -> PyResult<()> {
+        let operation_timeout = seconds("operation_timeout", operation_timeout)?;
         self.check(py)?;
         let admin = self.admin.clone();
         runtime::spawn_then(
             &self.handle,
             async move {
                 let names: Vec<&str> = topics.iter().map(String::as_str).collect();
-                admin
-                    .delete_topics(&names)
-                    .await
-                    .map(|r| r.into_iter().map(|(_, x)| x).collect())
+                bounded(
+                    timeout,
+                    admin.delete_topics_within(&names, operation_timeout),
+                )
+                .await
+                .map(|r| r.into_iter().map(|(_, x)| x).collect())
             },
             move |results| settle(futures, results),
         );
         Ok(())
     }
 
-    /// `topics`: `(name, new total partition count)`.
+    /// `topics`: `(name, new total partition count)` (`operation_timeout` and `timeout` as
+    /// for `create_topics`).
+    #[pyo3(signature = (topics, validate_only, operation_timeout, timeout, futures))]
     fn create_partitions(
         &self,
         py: Python<'_>,
         topics: Vec<(String, i32)>,
         validate_only: bool,
+        operation_timeout: Option<f64>,
+        timeout: Option<f64>,
         futures: Vec<Py<PyAny>>,
     ) -> PyResult<()> {
+        let operation_timeout = seconds("operation_timeout", operation_timeout)?;
         self.check(py)?;
         let admin = self.admin.clone();
         runtime::spawn_then(
@@ -516,10 +587,12 @@ impl AdminCore {
             async move {
                 let items: Vec<(&str, i32)> =
                     topics.iter().map(|(t, n)| (t.as_str(), *n)).collect();
-                admin
-                    .create_partitions(&items, validate_only)
-                    .await
-                    .map(|r| r.into_iter().map(|(_, x)| x).collect())
+                bounded(
+                    timeout,
+                    admin.create_partitions_within(&items, validate_only, operation_timeout),
+                )
+                .await
+                .map(|r| r.into_iter().map(|(_, x)| x).collect())
             },
             move |results| settle(futures, results),
         );
@@ -528,12 +601,17 @@ impl AdminCore {
 
     /// Every group on every broker: completes `future` with `([(group_id, protocol_type,
     /// state)], [KafkaError per broker that failed])`.
-    fn list_groups(&self, py: Python<'_>, future: Py<PyAny>) -> PyResult<()> {
+    #[pyo3(signature = (timeout, future))]
+    fn list_groups(&self, py: Python<'_>, timeout: Option<f64>, future: Py<PyAny>) -> PyResult<()> {
         self.check(py)?;
         let admin = self.admin.clone();
         runtime::spawn_then(
             &self.handle,
-            async move { admin.list_groups().await.map(|r| vec![Ok(r)]) },
+            async move {
+                bounded(timeout, admin.list_groups())
+                    .await
+                    .map(|r| vec![Ok(r)])
+            },
             move |results| {
                 settle_with(vec![future], results, |py, per_broker| {
                     let mut valid = Vec::new();
@@ -558,10 +636,12 @@ impl AdminCore {
 
     /// Describes groups: each future gets `(group_id, state, protocol_type, protocol,
     /// [member])` (see `MemberTuple`).
+    #[pyo3(signature = (groups, timeout, futures))]
     fn describe_groups(
         &self,
         py: Python<'_>,
         groups: Vec<String>,
+        timeout: Option<f64>,
         futures: Vec<Py<PyAny>>,
     ) -> PyResult<()> {
         self.check(py)?;
@@ -570,8 +650,7 @@ impl AdminCore {
             &self.handle,
             async move {
                 let names: Vec<&str> = groups.iter().map(String::as_str).collect();
-                admin
-                    .describe_groups(&names)
+                bounded(timeout, admin.describe_groups(&names))
                     .await
                     .map(|r| r.into_iter().map(|(_, x)| x).collect())
             },
@@ -588,10 +667,12 @@ impl AdminCore {
     }
 
     /// Deletes groups (each future gets None or the group's error).
+    #[pyo3(signature = (groups, timeout, futures))]
     fn delete_groups(
         &self,
         py: Python<'_>,
         groups: Vec<String>,
+        timeout: Option<f64>,
         futures: Vec<Py<PyAny>>,
     ) -> PyResult<()> {
         self.check(py)?;
@@ -600,8 +681,7 @@ impl AdminCore {
             &self.handle,
             async move {
                 let names: Vec<&str> = groups.iter().map(String::as_str).collect();
-                admin
-                    .delete_groups(&names)
+                bounded(timeout, admin.delete_groups(&names))
                     .await
                     .map(|r| r.into_iter().map(|(_, x)| x).collect())
             },
@@ -612,12 +692,13 @@ impl AdminCore {
 
     /// A group's committed offsets (of `partitions`, or all): `future` gets `[(topic,
     /// partition, offset or OFFSET_INVALID, metadata, KafkaError or None)]`.
-    #[pyo3(signature = (group, partitions, future))]
+    #[pyo3(signature = (group, partitions, timeout, future))]
     fn list_group_offsets(
         &self,
         py: Python<'_>,
         group: String,
         partitions: Option<Vec<(String, i32)>>,
+        timeout: Option<f64>,
         future: Py<PyAny>,
     ) -> PyResult<()> {
         self.check(py)?;
@@ -633,10 +714,12 @@ impl AdminCore {
         runtime::spawn_then(
             &self.handle,
             async move {
-                admin
-                    .list_group_offsets(&group, partitions.as_deref())
-                    .await
-                    .map(|r| vec![Ok(r)])
+                bounded(
+                    timeout,
+                    admin.list_group_offsets(&group, partitions.as_deref()),
+                )
+                .await
+                .map(|r| vec![Ok(r)])
             },
             move |results| {
                 settle_with(vec![future], results, |py, offsets| {
@@ -894,15 +977,17 @@ impl AdminCore {
 
     /// Deletes the records before each offset (`before`: `(topic, partition, offset)`, offset
     /// -1: the high watermark): each future gets the partition's new low watermark.
-    #[pyo3(signature = (before, timeout, futures))]
+    #[pyo3(signature = (before, operation_timeout, timeout, futures))]
     fn delete_records(
         &self,
         py: Python<'_>,
         before: Vec<(String, i32, i64)>,
+        operation_timeout: Option<f64>,
         timeout: Option<f64>,
         futures: Vec<Py<PyAny>>,
     ) -> PyResult<()> {
         self.check(py)?;
+        let operation_timeout = seconds("operation_timeout", operation_timeout)?;
         let before: Vec<(TopicPartition, i64)> = before
             .into_iter()
             .map(|(t, p, o)| (partition(t, p), o))
@@ -911,9 +996,12 @@ impl AdminCore {
         runtime::spawn_then(
             &self.handle,
             async move {
-                bounded(timeout, admin.delete_records(&before))
-                    .await
-                    .map(|r| r.into_iter().map(|(_, x)| x).collect())
+                bounded(
+                    timeout,
+                    admin.delete_records_within(&before, operation_timeout),
+                )
+                .await
+                .map(|r| r.into_iter().map(|(_, x)| x).collect())
             },
             move |results| {
                 settle_with(futures, results, |py, low: i64| {

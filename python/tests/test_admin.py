@@ -1,6 +1,7 @@
 """odradek.admin.AdminClient: topics, partitions, list_topics, group offsets, configs, the
 cluster, offsets and records."""
 import concurrent.futures
+import socket
 import time
 
 import pytest
@@ -410,3 +411,58 @@ def test_request_timeout_bounds_the_call():
         fut.result(timeout=30)
     assert ei.value.args[0].code() == KafkaError._TIMED_OUT
     assert time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: a.create_topics([NewTopic("never", 1)], request_timeout=0.5)["never"],
+    lambda a: a.delete_topics(["never"], request_timeout=0.5)["never"],
+    lambda a: a.create_partitions([NewPartitions("never", 2)], request_timeout=0.5)["never"],
+    lambda a: a.list_consumer_groups(request_timeout=0.5),
+    lambda a: a.describe_consumer_groups(["g"], request_timeout=0.5)["g"],
+    lambda a: a.delete_consumer_groups(["g"], request_timeout=0.5)["g"],
+    lambda a: a.list_consumer_group_offsets([ConsumerGroupTopicPartitions("g")],
+                                            request_timeout=0.5)["g"],
+], ids=["create_topics", "delete_topics", "create_partitions", "list_consumer_groups",
+        "describe_consumer_groups", "delete_consumer_groups", "list_consumer_group_offsets"])
+def test_request_timeout_bounds_every_group_and_topic_call(call):
+    # A listener that accepts connections and never answers (a hung broker), and
+    # default.api.timeout.ms is 60 s: only the request_timeout can end the call this soon.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        port = silent.getsockname()[1]
+        admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
+        start = time.monotonic()
+        with pytest.raises(KafkaException) as ei:
+            call(admin).result(timeout=30)
+        assert ei.value.args[0].code() == KafkaError._TIMED_OUT
+        assert time.monotonic() - start < 10
+
+
+def test_operation_timeout_reaches_the_broker_and_bad_ones_are_refused(bootstrap, topic):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    assert admin.create_topics([NewTopic(topic, 1)], operation_timeout=30)[topic].result(
+        timeout=30) is None
+    with pytest.raises(ValueError, match="operation_timeout"):
+        admin.create_topics([NewTopic(topic + "-x", 1)], operation_timeout=-5)
+    with pytest.raises(ValueError, match="operation_timeout"):
+        admin.delete_topics([topic], operation_timeout=float("nan"))
+    assert admin.delete_topics([topic], operation_timeout=30)[topic].result(timeout=30) is None
+
+
+def test_group_call_options_are_honoured_or_refused_by_name(bootstrap):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    with pytest.raises(TypeError, match="'no_such_option'"):
+        admin.describe_consumer_groups(["g"], no_such_option=1)
+    with pytest.raises(NotImplementedError, match="include_authorized_operations"):
+        admin.describe_consumer_groups(["g"], include_authorized_operations=True)
+    with pytest.raises(NotImplementedError, match="require_stable"):
+        admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions("g")],
+                                          require_stable=True)
+    with pytest.raises(NotImplementedError, match="types"):
+        admin.list_consumer_groups(types={"CLASSIC"})
+    # Their no-op values are accepted, as confluent-kafka's defaults: the call goes out (an
+    # unknown group is described as DEAD by odradek-broker, GROUP_ID_NOT_FOUND by Kafka 4.x).
+    fut = admin.describe_consumer_groups(["g"], include_authorized_operations=False)["g"]
+    err = fut.exception(timeout=30)
+    assert err is None or err.args[0].code() == KafkaError.GROUP_ID_NOT_FOUND, err

@@ -101,6 +101,17 @@ impl<T> Progress<T> {
     }
 }
 
+/// The request's `timeout_ms`: how long the broker may take over the operation before it
+/// answers REQUEST_TIMED_OUT, at most `operation_timeout` when one was given.
+pub(crate) fn operation_ms(operation_timeout: Option<Duration>, timeout_ms: i32) -> i32 {
+    match operation_timeout {
+        Some(t) => i32::try_from(t.as_millis())
+            .unwrap_or(i32::MAX)
+            .min(timeout_ms),
+        None => timeout_ms,
+    }
+}
+
 /// Runs `call` over `n` items until every item has a final answer or the call's deadline
 /// (`default.api.timeout.ms`) passes; unfinished items then carry their last error.
 ///
@@ -328,6 +339,20 @@ mod tests {
 
     use super::*;
     use crate::ClientConfig;
+
+    #[test]
+    fn an_operation_timeout_lowers_the_requests_timeout_and_never_raises_it() {
+        assert_eq!(operation_ms(None, 30_000), 30_000);
+        assert_eq!(
+            operation_ms(Some(Duration::from_millis(1_500)), 30_000),
+            1_500
+        );
+        assert_eq!(operation_ms(Some(Duration::from_secs(120)), 30_000), 30_000);
+        assert_eq!(
+            operation_ms(Some(Duration::from_secs(u64::MAX)), 30_000),
+            30_000
+        );
+    }
 
     /// A call whose routing is scripted per attempt and never reaches a broker.
     struct Scripted {

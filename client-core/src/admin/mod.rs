@@ -44,6 +44,8 @@ pub use types::{
     PartitionDescription, ReplicaInfo, TopicDescription, TopicListing,
 };
 
+use std::time::Duration;
+
 use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
 
@@ -57,9 +59,23 @@ impl Admin {
         topics: &[NewTopic],
         validate_only: bool,
     ) -> Result<Vec<(String, Result<CreatedTopic>)>> {
+        self.create_topics_within(topics, validate_only, None).await
+    }
+
+    /// [`Admin::create_topics`] with an operation timeout (the Java and librdkafka admin
+    /// clients' `operation_timeout`): the controller gets at most that long to complete the
+    /// creation before it answers REQUEST_TIMED_OUT for a topic (which may still be created
+    /// later). `None`: as long as the request itself may take.
+    pub async fn create_topics_within(
+        &self,
+        topics: &[NewTopic],
+        validate_only: bool,
+        operation_timeout: Option<Duration>,
+    ) -> Result<Vec<(String, Result<CreatedTopic>)>> {
         let call = topics::CreateTopics {
             topics,
             validate_only,
+            operation_timeout,
         };
         let results = driver::run(self, &call, topics.len()).await?;
         Ok(topics.iter().map(|t| t.name.clone()).zip(results).collect())
@@ -67,7 +83,21 @@ impl Admin {
 
     /// Deletes topics by name (UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist).
     pub async fn delete_topics(&self, topics: &[&str]) -> Result<Vec<(String, Result<()>)>> {
-        let results = driver::run(self, &topics::DeleteTopics { topics }, topics.len()).await?;
+        self.delete_topics_within(topics, None).await
+    }
+
+    /// [`Admin::delete_topics`] with an operation timeout (see
+    /// [`Admin::create_topics_within`]).
+    pub async fn delete_topics_within(
+        &self,
+        topics: &[&str],
+        operation_timeout: Option<Duration>,
+    ) -> Result<Vec<(String, Result<()>)>> {
+        let call = topics::DeleteTopics {
+            topics,
+            operation_timeout,
+        };
+        let results = driver::run(self, &call, topics.len()).await?;
         Ok(topics.iter().map(|t| t.to_string()).zip(results).collect())
     }
 
@@ -78,9 +108,22 @@ impl Admin {
         topics: &[(&str, i32)],
         validate_only: bool,
     ) -> Result<Vec<(String, Result<()>)>> {
+        self.create_partitions_within(topics, validate_only, None)
+            .await
+    }
+
+    /// [`Admin::create_partitions`] with an operation timeout (see
+    /// [`Admin::create_topics_within`]).
+    pub async fn create_partitions_within(
+        &self,
+        topics: &[(&str, i32)],
+        validate_only: bool,
+        operation_timeout: Option<Duration>,
+    ) -> Result<Vec<(String, Result<()>)>> {
         let call = topics::CreatePartitions {
             topics,
             validate_only,
+            operation_timeout,
         };
         let results = driver::run(self, &call, topics.len()).await?;
         Ok(topics
@@ -161,7 +204,21 @@ impl Admin {
         &self,
         before: &[(TopicPartition, i64)],
     ) -> Result<Vec<(TopicPartition, Result<i64>)>> {
-        let results = driver::run(self, &offsets::DeleteRecords { before }, before.len()).await?;
+        self.delete_records_within(before, None).await
+    }
+
+    /// [`Admin::delete_records`] with an operation timeout: how long each leader may wait for
+    /// its followers to move their low watermark too (see [`Admin::create_topics_within`]).
+    pub async fn delete_records_within(
+        &self,
+        before: &[(TopicPartition, i64)],
+        operation_timeout: Option<Duration>,
+    ) -> Result<Vec<(TopicPartition, Result<i64>)>> {
+        let call = offsets::DeleteRecords {
+            before,
+            operation_timeout,
+        };
+        let results = driver::run(self, &call, before.len()).await?;
         Ok(before.iter().map(|q| q.0.clone()).zip(results).collect())
     }
 

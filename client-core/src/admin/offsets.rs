@@ -12,7 +12,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 
 use super::client::Admin;
-use super::driver::{answers_by_key, Call, Outcome, Route};
+use super::driver::{answers_by_key, operation_ms, Call, Outcome, Route};
 use super::types::{ListedOffset, OffsetSpec};
 use crate::net::Connection;
 use crate::types::TopicPartition;
@@ -170,6 +170,7 @@ impl ListOffsets<'_> {
 /// DeleteRecords: moves each partition's log start offset to the given offset.
 pub(crate) struct DeleteRecords<'a> {
     pub(crate) before: &'a [(TopicPartition, i64)],
+    pub(crate) operation_timeout: Option<std::time::Duration>,
 }
 
 impl Call for DeleteRecords<'_> {
@@ -225,7 +226,7 @@ impl DeleteRecords<'_> {
         .collect();
         let request = DeleteRecordsRequest::default()
             .with_topics(topics)
-            .with_timeout_ms(timeout_ms);
+            .with_timeout_ms(operation_ms(self.operation_timeout, timeout_ms));
         let response = connection.send(&request).await?;
         let mut answers: HashMap<Key, (ErrorCode, i64)> = HashMap::new();
         for t in response.topics {

@@ -2,6 +2,7 @@
 //! which forwards them in KRaft).
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
 use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
@@ -13,7 +14,7 @@ use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
 use super::client::Admin;
-use super::driver::{all_to, answers_by_key, retry_mutation, Call, Outcome, Route};
+use super::driver::{all_to, answers_by_key, operation_ms, retry_mutation, Call, Outcome, Route};
 use super::types::{ConfigEntry, ConfigSource, CreatedTopic, NewTopic};
 use crate::net::Connection;
 use crate::{ErrorCode, Result};
@@ -26,6 +27,7 @@ fn topic_name(s: &str) -> TopicName {
 pub(crate) struct CreateTopics<'a> {
     pub(crate) topics: &'a [NewTopic],
     pub(crate) validate_only: bool,
+    pub(crate) operation_timeout: Option<Duration>,
 }
 
 impl Call for CreateTopics<'_> {
@@ -64,7 +66,7 @@ impl Call for CreateTopics<'_> {
             .collect();
         let request = CreateTopicsRequest::default()
             .with_topics(topics)
-            .with_timeout_ms(timeout_ms)
+            .with_timeout_ms(operation_ms(self.operation_timeout, timeout_ms))
             .with_validate_only(self.validate_only);
         let response = connection.send_versioned(&request, version).await?;
         let answers: HashMap<String, (ErrorCode, CreatedTopic)> = response
@@ -115,6 +117,7 @@ impl Call for CreateTopics<'_> {
 /// DeleteTopics by name.
 pub(crate) struct DeleteTopics<'a> {
     pub(crate) topics: &'a [&'a str],
+    pub(crate) operation_timeout: Option<Duration>,
 }
 
 impl Call for DeleteTopics<'_> {
@@ -146,7 +149,7 @@ impl Call for DeleteTopics<'_> {
         } else {
             DeleteTopicsRequest::default().with_topic_names(names.collect())
         }
-        .with_timeout_ms(timeout_ms);
+        .with_timeout_ms(operation_ms(self.operation_timeout, timeout_ms));
         let response = connection.send_versioned(&request, version).await?;
         let answers: HashMap<String, (ErrorCode, ())> = response
             .responses
@@ -171,6 +174,7 @@ impl Call for DeleteTopics<'_> {
 pub(crate) struct CreatePartitions<'a> {
     pub(crate) topics: &'a [(&'a str, i32)],
     pub(crate) validate_only: bool,
+    pub(crate) operation_timeout: Option<Duration>,
 }
 
 impl Call for CreatePartitions<'_> {
@@ -199,7 +203,7 @@ impl Call for CreatePartitions<'_> {
                     })
                     .collect(),
             )
-            .with_timeout_ms(timeout_ms)
+            .with_timeout_ms(operation_ms(self.operation_timeout, timeout_ms))
             .with_validate_only(self.validate_only);
         let response = connection.send(&request).await?;
         let answers: HashMap<String, (ErrorCode, ())> = response
