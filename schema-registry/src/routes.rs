@@ -74,6 +74,13 @@ impl IntoResponse for Error {
                 HeaderValue::from_static("Basic realm=\"SchemaRegistry\""),
             );
         }
+        if matches!(self, Error::PayloadTooLarge(_)) {
+            // The body was refused unread (or half read): the connection cannot carry another
+            // request, so the client must not reuse it (a pooled client's next request on it
+            // failed with a broken pipe).
+            r.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         r
     }
 }

@@ -388,6 +388,11 @@ async fn bad_input_gets_error_codes_and_the_registry_stays_up() {
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 413);
+    // Refused unread: the client must not send its next request on this connection.
+    assert_eq!(
+        r.headers().get("connection").and_then(|v| v.to_str().ok()),
+        Some("close")
+    );
     let r = c
         .get(format!("{}/no/such/path", reg.url()))
         .send()
