@@ -116,6 +116,11 @@ schema-registry/test.sh
 # ---- C library libodradek (c/): header check, C tests plain / valgrind / ASan, examples ------
 step "c: libodradek (odradek.h check, C tests plain + valgrind + AddressSanitizer, examples, install)"
 ODRADEK_BROKER_BIN="$target/debug/odradek-broker" c/test.sh
+if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
+  # After c/test.sh, which installs the C toolchain on a fresh machine.
+  step "cluster: libodradek through node faults on a 3-node Apache Kafka (c/test_cluster_faults.sh)"
+  c/test_cluster_faults.sh
+fi
 # ---- end of the C library step --------------------------------------------------------------
 
 # ---- Security: our clients against a secured Apache Kafka and a secured odradek-broker; the
