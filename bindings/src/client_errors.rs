@@ -10,9 +10,10 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use odradek::cluster::ErrorListener;
+use odradek::cluster::{Cluster, ErrorListener};
 
 use crate::error::{ClientError, Stage};
+use crate::runtime::Signal;
 
 /// Errors kept while the application does not poll; the oldest are dropped beyond this.
 pub const MAX_QUEUED: usize = 1_000;
@@ -49,6 +50,20 @@ pub struct ErrorQueue {
 }
 
 impl ErrorQueue {
+    /// A queue fed by `cluster`'s error events (through [`listener`]), notifying `signal` on
+    /// each: what an admin client's `poll` serves.
+    pub fn attach(cluster: &Cluster, signal: Arc<Signal>) -> Arc<ErrorQueue> {
+        let queue = Arc::new(ErrorQueue::default());
+        let weak = Arc::downgrade(&queue);
+        cluster.set_error_listener(listener(move |e| {
+            if let Some(queue) = weak.upgrade() {
+                queue.push(e);
+                signal.notify();
+            }
+        }));
+        queue
+    }
+
     /// Appends one error, dropping the oldest beyond [`MAX_QUEUED`].
     pub fn push(&self, e: ClientError) {
         if let Ok(mut q) = self.queue.lock() {

@@ -608,8 +608,9 @@ typedef odk_err_t (*odk_oauthbearer_token_cb_t)(struct odk_oauthbearer_token_t *
                                                 const char *oauthbearer_config,
                                                 void *opaque);
 
-// Client-level error callback of a producer or consumer, served by `odk_poll` / `odk_flush`
-// (producer) and `odk_consumer_poll` (consumer): an authentication failure, a broker that
+// Client-level error callback of a producer, consumer or admin client, served by `odk_poll` /
+// `odk_flush` (producer), `odk_consumer_poll` (consumer) and `odk_admin_poll` (admin): an
+// authentication failure, a broker that
 // cannot be reached any more (`ODK_ERR__TRANSPORT`), every known broker down
 // (`ODK_ERR__ALL_BROKERS_DOWN`), and for a producer a fatal error or a record without
 // delivery callback that failed fatally. Consumers report fetch errors as messages from
@@ -723,12 +724,13 @@ struct odk_admin_t *odk_admin_new(const struct odk_conf_t *conf, char *errstr, s
 // `a` is NULL or an admin client from `odk_admin_new` not yet destroyed.
 void odk_admin_destroy(struct odk_admin_t *a);
 
-// Serves the throttle callback (`odk_conf_set_throttle_cb`) for the brokers' throttle
-// reports on this thread, waiting up to `timeout_ms` (0: do not wait, negative: forever) for
-// the first. Returns how many callbacks ran (0 for NULL, or without a throttle callback once
-// the timeout passed).
+// Serves the error callback (`odk_conf_set_error_cb`: brokers down, authentication
+// failures) and the throttle callback (`odk_conf_set_throttle_cb`) on this thread, waiting up
+// to `timeout_ms` (0: do not wait, negative: forever) for the first event. Returns how many
+// callbacks ran (0 for NULL, or when nothing came before the timeout). Events wait for this
+// call only when their callback is set.
 //
-// Thread safety: any thread; the callback runs on the calling thread.
+// Thread safety: any thread; the callbacks run on the calling thread.
 //
 // # Safety
 // `a` is NULL or live.
@@ -942,7 +944,8 @@ void odk_conf_set_dr_msg_cb(struct odk_conf_t *conf, odk_dr_msg_cb_t cb);
 // `conf` is NULL or live.
 void odk_conf_set_oauthbearer_token_cb(struct odk_conf_t *conf, odk_oauthbearer_token_cb_t cb);
 
-// Sets the error callback of producers and consumers, served by their poll calls:
+// Sets the error callback of producers, consumers and admin clients, served by their poll
+// calls:
 // client-level errors such as an authentication failure, a broker that cannot be reached any
 // more (`ODK_ERR__TRANSPORT`, once until it answers again) and every known broker down at once
 // (`ODK_ERR__ALL_BROKERS_DOWN`, once each time). The same code is told at most once a second.

@@ -1,6 +1,6 @@
 //! `odk_admin_t`: the admin basics (create / delete topics, add partitions, list topics) and
 //! client quotas (describe / alter), each a blocking call with a timeout and one result per
-//! item; `odk_admin_poll` serves the throttle callback.
+//! item; `odk_admin_poll` serves the error and throttle callbacks.
 
 #![allow(non_camel_case_types)]
 
@@ -9,12 +9,13 @@ use std::sync::Arc;
 
 use odk_core::admin::NewTopic;
 use odk_core::Admin;
+use odradek_bindings::client_errors::ErrorQueue;
 use odradek_bindings::runtime::{self, Deadline, ForkGuard, Signal, SLICE};
 use odradek_bindings::throttle::ThrottleQueue;
 use odradek_bindings::{codes, ClientError, Stage};
 use tokio::runtime::Handle;
 
-use crate::conf::{odk_conf_t, odk_throttle_cb_t};
+use crate::conf::{odk_conf_t, odk_error_cb_t, odk_throttle_cb_t};
 use crate::error::odk_err_t;
 use crate::ffi::{self, guard, guard_err, str_arg, Opaque};
 use crate::producer::wait;
@@ -58,9 +59,15 @@ pub struct odk_admin_t {
     handle: Handle,
     fork: ForkGuard,
     throttle_cb: odk_throttle_cb_t,
+    error_cb: odk_error_cb_t,
     opaque: Opaque,
     /// The brokers' throttle reports, kept when there is a throttle callback.
     throttles: Option<Arc<ThrottleQueue>>,
+    /// Client-level errors (brokers down, authentication), kept when there is an error
+    /// callback.
+    errors: Option<Arc<ErrorQueue>>,
+    /// Notified when a throttle report or an error arrives.
+    signal: Arc<Signal>,
     /// Counts this admin client among the live clients (see `lifecycle`).
     _live: crate::lifecycle::Live,
 }
@@ -86,6 +93,17 @@ impl odk_admin_t {
         wait(&self.handle, ffi::timeout(timeout_ms), fut)
             .ok_or_else(|| ClientError::new(codes::TIMED_OUT, None))?
             .map_err(|e| core_err(&e))
+    }
+
+    /// Runs the error callback for each waiting error, then the throttle callback for the
+    /// throttle reports; returns how many ran.
+    fn serve(&self) -> usize {
+        let errors = self.errors.as_ref().map(|q| q.take()).unwrap_or_default();
+        let mut n = crate::conf::serve_errors(self.error_cb, self.opaque.0, errors);
+        if let Some(q) = &self.throttles {
+            n += crate::conf::serve_throttles(self.throttle_cb, self.opaque.0, q.take());
+        }
+        n
     }
 }
 
@@ -142,17 +160,25 @@ pub unsafe extern "C" fn odk_admin_new(
             let _enter = handle.enter();
             Admin::new(config)
         };
+        let signal = Signal::new();
         let throttles = conf
             .throttle_cb
             .is_some()
-            .then(|| ThrottleQueue::attach(admin.cluster(), Signal::new()));
+            .then(|| ThrottleQueue::attach(admin.cluster(), signal.clone()));
+        let errors = conf
+            .error_cb
+            .is_some()
+            .then(|| ErrorQueue::attach(admin.cluster(), signal.clone()));
         out = Box::into_raw(Box::new(odk_admin_t {
             admin,
             handle,
             fork: ForkGuard::new(),
             throttle_cb: conf.throttle_cb,
+            error_cb: conf.error_cb,
             opaque: Opaque(conf.opaque()),
             throttles,
+            errors,
+            signal,
             _live: crate::lifecycle::Live::new(),
         }));
         Ok(())
@@ -177,12 +203,13 @@ pub unsafe extern "C" fn odk_admin_destroy(a: *mut odk_admin_t) {
     })
 }
 
-/// Serves the throttle callback (`odk_conf_set_throttle_cb`) for the brokers' throttle
-/// reports on this thread, waiting up to `timeout_ms` (0: do not wait, negative: forever) for
-/// the first. Returns how many callbacks ran (0 for NULL, or without a throttle callback once
-/// the timeout passed).
+/// Serves the error callback (`odk_conf_set_error_cb`: brokers down, authentication
+/// failures) and the throttle callback (`odk_conf_set_throttle_cb`) on this thread, waiting up
+/// to `timeout_ms` (0: do not wait, negative: forever) for the first event. Returns how many
+/// callbacks ran (0 for NULL, or when nothing came before the timeout). Events wait for this
+/// call only when their callback is set.
 ///
-/// Thread safety: any thread; the callback runs on the calling thread.
+/// Thread safety: any thread; the callbacks run on the calling thread.
 ///
 /// # Safety
 /// `a` is NULL or live.
@@ -192,22 +219,13 @@ pub unsafe extern "C" fn odk_admin_poll(a: *mut odk_admin_t, timeout_ms: i32) ->
         let Ok(a) = admin(a) else { return 0 };
         let deadline = Deadline::after(ffi::timeout(timeout_ms));
         loop {
-            if let Some(q) = &a.throttles {
-                let n = crate::conf::serve_throttles(a.throttle_cb, a.opaque.0, q.take());
-                if n > 0 {
-                    return i32::try_from(n).unwrap_or(i32::MAX);
-                }
+            let seen = a.signal.prepare();
+            let n = a.serve();
+            if n > 0 || deadline.passed() {
+                a.signal.cancel_wait();
+                return i32::try_from(n).unwrap_or(i32::MAX);
             }
-            if deadline.passed() {
-                return 0;
-            }
-            let slice = deadline.slice(SLICE);
-            match &a.throttles {
-                Some(q) => {
-                    q.wait(slice);
-                }
-                None => std::thread::sleep(slice),
-            }
+            a.signal.wait(seen, deadline.slice(SLICE));
         }
     })
 }

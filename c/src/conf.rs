@@ -26,8 +26,9 @@ pub type odk_dr_msg_cb_t = Option<
     ),
 >;
 
-/// Client-level error callback of a producer or consumer, served by `odk_poll` / `odk_flush`
-/// (producer) and `odk_consumer_poll` (consumer): an authentication failure, a broker that
+/// Client-level error callback of a producer, consumer or admin client, served by `odk_poll` /
+/// `odk_flush` (producer), `odk_consumer_poll` (consumer) and `odk_admin_poll` (admin): an
+/// authentication failure, a broker that
 /// cannot be reached any more (`ODK_ERR__TRANSPORT`), every known broker down
 /// (`ODK_ERR__ALL_BROKERS_DOWN`), and for a producer a fatal error or a record without
 /// delivery callback that failed fatally. Consumers report fetch errors as messages from
@@ -308,7 +309,8 @@ pub unsafe extern "C" fn odk_conf_set_oauthbearer_token_cb(
     })
 }
 
-/// Sets the error callback of producers and consumers, served by their poll calls:
+/// Sets the error callback of producers, consumers and admin clients, served by their poll
+/// calls:
 /// client-level errors such as an authentication failure, a broker that cannot be reached any
 /// more (`ODK_ERR__TRANSPORT`, once until it answers again) and every known broker down at once
 /// (`ODK_ERR__ALL_BROKERS_DOWN`, once each time). The same code is told at most once a second.
@@ -360,6 +362,24 @@ pub unsafe extern "C" fn odk_conf_set_throttle_cb(conf: *mut odk_conf_t, cb: odk
             c.throttle_cb = cb;
         }
     })
+}
+
+/// Runs the error callback `cb` (when set) for each of `errors`; returns how many ran. The
+/// consumers', producers' and admin clients' poll calls serve their errors through it.
+pub(crate) fn serve_errors(
+    cb: odk_error_cb_t,
+    opaque: *mut c_void,
+    errors: impl IntoIterator<Item = ClientError>,
+) -> usize {
+    let Some(cb) = cb else { return 0 };
+    let mut n = 0;
+    for e in errors {
+        let reason = crate::topic_partition::c_string(e.message());
+        // SAFETY: the application's callback; `reason` outlives the call.
+        unsafe { cb(odk_err_t::from_code(e.code()), reason.as_ptr(), opaque) };
+        n += 1;
+    }
+    n
 }
 
 /// Serves `throttles` with `cb` (when set) on this thread; returns how many calls ran.

@@ -56,21 +56,7 @@ impl odk_consumer_t {
             self.opaque.0,
             self.client.take_throttles(),
         );
-        let errors = self.client.take_errors();
-        if let Some(cb) = self.error_cb {
-            for e in errors {
-                let reason = topic_partition::c_string(e.message());
-                // SAFETY: the application's callback; `reason` outlives the call.
-                unsafe {
-                    cb(
-                        odk_err_t::from_code(e.code()),
-                        reason.as_ptr(),
-                        self.opaque.0,
-                    )
-                };
-                n += 1;
-            }
-        }
+        n += crate::conf::serve_errors(self.error_cb, self.opaque.0, self.client.take_errors());
         if let Some(cb) = self.stats_cb {
             for json in self.client.take_stats() {
                 let len = json.len();

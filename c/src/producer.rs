@@ -121,18 +121,7 @@ impl odk_producer_t {
                     n += 1;
                 }
                 Event::Error(e) => {
-                    if let Some(cb) = self.error_cb {
-                        let reason = c_string(e.message());
-                        // SAFETY: the application's callback; `reason` outlives the call.
-                        unsafe {
-                            cb(
-                                odk_err_t::from_code(e.code()),
-                                reason.as_ptr(),
-                                self.opaque.0,
-                            )
-                        };
-                        n += 1;
-                    }
+                    n += crate::conf::serve_errors(self.error_cb, self.opaque.0, [e]);
                 }
                 Event::Stats(json) => {
                     if let Some(cb) = self.stats_cb {

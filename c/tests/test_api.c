@@ -200,6 +200,34 @@ static void consumer_error_cb_reports_all_brokers_down(void) {
     odk_consumer_destroy(c);
 }
 
+/* The same for an admin client: its error callback is served by odk_admin_poll, and a call
+ * that cannot reach a broker times out without losing the event. */
+static void admin_error_cb_reports_all_brokers_down(void) {
+    char errstr[256];
+    all_down_seen = 0;
+    other_errors_seen = 0;
+    odk_conf_t *conf = odk_conf_new();
+    CHECK_OK(odk_conf_set(conf, "bootstrap.servers", NOWHERE, errstr, sizeof errstr), errstr);
+    CHECK_OK(odk_conf_set(conf, "reconnect.backoff.max.ms", "50", errstr, sizeof errstr), errstr);
+    odk_conf_set_error_cb(conf, count_errors);
+    odk_admin_t *a = odk_admin_new(conf, errstr, sizeof errstr);
+    odk_conf_destroy(conf);
+    CHECK(a != NULL, "%s", errstr);
+    odk_topic_info_t *topics = NULL;
+    size_t cnt = 0;
+    CHECK(odk_admin_list_topics(a, &topics, &cnt, 1000, errstr, sizeof errstr) != ODK_ERR_NO_ERROR,
+          "listed topics of a cluster that does not exist");
+    int64_t deadline = now_ms() + 15000;
+    int served = 0;
+    while (all_down_seen == 0 && now_ms() < deadline)
+        served += odk_admin_poll(a, 100);
+    served += odk_admin_poll(a, 200);
+    CHECK(all_down_seen == 1, "all brokers down told %d times", all_down_seen);
+    CHECK(other_errors_seen == 0, "%d other errors", other_errors_seen);
+    CHECK(served == 1, "odk_admin_poll counted %d callbacks", served);
+    odk_admin_destroy(a);
+}
+
 int main(void) {
     RUN(error_codes);
     RUN(configuration);
@@ -208,5 +236,6 @@ int main(void) {
     RUN(bad_produce_arguments);
     RUN(consumer_without_group);
     RUN(consumer_error_cb_reports_all_brokers_down);
+    RUN(admin_error_cb_reports_all_brokers_down);
     return 0;
 }

@@ -377,17 +377,9 @@ impl AdminCore {
             .is_some()
             .then(|| ThrottleQueue::attach(admin.cluster(), signal.clone()));
         let error_cb = cbs.error_cb.take();
-        let errors = error_cb.is_some().then(|| {
-            let queue = Arc::new(ErrorQueue::default());
-            let (sink, wake) = (queue.clone(), signal.clone());
-            admin
-                .cluster()
-                .set_error_listener(odradek_bindings::client_errors::listener(move |e| {
-                    sink.push(e);
-                    wake.notify();
-                }));
-            queue
-        });
+        let errors = error_cb
+            .is_some()
+            .then(|| ErrorQueue::attach(admin.cluster(), signal.clone()));
         Ok(AdminCore {
             admin,
             handle,
