@@ -14,7 +14,7 @@ use odradek::Admin;
 use crate::config::{self, Role};
 use crate::error::info_of;
 use crate::spawn::on_runtime;
-use crate::{ErrorInfo, NativeError, TopicPartition};
+use crate::{ClientErrorListener, ErrorInfo, NativeError, TopicPartition};
 
 pub use groups::*;
 pub use quotas::*;
@@ -124,13 +124,23 @@ pub(crate) fn partition_results(
 impl NativeAdmin {
     /// Creates an admin client from Kafka property names; nothing is connected yet.
     #[uniffi::constructor]
-    pub fn new(config: HashMap<String, String>) -> Result<Arc<Self>, NativeError> {
+    pub fn new(
+        config: HashMap<String, String>,
+        error_listener: Option<Arc<dyn ClientErrorListener>>,
+    ) -> Result<Arc<Self>, NativeError> {
         let (core, _) = config::for_role(Role::Admin, config)?;
         let handle = odradek_bindings::runtime::runtime()?;
         let admin = {
             let _enter = handle.enter();
             Admin::new(core)
         };
+        if let Some(l) = error_listener {
+            admin
+                .cluster()
+                .set_error_listener(odradek_bindings::client_errors::listener(move |e| {
+                    l.on_error(ErrorInfo::from(&e))
+                }));
+        }
         Ok(Arc::new(NativeAdmin {
             admin: Arc::new(admin),
         }))

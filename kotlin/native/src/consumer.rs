@@ -16,7 +16,7 @@ use tokio::sync::{oneshot, Notify};
 
 use crate::config::{self, Role};
 use crate::types::{from_core_list, to_core_list};
-use crate::{IncomingRecord, NativeError, TopicPartition};
+use crate::{ClientErrorListener, ErrorInfo, IncomingRecord, NativeError, TopicPartition};
 
 pub use rebalance::RebalanceListener;
 
@@ -25,6 +25,8 @@ pub use rebalance::RebalanceListener;
 pub struct NativeConsumer {
     client: Arc<ConsumerClient>,
     listener: Mutex<Option<Arc<dyn RebalanceListener>>>,
+    /// Client-level errors, served inside `poll`.
+    error_listener: Option<Arc<dyn ClientErrorListener>>,
     /// Woken when a group event is queued.
     group_event: Arc<Notify>,
     /// A consume error met after records of the same poll: thrown by the next poll.
@@ -43,6 +45,16 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl NativeConsumer {
+    /// Hands the client-level errors waiting to the error listener (kept without one, up to
+    /// the bindings' bound).
+    fn serve_errors(&self) {
+        if let Some(l) = &self.error_listener {
+            for e in self.client.take_errors() {
+                l.on_error(ErrorInfo::from(&e));
+            }
+        }
+    }
+
     /// Waits up to `wait` for the core to queue records, or until a group event is queued.
     async fn fetch(&self, wait: Duration) {
         let (done, fetched) = oneshot::channel();
@@ -83,7 +95,10 @@ impl NativeConsumer {
     /// Creates a consumer from Kafka property names (`bootstrap.servers`, `group.id`,
     /// `auto.offset.reset`, `isolation.level`, ...); unknown keys fail here, naming the key.
     #[uniffi::constructor]
-    pub fn new(config: HashMap<String, String>) -> Result<Arc<Self>, NativeError> {
+    pub fn new(
+        config: HashMap<String, String>,
+        error_listener: Option<Arc<dyn ClientErrorListener>>,
+    ) -> Result<Arc<Self>, NativeError> {
         let (core, settings) = config::for_role(Role::Consumer, config)?;
         let max_poll_records = core.consumer.max_poll_records.max(1);
         let client = ConsumerClient::from_config(core, settings)?;
@@ -93,6 +108,7 @@ impl NativeConsumer {
         Ok(Arc::new(NativeConsumer {
             client: Arc::new(client),
             listener: Mutex::new(None),
+            error_listener,
             group_event,
             pending_error: Mutex::new(None),
             max_poll_records,
@@ -132,6 +148,7 @@ impl NativeConsumer {
         let deadline = Instant::now() + Duration::from_millis(timeout_ms);
         let mut fetched = false;
         loop {
+            self.serve_errors();
             self.serve_group_events()?;
             let records = self.take_records()?;
             if !records.is_empty() {

@@ -35,6 +35,18 @@ impl From<&ClientError> for ErrorInfo {
     }
 }
 
+/// Receives client-level errors (librdkafka's `error_cb`): a broker that cannot be reached any
+/// more (`_TRANSPORT`, once until it answers again), every known broker down
+/// (`_ALL_BROKERS_DOWN`, once each time), an authentication failure; the same code at most
+/// once a second. Where it is called is the client's to say (a producer's and an admin
+/// client's on a client thread, a consumer's inside `poll`); it must return quickly and must
+/// not throw.
+#[uniffi::export(with_foreign)]
+pub trait ClientErrorListener: Send + Sync {
+    /// One error.
+    fn on_error(&self, error: ErrorInfo);
+}
+
 /// The error every fallible call throws (Kotlin: `NativeException.Kafka`).
 #[derive(Debug, thiserror::Error, uniffi::Error)]
 pub enum NativeError {

@@ -24,7 +24,7 @@ mod types;
 
 pub use admin::*;
 pub use consumer::{NativeConsumer, RebalanceListener};
-pub use error::{ErrorInfo, NativeError};
+pub use error::{ClientErrorListener, ErrorInfo, NativeError};
 pub use producer::{DeliveryListener, DeliveryReport, NativeProducer, SendRefusal};
 pub use types::*;
 

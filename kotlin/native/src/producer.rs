@@ -18,7 +18,7 @@ use tokio::sync::oneshot;
 use crate::config::{self, Role};
 use crate::error::ErrorInfo;
 use crate::spawn::on_runtime;
-use crate::{NativeError, OutgoingRecord};
+use crate::{ClientErrorListener, NativeError, OutgoingRecord};
 
 /// A record's outcome, under the id it was sent with.
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
@@ -92,9 +92,13 @@ fn report(id: u64, result: Result<odradek::RecordMetadata, ClientError>) -> Deli
     }
 }
 
-/// Hands a batch of events to the listener: reports in order, and each flush released only
-/// after every report before it was handed over.
-fn dispatch(listener: &dyn DeliveryListener, events: Vec<Event<Waiter>>) {
+/// Hands a batch of events to the listeners: reports in order, each flush released only after
+/// every report before it was handed over, client-level errors to `errors` (logged without).
+fn dispatch(
+    listener: &dyn DeliveryListener,
+    errors: Option<&dyn ClientErrorListener>,
+    events: Vec<Event<Waiter>>,
+) {
     let mut reports = Vec::with_capacity(events.len());
     for event in events {
         match event {
@@ -109,7 +113,10 @@ fn dispatch(listener: &dyn DeliveryListener, events: Vec<Event<Waiter>>) {
                 // The flush caller may have been cancelled: nobody to tell then.
                 let _ = done.send(());
             }
-            Event::Error(e) => tracing::warn!(error = %e, "producer error"),
+            Event::Error(e) => match errors {
+                Some(l) => l.on_error(ErrorInfo::from(&e)),
+                None => tracing::warn!(error = %e, "producer error"),
+            },
             Event::Delivery(_) | Event::Flushed(Waiter::Record(_)) | Event::Stats(_) => {}
         }
     }
@@ -127,10 +134,12 @@ impl NativeProducer {
     pub fn new(
         config: HashMap<String, String>,
         listener: Arc<dyn DeliveryListener>,
+        error_listener: Option<Arc<dyn ClientErrorListener>>,
     ) -> Result<Arc<Self>, NativeError> {
         let (core, settings) = config::for_role(Role::Producer, config)?;
         let max_block = core.producer.max_block;
-        let sink: EventSink<Waiter> = Arc::new(move |events| dispatch(&*listener, events));
+        let sink: EventSink<Waiter> =
+            Arc::new(move |events| dispatch(&*listener, error_listener.as_deref(), events));
         let client = ProducerClient::from_config(core, settings, Mode::Push(sink))?;
         Ok(Arc::new(NativeProducer {
             client: Arc::new(client),

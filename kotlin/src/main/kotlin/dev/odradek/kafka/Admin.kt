@@ -76,13 +76,19 @@ data class ListedOffset(val offset: Long?, val timestamp: Long?)
  * and client quotas. Calls on several items
  * return one [Result] per item, so one bad topic does not hide the others' outcomes; use
  * [all] to get the values or the first failure. A call throws [KafkaException] only when it
- * got nowhere. Thread-safe.
+ * got nowhere. [errorListener] hears client-level errors (brokers down:
+ * [ClientErrorListener]). Thread-safe.
  */
-class Admin(config: Map<String, Any?>) : AutoCloseable {
+class Admin @JvmOverloads constructor(
+    config: Map<String, Any?>,
+    errorListener: ClientErrorListener? = null,
+) : AutoCloseable {
     /** From `Properties`. */
-    constructor(config: Properties) : this(config.entries.associate { (k, v) -> k.toString() to v })
+    @JvmOverloads
+    constructor(config: Properties, errorListener: ClientErrorListener? = null) :
+        this(config.entries.associate { (k, v) -> k.toString() to v }, errorListener)
 
-    private val native: NativeAdmin = mapped { NativeAdmin(stringify(config)) }
+    private val native: NativeAdmin = mapped { NativeAdmin(stringify(config), errorListener?.let(::ClientErrorAdapter)) }
 
     /** Creates topics (with [validateOnly], only checks them). */
     suspend fun createTopics(topics: Collection<NewTopic>, validateOnly: Boolean = false): Map<String, Result<Unit>> {

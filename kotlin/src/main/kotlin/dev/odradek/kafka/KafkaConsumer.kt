@@ -27,17 +27,26 @@ fun interface OffsetCommitCallback {
  * [KafkaException] naming the key. Like Java's, it is meant for one thread at a time; the
  * rebalance listener runs inside [poll] on that thread. [pollAwait] and [asFlow] serve
  * coroutines.
+ * [errorListener] hears client-level errors (brokers down: [ClientErrorListener]) inside
+ * [poll].
  */
-class KafkaConsumer<K, V>(
+class KafkaConsumer<K, V> @JvmOverloads constructor(
     config: Map<String, Any?>,
     private val keyDeserializer: Deserializer<K>,
     private val valueDeserializer: Deserializer<V>,
+    errorListener: ClientErrorListener? = null,
 ) : AutoCloseable {
     /** From `Properties`. */
-    constructor(config: Properties, keyDeserializer: Deserializer<K>, valueDeserializer: Deserializer<V>) :
-        this(config.entries.associate { (k, v) -> k.toString() to v }, keyDeserializer, valueDeserializer)
+    @JvmOverloads
+    constructor(
+        config: Properties,
+        keyDeserializer: Deserializer<K>,
+        valueDeserializer: Deserializer<V>,
+        errorListener: ClientErrorListener? = null,
+    ) : this(config.entries.associate { (k, v) -> k.toString() to v }, keyDeserializer, valueDeserializer, errorListener)
 
-    internal val native: NativeConsumer = mapped { NativeConsumer(stringify(config)) }
+    internal val native: NativeConsumer =
+        mapped { NativeConsumer(stringify(config), errorListener?.let(::ClientErrorAdapter)) }
     @Volatile private var listener: RebalanceAdapter? = null
     @Volatile private var subscription: Set<String> = emptySet()
     private val background = CoroutineScope(SupervisorJob() + Dispatchers.IO)

@@ -37,15 +37,22 @@ fun interface Callback {
  * on a client thread: keep it short) when the record is written or has failed. Blocking calls
  * ([flush], the transaction calls) have `suspend` twins for coroutines ([flushAwait], ...).
  * Thread-safe.
+ * [errorListener] hears client-level errors (brokers down: [ClientErrorListener]).
  */
-class KafkaProducer<K, V>(
+class KafkaProducer<K, V> @JvmOverloads constructor(
     config: Map<String, Any?>,
     private val keySerializer: Serializer<K>,
     private val valueSerializer: Serializer<V>,
+    errorListener: ClientErrorListener? = null,
 ) : AutoCloseable {
     /** From `Properties`. */
-    constructor(config: Properties, keySerializer: Serializer<K>, valueSerializer: Serializer<V>) :
-        this(config.entries.associate { (k, v) -> k.toString() to v }, keySerializer, valueSerializer)
+    @JvmOverloads
+    constructor(
+        config: Properties,
+        keySerializer: Serializer<K>,
+        valueSerializer: Serializer<V>,
+        errorListener: ClientErrorListener? = null,
+    ) : this(config.entries.associate { (k, v) -> k.toString() to v }, keySerializer, valueSerializer, errorListener)
 
     private class Pending(
         val topic: String,
@@ -84,7 +91,7 @@ class KafkaProducer<K, V>(
         }
     }
 
-    private val native: NativeProducer = mapped { NativeProducer(stringify(config), Reports(pending)) }
+    private val native: NativeProducer = mapped { NativeProducer(stringify(config), Reports(pending), errorListener?.let(::ClientErrorAdapter)) }
 
     /**
      * Records handed to [send] and not yet to the native producer: they cross the boundary in

@@ -38,6 +38,56 @@ class ErrorsTest {
         assertFalse(e5.isRetriable || e5.isFatal)
     }
 
+    /** Collects what a [ClientErrorListener] hears. */
+    private class Heard : ClientErrorListener {
+        val errors: MutableList<KafkaException> = java.util.Collections.synchronizedList(ArrayList())
+        override fun onError(error: KafkaException) {
+            errors += error
+        }
+        fun allDown() = errors.count { it.code == ClientErrorListener.ALL_BROKERS_DOWN }
+        fun await(what: String, done: () -> Boolean) {
+            val deadline = System.nanoTime() + 15_000_000_000L
+            while (!done()) {
+                check(System.nanoTime() < deadline) { "$what: heard ${errors.map { it.message }}" }
+                Thread.sleep(50)
+            }
+        }
+    }
+
+    @Test
+    fun `clients whose brokers cannot be reached tell their error listener once`() {
+        val nowhere = mapOf("bootstrap.servers" to "127.0.0.1:1", "reconnect.backoff.max.ms" to 50)
+        val forProducer = Heard()
+        val quick = mapOf("linger.ms" to 0, "request.timeout.ms" to 1000, "delivery.timeout.ms" to 1500)
+        KafkaProducer(nowhere + quick, StringSerializer, StringSerializer, forProducer).use { p ->
+            p.send(ProducerRecord("events", value = "v"))
+            forProducer.await("producer") { forProducer.allDown() > 0 }
+            Thread.sleep(300)
+        }
+        assertEquals(1, forProducer.allDown(), "${forProducer.errors.map { it.message }}")
+        assertTrue("brokers are down" in forProducer.errors.first().message!!, forProducer.errors.first().message)
+
+        val forConsumer = Heard()
+        KafkaConsumer(nowhere + ("group.id" to "events"), StringDeserializer, StringDeserializer, forConsumer).use { c ->
+            c.subscribe(listOf("events"))
+            val deadline = System.nanoTime() + 15_000_000_000L
+            while (forConsumer.allDown() == 0 && System.nanoTime() < deadline) c.poll(Duration.ofMillis(100))
+            repeat(3) { c.poll(Duration.ofMillis(100)) }
+        }
+        assertEquals(1, forConsumer.allDown(), "${forConsumer.errors.map { it.message }}")
+
+        val forAdmin = Heard()
+        Admin(nowhere + ("default.api.timeout.ms" to 1000), forAdmin).use { a ->
+            assertThrows<KafkaException> { runBlocking { a.listTopics() } }
+            forAdmin.await("admin") { forAdmin.allDown() > 0 }
+        }
+        assertEquals(1, forAdmin.allDown(), "${forAdmin.errors.map { it.message }}")
+        // Nothing but "all brokers down" for a bootstrap server that never answers.
+        for (h in listOf(forProducer, forConsumer, forAdmin)) {
+            assertTrue(h.errors.all { it.code == ClientErrorListener.ALL_BROKERS_DOWN }, "${h.errors.map { it.message }}")
+        }
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("dev.odradek.kafka.Brokers#both")
     fun `a topic that does not exist with auto-creation off`(broker: Broker) {
