@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Failover benchmark (issue 27): on a 3-node Apache Kafka, how long a producer goes without
 acknowledgements, and a consumer without records, when its partition's leader is SIGKILLed;
-odradek (Python package) and librdkafka (confluent-kafka) side by side, on the same fault.
+odradek (Python package), librdkafka (confluent-kafka) and the Java client (kafka-clients, the
+jars of tests/compat/kafka.sh; worker bench/FailoverWorker.java) side by side, on the same
+fault.
 
 Run through bench/failover.sh, which starts nothing itself but installs the clients.
 
@@ -20,7 +22,8 @@ A round counts only when every worker lost no acknowledged record: no delivery f
 acknowledged sequence number was consumed (duplicates are counted and reported).
 
 Prints one JSON object (and writes it to --json): per client the gaps of every round, their
-medians, and odradek's median over librdkafka's (below 1.0: odradek recovers sooner).
+medians, and odradek's median over librdkafka's and over the Java client's (below 1.0: odradek
+recovers sooner).
 """
 
 import argparse
@@ -34,7 +37,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HARNESS = os.path.join(ROOT, "tests", "cluster", "kafka-cluster.sh")
-CLIENTS = ("odradek", "librdkafka")
+KAFKA_SH = os.path.join(ROOT, "tests", "compat", "kafka.sh")
+CLIENTS = ("odradek", "librdkafka", "java")
+PEERS = ("librdkafka", "java")
 
 
 def log(msg):
@@ -122,7 +127,26 @@ def recovery_gap(times, t_kill, window=60.0):
     return around[best] - t_kill
 
 
-def run_round(cluster, bootstrap, rnd, victim, others, rate, after):
+def prepare_java(workdir):
+    """Compiles the Java worker against the Kafka client jars; returns its command prefix."""
+    classpath = subprocess.run([KAFKA_SH, "classpath"], check=True, stdout=subprocess.PIPE,
+                               text=True).stdout.strip()
+    out = os.path.join(workdir, "java-worker")
+    os.makedirs(out, exist_ok=True)
+    subprocess.run(["javac", "-nowarn", "-d", out, "-cp", classpath,
+                    os.path.join(ROOT, "bench", "FailoverWorker.java")], check=True)
+    log4j = os.path.join(ROOT, "tests", "compat", ".cache", "kafka-tools-log4j2.properties")
+    return ["java", "-Xmx256m", "-XX:+UseSerialGC", "-Dlog4j2.configurationFile=" + log4j,
+            "-cp", classpath + ":" + out, "FailoverWorker"]
+
+
+def worker_command(client, java, bootstrap, topic, rate):
+    if client == "java":
+        return java + [bootstrap, topic, str(rate)]
+    return [sys.executable, __file__, "worker", client, bootstrap, topic, str(rate)]
+
+
+def run_round(cluster, bootstrap, rnd, victim, others, rate, after, java):
     from confluent_kafka.admin import AdminClient, NewTopic
     admin = AdminClient({"bootstrap.servers": bootstrap})
     topics = {c: "failover-%d-%s-%d" % (rnd, c, os.getpid()) for c in CLIENTS}
@@ -134,9 +158,8 @@ def run_round(cluster, bootstrap, rnd, victim, others, rate, after):
         f.result(60)
     workers = {}
     for c, t in topics.items():
-        workers[c] = subprocess.Popen(
-            [sys.executable, __file__, "worker", c, bootstrap, t, str(rate)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        workers[c] = subprocess.Popen(worker_command(c, java, bootstrap, t, rate),
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     for c, w in workers.items():
         line = w.stdout.readline().strip()
         if line != "ready":
@@ -180,12 +203,13 @@ def main():
     a = ap.parse_args()
     cluster = os.path.join(a.workdir, "cluster")
     bootstrap = harness("start", cluster, "3")
+    java = prepare_java(a.workdir)
     try:
         rounds = []
         for rnd in range(a.rounds):
             victim = 1 + rnd % 3
             others = [n for n in (1, 2, 3) if n != victim]
-            rounds.append(run_round(cluster, bootstrap, rnd, victim, others, a.rate, a.after))
+            rounds.append(run_round(cluster, bootstrap, rnd, victim, others, a.rate, a.after, java))
     finally:
         harness("stop", cluster)
     report = {"rounds": a.rounds, "rate_per_client": a.rate, "clients": {}}
@@ -195,11 +219,13 @@ def main():
         report["clients"][c] = {"produce_gap_s": p, "consume_gap_s": q,
                                 "produce_gap_median_s": statistics.median(p),
                                 "consume_gap_median_s": statistics.median(q)}
-    o, l = report["clients"]["odradek"], report["clients"]["librdkafka"]
-    report["ratio_odradek_over_librdkafka"] = {
-        "produce_gap": o["produce_gap_median_s"] / l["produce_gap_median_s"],
-        "consume_gap": o["consume_gap_median_s"] / l["consume_gap_median_s"],
-    }
+    o = report["clients"]["odradek"]
+    for peer in PEERS:
+        q = report["clients"][peer]
+        report["ratio_odradek_over_" + peer] = {
+            "produce_gap": o["produce_gap_median_s"] / q["produce_gap_median_s"],
+            "consume_gap": o["consume_gap_median_s"] / q["consume_gap_median_s"],
+        }
     text = json.dumps(report, indent=2)
     print(text)
     if a.json:

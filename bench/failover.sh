@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Failover benchmark (issue 27): producer and consumer gaps after a partition leader's SIGKILL
 # on a 3-node Apache Kafka (tests/cluster/kafka-cluster.sh), odradek's Python package and
-# librdkafka (confluent-kafka) side by side on the same faults. See bench/failover.py.
+# librdkafka (confluent-kafka) and the Java client side by side on the same faults. See
+# bench/failover.py (the Java worker: bench/FailoverWorker.java, compiled at the start).
 #
 #   bench/failover.sh [failover.py args...]     e.g. --rounds 5 --rate 500 --after 20
 #
