@@ -259,8 +259,15 @@ pub struct ProducerConfig {
     /// `compression.level` (codec default); also `compression.gzip.level`,
     /// `compression.zstd.level`, `compression.lz4.level`.
     pub compression_level: Option<i32>,
-    /// `delivery.timeout.ms` (120000).
+    /// `delivery.timeout.ms` (120000); also librdkafka's `message.timeout.ms`, where 0 means
+    /// no limit ([`NO_DELIVERY_LIMIT`]).
     pub delivery_timeout: Duration,
+    /// Which name set the delivery timeout (`None`: the default), which picks the consistency
+    /// rule: Java's for `delivery.timeout.ms` (at least `linger.ms` + `request.timeout.ms`),
+    /// librdkafka's for `message.timeout.ms` (more than `linger.ms`).
+    pub delivery_timeout_key: Option<&'static str>,
+    /// Whether `linger.ms` (or `queue.buffering.max.ms`) was set explicitly.
+    pub linger_explicit: bool,
     /// `retries` (2147483647).
     pub retries: u32,
     /// `enable.idempotence` (true, as in the Java client). Left at its default, it switches
@@ -279,6 +286,10 @@ pub struct ProducerConfig {
     /// before aborting it.
     pub transaction_timeout: Duration,
 }
+
+/// The delivery timeout of librdkafka's `message.timeout.ms=0` ("no limit"): its largest
+/// value, 2147483647 ms (24.8 days), so deadlines computed from it never overflow.
+pub const NO_DELIVERY_LIMIT: Duration = Duration::from_millis(i32::MAX as u64);
 
 /// librdkafka's default `receive.message.max.bytes`.
 pub const DEFAULT_RECEIVE_MESSAGE_MAX_BYTES: usize = 100_000_000;
@@ -320,6 +331,8 @@ impl Default for ClientConfig {
                 compression: Compression::None,
                 compression_level: None,
                 delivery_timeout: Duration::from_millis(120_000),
+                delivery_timeout_key: None,
+                linger_explicit: false,
                 retries: i32::MAX as u32,
                 enable_idempotence: true,
                 idempotence_explicit: false,
@@ -452,7 +465,10 @@ impl ClientConfig {
                     _ => return Err(Error::config(key, format!("`{value}` is not 0, 1, all or -1"))),
                 }
             }
-            "linger.ms" | "queue.buffering.max.ms" => p.linger = parse_ms(key, value)?,
+            "linger.ms" | "queue.buffering.max.ms" => {
+                p.linger = parse_ms(key, value)?;
+                p.linger_explicit = true;
+            }
             "batch.size" => {
                 p.batch_size = parse_num(key, value)?;
                 if p.batch_size == 0 {
@@ -478,7 +494,17 @@ impl ClientConfig {
             | "compression.gzip.level"
             | "compression.zstd.level"
             | "compression.lz4.level" => p.compression_level = Some(parse_num(key, value)?),
-            "delivery.timeout.ms" | "message.timeout.ms" => p.delivery_timeout = parse_ms(key, value)?,
+            "delivery.timeout.ms" => {
+                p.delivery_timeout = parse_ms(key, value)?;
+                p.delivery_timeout_key = Some("delivery.timeout.ms");
+            }
+            "message.timeout.ms" => {
+                p.delivery_timeout = match parse_ms(key, value)? {
+                    Duration::ZERO => NO_DELIVERY_LIMIT,
+                    d => d,
+                };
+                p.delivery_timeout_key = Some("message.timeout.ms");
+            }
             "retries" | "message.send.max.retries" => {
                 let n: i64 = parse_num(key, value)?;
                 p.retries = n.clamp(0, i64::from(i32::MAX)) as u32;
@@ -684,12 +710,39 @@ impl ClientConfig {
                 if callback_later && key == "sasl.oauthbearer.method" => {}
             other => other?,
         }
-        let p = &self.producer;
-        if p.delivery_timeout < p.linger + self.request_timeout {
-            return Err(Error::config(
-                "delivery.timeout.ms",
-                "must be at least linger.ms + request.timeout.ms",
-            ));
+        self.reconcile_delivery_timeout()
+    }
+
+    /// The delivery timeout against `linger.ms` and `request.timeout.ms`, by the rule of the
+    /// client whose name set it. Java's `delivery.timeout.ms` must be at least `linger.ms` +
+    /// `request.timeout.ms`, and its default is raised to that sum when it is smaller.
+    /// librdkafka's `message.timeout.ms` must be more than `linger.ms` when both are set (an
+    /// unset `linger.ms` is lowered below it instead); a record in flight when it passes is
+    /// reported once its request has been answered or has timed out, as librdkafka does.
+    fn reconcile_delivery_timeout(&mut self) -> Result<()> {
+        let request_timeout = self.request_timeout;
+        let p = &mut self.producer;
+        match p.delivery_timeout_key {
+            Some("message.timeout.ms") => {
+                if p.delivery_timeout <= p.linger {
+                    if p.linger_explicit {
+                        return Err(Error::config(
+                            "message.timeout.ms",
+                            "must be greater than linger.ms",
+                        ));
+                    }
+                    p.linger = p.delivery_timeout.saturating_sub(Duration::from_micros(100));
+                }
+            }
+            Some(key) => {
+                if p.delivery_timeout < p.linger + request_timeout {
+                    return Err(Error::config(
+                        key,
+                        "must be at least linger.ms + request.timeout.ms",
+                    ));
+                }
+            }
+            None => p.delivery_timeout = p.delivery_timeout.max(p.linger + request_timeout),
         }
         Ok(())
     }
@@ -717,6 +770,35 @@ mod tests {
         assert_eq!(c.request_timeout, Duration::from_secs(30));
         assert_eq!(c.default_api_timeout, Duration::from_secs(60));
         assert_eq!(c.producer.delivery_timeout, Duration::from_secs(120));
+    }
+
+    fn config(pairs: &[(&str, &str)]) -> Result<ClientConfig> {
+        ClientConfig::from_map([("bootstrap.servers", "a:1")].iter().chain(pairs).copied())
+    }
+
+    #[test]
+    fn the_delivery_timeout_follows_the_rule_of_the_name_that_set_it() {
+        // librdkafka accepts a message timeout below request.timeout.ms; Java refuses it.
+        let c = config(&[("message.timeout.ms", "3000")]).unwrap();
+        assert_eq!(c.producer.delivery_timeout, Duration::from_secs(3));
+        assert_eq!(c.producer.linger, Duration::from_millis(5));
+        let e = config(&[("delivery.timeout.ms", "3000")]).unwrap_err();
+        assert!(e.to_string().contains("delivery.timeout.ms"), "{e}");
+        assert!(e.to_string().contains("linger.ms + request.timeout.ms"), "{e}");
+        // librdkafka: more than linger.ms when both are set; an unset linger.ms gives way.
+        let e = config(&[("message.timeout.ms", "10"), ("linger.ms", "10")]).unwrap_err();
+        assert!(e.to_string().contains("message.timeout.ms"), "{e}");
+        assert!(e.to_string().contains("greater than linger.ms"), "{e}");
+        let c = config(&[("message.timeout.ms", "4")]).unwrap();
+        assert!(c.producer.linger < Duration::from_millis(4), "{:?}", c.producer.linger);
+        // librdkafka's 0: no limit.
+        let c = config(&[("message.timeout.ms", "0")]).unwrap();
+        assert_eq!(c.producer.delivery_timeout, NO_DELIVERY_LIMIT);
+        // Java's default is raised to linger.ms + request.timeout.ms when that is larger.
+        let c = config(&[("request.timeout.ms", "200000")]).unwrap();
+        assert_eq!(c.producer.delivery_timeout, Duration::from_millis(200_005));
+        let c = config(&[("delivery.timeout.ms", "30005")]).unwrap();
+        assert_eq!(c.producer.delivery_timeout, Duration::from_millis(30_005));
     }
 
     #[test]
