@@ -731,7 +731,9 @@ impl ClientConfig {
                             "must be greater than linger.ms",
                         ));
                     }
-                    p.linger = p.delivery_timeout.saturating_sub(Duration::from_micros(100));
+                    p.linger = p
+                        .delivery_timeout
+                        .saturating_sub(Duration::from_micros(100));
                 }
             }
             Some(key) => {
@@ -784,13 +786,20 @@ mod tests {
         assert_eq!(c.producer.linger, Duration::from_millis(5));
         let e = config(&[("delivery.timeout.ms", "3000")]).unwrap_err();
         assert!(e.to_string().contains("delivery.timeout.ms"), "{e}");
-        assert!(e.to_string().contains("linger.ms + request.timeout.ms"), "{e}");
+        assert!(
+            e.to_string().contains("linger.ms + request.timeout.ms"),
+            "{e}"
+        );
         // librdkafka: more than linger.ms when both are set; an unset linger.ms gives way.
         let e = config(&[("message.timeout.ms", "10"), ("linger.ms", "10")]).unwrap_err();
         assert!(e.to_string().contains("message.timeout.ms"), "{e}");
         assert!(e.to_string().contains("greater than linger.ms"), "{e}");
         let c = config(&[("message.timeout.ms", "4")]).unwrap();
-        assert!(c.producer.linger < Duration::from_millis(4), "{:?}", c.producer.linger);
+        assert!(
+            c.producer.linger < Duration::from_millis(4),
+            "{:?}",
+            c.producer.linger
+        );
         // librdkafka's 0: no limit.
         let c = config(&[("message.timeout.ms", "0")]).unwrap();
         assert_eq!(c.producer.delivery_timeout, NO_DELIVERY_LIMIT);
