@@ -445,6 +445,23 @@ mod tests {
         }
     }
 
+    /// Appends a record nobody waits for (value `v`, 80 bytes counted) to partition `t`-0.
+    fn append_unwaited(acc: &mut Accumulator, sem: &Arc<tokio::sync::Semaphore>, ts: i64) {
+        let permit = sem.clone().try_acquire_many_owned(100).unwrap();
+        acc.append(
+            "t",
+            0,
+            ts,
+            None,
+            Some(b"v"),
+            &[],
+            80,
+            permit,
+            Completion::None,
+        )
+        .unwrap();
+    }
+
     #[test]
     fn batch_completion_gives_each_grouped_record_its_offset() {
         let sem = Arc::new(tokio::sync::Semaphore::new(1 << 20));
@@ -457,19 +474,7 @@ mod tests {
                 .unwrap();
         }
         // A record nobody waits for, in the same batch.
-        let permit = sem.clone().try_acquire_many_owned(100).unwrap();
-        acc.append(
-            "t",
-            0,
-            14,
-            None,
-            Some(b"v"),
-            &[],
-            80,
-            permit,
-            Completion::None,
-        )
-        .unwrap();
+        append_unwaited(&mut acc, &sem, 14);
         let mut batches = acc.take_unsent();
         assert_eq!(batches.len(), 1);
         let b = batches.pop().unwrap();
@@ -491,19 +496,7 @@ mod tests {
     fn a_retry_in_backoff_goes_at_once_to_a_new_leader_and_waits_for_the_old_one() {
         let sem = Arc::new(tokio::sync::Semaphore::new(1 << 20));
         let mut acc = Accumulator::new(1 << 10, Compression::None, None, false);
-        let permit = sem.clone().try_acquire_many_owned(100).unwrap();
-        acc.append(
-            "t",
-            0,
-            0,
-            None,
-            Some(b"v"),
-            &[],
-            80,
-            permit,
-            Completion::None,
-        )
-        .unwrap();
+        append_unwaited(&mut acc, &sem, 0);
         let params = |leader: &'static (dyn Fn(&str, i32) -> Option<i32> + Sync)| {
             flushing_params(leader, None)
         };
@@ -544,19 +537,7 @@ mod tests {
         // Batches of one record each: every append past the first opens a new batch.
         let mut acc = Accumulator::new(1, Compression::None, None, false);
         for ts in 0..20 {
-            let permit = sem.clone().try_acquire_many_owned(100).unwrap();
-            acc.append(
-                "t",
-                0,
-                ts,
-                None,
-                Some(b"v"),
-                &[],
-                80,
-                permit,
-                Completion::None,
-            )
-            .unwrap();
+            append_unwaited(&mut acc, &sem, ts);
         }
         let leader = |_: &str, _: i32| Some(1);
         let params = flushing_params(&leader, Some(Some((7, 0))));
