@@ -55,6 +55,8 @@ struct Inner {
     /// Upstream `host:port` → the proxy listener's `127.0.0.1:port`.
     listeners: Mutex<HashMap<String, String>>,
     cut: watch::Sender<u64>,
+    /// Set once by [`BrokerProxy::stop`]: listeners close, so new connections are refused.
+    stopped: watch::Sender<bool>,
     /// Client connections accepted so far.
     accepted: std::sync::atomic::AtomicUsize,
     /// Fetch exchanges completed, in order.
@@ -63,7 +65,8 @@ struct Inner {
     metadata_delay_ms: std::sync::atomic::AtomicU64,
 }
 
-/// The proxy; dropping it stops accepting (open connections end when cut or closed).
+/// The proxy. Its listeners live until [`BrokerProxy::stop`] (dropping the handle does not
+/// close them: a connection accepted meanwhile would still be forwarded).
 #[derive(Debug, Clone)]
 pub struct BrokerProxy {
     /// The bootstrap address to give clients (the proxy in front of the upstream bootstrap).
@@ -76,9 +79,11 @@ impl BrokerProxy {
     /// inside a tokio runtime.
     pub fn start(upstream: &str) -> BrokerProxy {
         let (cut, _) = watch::channel(0u64);
+        let (stopped, _) = watch::channel(false);
         let inner = Arc::new(Inner {
             listeners: Mutex::new(HashMap::new()),
             cut,
+            stopped,
             accepted: std::sync::atomic::AtomicUsize::new(0),
             fetches: Mutex::new(Vec::new()),
             metadata_delay_ms: std::sync::atomic::AtomicU64::new(0),
@@ -90,6 +95,13 @@ impl BrokerProxy {
     /// Drops every connection currently open through the proxy.
     pub fn cut_all(&self) {
         self.inner.cut.send_modify(|n| *n += 1);
+    }
+
+    /// The brokers go away, as far as clients can tell: every listener closes (new connections
+    /// are refused) and every open connection is cut.
+    pub fn stop(&self) {
+        self.inner.stopped.send_replace(true);
+        self.cut_all();
     }
 
     /// Holds back every later Metadata response by `delay` (a slow metadata round trip).
@@ -130,9 +142,19 @@ fn listen(inner: &Arc<Inner>, upstream: &str) -> String {
     listeners.insert(upstream.to_string(), addr.clone());
     let weak = Arc::downgrade(inner);
     let upstream = upstream.to_string();
+    let mut stopped = inner.stopped.subscribe();
     tokio::spawn(async move {
-        while let Ok((client, _)) = listener.accept().await {
+        loop {
+            // The listener is dropped (connections refused) once the proxy stops.
+            let accepted = tokio::select! {
+                a = listener.accept() => a,
+                _ = stopped.wait_for(|s| *s) => return,
+            };
+            let Ok((client, _)) = accepted else { return };
             let Some(inner) = weak.upgrade() else { return };
+            if *inner.stopped.borrow() {
+                return;
+            }
             inner
                 .accepted
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -143,6 +165,8 @@ fn listen(inner: &Arc<Inner>, upstream: &str) -> String {
                 };
                 let mut cut = inner.cut.subscribe();
                 cut.borrow_and_update();
+                // A connection accepted just as the proxy stopped misses that cut: this ends it.
+                let mut stopped = inner.stopped.subscribe();
                 let (client_read, client_write) = client.into_split();
                 let (server_read, server_write) = server.into_split();
                 let in_flight: InFlight = Arc::default();
@@ -150,6 +174,7 @@ fn listen(inner: &Arc<Inner>, upstream: &str) -> String {
                     _ = requests(client_read, server_write, in_flight.clone()) => {}
                     _ = responses(server_read, client_write, in_flight, &inner) => {}
                     _ = cut.changed() => {}
+                    _ = stopped.wait_for(|s| *s) => {}
                 }
             });
         }
