@@ -100,6 +100,45 @@ async fn not_leader_on_produce_is_retried_and_delivered_once() {
     assert_eq!(read(&cluster, "t", 0, 1).await, values(&["once"]));
 }
 
+/// KIP-360: an idempotent producer answered UNKNOWN_PRODUCER_ID (the broker lost its state)
+/// bumps its epoch (a second InitProducerId), restarts its sequences and delivers the batch,
+/// as the Java client does, instead of failing the record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_producer_id_bumps_the_epoch_and_the_batch_is_delivered() {
+    let cluster = Cluster::builder().topic("t", 1).start().unwrap();
+    cluster.record_requests(true);
+    let p = producer(&cluster, &[("enable.idempotence", "true")]);
+    assert_eq!(send(&p, "t", 0, "a").await.unwrap(), 0);
+    cluster
+        .push_request_errors(ApiKey::Produce, [ErrorCode::UnknownProducerId])
+        .unwrap();
+    assert_eq!(send(&p, "t", 0, "b").await.unwrap(), 1);
+    assert_eq!(send(&p, "t", 0, "c").await.unwrap(), 2);
+    p.close().await;
+    assert_eq!(cluster.pending_rules(), 0);
+    let log = cluster.requests();
+    let seen: Vec<(ApiKey, Option<Action>)> = log
+        .iter()
+        .filter(|r| matches!(r.api_key, ApiKey::Produce | ApiKey::InitProducerId))
+        .map(|r| (r.api_key, r.action))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (ApiKey::InitProducerId, None),
+            (ApiKey::Produce, None),
+            (
+                ApiKey::Produce,
+                Some(Action::Error(ErrorCode::UnknownProducerId))
+            ),
+            (ApiKey::InitProducerId, None),
+            (ApiKey::Produce, None),
+            (ApiKey::Produce, None),
+        ]
+    );
+    assert_eq!(read(&cluster, "t", 0, 3).await, values(&["a", "b", "c"]));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_partition_error_fails_only_that_partition() {
     let cluster = Cluster::builder().topic("t", 2).start().unwrap();

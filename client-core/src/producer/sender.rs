@@ -487,15 +487,33 @@ fn settle_response(
                         }
                         // With idempotence, a later batch overtaking a failed earlier one is
                         // refused as out of order; it is retried after the earlier one.
-                        let retriable = code.is_retriable()
-                            || (producer_config.enable_idempotence
-                                && code == ErrorCode::OutOfOrderSequenceNumber);
+                        let out_of_order = producer_config.enable_idempotence
+                            && code == ErrorCode::OutOfOrderSequenceNumber;
+                        let unknown_producer = lost_producer_state(shared, &b, code);
+                        let retriable = code.is_retriable() || out_of_order || unknown_producer;
                         retry_or_fail(shared, b, retriable, &e);
                     }
                 }
             }
         }
     }
+}
+
+/// UNKNOWN_PRODUCER_ID for a sequenced batch of an idempotent, non-transactional producer:
+/// the broker lost the producer's state (its batches left the log, or an unclean leader
+/// election), so, as the Java client does (KIP-360), the producer bumps its epoch, restarts
+/// every partition's sequence at 0 once nothing is in flight, and the batch is retried within
+/// `delivery.timeout.ms` instead of failing. A transactional producer's batch fails and makes
+/// the transaction abortable; the abort bumps the epoch.
+fn lost_producer_state(shared: &Shared, batch: &ProducerBatch, code: ErrorCode) -> bool {
+    let lost = code == ErrorCode::UnknownProducerId
+        && shared.cluster.config().producer.enable_idempotence
+        && shared.txn.is_none()
+        && batch.sequence.is_some();
+    if lost {
+        shared.needs_epoch_bump.store(true, Ordering::Release);
+    }
+    lost
 }
 
 /// What a Produce response said about one partition.
