@@ -151,6 +151,7 @@ impl ClientError {
             Error::Transaction { code, .. } => i32::from(code.code()),
             Error::State(_) => codes::STATE,
             Error::InvalidDifferentRecord { .. } => codes::INVALID_DIFFERENT_RECORD,
+            Error::LogTruncation { .. } => codes::LOG_TRUNCATION,
             _ => codes::FAIL,
         };
         let retriable = match error {
@@ -242,5 +243,15 @@ mod tests {
         let e = c(conn, Stage::Delivery);
         assert_eq!(e.name(), "_TRANSPORT");
         assert!(e.is_retriable());
+        let truncated = Error::LogTruncation {
+            topic: "t".into(),
+            partition: 0,
+            position: 200,
+            divergent_offset: Some(100),
+        };
+        let e = c(truncated, Stage::Consume);
+        assert_eq!((e.code(), e.name()), (-139, "_LOG_TRUNCATION"));
+        assert!(!e.is_retriable() && !e.is_fatal());
+        assert!(e.message().contains("t-0 at offset 200"), "{}", e.message());
     }
 }

@@ -202,6 +202,26 @@ pub enum Error {
     /// producer before `begin_transaction`); nothing was changed.
     #[error("invalid state: {0}")]
     State(String),
+    /// After a leader change the consumer found the partition's log truncated below its
+    /// position (KIP-320: an unclean election, records the old leader never replicated) and
+    /// `auto.offset.reset` is `none`, so it reports instead of moving: Java's
+    /// `LogTruncationException` (an OFFSET_OUT_OF_RANGE, its [`Error::kafka_code`]),
+    /// librdkafka's `_LOG_TRUNCATION`. The position is left where it was; seek to go on.
+    #[error("log truncation detected for {topic}-{partition} at offset {position}: {}", match divergent_offset {
+        Some(o) => format!("the new leader's log diverges from offset {o}"),
+        None => "the new leader does not know the last consumed leader epoch".to_string(),
+    })]
+    LogTruncation {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The consumer's position when the truncation was found.
+        position: i64,
+        /// The first offset known to diverge (the end of the last consumed epoch on the new
+        /// leader); `None` when the new leader does not know that epoch.
+        divergent_offset: Option<i64>,
+    },
 }
 
 impl Error {
@@ -252,6 +272,7 @@ impl Error {
             Error::Transaction { code, .. } => *code,
             Error::State(_) => ErrorCode::InvalidTxnState,
             Error::InvalidDifferentRecord { code } => *code,
+            Error::LogTruncation { .. } => ErrorCode::OffsetOutOfRange,
         }
     }
 }
@@ -457,6 +478,17 @@ impl Error {
                 detail: detail.clone(),
             },
             Error::State(s) => Error::State(s.clone()),
+            Error::LogTruncation {
+                topic,
+                partition,
+                position,
+                divergent_offset,
+            } => Error::LogTruncation {
+                topic: topic.clone(),
+                partition: *partition,
+                position: *position,
+                divergent_offset: *divergent_offset,
+            },
         }
     }
 }
@@ -478,6 +510,12 @@ mod tests {
                 detail: "gone".into(),
             },
             Error::Timeout("slow".into()),
+            Error::LogTruncation {
+                topic: "t".into(),
+                partition: 1,
+                position: 100,
+                divergent_offset: Some(80),
+            },
         ];
         for e in &errors {
             let d = e.duplicate();

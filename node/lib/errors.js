@@ -170,6 +170,11 @@ function fromNative (err, context = {}) {
       case '_NOT_IMPLEMENTED':
         e = new KafkaJSNotImplemented(message)
         break
+      case '_LOG_TRUNCATION':
+        // KIP-320 truncation with no reset policy: Java's LogTruncationException is an
+        // OffsetOutOfRangeException, and KafkaJS reports a lost position as this class.
+        e = new KafkaJSOffsetOutOfRange(message, { ...opts, ...context })
+        break
       default:
         e = retriable ? new KafkaJSError(message, { retriable }) : new KafkaJSNonRetriableError(message)
         e.code = code

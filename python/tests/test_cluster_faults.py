@@ -220,3 +220,89 @@ def test_producer_and_group_survive_node_faults(cluster):
         at = dict(logs[p])
         for s, offset, _ in acked[p]:
             assert at.get(offset) == s, f"partition {p}: acknowledged {s} at {offset}, lost"
+
+
+def test_an_unclean_election_is_reported_as_log_truncation(cluster):
+    """KIP-320 through the Python package: after an unclean election of a replica that missed
+    100 records, a consumer with auto.offset.reset=earliest moves back to the divergence point
+    and reads what the new leader wrote there; one with `error` gets librdkafka's
+    _LOG_TRUNCATION and no record past the truncation."""
+    topic = f"py-unclean-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 2, config={
+        "min.insync.replicas": "1", "unclean.leader.election.enable": "true"})])[topic].result(60)
+
+    def partition():
+        return admin.list_topics(topic, timeout=30).topics[topic].partitions[0]
+
+    def wait_for(what, ok):
+        deadline = time.monotonic() + 60
+        while True:
+            p = partition()
+            if ok(p):
+                return p
+            assert time.monotonic() < deadline, f"{what}: leader {p.leader}, isr {p.isrs}"
+            time.sleep(0.3)
+
+    def produce(acks, values):
+        errors = []
+        producer = Producer({"bootstrap.servers": cluster.bootstrap, "enable.idempotence": False,
+                             "acks": acks})
+        for v in values:
+            producer.produce(topic, value=v.encode(), partition=0,
+                             on_delivery=lambda err, _m: err is not None and errors.append(err))
+        assert producer.flush(60) == 0
+        assert not errors, errors[:3]
+
+    p = wait_for("two replicas in sync", lambda p: len(p.isrs) == 2)
+    old_leader = p.leader
+    stale = next(r for r in p.replicas if r != old_leader)
+    produce("all", [f"{i}" for i in range(100)])
+    cluster.run("kill", str(stale))
+    wait_for("the dead follower out of the ISR", lambda p: p.isrs == [old_leader])
+    produce("all", [f"{i}" for i in range(100, 200)])
+
+    def consumer(reset):
+        c = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": f"{topic}-{reset}",
+                      "enable.auto.commit": False, "auto.offset.reset": reset})
+        c.assign([TopicPartition(topic, 0, 0)])
+        return c
+
+    resetting, strict = consumer("earliest"), consumer("error")
+    for c in (resetting, strict):
+        n, deadline = 0, time.monotonic() + 60
+        while n < 200:
+            assert time.monotonic() < deadline, f"read {n} of 200 before the election"
+            m = c.poll(0.2)
+            if m is not None and m.error() is None:
+                n += 1
+
+    cluster.run("kill", str(old_leader))
+    cluster.run("restart", str(stale))
+    cluster.run("elect-unclean", topic, "0")
+    wait_for("the stale replica leading", lambda p: p.leader == stale)
+    # The new leader's log ends at 100: these take offsets 100.. again.
+    produce("1", [f"{i}-after" for i in range(100, 150)])
+
+    after, deadline = [], time.monotonic() + 60
+    while len(after) < 50:
+        assert time.monotonic() < deadline, f"earliest: {len(after)} records after the election: {after}"
+        m = resetting.poll(0.2)
+        if m is not None and m.error() is None:
+            after.append((m.offset(), m.value().decode()))
+    assert after == [(i, f"{i}-after") for i in range(100, 150)], "moved back to the divergence point"
+
+    deadline = time.monotonic() + 60
+    while True:
+        assert time.monotonic() < deadline, "no truncation reported with auto.offset.reset=error"
+        m = strict.poll(0.2)
+        if m is None:
+            continue
+        assert m.error() is not None, f"read on past the truncation: offset {m.offset()}"
+        reported = m.error()
+        break
+    assert reported.code() == KafkaError._LOG_TRUNCATION, f"{reported.name()}: {reported.str()}"
+    assert "diverges from offset 100" in reported.str(), reported.str()
+    resetting.close()
+    strict.close()
+    cluster.run("restart", str(old_leader))

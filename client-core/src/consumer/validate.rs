@@ -6,11 +6,12 @@
 //! consumer stops fetching that partition and asks the new leader with OffsetForLeaderEpoch
 //! where the last consumed epoch ends in its log. If it ends before our position, the records
 //! past that point are gone or different, so the position moves back to that end offset (the
-//! first offset known to diverge) and nothing the new leader holds is skipped; with
-//! `auto.offset.reset=none` the partition fails with OFFSET_OUT_OF_RANGE instead (Java throws
-//! `LogTruncationException`, a kind of `OffsetOutOfRangeException`). An undefined answer (the
-//! leader knows no such epoch) resets the position per `auto.offset.reset`. This follows the
-//! Java consumer's `SubscriptionState` rules.
+//! first offset known to diverge) and nothing the new leader holds is skipped. An undefined
+//! answer (the leader knows no such epoch) resets the position per `auto.offset.reset`. With
+//! `auto.offset.reset=none` either case is reported from `poll` as [`Error::LogTruncation`]
+//! (Java's `LogTruncationException`, a kind of `OffsetOutOfRangeException`; librdkafka's
+//! `_LOG_TRUNCATION` in the bindings) and the position stays. This follows the Java
+//! consumer's `SubscriptionState` rules.
 
 use std::collections::HashMap;
 
@@ -49,6 +50,9 @@ pub(crate) enum Verdict {
     Reset(Reset),
     /// Ask again after a metadata refresh.
     Retry,
+    /// The log was truncated below the position and there is no policy to move it: report
+    /// it, with the first offset known to diverge (`None`: the leader does not know the epoch).
+    Truncated(Option<i64>),
     /// Raise this Kafka error from `poll`.
     Fail(ErrorCode),
 }
@@ -77,7 +81,7 @@ pub(crate) fn decide(
     if epoch < 0 || end_offset < 0 {
         return match reset {
             Some(r) => Verdict::Reset(r),
-            None => Verdict::Fail(ErrorCode::OffsetOutOfRange),
+            None => Verdict::Truncated(None),
         };
     }
     if end_offset < position {
@@ -86,7 +90,7 @@ pub(crate) fn decide(
                 offset: end_offset,
                 epoch,
             },
-            None => Verdict::Fail(ErrorCode::OffsetOutOfRange),
+            None => Verdict::Truncated(Some(end_offset)),
         };
     }
     Verdict::Valid
@@ -254,6 +258,23 @@ fn apply(
                 p.request_reset(reset);
             }
             Verdict::Retry => shared.cluster.invalidate(),
+            Verdict::Truncated(divergent_offset) => {
+                tracing::warn!(
+                    topic = %pend.tp.topic,
+                    partition = pend.tp.partition,
+                    position = pend.position,
+                    ?divergent_offset,
+                    "log truncation detected and auto.offset.reset is none: reporting it"
+                );
+                p.awaiting_validation = false;
+                p.error = Some(Error::LogTruncation {
+                    topic: pend.tp.topic.to_string(),
+                    partition: pend.tp.partition,
+                    position: pend.position,
+                    divergent_offset,
+                });
+                woke_poll = true;
+            }
             Verdict::Fail(e) => {
                 p.awaiting_validation = false;
                 p.error = Some(Error::Kafka(e));
@@ -291,7 +312,7 @@ mod tests {
             }
         );
         let v = decide(100, ErrorCode::NoError, 2, 80, OffsetReset::None);
-        assert!(matches!(v, Verdict::Fail(ErrorCode::OffsetOutOfRange)));
+        assert_eq!(v, Verdict::Truncated(Some(80)));
     }
 
     #[test]
@@ -302,7 +323,7 @@ mod tests {
             let v = decide(100, ErrorCode::NoError, epoch, end, OffsetReset::Latest);
             assert_eq!(v, Verdict::Reset(Reset::Latest));
             let v = decide(100, ErrorCode::NoError, epoch, end, OffsetReset::None);
-            assert_eq!(v, Verdict::Fail(ErrorCode::OffsetOutOfRange));
+            assert_eq!(v, Verdict::Truncated(None));
         }
     }
 
@@ -408,10 +429,16 @@ mod tests {
         apply(&shared, &pending, &answers);
         let state = shared.lock();
         let p0 = &state.parts[&tp(0)];
-        assert!(matches!(
-            p0.error,
-            Some(Error::Kafka(ErrorCode::OffsetOutOfRange))
-        ));
+        match &p0.error {
+            Some(
+                e @ Error::LogTruncation {
+                    position: 100,
+                    divergent_offset: Some(80),
+                    ..
+                },
+            ) => assert_eq!(e.kafka_code(), ErrorCode::OffsetOutOfRange),
+            other => panic!("expected a log truncation: {other:?}"),
+        }
         assert_eq!(p0.position, Some(100), "no silent move without a policy");
         assert_eq!(state.parts[&tp(1)].position, Some(500), "seeked meanwhile");
         let p2 = &state.parts[&tp(2)];

@@ -777,9 +777,15 @@ fn consumers_detect_the_truncation_of_an_unclean_election() {
     assert!(
         matches!(
             reported,
-            odradek::Error::Kafka(odradek::ErrorCode::OffsetOutOfRange)
-        ),
-        "the truncation is reported as OFFSET_OUT_OF_RANGE: {reported:?}"
+            odradek::Error::LogTruncation {
+                partition: 0,
+                position: 200,
+                divergent_offset: Some(100),
+                ..
+            }
+        ) && reported.kafka_code() == odradek::ErrorCode::OffsetOutOfRange,
+        "the truncation is reported as a log truncation at 200 diverging from 100 (an \
+         OFFSET_OUT_OF_RANGE): {reported:?}"
     );
     rt.block_on(async {
         resetting.close().await;
