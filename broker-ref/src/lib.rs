@@ -12,6 +12,7 @@
 
 pub mod broker;
 pub mod clock;
+pub mod cluster;
 pub mod config;
 pub mod coordinator;
 pub mod dynamic_config;

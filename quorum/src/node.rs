@@ -18,7 +18,7 @@ use crate::rng::Rng;
 use crate::types::{ElectionState, Entry, NodeId, OffsetAndEpoch, Payload, Persisted, Snapshot};
 
 /// Timing and sizing of one quorum member (Kafka's `controller.quorum.*` settings).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// This node's id.
     pub node_id: NodeId,
@@ -279,6 +279,16 @@ impl Quorum {
     /// Whether this node leads the current epoch.
     pub fn is_leader(&self) -> bool {
         matches!(self.role, Role::Leader(_))
+    }
+
+    /// The offset of the first entry of this leader's epoch (its LeaderChange record); the
+    /// leader has caught up with every earlier leader's commits once its high watermark passes
+    /// it. `None` unless this node leads.
+    pub fn leader_epoch_start(&self) -> Option<i64> {
+        match &self.role {
+            Role::Leader(l) => Some(l.epoch_start),
+            _ => None,
+        }
     }
 
     /// Whether this node is a voter.
