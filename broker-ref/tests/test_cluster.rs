@@ -139,6 +139,73 @@ async fn unknown_producer_id_bumps_the_epoch_and_the_batch_is_delivered() {
     assert_eq!(read(&cluster, "t", 0, 3).await, values(&["a", "b", "c"]));
 }
 
+/// The nominal waits of five failures in a row with retry.backoff.ms=50 and
+/// retry.backoff.max.ms=1000 (KIP-580): 50 + 100 + 200 + 400 + 800 ms; jitter takes off at
+/// most 20%. A fixed backoff would wait 5 × 50 ms.
+const FIVE_BACKOFFS: Duration = Duration::from_millis((50 + 100 + 200 + 400 + 800) * 8 / 10);
+const BACKOFF_CONF: [(&str, &str); 2] =
+    [("retry.backoff.ms", "50"), ("retry.backoff.max.ms", "1000")];
+
+/// Failed JoinGroups in a row back off exponentially, not at a fixed interval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_group_joins_back_off_exponentially() {
+    let cluster = Cluster::builder().topic("t", 1).start().unwrap();
+    cluster.record_requests(true);
+    cluster
+        .push_request_errors(ApiKey::JoinGroup, [ErrorCode::CoordinatorLoadInProgress; 5])
+        .unwrap();
+    let p = producer(&cluster, &[]);
+    send(&p, "t", 0, "v").await.unwrap();
+    p.close().await;
+    let c = consumer(
+        &cluster,
+        &[("group.id", "g"), BACKOFF_CONF[0], BACKOFF_CONF[1]],
+    );
+    let started = Instant::now();
+    c.subscribe(&["t"], None).unwrap();
+    let deadline = started + Duration::from_secs(30);
+    while c.poll(Duration::from_millis(50)).await.unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "never joined");
+    }
+    let waited = started.elapsed();
+    c.close().await;
+    assert_eq!(cluster.pending_rules(), 0);
+    let log = cluster.requests();
+    let joins = of_api(&log, ApiKey::JoinGroup);
+    let refused = joins
+        .iter()
+        .filter(|r| r.action == Some(Action::Error(ErrorCode::CoordinatorLoadInProgress)))
+        .count();
+    assert_eq!(refused, 5, "{joins:?}");
+    assert!(waited >= FIVE_BACKOFFS, "joined after {waited:?}");
+}
+
+/// An idempotent producer's failed InitProducerIds in a row back off exponentially.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_init_producer_ids_back_off_exponentially() {
+    let cluster = Cluster::builder().topic("t", 1).start().unwrap();
+    cluster
+        .push_request_errors(
+            ApiKey::InitProducerId,
+            [ErrorCode::CoordinatorLoadInProgress; 5],
+        )
+        .unwrap();
+    let started = Instant::now();
+    let p = producer(
+        &cluster,
+        &[
+            ("enable.idempotence", "true"),
+            BACKOFF_CONF[0],
+            BACKOFF_CONF[1],
+        ],
+    );
+    assert_eq!(send(&p, "t", 0, "v").await.unwrap(), 0);
+    let waited = started.elapsed();
+    p.close().await;
+    assert_eq!(cluster.pending_rules(), 0);
+    assert!(waited >= FIVE_BACKOFFS, "produced after {waited:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_partition_error_fails_only_that_partition() {
     let cluster = Cluster::builder().topic("t", 2).start().unwrap();

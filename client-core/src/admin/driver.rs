@@ -126,7 +126,7 @@ pub(crate) async fn run<C: Call>(
     let config = admin.cluster().config();
     let api_timeout = config.default_api_timeout;
     let deadline = Instant::now() + api_timeout;
-    let mut backoff = config.retry_backoff;
+    let mut retry = crate::cluster::backoff::Retry::default();
     let mut progress = Progress {
         results: (0..n).map(|_| None).collect(),
         last_error: (0..n).map(|_| None).collect(),
@@ -143,8 +143,7 @@ pub(crate) async fn run<C: Call>(
             if now >= deadline {
                 break;
             }
-            tokio::time::sleep(backoff.min(deadline - now)).await;
-            backoff = (backoff * 2).min(config.retry_backoff_max.max(config.retry_backoff));
+            tokio::time::sleep(retry.failed(config).min(deadline - now)).await;
         }
         first = false;
         let remaining = deadline.saturating_duration_since(Instant::now());

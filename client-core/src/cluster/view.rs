@@ -622,7 +622,7 @@ impl Cluster {
     /// partitions or `deadline` passes.
     pub async fn topic(&self, topic: &str, deadline: Instant) -> Result<TopicInfo> {
         self.add_interest(&[topic.to_string()]);
-        let mut backoff = self.config.retry_backoff;
+        let mut retry = super::backoff::Retry::default();
         // Why the last metadata request failed, if it did (named in the timeout).
         let mut refresh_error: Option<String> = None;
         loop {
@@ -650,6 +650,7 @@ impl Cluster {
                 None => ErrorCode::UnknownTopicOrPartition,
             };
             self.invalidate();
+            let backoff = retry.failed(&self.config);
             if Instant::now() + backoff > deadline {
                 return Err(match (last_error, refresh_error) {
                     (_, Some(why)) => Error::Timeout(format!(
@@ -663,7 +664,6 @@ impl Cluster {
                 });
             }
             tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(self.config.retry_backoff_max);
         }
     }
 

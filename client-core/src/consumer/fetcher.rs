@@ -177,6 +177,7 @@ pub(crate) async fn resolve_resets(shared: &Shared) {
     match list_offsets(&shared.cluster, &queries, read_committed).await {
         Ok(found) => {
             let mut state = shared.lock();
+            state.reset_retry.succeeded();
             for (tp, _, generation) in wanted {
                 let Some(p) = state.parts.get_mut(&tp) else {
                     continue;
@@ -197,7 +198,8 @@ pub(crate) async fn resolve_resets(shared: &Shared) {
         }
         Err(e) => {
             tracing::debug!(error = %e, "offset reset lookup failed; will retry");
-            tokio::time::sleep(shared.cluster.config().retry_backoff).await;
+            let wait = shared.lock().reset_retry.failed(shared.cluster.config());
+            tokio::time::sleep(wait).await;
         }
     }
 }
@@ -220,9 +222,17 @@ async fn resolve_committed(shared: &Shared) {
     }
     let tps: Vec<TopicPartition> = wanted.iter().map(|(tp, _)| tp.clone()).collect();
     let found = group.lock().await.committed(&tps).await;
-    let Ok(found) = found else {
-        tokio::time::sleep(shared.cluster.config().retry_backoff).await;
-        return;
+    let found = match found {
+        Ok(found) => found,
+        Err(e) => {
+            tracing::debug!(error = %e, "committed offsets lookup failed; will retry");
+            let wait = shared
+                .lock()
+                .committed_retry
+                .failed(shared.cluster.config());
+            tokio::time::sleep(wait).await;
+            return;
+        }
     };
     let fallback = match shared.cluster.config().consumer.auto_offset_reset {
         crate::config::OffsetReset::Earliest => Some(Reset::Earliest),
@@ -230,6 +240,7 @@ async fn resolve_committed(shared: &Shared) {
         crate::config::OffsetReset::None => None,
     };
     let mut state = shared.lock();
+    state.committed_retry.succeeded();
     for (tp, generation) in wanted {
         let Some(p) = state.parts.get_mut(&tp) else {
             continue;

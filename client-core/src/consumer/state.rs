@@ -227,6 +227,10 @@ pub(crate) struct State {
     /// A fetch answered with an error that means our metadata is stale (e.g. a moved leader,
     /// FENCED_LEADER_EPOCH): the fetcher refreshes it.
     pub refresh_metadata: bool,
+    /// Failed offset-reset lookups (ListOffsets) in a row: the backoff before the next.
+    pub reset_retry: crate::cluster::backoff::Retry,
+    /// Failed committed-offset lookups (OffsetFetch) in a row: the backoff before the next.
+    pub committed_retry: crate::cluster::backoff::Retry,
 }
 
 #[cfg(test)]

@@ -106,12 +106,12 @@ fn in_flight(shared: &Shared) -> usize {
         .unwrap_or(0)
 }
 
-/// Obtains a producer id and epoch (retrying with backoff until it succeeds or the producer
-/// closes with nothing left to send).
+/// Obtains a producer id and epoch (retrying, `retry.backoff.ms` doubling to
+/// `retry.backoff.max.ms`, until it succeeds or the producer closes with nothing left to send).
 async fn init_producer_id(shared: Arc<Shared>) {
     use kafka_protocol::messages::{InitProducerIdRequest, ProducerId};
     let current = shared.producer_id.lock().ok().and_then(|p| *p);
-    let backoff = shared.cluster.config().retry_backoff;
+    let mut retry = crate::cluster::backoff::Retry::default();
     loop {
         let attempt = async {
             let meta = shared.cluster.refresh().await?;
@@ -150,7 +150,7 @@ async fn init_producer_id(shared: Arc<Shared>) {
                 {
                     return;
                 }
-                tokio::time::sleep(backoff).await;
+                retry.wait(shared.cluster.config()).await;
             }
         }
     }

@@ -366,12 +366,15 @@ impl GroupClient {
         partitions: &[TopicPartition],
     ) -> Result<HashMap<TopicPartition, Option<(i64, String)>>> {
         let deadline = tokio::time::Instant::now() + self.cluster.config().default_api_timeout;
+        let mut retry = crate::cluster::backoff::Retry::default();
         loop {
             match self.committed_once(partitions).await {
                 Err(Error::Kafka(ErrorCode::UnstableOffsetCommit))
                     if tokio::time::Instant::now() < deadline =>
                 {
-                    tokio::time::sleep(self.cluster.config().retry_backoff).await;
+                    let wait = retry.failed(self.cluster.config());
+                    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                    tokio::time::sleep(wait.min(left)).await;
                 }
                 other => return other,
             }

@@ -23,6 +23,7 @@ pub use assignors::{Assignment, Assignor};
 pub use client::GroupClient;
 
 use super::shared::Shared;
+use crate::cluster::backoff::Retry;
 use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
 
@@ -214,7 +215,8 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
     let Some(group) = shared.group.clone() else {
         return;
     };
-    let backoff = shared.cluster.config().retry_backoff;
+    // Failed joins and syncs in a row back off exponentially (KIP-580).
+    let mut retry = Retry::default();
     let mut cooperative = false;
     'rejoin: while !m.stop.load(Ordering::Acquire) {
         // Eager protocols give everything back before joining.
@@ -252,7 +254,7 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
             Err(e) => {
                 tracing::debug!(error = %e, "join request failed; retrying");
                 shared.cluster.on_error(&e);
-                tokio::time::sleep(backoff).await;
+                retry.wait(shared.cluster.config()).await;
                 continue;
             }
         };
@@ -277,7 +279,7 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
             }
             other => {
                 tracing::debug!(error = %other, "join failed; retrying");
-                tokio::time::sleep(backoff).await;
+                retry.wait(shared.cluster.config()).await;
                 continue;
             }
         }
@@ -322,11 +324,22 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
                 group.lock().await.member_id.clear();
                 continue;
             }
-            Err(e) => {
+            // A rebalance that moved on rejoins at once (as Java does); any other failure
+            // (the coordinator moved or is unreachable) backs off first.
+            Err(
+                e @ Error::Kafka(ErrorCode::RebalanceInProgress | ErrorCode::IllegalGeneration),
+            ) => {
                 tracing::debug!(error = %e, "sync failed; rejoining");
                 continue;
             }
+            Err(e) => {
+                tracing::debug!(error = %e, "sync failed; rejoining after a backoff");
+                shared.cluster.on_error(&e);
+                retry.wait(shared.cluster.config()).await;
+                continue;
+            }
         };
+        retry.succeeded();
         let revoked = minus(&owned, &new);
         if !revoked.is_empty() {
             revoke(&shared, &m, &revoked, cfg.enable_auto_commit).await;

@@ -55,23 +55,26 @@ fn worst(codes: impl Iterator<Item = i16>) -> ErrorCode {
 }
 
 /// How to react to one failed attempt.
+#[derive(Debug)]
 enum Next {
-    /// Look the coordinator up again, then retry after the usual backoff.
+    /// Look the coordinator up again, then retry after the backoff.
     Rediscover,
+    /// Retry after the backoff (`retry.backoff.ms` doubling per failure in a row).
+    Retry,
     /// Retry after this long.
     RetryAfter(Duration),
     /// Give up with this error.
     Fail(Error),
 }
 
-fn classify(error: Error, backoff: Duration) -> Next {
+fn classify(error: Error) -> Next {
     match error {
         Error::Kafka(ErrorCode::NotCoordinator | ErrorCode::CoordinatorNotAvailable) => {
             Next::Rediscover
         }
         Error::Kafka(ErrorCode::ConcurrentTransactions) => Next::RetryAfter(CONCURRENT_TXN_BACKOFF),
         Error::Io(_) | Error::Connection { .. } | Error::Timeout(_) => Next::Rediscover,
-        Error::Kafka(code) if code.is_retriable() => Next::RetryAfter(backoff),
+        Error::Kafka(code) if code.is_retriable() => Next::Retry,
         other => Next::Fail(other),
     }
 }
@@ -89,7 +92,8 @@ impl TransactionManager {
         deadline: Instant,
         code_of: impl Fn(&R::Response) -> ErrorCode,
     ) -> Result<R::Response> {
-        let backoff = shared.cluster.config().retry_backoff;
+        // Failed attempts in a row wait retry.backoff.ms doubling to its max (KIP-580).
+        let mut retry = crate::cluster::backoff::Retry::default();
         let api = ApiKey::try_from(R::KEY).map_err(|_| Error::UnknownApiKey(R::KEY))?;
         let mut group_coordinator: Option<i32> = None;
         loop {
@@ -121,15 +125,16 @@ impl TransactionManager {
                 Ok(response) => return Ok(response),
                 Err(e) => e,
             };
-            let wait = match classify(error, backoff) {
+            let wait = match classify(error) {
                 Next::Fail(e) => return Err(e),
                 Next::Rediscover => {
                     match kind {
                         CoordinatorType::Transaction => self.set_coordinator(None),
                         CoordinatorType::Group => group_coordinator = None,
                     }
-                    backoff
+                    retry.failed(shared.cluster.config())
                 }
+                Next::Retry => retry.failed(shared.cluster.config()),
                 Next::RetryAfter(d) => d,
             };
             if shared.closing.load(Ordering::Acquire) && shared.pending.load(Ordering::Acquire) == 0
@@ -360,21 +365,20 @@ mod tests {
 
     #[test]
     fn coordinator_errors_rediscover_and_concurrent_transactions_retry() {
-        let b = Duration::from_millis(100);
         assert!(matches!(
-            classify(Error::Kafka(ErrorCode::NotCoordinator), b),
+            classify(Error::Kafka(ErrorCode::NotCoordinator)),
             Next::Rediscover
         ));
         assert!(matches!(
-            classify(Error::Kafka(ErrorCode::ConcurrentTransactions), b),
+            classify(Error::Kafka(ErrorCode::ConcurrentTransactions)),
             Next::RetryAfter(d) if d == CONCURRENT_TXN_BACKOFF
         ));
         assert!(matches!(
-            classify(Error::Kafka(ErrorCode::CoordinatorLoadInProgress), b),
-            Next::RetryAfter(d) if d == b
+            classify(Error::Kafka(ErrorCode::CoordinatorLoadInProgress)),
+            Next::Retry
         ));
         assert!(matches!(
-            classify(Error::Kafka(ErrorCode::ProducerFenced), b),
+            classify(Error::Kafka(ErrorCode::ProducerFenced)),
             Next::Fail(Error::Kafka(ErrorCode::ProducerFenced))
         ));
     }
