@@ -7,6 +7,9 @@
 //! client passes through it and [`BrokerProxy::cut_all`] drops them all. Every other frame is
 //! forwarded byte for byte. It also notes the session fields of every Fetch exchange
 //! ([`BrokerProxy::fetches`]), so tests can see incremental fetch sessions (KIP-227) at work.
+//! Started with [`BrokerProxy::start_apart`], its bootstrap listener is not any broker's, so a
+//! test can tell the client's bootstrap connections from its broker connections and make the
+//! brokers' Metadata answers fail ([`BrokerProxy::broker_metadata_fault`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -30,6 +33,17 @@ const DESCRIBE_CLUSTER: i16 = 60;
 /// Requests awaiting a response on one connection: correlation id → (API key, version, and for
 /// a Fetch what the request said).
 type InFlight = Arc<Mutex<HashMap<i32, (i16, i16, Option<FetchSeen>)>>>;
+
+/// What the broker listeners of a proxy started with [`BrokerProxy::start_apart`] do to
+/// Metadata responses (the bootstrap listener forwards them unchanged).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetadataFault {
+    /// Never forward them: the client's request times out.
+    Stall,
+    /// Answer with this top-level error code instead of none (Metadata v13+, e.g.
+    /// REBOOTSTRAP_REQUIRED, KIP-1102).
+    Error(i16),
+}
 
 /// One Fetch request and its response, as far as fetch sessions go.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -63,6 +77,17 @@ struct Inner {
     fetches: Mutex<Vec<FetchSeen>>,
     /// Milliseconds every Metadata response is held back.
     metadata_delay_ms: std::sync::atomic::AtomicU64,
+    /// What broker listeners do to Metadata responses.
+    metadata_fault: Mutex<Option<MetadataFault>>,
+    /// Metadata responses forwarded by the bootstrap listener / by broker listeners.
+    metadata_forwarded: [std::sync::atomic::AtomicUsize; 2],
+}
+
+/// Which listener a connection came through (index into `Inner::metadata_forwarded`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Bootstrap = 0,
+    Broker = 1,
 }
 
 /// The proxy. Its listeners live until [`BrokerProxy::stop`] (dropping the handle does not
@@ -78,6 +103,17 @@ impl BrokerProxy {
     /// A proxy in front of `upstream` (`host:port` of one broker of the cluster). Must run
     /// inside a tokio runtime.
     pub fn start(upstream: &str) -> BrokerProxy {
+        Self::started(upstream, false)
+    }
+
+    /// Like [`BrokerProxy::start`], but the bootstrap address is a listener of its own, never
+    /// the one of the broker advertising the same address: the client's connections to a
+    /// broker it knows from metadata are then distinct from its bootstrap connections.
+    pub fn start_apart(upstream: &str) -> BrokerProxy {
+        Self::started(upstream, true)
+    }
+
+    fn started(upstream: &str, apart: bool) -> BrokerProxy {
         let (cut, _) = watch::channel(0u64);
         let (stopped, _) = watch::channel(false);
         let inner = Arc::new(Inner {
@@ -87,9 +123,39 @@ impl BrokerProxy {
             accepted: std::sync::atomic::AtomicUsize::new(0),
             fetches: Mutex::new(Vec::new()),
             metadata_delay_ms: std::sync::atomic::AtomicU64::new(0),
+            metadata_fault: Mutex::new(None),
+            metadata_forwarded: Default::default(),
         });
-        let bootstrap = listen(&inner, upstream);
+        let bootstrap = if apart {
+            listen(
+                &inner,
+                &format!("bootstrap {upstream}"),
+                upstream,
+                Role::Bootstrap,
+            )
+        } else {
+            listen(&inner, upstream, upstream, Role::Bootstrap)
+        };
         BrokerProxy { bootstrap, inner }
+    }
+
+    /// From now on, broker listeners do `fault` to every Metadata response (`None`: forward
+    /// them again). Meant for a proxy from [`BrokerProxy::start_apart`]; with
+    /// [`BrokerProxy::start`] the bootstrap listener is also a broker's, and only connections
+    /// to other advertised addresses count as broker connections.
+    pub fn broker_metadata_fault(&self, fault: Option<MetadataFault>) {
+        if let Ok(mut f) = self.inner.metadata_fault.lock() {
+            *f = fault;
+        }
+    }
+
+    /// Metadata responses forwarded to the client so far: `(through the bootstrap listener,
+    /// through broker listeners)`, the ones a fault changed included, stalled ones not.
+    pub fn metadata_forwarded(&self) -> (usize, usize) {
+        let n = |r: Role| {
+            self.inner.metadata_forwarded[r as usize].load(std::sync::atomic::Ordering::Relaxed)
+        };
+        (n(Role::Bootstrap), n(Role::Broker))
     }
 
     /// Drops every connection currently open through the proxy.
@@ -129,17 +195,18 @@ impl BrokerProxy {
     }
 }
 
-/// The proxy address for `upstream`, starting a listener the first time.
-fn listen(inner: &Arc<Inner>, upstream: &str) -> String {
+/// The proxy address for the listener named `key` in front of `upstream`, starting it the
+/// first time.
+fn listen(inner: &Arc<Inner>, key: &str, upstream: &str, role: Role) -> String {
     let mut listeners = inner.listeners.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(addr) = listeners.get(upstream) {
+    if let Some(addr) = listeners.get(key) {
         return addr.clone();
     }
     let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind proxy");
     std_listener.set_nonblocking(true).expect("nonblocking");
     let addr = std_listener.local_addr().expect("addr").to_string();
     let listener = tokio::net::TcpListener::from_std(std_listener).expect("tokio listener");
-    listeners.insert(upstream.to_string(), addr.clone());
+    listeners.insert(key.to_string(), addr.clone());
     let weak = Arc::downgrade(inner);
     let upstream = upstream.to_string();
     let mut stopped = inner.stopped.subscribe();
@@ -172,7 +239,7 @@ fn listen(inner: &Arc<Inner>, upstream: &str) -> String {
                 let in_flight: InFlight = Arc::default();
                 tokio::select! {
                     _ = requests(client_read, server_write, in_flight.clone()) => {}
-                    _ = responses(server_read, client_write, in_flight, &inner) => {}
+                    _ = responses(server_read, client_write, in_flight, &inner, role) => {}
                     _ = cut.changed() => {}
                     _ = stopped.wait_for(|s| *s) => {}
                 }
@@ -216,6 +283,7 @@ async fn responses(
     mut to: OwnedWriteHalf,
     in_flight: InFlight,
     inner: &Arc<Inner>,
+    role: Role,
 ) {
     while let Some(frame) = read_frame(&mut from).await {
         let correlation = frame
@@ -233,7 +301,22 @@ async fn responses(
                 if key == METADATA && delay > 0 {
                     tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
                 }
-                rewrite(inner, key, version, frame)
+                let fault = match (key, role) {
+                    (METADATA, Role::Broker) => inner.metadata_fault.lock().ok().and_then(|f| *f),
+                    _ => None,
+                };
+                if fault == Some(MetadataFault::Stall) {
+                    continue;
+                }
+                if key == METADATA {
+                    inner.metadata_forwarded[role as usize]
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                let error = match fault {
+                    Some(MetadataFault::Error(code)) => Some(code),
+                    _ => None,
+                };
+                rewrite(inner, key, version, frame, error)
             }
             None => with_length(&frame),
         };
@@ -282,18 +365,30 @@ fn with_length(frame: &[u8]) -> Vec<u8> {
 
 /// The proxy's host and port for a broker the upstream advertised.
 fn proxied(inner: &Arc<Inner>, host: &StrBytes, port: i32) -> (StrBytes, i32) {
-    let addr = listen(inner, &format!("{host}:{port}"));
+    let upstream = format!("{host}:{port}");
+    let addr = listen(inner, &upstream, &upstream, Role::Broker);
     let (h, p) = addr.rsplit_once(':').unwrap_or(("127.0.0.1", "0"));
     (StrBytes::from_string(h.to_string()), p.parse().unwrap_or(0))
 }
 
-fn rewrite(inner: &Arc<Inner>, key: i16, version: i16, frame: Bytes) -> Vec<u8> {
+/// Rewrites the broker addresses a response carries; `metadata_error` replaces a Metadata
+/// response's top-level error code.
+fn rewrite(
+    inner: &Arc<Inner>,
+    key: i16,
+    version: i16,
+    frame: Bytes,
+    metadata_error: Option<i16>,
+) -> Vec<u8> {
     let rewritten = match key {
         METADATA => decode_response::<MetadataResponse>(frame.clone(), version)
             .ok()
             .and_then(|(h, mut body)| {
                 for b in &mut body.brokers {
                     (b.host, b.port) = proxied(inner, &b.host, b.port);
+                }
+                if let Some(code) = metadata_error {
+                    body.error_code = code;
                 }
                 encode_response(version, h.correlation_id, &body).ok()
             }),

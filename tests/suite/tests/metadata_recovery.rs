@@ -1,17 +1,20 @@
 //! `metadata.recovery.strategy` (KIP-899): once no broker the client knows from metadata can be
 //! reached, `rebootstrap` (the default) goes back to `bootstrap.servers`; `none` keeps to the
 //! known brokers. The broker advertises an address nobody listens on, so after the first
-//! metadata only the bootstrap address still answers.
+//! metadata only the bootstrap address still answers. A broker answering REBOOTSTRAP_REQUIRED,
+//! and metadata failing for `metadata.recovery.rebootstrap.trigger.ms` (KIP-1102), also send
+//! the client back to the bootstrap servers (a [`BrokerProxy`] whose bootstrap listener is not
+//! the broker's makes the known broker's Metadata answers fail).
 
 #![allow(clippy::unwrap_used)]
 
 use std::net::TcpListener;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use odradek::cluster::Cluster;
-use odradek::{ClientConfig, Error};
-use odradek_suite::broker_proxy::BrokerProxy;
+use odradek::{ClientConfig, Error, ErrorCode};
+use odradek_suite::broker_proxy::{BrokerProxy, MetadataFault};
 use odradek_suite::{create_topic, topic_name, Target};
 
 fn dead_address() -> String {
@@ -133,4 +136,106 @@ async fn canonical_bootstrap_names_still_reach_the_broker() {
     ])
     .expect_err("`default` was removed from Kafka (KIP-602)");
     assert!(e.to_string().contains("client.dns.lookup"), "{e}");
+}
+
+/// A client whose first metadata came through `proxy`'s bootstrap listener, so later refreshes
+/// go to the broker it names (a listener of its own).
+async fn client_behind(proxy: &BrokerProxy, extra: &[(&str, &str)]) -> std::sync::Arc<Cluster> {
+    let mut conf = vec![("bootstrap.servers", proxy.bootstrap.as_str())];
+    conf.extend_from_slice(extra);
+    let cluster = Cluster::new(ClientConfig::from_map(conf).unwrap());
+    cluster
+        .refresh()
+        .await
+        .expect("first metadata through the bootstrap listener");
+    assert_eq!(proxy.metadata_forwarded(), (1, 0));
+    cluster
+}
+
+/// KIP-1102: a known broker answering Metadata with REBOOTSTRAP_REQUIRED sends a
+/// `rebootstrap` client to the bootstrap servers for the same request; a `none` client reports
+/// the error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rebootstrap_required_sends_the_client_back_to_the_bootstrap_servers() {
+    let target = Target::start(&[]);
+    let required = MetadataFault::Error(ErrorCode::RebootstrapRequired.code());
+
+    let proxy = BrokerProxy::start_apart(&target.bootstrap);
+    let cluster = client_behind(&proxy, &[]).await;
+    proxy.broker_metadata_fault(Some(required));
+    cluster
+        .refresh()
+        .await
+        .expect("metadata from the bootstrap servers");
+    assert_eq!(
+        proxy.metadata_forwarded(),
+        (2, 1),
+        "one answer from the broker (REBOOTSTRAP_REQUIRED), then the bootstrap listener's"
+    );
+    proxy.stop();
+
+    let proxy = BrokerProxy::start_apart(&target.bootstrap);
+    let cluster = client_behind(&proxy, &[("metadata.recovery.strategy", "none")]).await;
+    proxy.broker_metadata_fault(Some(required));
+    let e = cluster
+        .refresh()
+        .await
+        .expect_err("none keeps to the known broker");
+    assert!(
+        matches!(e, Error::Kafka(ErrorCode::RebootstrapRequired)),
+        "{e:?}"
+    );
+    assert_eq!(proxy.metadata_forwarded(), (1, 1), "no rebootstrap");
+    proxy.stop();
+}
+
+/// KIP-1102: a known broker that accepts connections and never answers Metadata keeps the
+/// client without metadata; once every metadata request has failed for
+/// `metadata.recovery.rebootstrap.trigger.ms`, the client asks the bootstrap servers. With the
+/// default trigger (5 minutes) it is still asking the broker 3 s later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_failing_for_the_rebootstrap_trigger_goes_back_to_the_bootstrap_servers() {
+    let target = Target::start(&[]);
+    let timeouts = [("request.timeout.ms", "200"), ("retry.backoff.ms", "20")];
+    // Refreshes until one succeeds or `within` passes; when, since the first failure.
+    async fn refresh_until_ok(cluster: &Cluster, within: Duration) -> Option<Duration> {
+        let started = Instant::now();
+        while started.elapsed() < within {
+            if cluster.refresh().await.is_ok() {
+                return Some(started.elapsed());
+            }
+        }
+        None
+    }
+
+    let proxy = BrokerProxy::start_apart(&target.bootstrap);
+    let cluster = client_behind(
+        &proxy,
+        &[
+            timeouts[0],
+            timeouts[1],
+            ("metadata.recovery.rebootstrap.trigger.ms", "1000"),
+        ],
+    )
+    .await;
+    proxy.broker_metadata_fault(Some(MetadataFault::Stall));
+    let recovered = refresh_until_ok(&cluster, Duration::from_secs(20)).await;
+    let after = recovered.expect("metadata from the bootstrap servers after the trigger");
+    assert!(
+        after >= Duration::from_millis(1000),
+        "not before the trigger: {after:?}"
+    );
+    assert_eq!(proxy.metadata_forwarded(), (2, 0));
+    proxy.stop();
+
+    let proxy = BrokerProxy::start_apart(&target.bootstrap);
+    let cluster = client_behind(&proxy, &timeouts).await;
+    proxy.broker_metadata_fault(Some(MetadataFault::Stall));
+    assert_eq!(
+        refresh_until_ok(&cluster, Duration::from_secs(3)).await,
+        None,
+        "the default trigger is 5 minutes"
+    );
+    assert_eq!(proxy.metadata_forwarded(), (1, 0));
+    proxy.stop();
 }
