@@ -31,7 +31,7 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "layers: no import cycles, layer order kept, protocol messages only in client-core"
 python3 scripts/check_layers.py client-core/src types error_code error alloc protocol records security \
   config net cluster producer consumer admin
-python3 scripts/check_layers.py broker-ref/src log partition session coordinator security quota handlers server testing
+python3 scripts/check_layers.py broker-ref/src log partition session coordinator security quota cluster handlers server testing
 python3 scripts/check_layers.py --forbid-protocol-messages bindings python node c cli kotlin
 
 if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then

@@ -51,6 +51,9 @@ pub struct Broker {
     /// Where clients connect, per listener (Metadata, DescribeCluster and FindCoordinator answer
     /// the endpoint of the listener the request came in on).
     pub endpoints: Vec<Endpoint>,
+    /// In cluster mode (`controller.quorum.voters`), this node's quorum member and metadata
+    /// image; set once when the server starts it.
+    pub cluster: std::sync::OnceLock<Arc<crate::cluster::ClusterNode>>,
 }
 
 /// One listener's advertised address.
@@ -213,10 +216,23 @@ impl Broker {
             security,
             quotas,
             endpoints,
+            cluster: std::sync::OnceLock::new(),
         });
         // Transactions a crash left between their Prepare state and their markers.
         broker.txns.recover();
         Ok(broker)
+    }
+
+    /// The cluster node, in cluster mode.
+    pub fn cluster_node(&self) -> Option<&Arc<crate::cluster::ClusterNode>> {
+        self.cluster.get()
+    }
+
+    /// Whether `listener` is a controller listener of this cluster node.
+    pub fn is_controller_listener(&self, listener: &str) -> bool {
+        self.cluster
+            .get()
+            .is_some_and(|n| n.settings.is_controller_listener(listener))
     }
 
     /// The advertised host and port for requests that came in on `listener`.

@@ -397,7 +397,7 @@ mod tests {
             },
         );
         assert!(!image.brokers[&1].fenced);
-        let mut machine = SharedImage::default();
+        let machine = SharedImage::default();
         machine.write(|i| *i = image.clone());
         let snap = odradek_quorum::Snapshot {
             id: odradek_quorum::OffsetAndEpoch::new(5, 1),

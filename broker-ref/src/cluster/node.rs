@@ -29,6 +29,8 @@ pub struct ClusterNode {
     pub image: SharedImage,
     /// Connections to the controllers.
     pub peers: Arc<Peers>,
+    /// Wall-clock ms when the quorum's clock started (its times are relative to it).
+    pub started_ms: i64,
 }
 
 impl ClusterNode {
@@ -46,6 +48,7 @@ impl ClusterNode {
             Duration::from_millis(settings.quorum.request_timeout_ms),
         ));
         let image = SharedImage::default();
+        let started_ms = crate::clock::now_ms();
         let (quorum, task) = quorum_driver::start(
             settings.quorum.clone(),
             store,
@@ -61,6 +64,7 @@ impl ClusterNode {
                 quorum,
                 image,
                 peers,
+                started_ms,
             }),
             task,
         ))

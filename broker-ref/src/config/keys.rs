@@ -76,6 +76,15 @@ const HONOURED: &[&str] = &[
     "quota.window.size.seconds",
     "controller.quota.window.num",
     "controller.quota.window.size.seconds",
+    // Cluster mode (`crate::cluster`): the metadata quorum.
+    "process.roles",
+    "controller.quorum.voters",
+    "controller.listener.names",
+    "controller.quorum.election.timeout.ms",
+    "controller.quorum.election.backoff.max.ms",
+    "controller.quorum.fetch.timeout.ms",
+    "controller.quorum.request.timeout.ms",
+    "controller.quorum.retry.backoff.ms",
     "auto.create.topics.enable",
     "delete.topic.enable",
     "log.segment.bytes",
@@ -256,6 +265,10 @@ const REFUSED: &[(&str, &str)] = &[
     ("ssl.provider", "TLS is rustls; no JCA providers"),
     ("security.providers", "TLS is rustls; no JCA providers"),
     ("cordoned.log.dirs", "one log directory, never cordoned"),
+    (
+        "controller.quorum.bootstrap.servers",
+        "dynamic quorums (KIP-853) are not supported: list the voters in controller.quorum.voters",
+    ),
 ];
 
 /// Why the other Kafka keys are accepted and not acted on, by exact name or name prefix
@@ -324,15 +337,11 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
     ),
     (
         "controller.",
-        "KRaft controller and quorum internals: a single node is its own controller",
+        "KRaft controller internals (the quorum's voters, listener and timings are honoured)",
     ),
     (
         "metadata.",
         "KRaft metadata log internals: metadata lives in the data directory",
-    ),
-    (
-        "process.roles",
-        "a single node is broker and controller at once",
     ),
     (
         "broker.heartbeat.interval.ms",

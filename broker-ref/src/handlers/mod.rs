@@ -13,6 +13,7 @@ mod client_quotas;
 mod cluster;
 mod config_entry;
 pub mod context;
+pub mod controller_api;
 pub mod error_response;
 mod fetch;
 mod group_configs;
@@ -34,6 +35,21 @@ use kafka_protocol::messages::{RequestKind, ResponseKind};
 use crate::broker::Broker;
 
 pub use api_versions::{advertised_range, reject_unsupported_version, ADVERTISED_APIS};
+
+/// The advertised range of `api_key` on `listener`: a controller listener serves the
+/// controller APIs ([`controller_api::CONTROLLER_APIS`]), every other listener the client
+/// APIs.
+pub fn listener_range(
+    broker: &Broker,
+    listener: &str,
+    api_key: i16,
+) -> Option<kafka4_api_versions::ApiRange> {
+    if broker.is_controller_listener(listener) {
+        controller_api::controller_range(api_key)
+    } else {
+        advertised_range(api_key)
+    }
+}
 pub use context::{ConnectionContext, Principal, RequestContext, SecurityProtocol};
 
 /// Handles one decoded request: `Ok(None)` means no response is sent (Produce with acks=0);
@@ -44,6 +60,12 @@ pub async fn handle(
     ctx: &RequestContext<'_>,
     body: RequestKind,
 ) -> crate::Result<Option<ResponseKind>> {
+    if let Some(node) = broker
+        .cluster_node()
+        .filter(|n| n.settings.is_controller_listener(ctx.listener()))
+    {
+        return controller_api::handle(node, ctx, body).await;
+    }
     match authz::Authz::of(broker, ctx) {
         Some(az) => authorize::handle(broker, ctx, &az, body).await,
         None => route::handle_unchecked(broker, ctx, body).await,

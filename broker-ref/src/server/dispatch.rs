@@ -66,7 +66,7 @@ pub async fn dispatch_with(
             };
         }
     }
-    let range = handlers::advertised_range(prefix.api_key)
+    let range = handlers::listener_range(broker, &connection.listener, prefix.api_key)
         .and_then(|r| view.map_or(Some(r), |v| v.version_range(r)));
     match range {
         Some(r) if (r.min..=r.max).contains(&prefix.api_version) => {}

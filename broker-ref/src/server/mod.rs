@@ -95,8 +95,34 @@ fn host_name() -> String {
 pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
     let dir = config.log_dir();
     std::fs::create_dir_all(&dir)?;
+    let cluster = crate::cluster::ClusterSettings::from_config(&config)?;
+    if let Some(c) = &cluster {
+        if c.broker {
+            return Err(Error::config(
+                "process.roles",
+                "the broker role of a cluster node is not built yet (the replication data plane, \
+                 issue 17): run controllers with process.roles=controller, or a single node \
+                 without controller.quorum.voters",
+            ));
+        }
+    }
     let credentials = Arc::new(CredentialStore::open(&dir)?);
     let securities = security::listener_security(&config, &credentials)?;
+    if let Some(c) = &cluster {
+        for sec in &securities {
+            if c.is_controller_listener(&sec.spec.name)
+                && sec.spec.protocol != SecurityProtocol::Plaintext
+            {
+                return Err(Error::config(
+                    "listener.security.protocol.map",
+                    format!(
+                        "controller listener {} must be PLAINTEXT: controllers do not connect to each other over TLS or SASL yet",
+                        sec.spec.name
+                    ),
+                ));
+            }
+        }
+    }
     let mut bound = Vec::with_capacity(securities.len());
     let mut endpoints = Vec::with_capacity(securities.len());
     for sec in securities {
@@ -163,6 +189,15 @@ pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
     };
     let (shutdown, shutdown_rx) = watch::channel(false);
     let mut tasks = Vec::new();
+    if let Some(settings) = cluster {
+        let (node, task) = crate::cluster::ClusterNode::start(
+            settings,
+            &broker.config.log_dir(),
+            shutdown_rx.clone(),
+        )?;
+        let _ = broker.cluster.set(node);
+        tasks.push(task);
+    }
     let mut addresses = Vec::new();
     // One set of limits for every listener: max.connections bounds the broker.
     let limits = Arc::new(connection_limits::ConnectionLimits::from_config(
