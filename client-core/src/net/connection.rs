@@ -762,6 +762,48 @@ mod tests {
         drop(peer.await.unwrap());
     }
 
+    /// KIP-219 on the client's side: a broker that reports a throttle time and keeps reading
+    /// (real brokers mute the connection, which would hide a client that does not wait) must
+    /// not see the client's next request before the throttle time has passed. Timed where the
+    /// broker sees the requests, so a slow client cannot pass it.
+    #[tokio::test]
+    async fn nothing_is_sent_to_a_broker_until_its_throttle_time_has_passed() {
+        const THROTTLE: Duration = Duration::from_millis(300);
+        let (conn, mut broker) = pipe(1000);
+        let conn = Arc::new(conn);
+        let sender = conn.clone();
+        let client = tokio::spawn(async move {
+            // ApiVersions v2+ responses are waited out (Java's shouldClientThrottle).
+            for _ in 0..2 {
+                sender
+                    .send_versioned(&ApiVersionsRequest::default(), 2)
+                    .await
+                    .unwrap();
+            }
+        });
+        let answer = |header: &[u8], throttle: Duration| {
+            let correlation = i32::from_be_bytes([header[4], header[5], header[6], header[7]]);
+            let body = ApiVersionsResponse::default()
+                .with_throttle_time_ms(i32::try_from(throttle.as_millis()).unwrap());
+            crate::protocol::encode_response(2, correlation, &body).unwrap()
+        };
+        let first = read_request(&mut broker).await;
+        let answered_at = Instant::now();
+        broker.write_all(&answer(&first, THROTTLE)).await.unwrap();
+        let second = read_request(&mut broker).await;
+        let gap = answered_at.elapsed();
+        broker
+            .write_all(&answer(&second, Duration::ZERO))
+            .await
+            .unwrap();
+        client.await.unwrap();
+        assert!(
+            gap >= THROTTLE,
+            "the next request arrived {gap:?} after a {THROTTLE:?} throttle"
+        );
+        assert_eq!(conn.stats.throttled.load(Ordering::Relaxed), 1);
+    }
+
     #[tokio::test]
     async fn the_oldest_unanswered_request_is_timed_until_its_answer() {
         let (conn, mut broker) = pipe(1000);
