@@ -342,6 +342,73 @@ impl Log {
         self.write_prepared(batch.prepared, leader_epoch, now_ms)
     }
 
+    /// A follower's append (replication): `batch`, one batch exactly as the leader stored it,
+    /// keeps its offsets and leader epoch. Its base offset must be the log end offset and its
+    /// CRC must hold; the leader epoch cache learns the batch's epoch. Returns the offset after
+    /// the batch.
+    pub fn append_as_follower(&mut self, batch: Bytes, now_ms: i64) -> Result<i64> {
+        let parsed = RecordBatch::new(batch.clone())?;
+        parsed.validate_crc()?;
+        if parsed.base_offset() != self.log_end_offset {
+            return Err(Error::kafka(
+                ErrorCode::OffsetOutOfRange,
+                format!(
+                    "replicated batch at {} does not follow the log end offset {}",
+                    parsed.base_offset(),
+                    self.log_end_offset
+                ),
+            ));
+        }
+        self.begin_change()?;
+        self.append_as_follower_unguarded(&batch, &parsed, now_ms)
+            .map_err(|e| self.on_write_error(e))
+    }
+
+    fn append_as_follower_unguarded(
+        &mut self,
+        bytes: &[u8],
+        batch: &RecordBatch,
+        now_ms: i64,
+    ) -> Result<i64> {
+        let header = BatchHeader::parse(bytes)
+            .ok_or_else(|| segment::storage_error("replicated batch has an invalid header"))?;
+        if self.active()?.should_roll(&header, now_ms, &self.config) {
+            self.roll()?;
+        }
+        if self
+            .epochs
+            .assign(batch.partition_leader_epoch(), batch.base_offset())
+        {
+            self.epochs.persist(&self.dir)?;
+        }
+        let active = self
+            .segments
+            .values_mut()
+            .next_back()
+            .ok_or_else(|| segment::storage_error("log has no segment"))?;
+        active.append(bytes, &header, now_ms, &self.config)?;
+        self.log_end_offset = header.last_offset + 1;
+        self.appended_bytes = self.appended_bytes.saturating_add(bytes.len() as u64);
+        self.unflushed_messages = self
+            .unflushed_messages
+            .saturating_add(i64::from(batch.record_count()));
+        self.flush_if_due(now_ms)?;
+        Ok(self.log_end_offset)
+    }
+
+    /// A new leader's epoch starts at the log end offset (Kafka's `makeLeader` assigns it
+    /// before any append, so divergence checks and OFFSET_NOT_AVAILABLE see it at once).
+    pub fn start_leader_epoch(&mut self, epoch: i32) -> Result<()> {
+        if self.latest_epoch().is_some_and(|l| l >= epoch) {
+            return Ok(());
+        }
+        self.begin_change()?;
+        if self.epochs.assign(epoch, self.log_end_offset) {
+            self.epochs.persist(&self.dir)?;
+        }
+        Ok(())
+    }
+
     /// Refuses a leader epoch older than the latest one in the log.
     fn check_leader_epoch(&self, leader_epoch: i32) -> Result<()> {
         if leader_epoch >= 0 && self.latest_epoch().is_some_and(|l| l > leader_epoch) {

@@ -9,7 +9,7 @@ use odradek::records::{RecordBatch, RecordBatches};
 use odradek::ErrorCode;
 
 use super::producer_state::{BatchRecord, SequenceCheck};
-use super::state::{Partition, ProduceOutcome, LEADER_EPOCH};
+use super::state::{Partition, ProduceOutcome};
 use crate::log::{DecodeBudget, ValidBatch};
 use crate::{Error, Result};
 
@@ -108,7 +108,7 @@ impl Partition {
                 first_offset.get_or_insert(base_offset);
                 continue;
             }
-            let info = log.append_validated(valid, LEADER_EPOCH, now_ms)?;
+            let info = log.append_validated(valid, self.leader_epoch(), now_ms)?;
             self.snapshot_if_rolled(&log, &producers, &info);
             if batch.producer_id() >= 0 && batch.base_sequence() >= 0 {
                 producers.record(BatchRecord {

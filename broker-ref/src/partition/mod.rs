@@ -11,6 +11,7 @@ mod markers;
 mod parallel;
 mod producer_state;
 mod registry;
+mod replication;
 mod snapshot;
 #[cfg(test)]
 mod snapshot_tests;
@@ -20,6 +21,9 @@ mod waiters;
 
 pub use append::ValidRecordSet;
 pub use markers::Marker;
+pub use replication::{
+    IsrChange, LeaderAndIsr, ReplicaRead, Replication, ReplicationView, Role as ReplicaRole,
+};
 pub use producer_state::{BatchRecord, ProducerState, ProducerSummary, SequenceCheck};
 pub use registry::{
     validate_topic_name, write_atomically as write_meta, Topic, TopicRegistry, INTERNAL_TOPICS,

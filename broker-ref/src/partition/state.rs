@@ -5,7 +5,7 @@ use crate::log::{AbortedTxn, AppendInfo, Log, LogConfig, ReadInfo};
 use crate::{Error, Result};
 use bytes::Bytes;
 use odradek::ErrorCode;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::Notify;
@@ -38,6 +38,12 @@ pub struct Partition {
     other_changes: AtomicU64,
     /// Fetches long-polling this partition.
     waiters: Waiters,
+    /// Cluster mode: the high watermark is moved by replication, not by every append.
+    pub(super) replicated: AtomicBool,
+    /// The leader epoch stamped on appended batches (0 on a single node).
+    pub(super) leader_epoch: AtomicI32,
+    /// Leader / follower state in cluster mode (`replication.rs`); locked after `log`.
+    pub(super) replication: Mutex<super::replication::Replication>,
 }
 
 /// What a waiting fetch compares to decide whether to read again: see
@@ -95,6 +101,9 @@ impl Partition {
             appended_bytes: AtomicU64::new(0),
             other_changes: AtomicU64::new(0),
             waiters: Waiters::default(),
+            replicated: AtomicBool::new(false),
+            leader_epoch: AtomicI32::new(LEADER_EPOCH),
+            replication: Mutex::new(super::replication::Replication::default()),
             log: Mutex::new(log),
             producers: Mutex::new(producers),
         };
@@ -125,6 +134,11 @@ impl Partition {
                 format!("log of {}-{} is unavailable", self.topic, self.index),
             )
         })
+    }
+
+    /// The leader epoch batches appended now are stamped with.
+    pub fn leader_epoch(&self) -> i32 {
+        self.leader_epoch.load(Ordering::Acquire)
     }
 
     /// High watermark: offsets below it are visible to consumers.
@@ -217,7 +231,15 @@ impl Partition {
     /// earliest open transaction starts.
     pub(super) fn publish_offsets(&self, log: &mut Log, producers: &ProducerState) {
         let start = log.log_start_offset();
-        let hw = log.log_end_offset();
+        let hw = if self.replicated.load(Ordering::Acquire) {
+            // Replication moves it; a truncation or a deletion may cap it.
+            self.high_watermark
+                .load(Ordering::Acquire)
+                .min(log.log_end_offset())
+                .max(start)
+        } else {
+            log.log_end_offset()
+        };
         let unstable = producers.first_unstable_offset();
         let lso = unstable.map_or(hw, |u| u.min(hw)).max(start);
         log.set_first_unstable_offset(unstable);

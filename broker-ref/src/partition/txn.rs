@@ -7,7 +7,7 @@ use odradek::ErrorCode;
 
 use super::markers::{aborted, Marker};
 use super::producer_state::{BatchRecord, ProducerSummary};
-use super::state::{Partition, LEADER_EPOCH};
+use super::state::Partition;
 use crate::log::AppendOrigin;
 use crate::{Error, Result};
 
@@ -45,7 +45,7 @@ impl Partition {
             .control(true);
         b.append(now_ms, Some(&kind.encode_key()), Some(&value), &[])?;
         let bytes = BytesMut::from(b.build()?.as_ref());
-        let info = log.append_from(bytes, LEADER_EPOCH, now_ms, AppendOrigin::Coordinator)?;
+        let info = log.append_from(bytes, self.leader_epoch(), now_ms, AppendOrigin::Coordinator)?;
         self.snapshot_if_rolled(&log, &producers, &info);
         let first = producers.complete_txn(
             marker.producer_id,
@@ -77,7 +77,7 @@ impl Partition {
         }
         let info = log.append_from(
             BytesMut::from(batch.as_ref()),
-            LEADER_EPOCH,
+            self.leader_epoch(),
             now_ms,
             AppendOrigin::Coordinator,
         )?;

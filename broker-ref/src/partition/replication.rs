@@ -1,0 +1,654 @@
+//! A partition's replication state in cluster mode, with Kafka's rules (`Partition.scala`,
+//! `Replica.scala`):
+//!
+//! - **Leader.** Tracks each follower's log end offset from its fetches and when it last caught
+//!   up (`lastCaughtUpTimeMs`: the fetch reached the leader's log end now, or the log end the
+//!   leader had at the follower's previous fetch). The high watermark is the lowest log end
+//!   offset over the maximal ISR (the committed ISR plus additions in flight, KIP-497) and moves
+//!   only forward, and not at all while the ISR is smaller than `min.insync.replicas` (capped
+//!   at the replication factor, KAFKA-15583). A follower joins the ISR once it reaches the high
+//!   watermark and the leader's epoch start offset; an ISR member that has not caught up for
+//!   `replica.lag.time.max.ms` leaves it. ISR changes are proposed to the controller
+//!   (AlterPartition) by the cluster layer; one at a time.
+//! - **Follower.** Appends the leader's batches unchanged (offsets and epochs kept), truncates
+//!   where the leader reports a divergence, and takes `min(leader's high watermark, own log
+//!   end)` as its high watermark.
+//!
+//! On a single node (no cluster) none of this runs: the high watermark follows the log end.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use odradek::records::RecordBatches;
+use odradek::ErrorCode;
+use tokio::sync::Notify;
+
+use super::markers;
+use super::producer_state::ProducerState;
+use super::snapshot;
+use super::state::Partition;
+use crate::log::ReadInfo;
+use crate::{Error, Result};
+
+/// What this broker is for a partition.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Role {
+    /// Single-node mode: the only replica, always the leader.
+    #[default]
+    Single,
+    /// The leader.
+    Leader,
+    /// A follower of `leader`.
+    Follower {
+        /// The leader's node id (-1: none).
+        leader: i32,
+    },
+    /// Not a replica of this partition (or the partition has no leader this broker follows).
+    None,
+}
+
+/// A partition's leadership as the controller decided it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaderAndIsr {
+    /// This broker's node id.
+    pub me: i32,
+    /// The leader (-1: none).
+    pub leader: i32,
+    /// Leader epoch.
+    pub leader_epoch: i32,
+    /// Partition epoch.
+    pub partition_epoch: i32,
+    /// Replica assignment.
+    pub replicas: Vec<i32>,
+    /// In-sync replicas.
+    pub isr: Vec<i32>,
+    /// `min.insync.replicas` of the topic.
+    pub min_isr: i32,
+}
+
+/// What the leader knows of one follower.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FollowerProgress {
+    /// Its log end offset from its latest valid fetch (-1: unknown).
+    leo: i64,
+    /// When it last caught up (ms; 0: never).
+    last_caught_up_ms: i64,
+    /// The leader's log end offset at the follower's previous fetch, and when that was.
+    previous_fetch: (i64, i64),
+}
+
+/// The replication state kept beside the log.
+#[derive(Debug, Clone, Default)]
+pub struct Replication {
+    role: Role,
+    me: i32,
+    leader_epoch: i32,
+    partition_epoch: i32,
+    replicas: Vec<i32>,
+    isr: Vec<i32>,
+    /// The ISR an AlterPartition in flight proposes (None: none in flight).
+    pending_isr: Option<Vec<i32>>,
+    /// The leader's log end offset when its epoch began.
+    epoch_start: i64,
+    followers: BTreeMap<i32, FollowerProgress>,
+    min_isr: usize,
+}
+
+/// A proposed ISR change for the controller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IsrChange {
+    /// The leader epoch it was decided in.
+    pub leader_epoch: i32,
+    /// The partition epoch it builds on.
+    pub partition_epoch: i32,
+    /// The proposed ISR.
+    pub isr: Vec<i32>,
+}
+
+/// A leader's answer to a follower's fetch.
+#[derive(Debug, Clone)]
+pub enum ReplicaRead {
+    /// Batches from the fetch offset (maybe none yet), the leader's high watermark and log
+    /// start offset, and an ISR expansion to propose if this fetch earned one.
+    Records {
+        /// Stored batches.
+        records: Bytes,
+        /// High watermark.
+        high_watermark: i64,
+        /// Log start offset.
+        log_start_offset: i64,
+        /// An ISR expansion to send to the controller.
+        expand: Option<IsrChange>,
+    },
+    /// The follower's log diverges: truncate to this (epoch, end offset) and fetch again.
+    Diverging {
+        /// The largest epoch ≤ the follower's last fetched epoch.
+        epoch: i32,
+        /// Where that epoch ends on the leader.
+        end_offset: i64,
+        /// High watermark.
+        high_watermark: i64,
+    },
+}
+
+/// A read-only view of the replication state for request handlers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicationView {
+    /// This broker's role.
+    pub role: Role,
+    /// Leader epoch.
+    pub leader_epoch: i32,
+    /// In-sync replicas (committed).
+    pub isr: Vec<i32>,
+    /// Replicas.
+    pub replicas: Vec<i32>,
+    /// `min.insync.replicas`, capped at the replication factor.
+    pub min_isr: usize,
+    /// The leader's epoch start offset (KIP-207: latest offsets wait until the high watermark
+    /// reaches it).
+    pub epoch_start: i64,
+}
+
+impl Replication {
+    /// The ISR plus members an AlterPartition in flight adds (KIP-497's maximal ISR).
+    fn maximal_isr(&self) -> Vec<i32> {
+        let mut all = self.isr.clone();
+        if let Some(p) = &self.pending_isr {
+            for r in p {
+                if !all.contains(r) {
+                    all.push(*r);
+                }
+            }
+        }
+        all
+    }
+
+    /// The high watermark the leader may move to with log end `leo`, or `None` (ISR below
+    /// `min.insync.replicas`, or a maximal-ISR member's position unknown).
+    fn high_watermark_candidate(&self, leo: i64) -> Option<i64> {
+        if self.isr.len() < self.min_isr {
+            return None;
+        }
+        let mut hw = leo;
+        for r in self.maximal_isr() {
+            if r == self.me {
+                continue;
+            }
+            let f = self.followers.get(&r)?;
+            if f.leo < 0 {
+                return None;
+            }
+            hw = hw.min(f.leo);
+        }
+        Some(hw)
+    }
+}
+
+impl Partition {
+    fn replication(&self) -> std::sync::MutexGuard<'_, Replication> {
+        self.replication
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The replication state as request handlers need it.
+    pub fn replication_view(&self) -> ReplicationView {
+        let r = self.replication();
+        ReplicationView {
+            role: r.role.clone(),
+            leader_epoch: r.leader_epoch,
+            isr: r.isr.clone(),
+            replicas: r.replicas.clone(),
+            min_isr: r.min_isr,
+            epoch_start: r.epoch_start,
+        }
+    }
+
+    /// Applies the controller's decision for this partition: leader, follower or neither. A
+    /// new leader epoch starts in the log at once; a new leader's followers start with unknown
+    /// positions (ISR members counted as caught up now, so they are not dropped before their
+    /// first fetch).
+    pub fn apply_leadership(&self, decision: &LeaderAndIsr, now_ms: i64) -> Result<Role> {
+        self.replicated.store(true, Ordering::Release);
+        let mut log = self.log()?;
+        let leo = log.log_end_offset();
+        let role = if decision.leader == decision.me {
+            Role::Leader
+        } else if decision.replicas.contains(&decision.me) {
+            Role::Follower {
+                leader: decision.leader,
+            }
+        } else {
+            Role::None
+        };
+        let mut r = self.replication();
+        let new_epoch = decision.leader_epoch != r.leader_epoch || role != r.role;
+        if role == Role::Leader && new_epoch {
+            log.start_leader_epoch(decision.leader_epoch)?;
+            r.epoch_start = leo;
+            r.followers = decision
+                .replicas
+                .iter()
+                .filter(|id| **id != decision.me)
+                .map(|id| {
+                    let in_sync = decision.isr.contains(id);
+                    (
+                        *id,
+                        FollowerProgress {
+                            leo: -1,
+                            last_caught_up_ms: if in_sync { now_ms } else { 0 },
+                            previous_fetch: (-1, 0),
+                        },
+                    )
+                })
+                .collect();
+            r.pending_isr = None;
+        }
+        if decision.partition_epoch != r.partition_epoch || new_epoch {
+            // A committed change: whatever was in flight is settled by it.
+            r.pending_isr = None;
+        }
+        r.role = role.clone();
+        r.me = decision.me;
+        r.leader_epoch = decision.leader_epoch;
+        r.partition_epoch = decision.partition_epoch;
+        r.replicas = decision.replicas.clone();
+        r.isr = decision.isr.clone();
+        r.min_isr = usize::try_from(decision.min_isr.max(1))
+            .unwrap_or(1)
+            .min(decision.replicas.len().max(1));
+        self.leader_epoch
+            .store(decision.leader_epoch, Ordering::Release);
+        let hw_move = if role == Role::Leader {
+            r.high_watermark_candidate(leo)
+        } else {
+            None
+        };
+        drop(r);
+        let producers = self.producers()?;
+        if let Some(hw) = hw_move {
+            self.raise_high_watermark(&mut log, &producers, hw);
+        } else {
+            self.publish_offsets(&mut log, &producers);
+        }
+        drop(producers);
+        drop(log);
+        self.wake_for_change();
+        Ok(role)
+    }
+
+    /// The leader serves a follower's fetch: checks the follower's position against the
+    /// leader epoch cache, records its progress (maybe advancing the high watermark and
+    /// earning it an ISR expansion), and reads up to the log end.
+    pub fn serve_follower(
+        &self,
+        replica: i32,
+        fetch_offset: i64,
+        last_fetched_epoch: i32,
+        max_bytes: usize,
+        now_ms: i64,
+    ) -> Result<ReplicaRead> {
+        let mut log = self.log()?;
+        let leo = log.log_end_offset();
+        let start = log.log_start_offset();
+        if self.replication().role != Role::Leader {
+            return Err(ErrorCode::NotLeaderOrFollower.into());
+        }
+        if last_fetched_epoch >= 0 && fetch_offset > start {
+            let (epoch, end) = log
+                .end_offset_for_epoch(last_fetched_epoch)
+                .unwrap_or((-1, -1));
+            if epoch != last_fetched_epoch || end < fetch_offset {
+                return Ok(ReplicaRead::Diverging {
+                    epoch,
+                    end_offset: end,
+                    high_watermark: self.high_watermark(),
+                });
+            }
+        }
+        if fetch_offset < start || fetch_offset > leo {
+            return Err(ErrorCode::OffsetOutOfRange.into());
+        }
+        let (hw_move, expand) = {
+            let mut r = self.replication();
+            let hw = self.high_watermark();
+            let epoch_start = r.epoch_start;
+            let Some(f) = r.followers.get_mut(&replica) else {
+                return Err(Error::kafka(
+                    ErrorCode::NotLeaderOrFollower,
+                    format!("broker {replica} is not a replica of this partition"),
+                ));
+            };
+            // Replica.updateFetchStateOrThrow.
+            if fetch_offset >= leo {
+                f.last_caught_up_ms = f.last_caught_up_ms.max(now_ms);
+            } else if fetch_offset >= f.previous_fetch.0 && f.previous_fetch.0 >= 0 {
+                f.last_caught_up_ms = f.last_caught_up_ms.max(f.previous_fetch.1);
+            }
+            f.previous_fetch = (leo, now_ms);
+            f.leo = fetch_offset;
+            let eligible = fetch_offset >= hw && fetch_offset >= epoch_start;
+            let expand = if eligible && !r.isr.contains(&replica) && r.pending_isr.is_none() {
+                let mut isr = r.isr.clone();
+                isr.push(replica);
+                r.pending_isr = Some(isr.clone());
+                Some(IsrChange {
+                    leader_epoch: r.leader_epoch,
+                    partition_epoch: r.partition_epoch,
+                    isr,
+                })
+            } else {
+                None
+            };
+            (r.high_watermark_candidate(leo), expand)
+        };
+        if let Some(hw) = hw_move {
+            let producers = self.producers()?;
+            self.raise_high_watermark(&mut log, &producers, hw);
+        }
+        let ReadInfo { records, .. } = log.read(fetch_offset, max_bytes, leo, true)?;
+        Ok(ReplicaRead::Records {
+            records,
+            high_watermark: self.high_watermark(),
+            log_start_offset: start,
+            expand,
+        })
+    }
+
+    /// The ISR members that have not caught up for `lag_max_ms` (Kafka's
+    /// `getOutOfSyncReplicas`), as a shrink to propose; `None` when all are in sync, this
+    /// broker does not lead, or a change is in flight.
+    pub fn isr_shrink(&self, now_ms: i64, lag_max_ms: i64) -> Option<IsrChange> {
+        let leo = self.log().ok()?.log_end_offset();
+        let mut r = self.replication();
+        if r.role != Role::Leader || r.pending_isr.is_some() {
+            return None;
+        }
+        let me = r.me;
+        let lagging: Vec<i32> = r
+            .isr
+            .iter()
+            .copied()
+            .filter(|id| *id != me)
+            .filter(|id| {
+                r.followers.get(id).is_none_or(|f| {
+                    f.leo != leo && now_ms - f.last_caught_up_ms > lag_max_ms
+                })
+            })
+            .collect();
+        if lagging.is_empty() {
+            return None;
+        }
+        let isr: Vec<i32> = r.isr.iter().copied().filter(|id| !lagging.contains(id)).collect();
+        r.pending_isr = Some(isr.clone());
+        Some(IsrChange {
+            leader_epoch: r.leader_epoch,
+            partition_epoch: r.partition_epoch,
+            isr,
+        })
+    }
+
+    /// The controller answered an ISR change: `Some((isr, partition_epoch))` when it took it,
+    /// `None` when it refused it (the next metadata update settles the state).
+    pub fn isr_change_done(&self, accepted: Option<(Vec<i32>, i32)>) -> Result<()> {
+        let mut log = self.log()?;
+        let leo = log.log_end_offset();
+        let hw_move = {
+            let mut r = self.replication();
+            r.pending_isr = None;
+            if let Some((isr, partition_epoch)) = accepted {
+                if partition_epoch >= r.partition_epoch {
+                    r.isr = isr;
+                    r.partition_epoch = partition_epoch;
+                }
+            }
+            match r.role {
+                Role::Leader => r.high_watermark_candidate(leo),
+                _ => None,
+            }
+        };
+        if let Some(hw) = hw_move {
+            let producers = self.producers()?;
+            self.raise_high_watermark(&mut log, &producers, hw);
+        }
+        self.wake_for_change();
+        Ok(())
+    }
+
+    /// Moves the high watermark up to `hw` (never down, never past the log end).
+    fn raise_high_watermark(&self, log: &mut crate::log::Log, producers: &ProducerState, hw: i64) {
+        let target = hw.min(log.log_end_offset());
+        if target > self.high_watermark.load(Ordering::Acquire) {
+            self.high_watermark.store(target, Ordering::Release);
+        }
+        self.publish_offsets(log, producers);
+    }
+
+    /// The position a follower fetches from: its log end offset and the epoch of its last
+    /// batch.
+    pub fn follower_position(&self) -> Result<(i64, i32)> {
+        let log = self.log()?;
+        Ok((log.log_end_offset(), log.latest_epoch().unwrap_or(-1)))
+    }
+
+    /// A follower appends what its leader sent (batches exactly as the leader stored them),
+    /// brings its producer state and transaction index along, and follows the leader's high
+    /// watermark. A batch that does not continue the log ends the append (the next fetch
+    /// starts at the new log end).
+    pub fn append_as_follower(&self, records: Bytes, leader_hw: i64, now_ms: i64) -> Result<()> {
+        let mut log = self.log()?;
+        let from = log.log_end_offset();
+        for batch in RecordBatches::new(records) {
+            let batch = batch?;
+            if batch.base_offset() != log.log_end_offset() {
+                break;
+            }
+            log.append_as_follower(batch.into_bytes(), now_ms)?;
+        }
+        let mut producers = self.producers()?;
+        if log.log_end_offset() > from {
+            let state = std::mem::take(&mut *producers);
+            *producers = markers::rebuild_producer_state(&mut log, state, from)?;
+        }
+        let hw = leader_hw.min(log.log_end_offset());
+        if hw > self.high_watermark.load(Ordering::Acquire) {
+            self.high_watermark.store(hw, Ordering::Release);
+        }
+        self.publish_offsets(&mut log, &producers);
+        Ok(())
+    }
+
+    /// A follower cuts its log back to `offset` (the leader reported a divergence there), and
+    /// rebuilds its producer state for what is left.
+    pub fn truncate_as_follower(&self, offset: i64) -> Result<()> {
+        let mut log = self.log()?;
+        if offset >= log.log_end_offset() {
+            return Ok(());
+        }
+        log.truncate_to(offset)?;
+        let end = log.log_end_offset();
+        let (from, state) = match snapshot::load_latest(log.dir(), end)? {
+            Some((at, state)) => (at, state),
+            None => (log.log_start_offset(), ProducerState::default()),
+        };
+        let rebuilt = markers::rebuild_producer_state(&mut log, state, from)?;
+        let mut producers = self.producers()?;
+        *producers = rebuilt;
+        if self.high_watermark.load(Ordering::Acquire) > end {
+            self.high_watermark.store(end, Ordering::Release);
+        }
+        self.publish_offsets(&mut log, &producers);
+        tracing::info!(
+            topic = self.topic(),
+            partition = self.index(),
+            offset = end,
+            "follower truncated to the leader's log"
+        );
+        Ok(())
+    }
+
+    /// Whether a produce with `acks` may append now: this broker leads, and for acks=all the
+    /// ISR is at least `min.insync.replicas` (NOT_ENOUGH_REPLICAS before the append).
+    pub fn check_produce(&self, acks: i16) -> Result<()> {
+        let r = self.replication();
+        match r.role {
+            Role::Single => Ok(()),
+            Role::Leader if acks == -1 && r.isr.len() < r.min_isr => Err(Error::kafka(
+                ErrorCode::NotEnoughReplicas,
+                format!(
+                    "the ISR {:?} is smaller than min.insync.replicas {}",
+                    r.isr, r.min_isr
+                ),
+            )),
+            Role::Leader => Ok(()),
+            _ => Err(ErrorCode::NotLeaderOrFollower.into()),
+        }
+    }
+
+    /// acks=all: waits until the high watermark passes `last_offset`, up to `timeout`.
+    /// NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below `min.insync.replicas`
+    /// meanwhile, NOT_LEADER_OR_FOLLOWER when leadership moved, REQUEST_TIMED_OUT otherwise.
+    pub async fn wait_replicated(&self, last_offset: i64, timeout: std::time::Duration) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let waiter = Arc::new(Notify::new());
+        loop {
+            self.register_waiter(&waiter);
+            if self.high_watermark() > last_offset {
+                return Ok(());
+            }
+            {
+                let r = self.replication();
+                match r.role {
+                    Role::Single => return Ok(()),
+                    Role::Leader if r.isr.len() < r.min_isr => {
+                        return Err(ErrorCode::NotEnoughReplicasAfterAppend.into())
+                    }
+                    Role::Leader => {}
+                    _ => return Err(ErrorCode::NotLeaderOrFollower.into()),
+                }
+            }
+            if tokio::time::timeout_at(deadline, waiter.notified()).await.is_err() {
+                return Err(ErrorCode::RequestTimedOut.into());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::LogConfig;
+    use odradek::records::{BatchBuilder, Compression};
+
+    fn batch(values: usize) -> Bytes {
+        let mut b = BatchBuilder::new(Compression::None);
+        for i in 0..values {
+            b.append(0, None, Some(format!("v{i}").as_bytes()), &[]).unwrap();
+        }
+        b.build().unwrap()
+    }
+
+    fn decision(me: i32, leader: i32, epoch: i32, isr: &[i32]) -> LeaderAndIsr {
+        LeaderAndIsr {
+            me,
+            leader,
+            leader_epoch: epoch,
+            partition_epoch: epoch,
+            replicas: vec![1, 2, 3],
+            isr: isr.to_vec(),
+            min_isr: 2,
+        }
+    }
+
+    fn open(dir: &std::path::Path) -> Partition {
+        Partition::open(dir, "t", 0, LogConfig::default()).unwrap()
+    }
+
+    #[test]
+    fn the_high_watermark_waits_for_the_isr_and_followers_join_at_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = open(dir.path());
+        p.apply_leadership(&decision(1, 1, 1, &[1, 2]), 0).unwrap();
+        p.append_record_set(batch(3), 0).unwrap();
+        assert_eq!(p.high_watermark(), 0, "follower 2 has not fetched");
+        // Follower 2 fetches from 0 (has nothing): the high watermark stays, it reads 3.
+        let read = p.serve_follower(2, 0, -1, 1 << 20, 10).unwrap();
+        assert!(matches!(read, ReplicaRead::Records { ref records, .. } if !records.is_empty()));
+        assert_eq!(p.high_watermark(), 0);
+        // Its next fetch acknowledges all three.
+        p.serve_follower(2, 3, 1, 1 << 20, 20).unwrap();
+        assert_eq!(p.high_watermark(), 3);
+        // Follower 3 (out of the ISR) reaching the high watermark earns an expansion.
+        let ReplicaRead::Records { expand, .. } = p.serve_follower(3, 3, 1, 1 << 20, 30).unwrap()
+        else {
+            panic!("diverging");
+        };
+        assert_eq!(expand.unwrap().isr, vec![1, 2, 3]);
+        // While it is in flight, 3 counts for the high watermark (maximal ISR).
+        p.append_record_set(batch(1), 40).unwrap();
+        p.serve_follower(2, 4, 1, 1 << 20, 41).unwrap();
+        assert_eq!(p.high_watermark(), 3, "3 has not fetched offset 3 yet");
+        p.serve_follower(3, 4, 1, 1 << 20, 42).unwrap();
+        assert_eq!(p.high_watermark(), 4);
+    }
+
+    #[test]
+    fn a_lagging_follower_is_dropped_and_min_isr_stops_the_high_watermark() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = open(dir.path());
+        p.apply_leadership(&decision(1, 1, 1, &[1, 2, 3]), 0).unwrap();
+        p.append_record_set(batch(2), 0).unwrap();
+        p.serve_follower(2, 2, 1, 1 << 20, 5).unwrap();
+        assert_eq!(p.isr_shrink(100, 1_000), None, "within the lag time");
+        let change = p.isr_shrink(2_000, 1_000).unwrap();
+        assert_eq!(change.isr, vec![1, 2], "3 never fetched");
+        // The controller takes it; with min.insync.replicas 2 the ISR [1, 2] still commits.
+        p.isr_change_done(Some((vec![1, 2], 2))).unwrap();
+        assert_eq!(p.high_watermark(), 2);
+        assert!(p.check_produce(-1).is_ok());
+        p.isr_change_done(Some((vec![1], 3))).unwrap();
+        let e = p.check_produce(-1).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::NotEnoughReplicas);
+        p.append_record_set(batch(1), 10).unwrap();
+        assert_eq!(p.high_watermark(), 2, "no advance below min.insync.replicas");
+    }
+
+    #[test]
+    fn a_follower_appends_truncates_and_sees_divergence() {
+        let leader_dir = tempfile::tempdir().unwrap();
+        let follower_dir = tempfile::tempdir().unwrap();
+        let leader = open(leader_dir.path());
+        let follower = open(follower_dir.path());
+        leader.apply_leadership(&decision(1, 1, 1, &[1, 2]), 0).unwrap();
+        follower.apply_leadership(&decision(2, 1, 1, &[1, 2]), 0).unwrap();
+        leader.append_record_set(batch(2), 0).unwrap();
+        let ReplicaRead::Records { records, .. } = leader.serve_follower(2, 0, -1, 1 << 20, 1).unwrap()
+        else {
+            panic!("diverging");
+        };
+        follower.append_as_follower(records, 0, 1).unwrap();
+        assert_eq!(follower.follower_position().unwrap(), (2, 1));
+        // The follower has an epoch-1 record the new leader (epoch 2) never saw.
+        follower.apply_leadership(&decision(2, 2, 2, &[2]), 2).unwrap();
+        follower.append_record_set(batch(1), 3).unwrap();
+        let follower_again = follower;
+        follower_again
+            .apply_leadership(&decision(2, 1, 3, &[1, 2]), 4)
+            .unwrap();
+        leader.apply_leadership(&decision(1, 1, 3, &[1, 2]), 4).unwrap();
+        let (offset, epoch) = follower_again.follower_position().unwrap();
+        assert_eq!((offset, epoch), (3, 2));
+        match leader.serve_follower(2, offset, epoch, 1 << 20, 5).unwrap() {
+            ReplicaRead::Diverging {
+                epoch, end_offset, ..
+            } => {
+                assert_eq!((epoch, end_offset), (1, 2));
+                follower_again.truncate_as_follower(end_offset).unwrap();
+            }
+            other => panic!("expected a divergence, got {other:?}"),
+        }
+        assert_eq!(follower_again.follower_position().unwrap(), (2, 1));
+    }
+}
