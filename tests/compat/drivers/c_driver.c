@@ -556,25 +556,16 @@ static const char *arg_client_id = "";
 static int arg_size = 8192, arg_fetch_bytes = 0;
 static double arg_seconds = 23, arg_warmup = 3;
 
-/* The C API has no throttle callback; its statistics (statistics.interval.ms + stats_cb) carry
- * librdkafka's per-broker "throttle": {"cnt": ...}, the responses with a throttle time since each
- * connection opened. The latest snapshot's sum over the brokers is kept. */
-static long long throttle_cnt = -1;
-static void on_stats(const char *json, size_t len, void *opaque) {
-    (void)len; (void)opaque;
-    long long sum = 0;
-    for (const char *t = strstr(json, "\"throttle\":{"); t; t = strstr(t + 1, "\"throttle\":{")) {
-        const char *end = strchr(t, '}'), *c = strstr(t, "\"cnt\":");
-        if (c && end && c < end) sum += atoll(c + 6);
-    }
-    throttle_cnt = sum;
+/* librdkafka's throttle_cb (odk_conf_set_throttle_cb), served by odk_poll / odk_consumer_poll:
+ * each report of a non-zero throttle time is counted. */
+static long long throttle_events = 0;
+static void on_throttle(const char *broker, int32_t broker_id, int throttle_ms, void *opaque) {
+    (void)broker; (void)broker_id; (void)opaque;
+    if (throttle_ms > 0) throttle_events++;
 }
 static void throttle_detail(char *out, size_t n) {
-    if (throttle_cnt < 0)
-        snprintf(out, n, "\"throttled\":null,\"throttle_report\":\"no statistics snapshot arrived\"");
-    else
-        snprintf(out, n, "\"throttled\":%s,\"throttle_report\":\"statistics brokers[].throttle.cnt: %lld\"",
-                 throttle_cnt > 0 ? "true" : "false", throttle_cnt);
+    snprintf(out, n, "\"throttled\":%s,\"throttle_report\":\"throttle_cb: %lld throttle events\"",
+             throttle_events > 0 ? "true" : "false", throttle_events);
 }
 
 typedef struct { double t0; int size; long long bytes, records; int failed; char first[512]; } qprod_t;
@@ -597,11 +588,10 @@ static int act_quota_produce(void) {
     q.size = arg_size;
     odk_conf_t *c = conf_new();
     int rc = conf_set(c, "client.id", arg_client_id) || conf_set(c, "batch.size", "32768") ||
-             conf_set(c, "linger.ms", "0") || conf_set(c, "queue.buffering.max.kbytes", "1024") ||
-             conf_set(c, "statistics.interval.ms", "500");
+             conf_set(c, "linger.ms", "0") || conf_set(c, "queue.buffering.max.kbytes", "1024");
     if (rc) { odk_conf_destroy(c); return -1; }
     odk_conf_set_dr_msg_cb(c, on_quota_delivery);
-    odk_conf_set_stats_cb(c, on_stats);
+    odk_conf_set_throttle_cb(c, on_throttle);
     odk_conf_set_opaque(c, &q);
     char e[512];
     odk_producer_t *p = odk_producer_new(c, e, sizeof e);
@@ -617,7 +607,7 @@ static int act_quota_produce(void) {
         else if (pe != 0) return fail("produce: %s", odk_err_string(pe));
         else odk_poll(p, 0);
     }
-    odk_poll(p, 600); /* one more statistics snapshot */
+    odk_poll(p, 600); /* the last throttle reports */
     if (q.failed) return fail("a delivery failed: %s", q.first);
     char thr[256];
     throttle_detail(thr, sizeof thr);
@@ -634,10 +624,9 @@ static int act_quota_consume(void) {
     snprintf(fb, sizeof fb, "%d", arg_fetch_bytes);
     odk_conf_t *c = conf_new();
     int rc = conf_set(c, "client.id", arg_client_id) || conf_set(c, "auto.offset.reset", "earliest") ||
-             conf_set(c, "max.partition.fetch.bytes", fb) || conf_set(c, "fetch.max.bytes", fb) ||
-             conf_set(c, "statistics.interval.ms", "500");
+             conf_set(c, "max.partition.fetch.bytes", fb) || conf_set(c, "fetch.max.bytes", fb);
     if (rc) { odk_conf_destroy(c); return -1; }
-    odk_conf_set_stats_cb(c, on_stats);
+    odk_conf_set_throttle_cb(c, on_throttle);
     char e[512];
     odk_consumer_t *k = odk_consumer_new(c, e, sizeof e);
     odk_conf_destroy(c);
@@ -668,7 +657,7 @@ static int act_quota_consume(void) {
         }
         if (total >= arg_count && now() - t0 < arg_seconds) { exhausted = 1; break; }
     }
-    odk_message_t *m = odk_consumer_poll(k, 600); /* one more statistics snapshot */
+    odk_message_t *m = odk_consumer_poll(k, 600); /* the last throttle reports */
     if (m) odk_message_destroy(m);
     char thr[256];
     throttle_detail(thr, sizeof thr);
