@@ -215,6 +215,58 @@ test('a consumer over its consumer_byte_rate gets REQUEST_THROTTLE events', asyn
   assert.equal(first.payload.clientId, clientId)
 })
 
+test('a producer sending as fast as it is let settles at its producer_byte_rate', async (t) => {
+  // Within 20% of 256 KiB/s over 8 s after a 2 s warm-up, on a broker with two one-second quota
+  // windows (with Kafka's eleven a fresh client first gets a ten-second burst). The ±10%-over-20-s
+  // measurement of every client against both brokers is the compatibility matrix's quotas
+  // scenario (tests/compat/run --scenarios quotas).
+  const short = await startBroker({ overrides: { 'quota.window.num': '2' } })
+  if (short.external) {
+    t.skip('needs an odradek-broker of its own with quota.window.num=2')
+    return
+  }
+  const rate = 256 * 1024
+  const value = Buffer.alloc(8192, 'r')
+  const [warmup, until] = [2000, 10000]
+  const shortKafka = new Kafka({ clientId: 'quota-rate-admin', brokers: [short.bootstrap], logLevel: 0 })
+  const shortAdmin = shortKafka.admin()
+  let producer
+  try {
+    await shortAdmin.connect()
+    const clientId = uniqueName('quota-rate')
+    const topic = uniqueName('quota-rate')
+    await shortAdmin.createTopics({ topics: [{ topic, numPartitions: 1 }] })
+    await shortAdmin.alterClientQuotas([set(clientIdEntity(clientId), 'producer_byte_rate', rate)])
+    producer = new Kafka({ clientId, brokers: [short.bootstrap], logLevel: 0 }).producer({ 'linger.ms': 0, 'batch.size': 32768 })
+    await producer.connect()
+    const inFlight = new Set()
+    const failures = []
+    let bytes = 0
+    const started = Date.now()
+    while (Date.now() - started < until) {
+      if (inFlight.size >= 32) {
+        await Promise.race(inFlight)
+        continue
+      }
+      const sent = producer.send({ topic, messages: [{ value }] }).then(() => {
+        const at = Date.now() - started
+        if (at >= warmup && at < until) bytes += value.length
+      }, (e) => { failures.push(e) })
+      const tracked = sent.finally(() => inFlight.delete(tracked))
+      inFlight.add(tracked)
+    }
+    await Promise.all(inFlight)
+    assert.deepEqual(failures, [])
+    const ratio = bytes / ((until - warmup) / 1000) / rate
+    t.diagnostic(`${ratio.toFixed(3)} of the quota`)
+    assert.ok(ratio >= 0.8 && ratio <= 1.2, `${ratio.toFixed(3)} of the ${rate} B/s quota`)
+  } finally {
+    if (producer) await producer.disconnect()
+    await shortAdmin.disconnect()
+    await short.stop()
+  }
+})
+
 test('REQUEST_THROTTLE is a known event name of every client', () => {
   assert.equal(kafka.producer().events.REQUEST_THROTTLE, 'producer.network.request_throttle')
   assert.equal(kafka.consumer({ groupId: 'g' }).events.REQUEST_THROTTLE, 'consumer.network.request_throttle')

@@ -165,6 +165,42 @@ def test_consumer_throttle_cb_under_consumer_byte_rate(bootstrap, topic, quotas)
     c.close()
 
 
+def test_a_producer_settles_at_its_producer_byte_rate(start_broker):
+    """The acknowledged rate of a producer that sends as fast as it is let follows its
+    producer_byte_rate (KIP-219): within 20% of 256 KiB/s over 8 s after a 2 s warm-up, on a
+    broker with two one-second quota windows (with Kafka's eleven a fresh client first gets a
+    ten-second burst). The ±10%-over-20-s measurement of every client against both brokers is
+    the compatibility matrix's quotas scenario (tests/compat/run --scenarios quotas)."""
+    rate, warmup, until = 256 * 1024, 2.0, 10.0
+    b = start_broker({"quota.window.num": "2"})
+    admin = AdminClient({"bootstrap.servers": b.bootstrap})
+    client_id = unique("py-quota-rate")
+    alter_ok(admin, client_entity(client_id), {"producer_byte_rate": rate})
+    wait_described(admin, client_entity(client_id), {"producer_byte_rate": float(rate)})
+    topic = unique("py-quota-rate")
+    acked, errors = [], []
+
+    def on_delivery(err, msg):
+        if err is not None:
+            errors.append(err)
+        else:
+            acked.append((time.monotonic(), len(msg.value())))
+
+    p = Producer({"bootstrap.servers": b.bootstrap, "client.id": client_id, "linger.ms": 0,
+                  "batch.size": 32768, "queue.buffering.max.kbytes": 1024})
+    started = time.monotonic()
+    while time.monotonic() - started < until:
+        try:
+            p.produce(topic, VALUE, partition=0, on_delivery=on_delivery)
+            p.poll(0)
+        except BufferError:
+            p.poll(0.05)
+    assert not errors, errors[:3]
+    measured = sum(n for t, n in acked if started + warmup <= t < started + until) / (until - warmup)
+    assert 0.8 <= measured / rate <= 1.2, "%.0f B/s, %.3f of the %d B/s quota" % (
+        measured, measured / rate, rate)
+
+
 def test_throttle_event_matches_confluent_kafkas(bootstrap, topic, quotas):
     """The same program on confluent-kafka (librdkafka) and odradek sees the same event."""
     from test_dropin_and_examples import HERE, confluent_python, run
