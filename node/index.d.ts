@@ -4,10 +4,20 @@
 
 export type Brokers = string[] | (() => string[] | Promise<string[]>)
 
+/**
+ * KafkaJS's retry options. Every retry of the core (produce, metadata, coordinator and admin
+ * requests, the run loop's failed handlers) waits `initialRetryTime` (`retry.backoff.ms`)
+ * doubling up to `maxRetryTime` (`retry.backoff.max.ms`), jittered by ±20%.
+ */
 export interface RetryOptions {
   maxRetryTime?: number
   initialRetryTime?: number
+  /** A producer's resends of a failed batch (Kafka's `retries`); other clients retry until their timeouts. */
   retries?: number
+  /** Only 0.2 (the core's ±20% jitter); any other value is refused. */
+  factor?: number
+  /** Only 2 (each backoff doubles); any other value is refused. */
+  multiplier?: number
 }
 
 /** Kafka property names (`'linger.ms'`, `'batch.size'`, ...) pass through to the client. */
@@ -416,7 +426,7 @@ export class Kafka {
   constructor (config: KafkaConfig)
   producer(config?: ProducerConfig): Producer
   consumer(config: ConsumerConfig): Consumer
-  admin(config?: KafkaProperties): Admin
+  admin(config?: { retry?: RetryOptions } & KafkaProperties): Admin
   logger(): Logger
 }
 

@@ -3,7 +3,7 @@
 // (KafkaJS has none) after the Java client's describeClientQuotas / alterClientQuotas.
 const native = require('./native')
 const { AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes } = require('./constants')
-const { resolveBrokers, passThrough } = require('./config')
+const { resolveBrokers, adminProps } = require('./config')
 const { Instrumentation, throttleListener, clientErrorListener } = require('./events')
 const {
   KafkaJSError, KafkaJSNonRetriableError, KafkaJSCreateTopicError, KafkaJSDeleteTopicError,
@@ -27,6 +27,7 @@ class Admin {
   constructor (kafka, options) {
     this._kafka = kafka
     this._options = options
+    adminProps(options) // refuses what it cannot honour now, as KafkaJS's constructor would
     this._native = null
     this._instrumentation = new Instrumentation(EVENTS)
     this.events = EVENTS
@@ -43,7 +44,7 @@ class Admin {
   async connect () {
     const servers = await resolveBrokers(this._kafka._brokers)
     try {
-      const props = { ...this._kafka._props, 'bootstrap.servers': servers, ...passThrough(this._options) }
+      const props = { ...this._kafka._props, 'bootstrap.servers': servers, ...adminProps(this._options) }
       const n = new native.NativeAdmin(props, this._kafka._tokenProvider)
       n.onThrottle(throttleListener(this._instrumentation, EVENTS.REQUEST_THROTTLE, { clientId: props['client.id'], logger: this.logger() }))
       n.onClientError(clientErrorListener(this._instrumentation, EVENTS.CLIENT_ERROR, { clientId: props['client.id'], logger: this.logger() }))

@@ -24,6 +24,35 @@ function ms (out, key, value) {
   out[key] = String(Math.floor(value))
 }
 
+/**
+ * KafkaJS's `retry` options: `initialRetryTime` and `maxRetryTime` are the core's
+ * `retry.backoff.ms` and `retry.backoff.max.ms` (every retry of producers, consumers and admin
+ * clients doubles from one to the other, jittered by ±20%, KIP-580). That is KafkaJS's
+ * `multiplier` 2 and `factor` 0.2, the only values taken; others are refused, naming the key.
+ * `retries` is validated here and applied by `producerProps` (Kafka's `retries`).
+ */
+function retryProps (retry, out) {
+  if (retry === undefined || retry === null) return
+  if (typeof retry !== 'object') throw new KafkaJSNonRetriableError('retry must be an object')
+  ms(out, 'retry.backoff.ms', retry.initialRetryTime)
+  ms(out, 'retry.backoff.max.ms', retry.maxRetryTime)
+  if (retry.factor !== undefined && retry.factor !== null && retry.factor !== 0.2) {
+    throw new KafkaJSNonRetriableError(`retry.factor=${retry.factor} is not supported: every backoff is jittered by ±20% (KafkaJS's default factor 0.2)`)
+  }
+  if (retry.multiplier !== undefined && retry.multiplier !== null && retry.multiplier !== 2) {
+    throw new KafkaJSNonRetriableError(`retry.multiplier=${retry.multiplier} is not supported: every backoff doubles per failed attempt (KafkaJS's default multiplier 2)`)
+  }
+  retries(retry)
+}
+
+/** KafkaJS's `retry.retries`, checked: a whole number from 0 (undefined when not given). */
+function retries (retry) {
+  const n = retry && retry.retries
+  if (n === undefined || n === null) return undefined
+  if (!Number.isInteger(n) || n < 0) throw new KafkaJSNonRetriableError(`Invalid value for retry.retries: ${n}`)
+  return n
+}
+
 /** Resolves `brokers` (an array, or a function returning one or a Promise of one). */
 async function resolveBrokers (brokers) {
   const list = typeof brokers === 'function' ? await brokers() : brokers
@@ -134,14 +163,16 @@ function clientProps (config) {
     ms(out, 'socket.connection.setup.timeout.ms', connect + auth)
   }
   ms(out, 'request.timeout.ms', config.requestTimeout)
-  const retry = config.retry || {}
-  ms(out, 'retry.backoff.ms', retry.initialRetryTime)
-  ms(out, 'retry.backoff.max.ms', retry.maxRetryTime)
+  retryProps(config.retry, out)
   return Object.assign(out, passThrough(config))
 }
 
-/** Producer properties from `kafka.producer(options)`. */
-function producerProps (opts) {
+/**
+ * Producer properties from `kafka.producer(options)`; `clientRetry` is `new Kafka({ retry })`.
+ * `retry.retries` (the producer's, else the client's) is Kafka's `retries`: how many times a
+ * failed batch is sent again (within `delivery.timeout.ms`) before its records fail.
+ */
+function producerProps (opts, clientRetry) {
   const out = {}
   if (opts.idempotent !== undefined) out['enable.idempotence'] = String(Boolean(opts.idempotent))
   if (opts.maxInFlightRequests !== undefined && opts.maxInFlightRequests !== null) {
@@ -151,9 +182,9 @@ function producerProps (opts) {
   ms(out, 'metadata.max.age.ms', opts.metadataMaxAge)
   ms(out, 'transaction.timeout.ms', opts.transactionalId ? opts.transactionTimeout : undefined)
   if (opts.transactionalId) out['transactional.id'] = String(opts.transactionalId)
-  const retry = opts.retry || {}
-  ms(out, 'retry.backoff.ms', retry.initialRetryTime)
-  ms(out, 'retry.backoff.max.ms', retry.maxRetryTime)
+  retryProps(opts.retry, out)
+  const n = retries(opts.retry) !== undefined ? retries(opts.retry) : retries(clientRetry)
+  if (n !== undefined) out.retries = String(n)
   return Object.assign(out, passThrough(opts))
 }
 
@@ -182,10 +213,15 @@ function consumerProps (opts, fromBeginning) {
   if (opts.maxInFlightRequests !== undefined && opts.maxInFlightRequests !== null) {
     out['max.in.flight.requests.per.connection'] = String(opts.maxInFlightRequests)
   }
-  const retry = opts.retry || {}
-  ms(out, 'retry.backoff.ms', retry.initialRetryTime)
-  ms(out, 'retry.backoff.max.ms', retry.maxRetryTime)
+  retryProps(opts.retry, out)
   return Object.assign(out, passThrough(opts))
 }
 
-module.exports = { clientProps, producerProps, consumerProps, resolveBrokers, passThrough, tokenProvider }
+/** Admin client properties from `kafka.admin(options)`. */
+function adminProps (opts) {
+  const out = {}
+  retryProps(opts.retry, out)
+  return Object.assign(out, passThrough(opts))
+}
+
+module.exports = { clientProps, producerProps, consumerProps, adminProps, resolveBrokers, passThrough, tokenProvider }

@@ -216,7 +216,7 @@ class Consumer {
   }
 
   _backoff (attempt) {
-    const retry = this._options.retry || {}
+    const retry = this._options.retry || this._kafka._retry || {}
     const initial = retry.initialRetryTime === undefined ? 300 : retry.initialRetryTime
     const max = retry.maxRetryTime === undefined ? 30000 : retry.maxRetryTime
     const ms = Math.min(max, initial * 2 ** Math.min(attempt - 1, 16))

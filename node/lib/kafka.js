@@ -14,6 +14,8 @@ class Kafka {
     }
     this._brokers = config.brokers
     this._props = clientProps(config)
+    // `retry.retries` applies to producers only (Kafka's `retries`; see lib/config.js).
+    this._retry = config.retry
     // KafkaJS's sasl.oauthBearerProvider, handed to every native client.
     this._tokenProvider = tokenProvider(config)
     this._logger = createLogger({ level: config.logLevel, logCreator: config.logCreator })

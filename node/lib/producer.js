@@ -34,7 +34,7 @@ class Producer {
   constructor (kafka, options) {
     this._kafka = kafka
     this._options = options
-    this._props = producerProps(options)
+    this._props = producerProps(options, kafka._retry)
     this._idempotent = Boolean(options.idempotent)
     this._transactionalId = options.transactionalId || null
     const partitioner = options.createPartitioner

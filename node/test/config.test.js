@@ -21,3 +21,24 @@ test('recovery and backoff settings pass through under their Kafka names', () =>
   assert.equal(props['metadata.recovery.strategy'], 'none')
   assert.equal(props['reconnect.backoff.max.ms'], '5000')
 })
+
+test('retry: retries is the producer\'s Kafka retries; factor 0.2 and multiplier 2 are taken, others refused by name', () => {
+  const { producerProps, adminProps } = require('../lib/config')
+  assert.equal(producerProps({ retry: { retries: 3 } }).retries, '3')
+  assert.equal(producerProps({}, { retries: 7 }).retries, '7', 'the client\'s retry reaches its producers')
+  assert.equal(producerProps({ retry: { retries: 2 } }, { retries: 7 }).retries, '2', 'the producer\'s own wins')
+  assert.equal(producerProps({}).retries, undefined)
+  assert.throws(() => producerProps({ retry: { retries: -1 } }), /retry\.retries/)
+  assert.throws(() => producerProps({}, { retries: 1.5 }), /retry\.retries/)
+
+  const defaults = { initialRetryTime: 100, maxRetryTime: 1000, factor: 0.2, multiplier: 2 }
+  assert.equal(clientProps({ brokers: ['b:9092'], retry: defaults })['retry.backoff.ms'], '100')
+  assert.equal(consumerProps({ groupId: 'g', retry: defaults }, false)['retry.backoff.max.ms'], '1000')
+  assert.equal(adminProps({ retry: defaults })['retry.backoff.ms'], '100')
+  for (const [bad, key] of [[{ factor: 0.5 }, /retry\.factor/], [{ multiplier: 3 }, /retry\.multiplier/]]) {
+    assert.throws(() => clientProps({ brokers: ['b:9092'], retry: bad }), key)
+    assert.throws(() => producerProps({ retry: bad }), key)
+    assert.throws(() => consumerProps({ groupId: 'g', retry: bad }, false), key)
+    assert.throws(() => adminProps({ retry: bad }), key)
+  }
+})
