@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # libodradek's fault test on a 3-node Apache Kafka (issue 27): c/tests/cluster_faults.c.
-# Not part of c/test.sh (whose test_*.c programs run against one odradek-broker) nor of
-# scripts/test.sh (CI's time budget); run it by hand or with the other fault tests:
+# Not part of c/test.sh (whose test_*.c programs run against one odradek-broker); scripts/test.sh
+# (CI) runs it after the C step unless ODRADEK_SKIP_COMPAT is set. By hand:
 #
 #   c/test_cluster_faults.sh                  against a debug build of the library
 #   PROFILE=release c/test_cluster_faults.sh  the same against the release build
@@ -13,9 +13,13 @@
 #      (Java 17+ and the Kafka jars of tests/compat/kafka.sh install; about 30-60 s), stopped
 #      and removed by an EXIT trap;
 #   3. the program runs with the bootstrap list and the harness: an idempotent acks=all
-#      producer and a two-member consumer group through a leader kill, a 9 s pause, a controller
-#      kill and a 10 s cut; it prints progress lines, a "summary:" line, and names what failed.
-# Takes about 4-6 minutes. Exits non-zero when the build, the cluster or the program fails.
+#      producer and a two-member consumer group committing synchronously every second through
+#      a leader kill, a 9 s pause, a controller kill and a 10 s cut; then the log is checked
+#      (every acknowledged record once, at its offset, in send order) and no commit may have
+#      failed with UNKNOWN_MEMBER_ID; it prints progress lines, a "summary:" line, and names
+#      what failed.
+# Takes about 2.5 minutes (c/README.md, docs/resilience.md) besides the build. Exits non-zero
+# when the build, the cluster or the program fails.
 #
 # The C API has no call naming partition leaders, so the program asks this script
 # (`c/test_cluster_faults.sh --leaders BOOTSTRAP TOPIC`, "PARTITION LEADER" lines), which runs
