@@ -324,7 +324,7 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        println!("odradek-broker listening on {}", running.local_addr);
+        say(format_args!("odradek-broker listening on {}", running.local_addr));
         tracing::info!(addr = %running.local_addr, data = %running.broker.config.log_dir().display(), "broker started");
         let registry = match registry {
             None => None,
@@ -332,7 +332,7 @@ fn main() -> ExitCode {
                 let config = odradek_schema_registry::server::RegistryConfig::new(listen, running.local_addr.to_string());
                 match odradek_schema_registry::server::start(config).await {
                     Ok(r) => {
-                        println!("odradek-schema-registry listening on {}", r.url());
+                        say(format_args!("odradek-schema-registry listening on {}", r.url()));
                         Some(r)
                     }
                     Err(e) => {
@@ -345,16 +345,16 @@ fn main() -> ExitCode {
         };
         if running.listeners.len() > 1 {
             for (name, protocol, addr) in &running.listeners {
-                println!("odradek-broker listener {name} {protocol} {addr}");
+                say(format_args!("odradek-broker listener {name} {protocol} {addr}"));
             }
         }
         if let Some(d) = &dev {
             let addr = |n: &str| running.listener_addr(n).map(|a| a.to_string());
-            println!(
+            say(format_args!(
                 "\n# odradek-broker --dev-security {}: librdkafka client settings\n{}",
                 d.dir.display(),
                 d.client_settings(addr("SSL").as_deref(), addr("SASL_SSL").as_deref())
-            );
+            ));
         }
         let health = running.broker.topics.dir_health().clone();
         tokio::select! {
@@ -381,4 +381,13 @@ fn main() -> ExitCode {
             }
         }
     })
+}
+
+/// Prints one line on stdout and flushes it. A parent that stopped reading stdout (it read the
+/// listening line and closed the pipe) must not take the broker down: write errors are ignored.
+fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
 }

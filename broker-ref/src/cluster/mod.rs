@@ -7,15 +7,20 @@
 //! FetchSnapshot (`quorum_wire`, `peers`) by one task per node (`quorum_driver`); its
 //! committed records (`records`) build the [`image::MetadataImage`] every node holds.
 
+pub mod controller;
 pub mod entry_codec;
+pub mod fetcher;
 pub mod image;
+pub mod lifecycle;
 pub mod metadata_log;
 mod node;
 pub mod peers;
+pub mod placement;
 pub mod quorum_driver;
 pub mod quorum_wire;
 pub mod records;
+pub mod replicas;
 pub mod settings;
 
-pub use node::ClusterNode;
+pub use node::{ClusterNode, NodeDeps};
 pub use settings::ClusterSettings;

@@ -1,4 +1,5 @@
-//! One node of a cluster: its settings, its quorum member and the metadata image.
+//! One node of a cluster: its settings, its quorum member and metadata image, and, by role,
+//! the controller (a voter) and the broker's registration and replicas.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -7,16 +8,35 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::controller::{Controller, ControllerSettings};
 use super::image::SharedImage;
+use super::lifecycle::{Lifecycle, LifecycleState};
 use super::metadata_log::MetadataLogStore;
 use super::peers::Peers;
 use super::quorum_driver::{self, QuorumHandle};
+use super::records::EndpointRecord;
+use super::replicas::{ReplicaDeps, ReplicaManager, ReplicaSettings};
 use super::settings::ClusterSettings;
+use crate::partition::TopicRegistry;
 use crate::Result;
 
 /// Bytes of metadata records between two snapshots of the image (Kafka's
 /// `metadata.log.max.record.bytes.between.snapshots` default is 20 MiB).
 const SNAPSHOT_EVERY: u64 = 20 << 20;
+
+/// What a node needs from the broker it runs in.
+pub struct NodeDeps {
+    /// The local topic registry (replicas live there).
+    pub topics: Arc<TopicRegistry>,
+    /// How the controller decides (used on controller nodes).
+    pub controller: ControllerSettings,
+    /// Advertised client listeners (registered by the broker role).
+    pub endpoints: Vec<EndpointRecord>,
+    /// `broker.rack`.
+    pub rack: Option<String>,
+    /// The replication data plane's settings.
+    pub replicas: ReplicaSettings,
+}
 
 /// A running cluster node.
 #[derive(Debug)]
@@ -31,15 +51,23 @@ pub struct ClusterNode {
     pub peers: Arc<Peers>,
     /// Wall-clock ms when the quorum's clock started (its times are relative to it).
     pub started_ms: i64,
+    /// The controller, on a controller node.
+    pub controller: Option<Arc<Controller>>,
+    /// The broker's registration, on a broker node.
+    pub lifecycle: Option<watch::Receiver<LifecycleState>>,
+    /// The broker's replicas, on a broker node.
+    pub replicas: Option<Arc<ReplicaManager>>,
+    want_shutdown: watch::Sender<bool>,
 }
 
 impl ClusterNode {
-    /// Opens the metadata log under `data_dir` and starts the quorum member, until `shutdown`.
+    /// Opens the metadata log under `data_dir` and starts the node's parts until `shutdown`.
     pub fn start(
         settings: ClusterSettings,
         data_dir: &Path,
+        deps: NodeDeps,
         shutdown: watch::Receiver<bool>,
-    ) -> Result<(Arc<ClusterNode>, JoinHandle<()>)> {
+    ) -> Result<(Arc<ClusterNode>, Vec<JoinHandle<()>>)> {
         let (store, persisted) = MetadataLogStore::open(data_dir)?;
         let peers = Arc::new(Peers::new(
             &settings.cluster_id,
@@ -56,8 +84,47 @@ impl ClusterNode {
             image.clone(),
             peers.clone(),
             SNAPSHOT_EVERY,
-            shutdown,
+            shutdown.clone(),
         )?;
+        let mut tasks = vec![task];
+        let controller = settings.controller.then(|| {
+            let c = Controller::new(deps.controller.clone(), quorum.clone(), image.clone());
+            tasks.push(c.spawn_fencer(shutdown.clone()));
+            c
+        });
+        let (want_shutdown, want_rx) = watch::channel(false);
+        let (lifecycle, replicas) = if settings.broker {
+            let (state_tx, state_rx) = watch::channel(LifecycleState::default());
+            let lifecycle = Lifecycle {
+                node_id: settings.node_id,
+                cluster_id: settings.cluster_id.clone(),
+                endpoints: deps.endpoints,
+                rack: deps.rack,
+                heartbeat_interval: Duration::from_millis(settings.heartbeat_interval_ms),
+                quorum: quorum.clone(),
+                image: image.clone(),
+                peers: peers.clone(),
+            };
+            tasks.push(tokio::spawn(lifecycle.run(
+                state_tx,
+                want_rx,
+                shutdown.clone(),
+            )));
+            let replicas = ReplicaManager::start(
+                ReplicaDeps {
+                    settings: deps.replicas,
+                    topics: deps.topics,
+                    image: image.clone(),
+                    lifecycle: state_rx.clone(),
+                    quorum: quorum.clone(),
+                    peers: peers.clone(),
+                },
+                shutdown,
+            );
+            (Some(state_rx), Some(replicas))
+        } else {
+            (None, None)
+        };
         Ok((
             Arc::new(ClusterNode {
                 settings,
@@ -65,8 +132,31 @@ impl ClusterNode {
                 image,
                 peers,
                 started_ms,
+                controller,
+                lifecycle,
+                replicas,
+                want_shutdown,
             }),
-            task,
+            tasks,
         ))
+    }
+
+    /// A controlled shutdown: the controller moves this broker's leadership away before it
+    /// stops (bounded by `timeout`). A controller that leads the quorum resigns when it stops.
+    pub async fn controlled_shutdown(&self, timeout: Duration) {
+        let Some(state) = self.lifecycle.clone() else {
+            return;
+        };
+        let _ = self.want_shutdown.send(true);
+        let mut state = state;
+        let _ = tokio::time::timeout(timeout, state.wait_for(|s| s.should_shut_down)).await;
+    }
+
+    /// Whether this broker is registered and unfenced (it may lead and follow).
+    pub fn is_unfenced(&self) -> bool {
+        self.lifecycle.as_ref().is_some_and(|l| {
+            let s = l.borrow();
+            s.epoch.is_some() && !s.fenced
+        })
     }
 }

@@ -118,6 +118,20 @@ impl Peers {
         result
     }
 
+    /// Sends any Kafka request to controller `to` on its control connection (broker →
+    /// controller calls: registration, heartbeats, AlterPartition, forwarded admin requests).
+    pub async fn call<R>(&self, to: NodeId, request: &R) -> Result<R::Response>
+    where
+        R: kafka_protocol::protocol::Request<Response: odradek::protocol::Throttled>,
+    {
+        let c = self.connection(to, Lane::Control).await?;
+        let result = c.send(request).await.map_err(Error::from);
+        if result.is_err() {
+            self.forget(to, Lane::Control).await;
+        }
+        result
+    }
+
     async fn exchange(&self, to: NodeId, lane: Lane, request: &Request) -> Result<Response> {
         let c = self.connection(to, lane).await?;
         match quorum_wire::outbound(&self.cluster_id, to, request) {

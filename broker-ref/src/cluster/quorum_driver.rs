@@ -61,7 +61,7 @@ enum Command {
     },
     Propose {
         records: Vec<Bytes>,
-        reply: oneshot::Sender<std::result::Result<i64, NotLeader>>,
+        reply: oneshot::Sender<std::result::Result<(i64, i32), NotLeader>>,
     },
     Describe {
         reply: oneshot::Sender<(QuorumInfo, i64)>,
@@ -99,8 +99,9 @@ impl QuorumHandle {
         rx.await.ok()
     }
 
-    /// Appends records if this node leads; the offset of the last one.
-    pub async fn propose(&self, records: Vec<Bytes>) -> std::result::Result<i64, NotLeader> {
+    /// Appends records if this node leads: the offset of the last one and the epoch they were
+    /// appended in (an entry of that epoch at that offset, once applied, is this one).
+    pub async fn propose(&self, records: Vec<Bytes>) -> std::result::Result<(i64, i32), NotLeader> {
         let not_leader = |s: &QuorumStatus| NotLeader {
             epoch: s.epoch,
             leader: s.leader,
@@ -281,7 +282,8 @@ impl<M: StateMachine> Driver<M> {
                 }
             },
             Command::Propose { records, reply } => {
-                let _ = reply.send(self.quorum.propose(records, now));
+                let epoch = self.quorum.epoch();
+                let _ = reply.send(self.quorum.propose(records, now).map(|o| (o, epoch)));
             }
             Command::Describe { reply } => {
                 let _ = reply.send((self.quorum.describe(), self.quorum.log().start()));

@@ -37,11 +37,24 @@ pub fn describe_cluster(
                 .with_error_message(Some(sb("only the brokers endpoint type is served"))),
         );
     }
-    response = response.with_brokers(vec![DescribeClusterBroker::default()
-        .with_broker_id(BrokerId(broker.node_id))
-        .with_host(sb(broker.endpoint(ctx.listener()).0))
-        .with_port(i32::from(broker.endpoint(ctx.listener()).1))
-        .with_rack((!rack.is_empty()).then(|| sb(rack)))]);
+    let _ = rack;
+    response = response
+        .with_controller_id(BrokerId(super::metadata::controller_id(
+            broker,
+            ctx.listener(),
+        )))
+        .with_brokers(
+            super::metadata::live_brokers(broker, ctx.listener())
+                .into_iter()
+                .map(|(id, host, port, rack)| {
+                    DescribeClusterBroker::default()
+                        .with_broker_id(BrokerId(id))
+                        .with_host(sb(host))
+                        .with_port(i32::from(port))
+                        .with_rack(rack.map(sb))
+                })
+                .collect(),
+        );
     ResponseKind::DescribeCluster(response)
 }
 

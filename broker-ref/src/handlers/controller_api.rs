@@ -13,6 +13,7 @@ use odradek::ErrorCode;
 use odradek_quorum::{QuorumInfo, ReplicaInfo};
 
 use super::context::RequestContext;
+use super::controller_ops;
 use super::kafka4_api_versions::ApiRange;
 use super::reply::sb;
 use crate::cluster::quorum_wire::{self, METADATA_TOPIC};
@@ -21,42 +22,22 @@ use crate::{Error, Result};
 
 /// The APIs and versions a controller listener serves (Fetch from v12: KRaft's fetch needs
 /// `LastFetchedEpoch`).
+#[rustfmt::skip]
 pub const CONTROLLER_APIS: &[ApiRange] = &[
-    ApiRange {
-        api_key: 1,
-        min: 12,
-        max: 12,
-    },
-    ApiRange {
-        api_key: 18,
-        min: 0,
-        max: 4,
-    },
-    ApiRange {
-        api_key: 52,
-        min: 0,
-        max: 2,
-    },
-    ApiRange {
-        api_key: 53,
-        min: 0,
-        max: 1,
-    },
-    ApiRange {
-        api_key: 54,
-        min: 0,
-        max: 1,
-    },
-    ApiRange {
-        api_key: 55,
-        min: 0,
-        max: 2,
-    },
-    ApiRange {
-        api_key: 59,
-        min: 0,
-        max: 1,
-    },
+    ApiRange { api_key: 1, min: 12, max: 12 },  // Fetch (__cluster_metadata)
+    ApiRange { api_key: 18, min: 0, max: 4 },   // ApiVersions
+    ApiRange { api_key: 19, min: 2, max: 7 },   // CreateTopics (forwarded by brokers)
+    ApiRange { api_key: 20, min: 1, max: 6 },   // DeleteTopics (forwarded)
+    ApiRange { api_key: 37, min: 0, max: 3 },   // CreatePartitions (forwarded)
+    ApiRange { api_key: 52, min: 0, max: 2 },   // Vote
+    ApiRange { api_key: 53, min: 0, max: 1 },   // BeginQuorumEpoch
+    ApiRange { api_key: 54, min: 0, max: 1 },   // EndQuorumEpoch
+    ApiRange { api_key: 55, min: 0, max: 2 },   // DescribeQuorum
+    ApiRange { api_key: 56, min: 2, max: 3 },   // AlterPartition
+    ApiRange { api_key: 59, min: 0, max: 1 },   // FetchSnapshot
+    ApiRange { api_key: 62, min: 0, max: 4 },   // BrokerRegistration
+    ApiRange { api_key: 63, min: 0, max: 1 },   // BrokerHeartbeat
+    ApiRange { api_key: 67, min: 0, max: 0 },   // AllocateProducerIds
 ];
 
 /// The range a controller listener serves of `api_key`, if any.
@@ -129,6 +110,27 @@ pub async fn handle(
         }
         RequestKind::DescribeQuorum(r) => {
             ResponseKind::DescribeQuorum(describe_quorum(node, ctx, &r).await)
+        }
+        RequestKind::BrokerRegistration(r) => {
+            ResponseKind::BrokerRegistration(controller_ops::register(node, r).await)
+        }
+        RequestKind::BrokerHeartbeat(r) => {
+            ResponseKind::BrokerHeartbeat(controller_ops::heartbeat(node, r).await)
+        }
+        RequestKind::AlterPartition(r) => {
+            ResponseKind::AlterPartition(controller_ops::alter_partition(node, r).await)
+        }
+        RequestKind::AllocateProducerIds(r) => {
+            ResponseKind::AllocateProducerIds(controller_ops::allocate_producer_ids(node, r).await)
+        }
+        RequestKind::CreateTopics(r) => {
+            ResponseKind::CreateTopics(controller_ops::create_topics(node, ctx, r).await)
+        }
+        RequestKind::DeleteTopics(r) => {
+            ResponseKind::DeleteTopics(controller_ops::delete_topics(node, r).await)
+        }
+        RequestKind::CreatePartitions(r) => {
+            ResponseKind::CreatePartitions(controller_ops::create_partitions(node, r).await)
         }
         RequestKind::Fetch(_) => {
             return Err(not_served("a Fetch of anything but the metadata log"))

@@ -32,7 +32,7 @@ use uuid::Uuid;
 use super::context::RequestContext;
 use super::reply::error_parts;
 use crate::broker::Broker;
-use crate::partition::{Partition, Progress, Topic, LEADER_EPOCH};
+use crate::partition::{Partition, Progress, Topic};
 use crate::session::fetch::{
     FetchContext, FetchParams, PartitionKey, PartitionResult, SessionUpdate, TopicKey,
     INVALID_SESSION_ID,
@@ -46,6 +46,14 @@ pub async fn handle(
     request: FetchRequest,
 ) -> Result<ResponseKind> {
     let version = ctx.api_version;
+    let replica = if request.replica_state.replica_id.0 >= 0 {
+        request.replica_state.replica_id.0
+    } else {
+        request.replica_id.0
+    };
+    if replica >= 0 {
+        return super::replica_fetch::handle(broker, ctx, request, replica).await;
+    }
     let max_wait = Duration::from_millis(request.max_wait_ms.max(0) as u64);
     let deadline = tokio::time::Instant::now() + max_wait;
     let broker_max = broker.config.int("fetch.max.bytes").max(1) as usize;
@@ -407,7 +415,13 @@ impl ReadPass {
             .with_aborted_transactions(read_committed.then(Vec::new));
         let partition = topic.and_then(|t| t.partition(index));
         let mut limit = 0;
+        let refused = partition
+            .as_ref()
+            .and_then(|p| p.check_leader(params.current_leader_epoch).err());
         let result = match partition {
+            _ if refused.is_some() => {
+                Err(refused.unwrap_or_else(|| ErrorCode::UnknownServerError.into()))
+            }
             None => Err(Error::kafka(
                 if by_id {
                     ErrorCode::UnknownTopicId
@@ -416,9 +430,6 @@ impl ReadPass {
                 },
                 "unknown topic or partition",
             )),
-            Some(_) if params.current_leader_epoch > LEADER_EPOCH => {
-                Err(ErrorCode::UnknownLeaderEpoch.into())
-            }
             Some(p) => {
                 limit = (params.partition_max_bytes.max(0) as usize).min(self.budget);
                 let out = p.read(

@@ -9,7 +9,7 @@ use odradek::ErrorCode;
 use super::context::RequestContext;
 use super::reply::HandlerResult;
 use crate::broker::Broker;
-use crate::partition::{Partition, LEADER_EPOCH};
+use crate::partition::{Partition, ReplicaRole};
 use crate::Result;
 
 const LATEST: i64 = -1;
@@ -25,7 +25,6 @@ pub fn handle(
     request: ListOffsetsRequest,
 ) -> HandlerResult {
     let version = ctx.api_version;
-    let leader_epoch = if version >= 4 { LEADER_EPOCH } else { -1 };
     let read_committed = request.isolation_level == 1;
     let topics = request
         .topics
@@ -42,8 +41,16 @@ pub fn handle(
                     let Some(partition) = partition else {
                         return resp.with_error_code(ErrorCode::UnknownTopicOrPartition.code());
                     };
-                    if p.current_leader_epoch > LEADER_EPOCH {
-                        return resp.with_error_code(ErrorCode::UnknownLeaderEpoch.code());
+                    if let Err(e) = partition.check_leader(p.current_leader_epoch) {
+                        return resp.with_error_code(e.code().code());
+                    }
+                    let leader_epoch = if version >= 4 {
+                        partition.leader_epoch()
+                    } else {
+                        -1
+                    };
+                    if p.timestamp == LATEST && !latest_available(&partition) {
+                        return resp.with_error_code(ErrorCode::OffsetNotAvailable.code());
                     }
                     match lookup(&partition, p.timestamp, read_committed) {
                         Ok((offset, timestamp)) => resp
@@ -87,4 +94,11 @@ fn lookup(partition: &Partition, query: i64, read_committed: bool) -> Result<(i6
             .unwrap_or((-1, -1)),
         _ => return Err(ErrorCode::InvalidRequest.into()),
     })
+}
+
+/// KIP-207: a new leader answers "latest" only once its high watermark reached the start of
+/// its epoch, so the latest offset a client sees never goes back across a leader change.
+fn latest_available(partition: &Partition) -> bool {
+    let view = partition.replication_view();
+    view.role != ReplicaRole::Leader || partition.high_watermark() >= view.epoch_start
 }

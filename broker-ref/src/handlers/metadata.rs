@@ -18,9 +18,54 @@ use crate::broker::Broker;
 use crate::partition::{Topic, LEADER_EPOCH};
 use crate::security::acl::{AclOperation as Op, ResourceType as Rt};
 
-/// Describes one topic's partitions.
+/// Describes one topic's partitions: in cluster mode as the metadata image has them (leader,
+/// epochs, replicas, ISR, offline replicas; LEADER_NOT_AVAILABLE for a partition without a
+/// leader), else this single node as every partition's only replica.
 pub(crate) fn describe_topic(broker: &Broker, topic: &Topic) -> MetadataResponseTopic {
     let node = BrokerId(broker.node_id);
+    if let Some(cluster) = broker.cluster_node() {
+        let partitions = cluster.image.read(|image| {
+            let usable: std::collections::BTreeSet<i32> =
+                image.usable_brokers().map(|b| b.id).collect();
+            image
+                .topics
+                .get(&topic.name)
+                .map(|t| {
+                    t.partitions
+                        .iter()
+                        .map(|(index, p)| {
+                            let ids = |v: &[i32]| v.iter().map(|b| BrokerId(*b)).collect();
+                            let offline: Vec<i32> = p
+                                .replicas
+                                .iter()
+                                .copied()
+                                .filter(|r| !usable.contains(r))
+                                .collect();
+                            let error = if p.leader < 0 {
+                                ErrorCode::LeaderNotAvailable.code()
+                            } else {
+                                0
+                            };
+                            MetadataResponsePartition::default()
+                                .with_error_code(error)
+                                .with_partition_index(*index)
+                                .with_leader_id(BrokerId(p.leader))
+                                .with_leader_epoch(p.leader_epoch)
+                                .with_replica_nodes(ids(&p.replicas))
+                                .with_isr_nodes(ids(&p.isr))
+                                .with_offline_replicas(ids(&offline))
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        });
+        return MetadataResponseTopic::default()
+            .with_name(Some(TopicName(sb(&topic.name))))
+            .with_topic_id(topic.id)
+            .with_is_internal(topic.is_internal())
+            .with_partitions(partitions)
+            .with_topic_authorized_operations(i32::MIN);
+    }
     let partitions = (0..topic.partition_count())
         .map(|i| {
             MetadataResponsePartition::default()
@@ -140,8 +185,68 @@ pub(crate) fn cluster_operations(broker: &Broker, ctx: &RequestContext<'_>) -> i
     }
 }
 
+/// The brokers a client may use, as (id, host, port, rack) for `listener`: in cluster mode
+/// every registered, unfenced broker with an endpoint on that listener; else this broker.
+pub(crate) fn live_brokers(
+    broker: &Broker,
+    listener: &str,
+) -> Vec<(i32, String, u16, Option<String>)> {
+    if let Some(cluster) = broker.cluster_node() {
+        return cluster.image.read(|image| {
+            image
+                .brokers
+                .values()
+                .filter(|b| !b.fenced)
+                .filter_map(|b| {
+                    let e = b
+                        .endpoints
+                        .iter()
+                        .find(|e| e.name.eq_ignore_ascii_case(listener))?;
+                    Some((b.id, e.host.clone(), e.port, b.rack.clone()))
+                })
+                .collect()
+        });
+    }
+    let rack = broker.config.get("broker.rack");
+    let (host, port) = broker.endpoint(listener);
+    vec![(
+        broker.node_id,
+        host.to_string(),
+        port,
+        (!rack.is_empty()).then(|| rack.to_string()),
+    )]
+}
+
+/// The id clients are told is the controller: in cluster mode a live broker (clients cannot
+/// reach KRaft controllers, so Kafka names a broker), else this node.
+pub(crate) fn controller_id(broker: &Broker, listener: &str) -> i32 {
+    match broker.cluster_node() {
+        Some(_) => live_brokers(broker, listener)
+            .first()
+            .map_or(-1, |(id, ..)| *id),
+        None => broker.node_id,
+    }
+}
+
 /// A Metadata response's cluster part: this broker, the cluster id and the controller.
 pub(crate) fn cluster_part(broker: &Broker, listener: &str) -> MetadataResponse {
+    if broker.cluster_node().is_some() {
+        return MetadataResponse::default()
+            .with_brokers(
+                live_brokers(broker, listener)
+                    .into_iter()
+                    .map(|(id, host, port, rack)| {
+                        MetadataResponseBroker::default()
+                            .with_node_id(BrokerId(id))
+                            .with_host(sb(host))
+                            .with_port(i32::from(port))
+                            .with_rack(rack.map(sb))
+                    })
+                    .collect(),
+            )
+            .with_cluster_id(Some(sb(&broker.cluster_id)))
+            .with_controller_id(BrokerId(controller_id(broker, listener)));
+    }
     let rack = broker.config.get("broker.rack");
     let (host, port) = broker.endpoint(listener);
     MetadataResponse::default()
@@ -174,6 +279,11 @@ fn lookup(
     }
     if !auto_create || crate::partition::INTERNAL_TOPICS.contains(&name.as_str()) {
         return missing_topic(Some(name), id, ErrorCode::UnknownTopicOrPartition);
+    }
+    if broker.cluster_node().is_some() {
+        // The controller creates it (route.rs asked before this answer); until this broker's
+        // image has it, clients are told to retry.
+        return missing_topic(Some(name), id, ErrorCode::LeaderNotAvailable);
     }
     let partitions = broker.config.num_partitions();
     match broker

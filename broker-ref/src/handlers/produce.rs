@@ -7,6 +7,7 @@
 //! a partition lock or the transaction coordinator's lock), then the valid sets are appended.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_protocol::messages::produce_response::{
@@ -39,6 +40,7 @@ pub async fn handle(
     request: ProduceRequest,
 ) -> Result<Option<ResponseKind>> {
     let acks = request.acks;
+    let request_timeout = request.timeout_ms;
     let txn_id = request
         .transactional_id
         .as_ref()
@@ -65,6 +67,8 @@ pub async fn handle(
     let budget = DecodeBudget::for_request(broker.config.long("socket.request.max.bytes"));
     let mut validated = validate_all(pending, now, budget).await.into_iter();
     let mut responses = Vec::with_capacity(topics.len());
+    // acks=all on a replicated partition: (topic, partition position, partition, last offset).
+    let mut waits: Vec<(usize, usize, Arc<Partition>, i64)> = Vec::new();
     for (name, topic_id, entries) in topics {
         let mut partitions = Vec::with_capacity(entries.len());
         for entry in entries {
@@ -75,6 +79,11 @@ pub async fn handle(
                 .as_ref()
                 .ok()
                 .map(|(p, _)| p.log_start_offset());
+            // acks=all on a replicated partition waits for the high watermark after the append.
+            let replicated = match &entry.target {
+                Ok((p, _)) if acks == -1 && p.is_replicated() => Some(p.clone()),
+                _ => None,
+            };
             let result = match entry.target {
                 Err(e) => {
                     tracing::debug!(topic = %name.as_str(), partition = entry.index, error = %e, "produce refused");
@@ -89,6 +98,14 @@ pub async fn handle(
                     )),
                 },
             };
+            if let (Ok(outcome), Some(partition)) = (&result, &replicated) {
+                waits.push((
+                    responses.len(),
+                    partitions.len(),
+                    partition.clone(),
+                    outcome.last_offset,
+                ));
+            }
             partitions.push(match result {
                 Ok(outcome) => resp
                     .with_base_offset(outcome.base_offset)
@@ -117,6 +134,24 @@ pub async fn handle(
     }
     if acks == 0 {
         return Ok(None);
+    }
+    let timeout = Duration::from_millis(request_timeout.max(0) as u64);
+    let outcomes = futures_util::future::join_all(
+        waits
+            .iter()
+            .map(|(_, _, p, last)| p.wait_replicated(*last, timeout)),
+    )
+    .await;
+    for ((t, i, _, _), outcome) in waits.iter().zip(outcomes) {
+        if let Err(e) = outcome {
+            if let Some(p) = responses
+                .get_mut(*t)
+                .and_then(|r: &mut TopicProduceResponse| r.partition_responses.get_mut(*i))
+            {
+                p.error_code = e.code().code();
+                p.base_offset = -1;
+            }
+        }
     }
     Ok(Some(ResponseKind::Produce(
         ProduceResponse::default().with_responses(responses),
@@ -151,6 +186,7 @@ fn resolve(
     let Some(partition) = topic.partition(data.index) else {
         return Err(unknown.into());
     };
+    partition.check_produce(acks)?;
     if topic.is_internal() {
         // Clients never write the coordinators' topics (Kafka's `internalTopicsAllowed =
         // false` for client produce), secured or not.

@@ -15,7 +15,6 @@ use odradek::ErrorCode;
 use super::context::RequestContext;
 use super::reply::HandlerResult;
 use crate::broker::Broker;
-use crate::partition::LEADER_EPOCH;
 
 /// Handles DeleteRecords: moves each partition's log start offset forward.
 pub fn delete_records(
@@ -74,8 +73,8 @@ pub fn offset_for_leader_epoch(
                     else {
                         return r.with_error_code(ErrorCode::UnknownTopicOrPartition.code());
                     };
-                    if p.current_leader_epoch > LEADER_EPOCH {
-                        return r.with_error_code(ErrorCode::UnknownLeaderEpoch.code());
+                    if let Err(e) = partition.check_leader(p.current_leader_epoch) {
+                        return r.with_error_code(e.code().code());
                     }
                     let found = partition
                         .log()

@@ -6,8 +6,8 @@ use odradek::ErrorCode;
 
 use super::context::RequestContext;
 use super::{
-    admin_configs, admin_topics, api_versions, client_quotas, cluster, fetch, groups,
-    init_producer_id, list_offsets, metadata, produce, records_admin, security_admin, txn,
+    admin_configs, admin_topics, api_versions, authz, client_quotas, cluster, cluster_admin, fetch,
+    groups, init_producer_id, list_offsets, metadata, produce, records_admin, security_admin, txn,
 };
 use crate::broker::Broker;
 use crate::Error;
@@ -20,15 +20,33 @@ pub(super) async fn handle_unchecked(
 ) -> crate::Result<Option<ResponseKind>> {
     match body {
         RequestKind::ApiVersions(r) => Ok(Some(api_versions::handle(ctx, &r))),
-        RequestKind::Metadata(r) => metadata::handle(broker, ctx, r).map(Some),
+        RequestKind::Metadata(r) => {
+            if let Some(node) = broker.cluster_node() {
+                cluster_admin::auto_create(node, auto_create_names(broker, ctx, &r)).await;
+            }
+            metadata::handle(broker, ctx, r).map(Some)
+        }
         RequestKind::Produce(r) => produce::handle(broker, ctx, r).await,
         RequestKind::Fetch(r) => fetch::handle(broker, ctx, r).await.map(Some),
         RequestKind::ListOffsets(r) => list_offsets::handle(broker, ctx, r).map(Some),
-        RequestKind::CreateTopics(r) => admin_topics::create_topics(broker, ctx, r).map(Some),
-        RequestKind::DeleteTopics(r) => admin_topics::delete_topics(broker, ctx, r).map(Some),
-        RequestKind::CreatePartitions(r) => {
-            admin_topics::create_partitions(broker, ctx, r).map(Some)
-        }
+        RequestKind::CreateTopics(r) => match broker.cluster_node() {
+            Some(node) => cluster_admin::create_topics(broker, node, ctx, r)
+                .await
+                .map(Some),
+            None => admin_topics::create_topics(broker, ctx, r).map(Some),
+        },
+        RequestKind::DeleteTopics(r) => match broker.cluster_node() {
+            Some(node) => cluster_admin::delete_topics(broker, node, r)
+                .await
+                .map(Some),
+            None => admin_topics::delete_topics(broker, ctx, r).map(Some),
+        },
+        RequestKind::CreatePartitions(r) => match broker.cluster_node() {
+            Some(node) => cluster_admin::create_partitions(broker, node, r)
+                .await
+                .map(Some),
+            None => admin_topics::create_partitions(broker, ctx, r).map(Some),
+        },
         RequestKind::DescribeConfigs(r) => admin_configs::describe(broker, ctx, r).map(Some),
         RequestKind::AlterConfigs(r) => admin_configs::alter(broker, ctx, r).map(Some),
         RequestKind::IncrementalAlterConfigs(r) => {
@@ -79,4 +97,37 @@ pub(super) async fn handle_unchecked(
             "API not served",
         )),
     }
+}
+
+/// The topics a cluster broker asks the controller to auto-create for a Metadata request:
+/// named, unknown to the image, valid, not internal, auto-creation allowed by the request and
+/// `auto.create.topics.enable`, and the principal may describe and create them.
+fn auto_create_names(
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
+    r: &kafka_protocol::messages::MetadataRequest,
+) -> Vec<String> {
+    use crate::security::acl::{AclOperation as Op, ResourceType as Rt};
+    if !r.allow_auto_topic_creation || !broker.config.bool("auto.create.topics.enable") {
+        return Vec::new();
+    }
+    let Some(node) = broker.cluster_node() else {
+        return Vec::new();
+    };
+    let az = authz::Authz::of(broker, ctx);
+    let may_create = |name: &str| {
+        az.as_ref().is_none_or(|a| {
+            a.allowed(Op::Describe, Rt::Topic, name)
+                && (a.cluster(Op::Create) || a.allowed(Op::Create, Rt::Topic, name))
+        })
+    };
+    r.topics
+        .iter()
+        .flatten()
+        .filter_map(|t| t.name.as_ref().map(|n| n.to_string()))
+        .filter(|n| !node.image.read(|i| i.topics.contains_key(n)))
+        .filter(|n| crate::partition::validate_topic_name(n).is_ok())
+        .filter(|n| !crate::partition::INTERNAL_TOPICS.contains(&n.as_str()))
+        .filter(|n| may_create(n))
+        .collect()
 }

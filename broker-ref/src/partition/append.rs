@@ -101,6 +101,7 @@ impl Partition {
             checks.push(check);
         }
         let mut first_offset: Option<i64> = None;
+        let mut last_offset = -1;
         let mut log_append_time = -1;
         for ((batch, valid), check) in set.batches.into_iter().zip(checks) {
             if let SequenceCheck::Duplicate { base_offset } = check {
@@ -122,6 +123,7 @@ impl Partition {
                 });
             }
             log_append_time = info.log_append_time;
+            last_offset = info.last_offset;
             first_offset.get_or_insert(info.base_offset);
         }
         self.publish_offsets(&mut log, &producers);
@@ -130,6 +132,7 @@ impl Partition {
             base_offset: first_offset.unwrap_or(-1),
             log_append_time,
             log_start_offset: log.log_start_offset(),
+            last_offset: last_offset.max(first_offset.unwrap_or(-1)),
         })
     }
 

@@ -21,11 +21,11 @@ mod waiters;
 
 pub use append::ValidRecordSet;
 pub use markers::Marker;
-pub use replication::{
-    IsrChange, LeaderAndIsr, ReplicaRead, Replication, ReplicationView, Role as ReplicaRole,
-};
 pub use producer_state::{BatchRecord, ProducerState, ProducerSummary, SequenceCheck};
 pub use registry::{
     validate_topic_name, write_atomically as write_meta, Topic, TopicRegistry, INTERNAL_TOPICS,
+};
+pub use replication::{
+    IsrChange, LeaderAndIsr, ReplicaRead, Replication, ReplicationView, Role as ReplicaRole,
 };
 pub use state::{close_all, FetchOutcome, Partition, ProduceOutcome, Progress, LEADER_EPOCH};

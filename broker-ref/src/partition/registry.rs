@@ -432,6 +432,19 @@ impl TopicRegistry {
         overrides: BTreeMap<String, String>,
         validate_only: bool,
     ) -> Result<Arc<Topic>> {
+        self.create_with_id(name, Uuid::new_v4(), partitions, overrides, validate_only)
+    }
+
+    /// [`TopicRegistry::create`] with the topic id given (cluster mode: the controller chose
+    /// it, and every broker hosts the topic under the same id).
+    pub fn create_with_id(
+        &self,
+        name: &str,
+        id: Uuid,
+        partitions: i32,
+        overrides: BTreeMap<String, String>,
+        validate_only: bool,
+    ) -> Result<Arc<Topic>> {
         validate_topic_name(name)?;
         if !(1..=MAX_PARTITIONS_PER_TOPIC).contains(&partitions) {
             return Err(Error::kafka(
@@ -441,7 +454,7 @@ impl TopicRegistry {
         }
         self.effective_config(&overrides)?;
         let meta = TopicMeta {
-            id: Uuid::new_v4(),
+            id,
             partitions,
             overrides,
         };

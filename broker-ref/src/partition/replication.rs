@@ -193,6 +193,11 @@ impl Partition {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Whether replication moves this partition's high watermark (cluster mode).
+    pub fn is_replicated(&self) -> bool {
+        self.replicated.load(Ordering::Acquire)
+    }
+
     /// The replication state as request handlers need it.
     pub fn replication_view(&self) -> ReplicationView {
         let r = self.replication();
@@ -297,9 +302,11 @@ impl Partition {
             return Err(ErrorCode::NotLeaderOrFollower.into());
         }
         if last_fetched_epoch >= 0 && fetch_offset > start {
+            // An epoch this leader never had beyond its own latest: the follower keeps at most
+            // what precedes its first epoch above the leader's latest.
             let (epoch, end) = log
                 .end_offset_for_epoch(last_fetched_epoch)
-                .unwrap_or((-1, -1));
+                .unwrap_or((log.latest_epoch().unwrap_or(0), leo));
             if epoch != last_fetched_epoch || end < fetch_offset {
                 return Ok(ReplicaRead::Diverging {
                     epoch,
@@ -373,15 +380,20 @@ impl Partition {
             .copied()
             .filter(|id| *id != me)
             .filter(|id| {
-                r.followers.get(id).is_none_or(|f| {
-                    f.leo != leo && now_ms - f.last_caught_up_ms > lag_max_ms
-                })
+                r.followers
+                    .get(id)
+                    .is_none_or(|f| f.leo != leo && now_ms - f.last_caught_up_ms > lag_max_ms)
             })
             .collect();
         if lagging.is_empty() {
             return None;
         }
-        let isr: Vec<i32> = r.isr.iter().copied().filter(|id| !lagging.contains(id)).collect();
+        let isr: Vec<i32> = r
+            .isr
+            .iter()
+            .copied()
+            .filter(|id| !lagging.contains(id))
+            .collect();
         r.pending_isr = Some(isr.clone());
         Some(IsrChange {
             leader_epoch: r.leader_epoch,
@@ -489,6 +501,62 @@ impl Partition {
         Ok(())
     }
 
+    /// Where a follower truncates when its leader reports a divergence at (`epoch`,
+    /// `end_offset`) (Kafka's `getOffsetTruncationState`): the end of that epoch in both logs,
+    /// whichever is lower; the end of the largest smaller epoch when this log does not have
+    /// `epoch`; the high watermark when the leader knows no such epoch.
+    pub fn divergence_truncation(&self, epoch: i32, end_offset: i64) -> Result<i64> {
+        let log = self.log()?;
+        if epoch < 0 || end_offset < 0 {
+            return Ok(self.high_watermark().min(log.log_end_offset()));
+        }
+        Ok(match log.end_offset_for_epoch(epoch) {
+            Some((e, o)) if e == epoch => o.min(end_offset),
+            Some((_, o)) => o.min(end_offset),
+            None => self.high_watermark(),
+        }
+        .min(log.log_end_offset()))
+    }
+
+    /// A follower so far behind that the leader no longer has its next offset starts over
+    /// empty at the leader's log start offset.
+    pub fn restart_as_follower_at(&self, offset: i64) -> Result<()> {
+        let mut log = self.log()?;
+        log.truncate_fully_and_start_at(offset)?;
+        let mut producers = self.producers()?;
+        *producers = ProducerState::default();
+        self.high_watermark.store(offset, Ordering::Release);
+        self.publish_offsets(&mut log, &producers);
+        tracing::warn!(
+            topic = self.topic(),
+            partition = self.index(),
+            offset,
+            "follower restarted at the leader's log start"
+        );
+        Ok(())
+    }
+
+    /// Checks a client's view of the leadership (Fetch, ListOffsets, OffsetForLeaderEpoch):
+    /// this broker must lead, and a `current_leader_epoch` (≥ 0) must be the partition's
+    /// (FENCED_LEADER_EPOCH when older, UNKNOWN_LEADER_EPOCH when newer).
+    pub fn check_leader(&self, current_leader_epoch: i32) -> Result<()> {
+        let r = self.replication();
+        let epoch = match r.role {
+            Role::Single => super::state::LEADER_EPOCH,
+            Role::Leader => r.leader_epoch,
+            Role::Follower { .. } | Role::None => return Err(ErrorCode::NotLeaderOrFollower.into()),
+        };
+        if current_leader_epoch >= 0 {
+            if current_leader_epoch < epoch {
+                return Err(ErrorCode::FencedLeaderEpoch.into());
+            }
+            if current_leader_epoch > epoch {
+                return Err(ErrorCode::UnknownLeaderEpoch.into());
+            }
+        }
+        Ok(())
+    }
+
     /// Whether a produce with `acks` may append now: this broker leads, and for acks=all the
     /// ISR is at least `min.insync.replicas` (NOT_ENOUGH_REPLICAS before the append).
     pub fn check_produce(&self, acks: i16) -> Result<()> {
@@ -510,7 +578,11 @@ impl Partition {
     /// acks=all: waits until the high watermark passes `last_offset`, up to `timeout`.
     /// NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below `min.insync.replicas`
     /// meanwhile, NOT_LEADER_OR_FOLLOWER when leadership moved, REQUEST_TIMED_OUT otherwise.
-    pub async fn wait_replicated(&self, last_offset: i64, timeout: std::time::Duration) -> Result<()> {
+    pub async fn wait_replicated(
+        &self,
+        last_offset: i64,
+        timeout: std::time::Duration,
+    ) -> Result<()> {
         let deadline = tokio::time::Instant::now() + timeout;
         let waiter = Arc::new(Notify::new());
         loop {
@@ -529,7 +601,10 @@ impl Partition {
                     _ => return Err(ErrorCode::NotLeaderOrFollower.into()),
                 }
             }
-            if tokio::time::timeout_at(deadline, waiter.notified()).await.is_err() {
+            if tokio::time::timeout_at(deadline, waiter.notified())
+                .await
+                .is_err()
+            {
                 return Err(ErrorCode::RequestTimedOut.into());
             }
         }
@@ -545,7 +620,8 @@ mod tests {
     fn batch(values: usize) -> Bytes {
         let mut b = BatchBuilder::new(Compression::None);
         for i in 0..values {
-            b.append(0, None, Some(format!("v{i}").as_bytes()), &[]).unwrap();
+            b.append(0, None, Some(format!("v{i}").as_bytes()), &[])
+                .unwrap();
         }
         b.build().unwrap()
     }
@@ -598,7 +674,8 @@ mod tests {
     fn a_lagging_follower_is_dropped_and_min_isr_stops_the_high_watermark() {
         let dir = tempfile::tempdir().unwrap();
         let p = open(dir.path());
-        p.apply_leadership(&decision(1, 1, 1, &[1, 2, 3]), 0).unwrap();
+        p.apply_leadership(&decision(1, 1, 1, &[1, 2, 3]), 0)
+            .unwrap();
         p.append_record_set(batch(2), 0).unwrap();
         p.serve_follower(2, 2, 1, 1 << 20, 5).unwrap();
         assert_eq!(p.isr_shrink(100, 1_000), None, "within the lag time");
@@ -612,7 +689,11 @@ mod tests {
         let e = p.check_produce(-1).unwrap_err();
         assert_eq!(e.code(), ErrorCode::NotEnoughReplicas);
         p.append_record_set(batch(1), 10).unwrap();
-        assert_eq!(p.high_watermark(), 2, "no advance below min.insync.replicas");
+        assert_eq!(
+            p.high_watermark(),
+            2,
+            "no advance below min.insync.replicas"
+        );
     }
 
     #[test]
@@ -621,23 +702,32 @@ mod tests {
         let follower_dir = tempfile::tempdir().unwrap();
         let leader = open(leader_dir.path());
         let follower = open(follower_dir.path());
-        leader.apply_leadership(&decision(1, 1, 1, &[1, 2]), 0).unwrap();
-        follower.apply_leadership(&decision(2, 1, 1, &[1, 2]), 0).unwrap();
+        leader
+            .apply_leadership(&decision(1, 1, 1, &[1, 2]), 0)
+            .unwrap();
+        follower
+            .apply_leadership(&decision(2, 1, 1, &[1, 2]), 0)
+            .unwrap();
         leader.append_record_set(batch(2), 0).unwrap();
-        let ReplicaRead::Records { records, .. } = leader.serve_follower(2, 0, -1, 1 << 20, 1).unwrap()
+        let ReplicaRead::Records { records, .. } =
+            leader.serve_follower(2, 0, -1, 1 << 20, 1).unwrap()
         else {
             panic!("diverging");
         };
         follower.append_as_follower(records, 0, 1).unwrap();
         assert_eq!(follower.follower_position().unwrap(), (2, 1));
         // The follower has an epoch-1 record the new leader (epoch 2) never saw.
-        follower.apply_leadership(&decision(2, 2, 2, &[2]), 2).unwrap();
+        follower
+            .apply_leadership(&decision(2, 2, 2, &[2]), 2)
+            .unwrap();
         follower.append_record_set(batch(1), 3).unwrap();
         let follower_again = follower;
         follower_again
             .apply_leadership(&decision(2, 1, 3, &[1, 2]), 4)
             .unwrap();
-        leader.apply_leadership(&decision(1, 1, 3, &[1, 2]), 4).unwrap();
+        leader
+            .apply_leadership(&decision(1, 1, 3, &[1, 2]), 4)
+            .unwrap();
         let (offset, epoch) = follower_again.follower_position().unwrap();
         assert_eq!((offset, epoch), (3, 2));
         match leader.serve_follower(2, offset, epoch, 1 << 20, 5).unwrap() {

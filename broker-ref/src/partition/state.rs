@@ -65,6 +65,9 @@ pub struct ProduceOutcome {
     pub log_append_time: i64,
     /// Log start offset after the append.
     pub log_start_offset: i64,
+    /// Offset of the last record appended (or of the original, for a duplicate): acks=all
+    /// waits for the high watermark to pass it.
+    pub last_offset: i64,
 }
 
 /// What a fetch of one partition returns.

@@ -45,7 +45,12 @@ impl Partition {
             .control(true);
         b.append(now_ms, Some(&kind.encode_key()), Some(&value), &[])?;
         let bytes = BytesMut::from(b.build()?.as_ref());
-        let info = log.append_from(bytes, self.leader_epoch(), now_ms, AppendOrigin::Coordinator)?;
+        let info = log.append_from(
+            bytes,
+            self.leader_epoch(),
+            now_ms,
+            AppendOrigin::Coordinator,
+        )?;
         self.snapshot_if_rolled(&log, &producers, &info);
         let first = producers.complete_txn(
             marker.producer_id,

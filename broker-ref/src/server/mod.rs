@@ -67,8 +67,13 @@ impl RunningBroker {
             .map(|(_, _, a)| *a)
     }
 
-    /// Stops accepting, closes connections, flushes every log and writes checkpoints.
+    /// Stops accepting, closes connections, flushes every log and writes checkpoints. A
+    /// cluster broker first has the controller move its leadership away (controlled shutdown).
     pub async fn shutdown(self) -> Result<()> {
+        if let Some(node) = self.broker.cluster_node() {
+            node.controlled_shutdown(std::time::Duration::from_secs(30))
+                .await;
+        }
         let _ = self.shutdown.send(true);
         for t in self.tasks {
             let _ = t.await;
@@ -96,16 +101,6 @@ pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
     let dir = config.log_dir();
     std::fs::create_dir_all(&dir)?;
     let cluster = crate::cluster::ClusterSettings::from_config(&config)?;
-    if let Some(c) = &cluster {
-        if c.broker {
-            return Err(Error::config(
-                "process.roles",
-                "the broker role of a cluster node is not built yet (the replication data plane, \
-                 issue 17): run controllers with process.roles=controller, or a single node \
-                 without controller.quorum.voters",
-            ));
-        }
-    }
     let credentials = Arc::new(CredentialStore::open(&dir)?);
     let securities = security::listener_security(&config, &credentials)?;
     if let Some(c) = &cluster {
@@ -190,13 +185,15 @@ pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
     let (shutdown, shutdown_rx) = watch::channel(false);
     let mut tasks = Vec::new();
     if let Some(settings) = cluster {
-        let (node, task) = crate::cluster::ClusterNode::start(
+        let deps = cluster_deps(&broker, &settings);
+        let (node, node_tasks) = crate::cluster::ClusterNode::start(
             settings,
             &broker.config.log_dir(),
+            deps,
             shutdown_rx.clone(),
         )?;
         let _ = broker.cluster.set(node);
-        tasks.push(task);
+        tasks.extend(node_tasks);
     }
     let mut addresses = Vec::new();
     // One set of limits for every listener: max.connections bounds the broker.
@@ -222,6 +219,64 @@ pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
         shutdown,
         tasks,
     })
+}
+
+/// What a cluster node needs from this broker: its registry, the controller's settings from
+/// the broker config, its advertised client listeners and the replication settings.
+fn cluster_deps(
+    broker: &Arc<Broker>,
+    settings: &crate::cluster::ClusterSettings,
+) -> crate::cluster::NodeDeps {
+    let config = &broker.config;
+    let topics = broker.topics.clone();
+    let validator = topics.clone();
+    let controller = crate::cluster::controller::ControllerSettings {
+        session_timeout: std::time::Duration::from_millis(settings.session_timeout_ms),
+        num_partitions: config.num_partitions(),
+        default_replication_factor: config.int("default.replication.factor").max(1),
+        unclean_leader_election: config.bool("unclean.leader.election.enable"),
+        validate_topic_config: Arc::new(move |overrides| {
+            validator.effective_config(overrides).map(|_| ())
+        }),
+    };
+    let endpoints = broker
+        .endpoints
+        .iter()
+        .filter(|e| !settings.is_controller_listener(&e.listener))
+        .map(|e| crate::cluster::records::EndpointRecord {
+            name: e.listener.clone(),
+            host: e.host.clone(),
+            port: e.port,
+            security_protocol: 0,
+        })
+        .collect();
+    let rack = Some(config.get("broker.rack").to_string()).filter(|r| !r.is_empty());
+    let inter_broker = match config.get("inter.broker.listener.name") {
+        "" => broker
+            .endpoints
+            .iter()
+            .find(|e| !settings.is_controller_listener(&e.listener))
+            .map_or_else(|| "PLAINTEXT".to_string(), |e| e.listener.clone()),
+        name => name.to_string(),
+    };
+    let replicas = crate::cluster::replicas::ReplicaSettings {
+        node_id: settings.node_id,
+        lag_max_ms: config.long("replica.lag.time.max.ms"),
+        fetch_wait_max_ms: config.int("replica.fetch.wait.max.ms"),
+        fetch_max_bytes: config.int("replica.fetch.max.bytes"),
+        fetch_response_max_bytes: config.int("replica.fetch.response.max.bytes"),
+        fetch_backoff: std::time::Duration::from_millis(
+            config.long("replica.fetch.backoff.ms").max(1) as u64,
+        ),
+        inter_broker_listener: inter_broker,
+    };
+    crate::cluster::NodeDeps {
+        topics,
+        controller,
+        endpoints,
+        rack,
+        replicas,
+    }
 }
 
 /// Serves one accepted connection until it closes or `shutdown` turns true: the building block

@@ -14,6 +14,7 @@ use kafka_protocol::messages::{RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, HeaderVersion, Request, StrBytes};
 use odradek::protocol::{decode_response, encode_request};
 
+pub mod cluster;
 pub mod fidelity;
 
 /// A broker process.

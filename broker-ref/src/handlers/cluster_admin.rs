@@ -1,0 +1,267 @@
+//! Admin requests a cluster broker forwards to the active controller (as Kafka's brokers do):
+//! CreateTopics (also for Metadata's auto-creation), DeleteTopics and CreatePartitions. The
+//! broker authorizes them first (`authorize.rs`), forwards, retries while the controller moves
+//! (NOT_CONTROLLER, a lost connection) until the request's timeout, and answers once its own
+//! metadata has the change, so the client's next Metadata to this broker sees it.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use kafka_protocol::messages::create_topics_request::CreatableTopic;
+use kafka_protocol::messages::create_topics_response::CreatableTopicConfigs;
+use kafka_protocol::messages::{
+    CreatePartitionsRequest, CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest,
+    ResponseKind, TopicName,
+};
+use kafka_protocol::protocol::Request;
+use odradek::protocol::Throttled;
+use odradek::ErrorCode;
+
+use super::admin_configs::topic_config_entries;
+use super::context::RequestContext;
+use super::reply::{sb, HandlerResult};
+use crate::broker::Broker;
+use crate::cluster::ClusterNode;
+use crate::{Error, Result};
+
+/// Sends `request` to the active controller, retrying while there is none or it moved, until
+/// `timeout`. `retry` says whether an answer is only a "not the controller".
+async fn forward<R>(
+    node: &ClusterNode,
+    request: &R,
+    timeout: Duration,
+    retry: impl Fn(&R::Response) -> bool,
+) -> Result<R::Response>
+where
+    R: Request<Response: Throttled>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let attempt = match node.quorum.status().leader {
+            Some(controller) => node.peers.call(controller, request).await,
+            None => Err(Error::kafka(
+                ErrorCode::NotController,
+                "no active controller",
+            )),
+        };
+        let last = match attempt {
+            Ok(r) if !retry(&r) => return Ok(r),
+            Ok(_) => Error::kafka(ErrorCode::NotController, "the controller moved"),
+            Err(e) => e,
+        };
+        if tokio::time::Instant::now() >= deadline {
+            return Err(last);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits until this broker hosts `topics` (or none of them, with `gone`), up to `timeout`.
+async fn settle(broker: &Broker, topics: &[String], gone: bool, timeout: Duration) {
+    let deadline = tokio::time::Instant::now() + timeout;
+    while tokio::time::Instant::now() < deadline {
+        let done = topics
+            .iter()
+            .all(|t| broker.topics.get(t).is_some() != gone);
+        if done {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn timeout_of(ms: i32) -> Duration {
+    Duration::from_millis(ms.clamp(1_000, 60_000) as u64)
+}
+
+/// CreateTopics in cluster mode.
+pub async fn create_topics(
+    broker: &Broker,
+    node: &ClusterNode,
+    ctx: &RequestContext<'_>,
+    request: CreateTopicsRequest,
+) -> HandlerResult {
+    let version = ctx.api_version;
+    let timeout = timeout_of(request.timeout_ms);
+    let validate_only = request.validate_only;
+    let mut response = forward(node, &request, timeout, |r: &CreateTopicsResponse| {
+        r.topics
+            .iter()
+            .any(|t| t.error_code == ErrorCode::NotController.code())
+    })
+    .await?;
+    let created: Vec<String> = response
+        .topics
+        .iter()
+        .filter(|t| t.error_code == 0)
+        .map(|t| t.name.to_string())
+        .collect();
+    if !validate_only {
+        settle(broker, &created, false, timeout).await;
+    }
+    if version >= 5 {
+        for t in response.topics.iter_mut().filter(|t| t.error_code == 0) {
+            let overrides: BTreeMap<String, String> = request
+                .topics
+                .iter()
+                .find(|r: &&CreatableTopic| r.name == t.name)
+                .map(|r| {
+                    r.configs
+                        .iter()
+                        .filter_map(|c| Some((c.name.to_string(), c.value.as_ref()?.to_string())))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let configs = broker
+                .topics
+                .effective_config(&overrides)
+                .map(|c| {
+                    topic_config_entries(
+                        &c,
+                        &overrides,
+                        &broker.topics.defaults(),
+                        &broker.dynamic.effective(),
+                    )
+                })
+                .unwrap_or_default()
+                .into_iter()
+                .map(|e| {
+                    CreatableTopicConfigs::default()
+                        .with_name(sb(e.name))
+                        .with_value(Some(sb(e.value)))
+                        .with_config_source(e.source as i8)
+                        .with_read_only(false)
+                        .with_is_sensitive(false)
+                })
+                .collect();
+            t.configs = Some(configs);
+        }
+    }
+    Ok(ResponseKind::CreateTopics(response))
+}
+
+/// DeleteTopics in cluster mode: ids are resolved to names here.
+pub async fn delete_topics(
+    broker: &Broker,
+    node: &ClusterNode,
+    mut request: DeleteTopicsRequest,
+) -> HandlerResult {
+    let timeout = timeout_of(request.timeout_ms);
+    let mut unknown_ids = Vec::new();
+    for t in &mut request.topics {
+        if t.name.is_none() {
+            match broker.topics.get_by_id(t.topic_id) {
+                Some(local) => t.name = Some(TopicName(sb(&local.name))),
+                None => unknown_ids.push(t.topic_id),
+            }
+        }
+    }
+    request.topics.retain(|t| t.name.is_some());
+    if !broker.config.bool("delete.topic.enable") {
+        return Err(Error::kafka(
+            ErrorCode::TopicDeletionDisabled,
+            "topic deletion is disabled (delete.topic.enable=false)",
+        ));
+    }
+    let mut response = forward(node, &request, timeout, |r| {
+        r.responses
+            .iter()
+            .any(|t| t.error_code == ErrorCode::NotController.code())
+    })
+    .await?;
+    let deleted: Vec<String> = response
+        .responses
+        .iter()
+        .filter(|t| t.error_code == 0)
+        .filter_map(|t| t.name.as_ref().map(|n| n.to_string()))
+        .collect();
+    settle(broker, &deleted, true, timeout).await;
+    for id in unknown_ids {
+        response.responses.push(
+            kafka_protocol::messages::delete_topics_response::DeletableTopicResult::default()
+                .with_topic_id(id)
+                .with_error_code(ErrorCode::UnknownTopicId.code()),
+        );
+    }
+    Ok(ResponseKind::DeleteTopics(response))
+}
+
+/// CreatePartitions in cluster mode.
+pub async fn create_partitions(
+    broker: &Broker,
+    node: &ClusterNode,
+    request: CreatePartitionsRequest,
+) -> HandlerResult {
+    let timeout = timeout_of(request.timeout_ms);
+    let wanted: Vec<(String, i32)> = request
+        .topics
+        .iter()
+        .map(|t| (t.name.to_string(), t.count))
+        .collect();
+    let response = forward(node, &request, timeout, |r| {
+        r.results
+            .iter()
+            .any(|t| t.error_code == ErrorCode::NotController.code())
+    })
+    .await?;
+    if !request.validate_only {
+        let deadline = tokio::time::Instant::now() + timeout;
+        while tokio::time::Instant::now() < deadline {
+            let grown = response
+                .results
+                .iter()
+                .filter(|r| r.error_code == 0)
+                .all(|r| {
+                    let want = wanted
+                        .iter()
+                        .find(|(n, _)| n == r.name.as_str())
+                        .map_or(0, |(_, c)| *c);
+                    broker
+                        .topics
+                        .get(r.name.as_str())
+                        .is_some_and(|t| t.partition_count() >= want)
+                });
+            if grown {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    Ok(ResponseKind::CreatePartitions(response))
+}
+
+/// Metadata's auto-creation in cluster mode: asks the controller to create `names` with the
+/// broker defaults (errors are left to the Metadata answer, which says LEADER_NOT_AVAILABLE
+/// until the topic shows up).
+pub async fn auto_create(node: &ClusterNode, names: Vec<String>) {
+    if names.is_empty() {
+        return;
+    }
+    let request = CreateTopicsRequest::default()
+        .with_timeout_ms(5_000)
+        .with_topics(
+            names
+                .into_iter()
+                .map(|n| {
+                    CreatableTopic::default()
+                        .with_name(TopicName(sb(n)))
+                        .with_num_partitions(-1)
+                        .with_replication_factor(-1)
+                })
+                .collect(),
+        );
+    if let Err(e) = forward(
+        node,
+        &request,
+        Duration::from_secs(5),
+        |r: &CreateTopicsResponse| {
+            r.topics
+                .iter()
+                .any(|t| t.error_code == ErrorCode::NotController.code())
+        },
+    )
+    .await
+    {
+        tracing::debug!(error = %e, "auto-creation not forwarded");
+    }
+}

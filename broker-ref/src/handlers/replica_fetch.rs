@@ -1,0 +1,161 @@
+//! A follower's Fetch (a request with a replica id): the leader checks each partition's fetch
+//! position against its leader epoch cache (answering a divergence, KIP-320 / Fetch v12),
+//! records the follower's progress (which moves the high watermark and may earn it an ISR
+//! expansion, sent to the controller), and reads up to the log end, not the high watermark. It
+//! long-polls like a consumer fetch until data arrives or `max_wait_ms` passes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kafka_protocol::messages::fetch_response::{
+    EpochEndOffset, FetchableTopicResponse, PartitionData,
+};
+use kafka_protocol::messages::{FetchRequest, FetchResponse, ResponseKind};
+use odradek::ErrorCode;
+
+use super::context::RequestContext;
+use crate::broker::Broker;
+use crate::partition::{Partition, ReplicaRead};
+use crate::Result;
+
+/// Handles a Fetch from follower `replica`.
+pub async fn handle(
+    broker: &Broker,
+    _ctx: &RequestContext<'_>,
+    request: FetchRequest,
+    replica: i32,
+) -> Result<ResponseKind> {
+    let deadline =
+        tokio::time::Instant::now() + Duration::from_millis(request.max_wait_ms.max(0) as u64);
+    let waiter = Arc::new(tokio::sync::Notify::new());
+    let mut registered = false;
+    loop {
+        let (responses, data, errors) = serve(broker, &request, replica);
+        if data || errors || tokio::time::Instant::now() >= deadline {
+            return Ok(ResponseKind::Fetch(
+                FetchResponse::default().with_responses(responses),
+            ));
+        }
+        if !registered {
+            for p in partitions(broker, &request) {
+                p.register_waiter(&waiter);
+            }
+            registered = true;
+            continue;
+        }
+        crate::request_slots::release_while_waiting();
+        if tokio::time::timeout_at(deadline, waiter.notified())
+            .await
+            .is_err()
+        {
+            let (responses, _, _) = serve(broker, &request, replica);
+            return Ok(ResponseKind::Fetch(
+                FetchResponse::default().with_responses(responses),
+            ));
+        }
+    }
+}
+
+fn partitions(broker: &Broker, request: &FetchRequest) -> Vec<Arc<Partition>> {
+    request
+        .topics
+        .iter()
+        .filter_map(|t| broker.topics.get(&t.topic))
+        .flat_map(|topic| {
+            request
+                .topics
+                .iter()
+                .filter(|t| t.topic.as_str() == topic.name)
+                .flat_map(|t| t.partitions.iter().map(|p| p.partition))
+                .filter_map(|i| topic.partition(i))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Serves every partition once: the responses, whether any carried data or a divergence,
+/// and whether any failed.
+fn serve(
+    broker: &Broker,
+    request: &FetchRequest,
+    replica: i32,
+) -> (Vec<FetchableTopicResponse>, bool, bool) {
+    let now = crate::clock::now_ms();
+    let mut budget = request.max_bytes.max(0) as usize;
+    let mut data = false;
+    let mut errors = false;
+    let replicas = broker.cluster_node().and_then(|n| n.replicas.clone());
+    let responses = request
+        .topics
+        .iter()
+        .map(|t| {
+            let topic = broker.topics.get(&t.topic);
+            let partitions = t
+                .partitions
+                .iter()
+                .map(|p| {
+                    let base = PartitionData::default().with_partition_index(p.partition);
+                    let Some(partition) = topic.as_ref().and_then(|tp| tp.partition(p.partition))
+                    else {
+                        errors = true;
+                        return base.with_error_code(ErrorCode::UnknownTopicOrPartition.code());
+                    };
+                    if let Err(e) = partition.check_leader(p.current_leader_epoch) {
+                        errors = true;
+                        return base.with_error_code(e.code().code());
+                    }
+                    let limit = (p.partition_max_bytes.max(0) as usize).min(budget);
+                    match partition.serve_follower(
+                        replica,
+                        p.fetch_offset,
+                        p.last_fetched_epoch,
+                        limit.max(1),
+                        now,
+                    ) {
+                        Ok(ReplicaRead::Records {
+                            records,
+                            high_watermark,
+                            log_start_offset,
+                            expand,
+                        }) => {
+                            if let (Some(change), Some(r)) = (expand, replicas.as_ref()) {
+                                r.propose_isr(partition.topic(), partition.index(), change);
+                            }
+                            budget = budget.saturating_sub(records.len());
+                            data |= !records.is_empty();
+                            base.with_high_watermark(high_watermark)
+                                .with_last_stable_offset(partition.last_stable_offset())
+                                .with_log_start_offset(log_start_offset)
+                                .with_records(Some(records))
+                        }
+                        Ok(ReplicaRead::Diverging {
+                            epoch,
+                            end_offset,
+                            high_watermark,
+                        }) => {
+                            data = true;
+                            base.with_high_watermark(high_watermark)
+                                .with_log_start_offset(partition.log_start_offset())
+                                .with_diverging_epoch(
+                                    EpochEndOffset::default()
+                                        .with_epoch(epoch)
+                                        .with_end_offset(end_offset),
+                                )
+                        }
+                        Err(e) => {
+                            errors = true;
+                            base.with_error_code(e.code().code())
+                                .with_high_watermark(partition.high_watermark())
+                                .with_log_start_offset(partition.log_start_offset())
+                        }
+                    }
+                })
+                .collect();
+            FetchableTopicResponse::default()
+                .with_topic(t.topic.clone())
+                .with_topic_id(t.topic_id)
+                .with_partitions(partitions)
+        })
+        .collect();
+    (responses, data, errors)
+}

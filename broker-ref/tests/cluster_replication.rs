@@ -1,0 +1,129 @@
+//! Replication on a 3-node local cluster (every node broker and controller, replication
+//! factor 3, `min.insync.replicas=2`): topics created through any broker, acks=all
+//! acknowledged once the ISR has the records, followers refusing client reads, a SIGKILLed
+//! leader replaced by an ISR member that has every acknowledged record, acks=all going on with
+//! two of three, and the killed node catching up and rejoining the ISR.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use common::cluster::LocalCluster;
+use common::{create_topic_with, one_record, produce_request, read_partition, Client};
+
+fn produce(client: &mut Client, topic: &str, acks: i16, value: &[u8]) -> (i16, i64) {
+    let r = client.call(&produce_request(topic, acks, one_record(value)), 9);
+    let p = &r.responses[0].partition_responses[0];
+    (p.error_code, p.base_offset)
+}
+
+fn values(records: &[(i64, Bytes)]) -> Vec<String> {
+    records
+        .iter()
+        .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+        .collect()
+}
+
+#[test]
+fn a_three_node_cluster_replicates_fails_over_and_catches_up() {
+    let mut cluster = LocalCluster::start(3, &[]);
+    cluster.wait_brokers(1, 3, Duration::from_secs(30));
+    let mut admin = cluster.client(2);
+    let (code, message) = create_topic_with(&mut admin, "t", 1, &[]);
+    // create_topic_with asks for replication factor 1; ask again with the default of 3.
+    assert_eq!(code, 0, "{message:?}");
+    let first = cluster.wait_partition(3, "t", 0, Duration::from_secs(10), |p| p.leader > 0);
+    assert_eq!(first.replicas.len(), 1);
+
+    let request = kafka_protocol::messages::CreateTopicsRequest::default()
+        .with_topics(vec![
+            kafka_protocol::messages::create_topics_request::CreatableTopic::default()
+                .with_name(common::topic_name("r"))
+                .with_num_partitions(1)
+                .with_replication_factor(-1),
+        ])
+        .with_timeout_ms(30_000);
+    let created = admin.call(&request, 7);
+    assert_eq!(created.topics[0].error_code, 0, "{:?}", created.topics[0]);
+    assert_eq!(created.topics[0].replication_factor, 3);
+    let state = cluster.wait_partition(1, "r", 0, Duration::from_secs(10), |p| {
+        p.leader > 0 && p.isr.len() == 3
+    });
+    let leader = state.leader as usize;
+
+    // acks=all is acknowledged; a follower refuses a client's produce and fetch.
+    let mut to_leader = cluster.client(leader);
+    for i in 0..20 {
+        let (code, offset) = produce(&mut to_leader, "r", -1, format!("v{i}").as_bytes());
+        assert_eq!((code, offset), (0, i), "record {i}");
+    }
+    let follower = *cluster.live().iter().find(|id| **id != leader).unwrap();
+    let (code, _) = produce(&mut cluster.client(follower), "r", -1, b"x");
+    assert_eq!(code, 6, "NOT_LEADER_OR_FOLLOWER from a follower");
+    let acked: Vec<String> = (0..20).map(|i| format!("v{i}")).collect();
+    assert_eq!(values(&read_partition(&mut to_leader, "r")), acked);
+
+    // SIGKILL the leader: an ISR member takes over in a later epoch with every record.
+    cluster.kill(leader);
+    let other = *cluster.live().first().unwrap();
+    let next = cluster.wait_partition(other, "r", 0, Duration::from_secs(20), |p| {
+        p.leader > 0 && p.leader as usize != leader
+    });
+    assert!(next.epoch > state.epoch, "{state:?} then {next:?}");
+    let new_leader = next.leader as usize;
+    let mut to_new = cluster.client(new_leader);
+    assert_eq!(values(&read_partition(&mut to_new, "r")), acked);
+    // Two of three in sync: acks=all goes on (min.insync.replicas=2).
+    let isr2 = cluster.wait_partition(other, "r", 0, Duration::from_secs(20), |p| p.isr.len() == 2);
+    assert!(!isr2.isr.contains(&(leader as i32)), "{isr2:?}");
+    let (code, offset) = produce(&mut to_new, "r", -1, b"after");
+    assert_eq!((code, offset), (0, 20));
+
+    // The killed node comes back, catches up and rejoins the ISR.
+    cluster.start_node(leader);
+    cluster.wait_partition(other, "r", 0, Duration::from_secs(30), |p| p.isr.len() == 3);
+}
+
+#[test]
+fn acks_all_waits_for_min_insync_replicas() {
+    let mut cluster = LocalCluster::start(3, &[]);
+    cluster.wait_brokers(1, 3, Duration::from_secs(30));
+    let request = kafka_protocol::messages::CreateTopicsRequest::default()
+        .with_topics(vec![
+            kafka_protocol::messages::create_topics_request::CreatableTopic::default()
+                .with_name(common::topic_name("m"))
+                .with_num_partitions(1)
+                .with_replication_factor(3),
+        ])
+        .with_timeout_ms(30_000);
+    assert_eq!(cluster.client(1).call(&request, 7).topics[0].error_code, 0);
+    let state = cluster.wait_partition(1, "m", 0, Duration::from_secs(10), |p| {
+        p.leader > 0 && p.isr.len() == 3
+    });
+    let leader = state.leader as usize;
+    // Both followers go: the ISR shrinks to the leader alone, below min.insync.replicas.
+    let followers: Vec<usize> = cluster
+        .live()
+        .into_iter()
+        .filter(|id| *id != leader)
+        .collect();
+    for f in &followers {
+        cluster.kill(*f);
+    }
+    // Without a quorum of controllers the metadata cannot change; the leader's own ISR
+    // shrink cannot commit either, so acks=all times out or finds too few replicas.
+    let mut to_leader = cluster.client(leader);
+    let request = produce_request("m", -1, one_record(b"x")).with_timeout_ms(1500);
+    let r = to_leader.call(&request, 9);
+    let code = r.responses[0].partition_responses[0].error_code;
+    assert!(
+        [7, 19, 20].contains(&code),
+        "REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS or _AFTER_APPEND, got {code}"
+    );
+    // acks=1 is still written by the leader.
+    let (code, _) = produce(&mut to_leader, "m", 1, b"y");
+    assert_eq!(code, 0);
+}
