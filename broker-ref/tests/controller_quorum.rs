@@ -1,7 +1,8 @@
 //! A controller quorum of real `odradek-broker` processes (`process.roles=controller`,
 //! `controller.quorum.voters`): they elect one leader, agree on it, replicate the metadata log
 //! (the leader's DescribeQuorum shows every voter caught up), elect another when the leader is
-//! killed, take the killed node back on its own data, and refuse a node of another cluster.
+//! killed, take the killed node back on its own data, refuse a node of another cluster, and a
+//! controller missing from the voters fails at startup naming the key.
 
 #![allow(clippy::unwrap_used)]
 
@@ -204,24 +205,25 @@ fn a_node_of_another_cluster_is_refused() {
 }
 
 #[test]
-fn a_cluster_node_with_the_broker_role_is_refused_until_it_exists() {
-    let ports = free_ports(1);
+fn a_controller_that_is_not_a_voter_is_refused_naming_the_key() {
+    let ports = free_ports(2);
     let dir = temp_dir("quorum-roles");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_odradek-broker"))
         .args([
             "--override",
-            &format!(
-                "listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:{}",
-                ports[0]
-            ),
+            &format!("listeners=CONTROLLER://127.0.0.1:{}", ports[0]),
             "--override",
             &format!("log.dirs={}", dir.display()),
             "--override",
-            &format!("controller.quorum.voters=1@127.0.0.1:{}", ports[0]),
+            "process.roles=controller",
+            "--override",
+            "node.id=1",
+            "--override",
+            &format!("controller.quorum.voters=2@127.0.0.1:{}", ports[1]),
             "--override",
             "controller.listener.names=CONTROLLER",
             "--override",
-            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map=CONTROLLER:PLAINTEXT",
             "--override",
             "cluster.id=x",
         ])
@@ -229,5 +231,5 @@ fn a_cluster_node_with_the_broker_role_is_refused_until_it_exists() {
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("process.roles"), "{err}");
+    assert!(err.contains("controller.quorum.voters"), "{err}");
 }

@@ -65,6 +65,9 @@ impl Lifecycle {
         let incarnation = uuid::Uuid::new_v4();
         let mut epoch: Option<i64> = None;
         let mut shutdown_started: Option<tokio::time::Instant> = None;
+        // Failed steps in a row during a controlled shutdown: without a reachable controller
+        // (the others stopped too, the quorum is gone) there is nobody to wait for.
+        let mut failing_while_stopping = 0u32;
         loop {
             let stopping = *want_shutdown.borrow();
             if stopping && shutdown_started.is_none() {
@@ -72,14 +75,21 @@ impl Lifecycle {
             }
             let fenced = state.borrow().fenced;
             let pause = match self.step(&mut epoch, incarnation, stopping, &state).await {
-                Ok(()) if fenced || stopping => Duration::from_millis(100),
+                Ok(()) if fenced || stopping => {
+                    failing_while_stopping = 0;
+                    Duration::from_millis(100)
+                }
                 Ok(()) => self.heartbeat_interval,
                 Err(e) => {
                     tracing::debug!(error = %e, "broker registration or heartbeat failed");
+                    if stopping {
+                        failing_while_stopping += 1;
+                    }
                     Duration::from_millis(100)
                 }
             };
             if state.borrow().should_shut_down
+                || failing_while_stopping >= 30
                 || shutdown_started.is_some_and(|t| t.elapsed() > Duration::from_secs(30))
             {
                 if stopping {

@@ -36,6 +36,10 @@ pub struct NodeDeps {
     pub rack: Option<String>,
     /// The replication data plane's settings.
     pub replicas: ReplicaSettings,
+    /// Told when this broker starts or stops leading a partition.
+    pub on_leadership: super::replicas::LeadershipHook,
+    /// Producer ids: in cluster mode in blocks from the controller.
+    pub producer_ids: Arc<crate::coordinator::producer_ids::ProducerIdManager>,
 }
 
 /// A running cluster node.
@@ -118,9 +122,18 @@ impl ClusterNode {
                     lifecycle: state_rx.clone(),
                     quorum: quorum.clone(),
                     peers: peers.clone(),
+                    on_leadership: deps.on_leadership,
                 },
-                shutdown,
+                shutdown.clone(),
             );
+            tasks.push(tokio::spawn(refill_producer_ids(
+                deps.producer_ids,
+                settings.node_id,
+                state_rx.clone(),
+                quorum.clone(),
+                peers.clone(),
+                shutdown,
+            )));
             (Some(state_rx), Some(replicas))
         } else {
             (None, None)
@@ -158,5 +171,47 @@ impl ClusterNode {
             let s = l.borrow();
             s.epoch.is_some() && !s.fenced
         })
+    }
+}
+
+/// Keeps a block of producer ids ahead from the controller (AllocateProducerIds).
+async fn refill_producer_ids(
+    ids: Arc<crate::coordinator::producer_ids::ProducerIdManager>,
+    node_id: i32,
+    lifecycle: watch::Receiver<LifecycleState>,
+    quorum: QuorumHandle,
+    peers: Arc<Peers>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    use kafka_protocol::messages::{AllocateProducerIdsRequest, BrokerId};
+    let wanted = ids.from_controller();
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = wanted.notified() => {}
+        }
+        while ids.wants_block() {
+            let epoch = lifecycle.borrow().epoch;
+            let (Some(epoch), Some(controller)) = (epoch, quorum.status().leader) else {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            };
+            let request = AllocateProducerIdsRequest::default()
+                .with_broker_id(BrokerId(node_id))
+                .with_broker_epoch(epoch);
+            match peers.call(controller, &request).await {
+                Ok(r) if r.error_code == 0 => {
+                    ids.add_block(r.producer_id_start.0, i64::from(r.producer_id_len));
+                }
+                Ok(r) => {
+                    tracing::debug!(error = r.error_code, "AllocateProducerIds refused");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "AllocateProducerIds failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
     }
 }

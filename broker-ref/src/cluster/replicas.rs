@@ -40,6 +40,9 @@ pub struct ReplicaSettings {
     pub inter_broker_listener: String,
 }
 
+/// What was last applied to a partition: (leader epoch, partition epoch, this broker led).
+type Applied = (i32, i32, bool);
+
 /// An ISR change on its way to the controller.
 #[derive(Debug)]
 struct Proposal {
@@ -54,8 +57,11 @@ pub struct ReplicaManager {
     topics: Arc<TopicRegistry>,
     image: SharedImage,
     lifecycle: watch::Receiver<LifecycleState>,
-    /// (leader epoch, partition epoch) last applied per partition.
-    applied: Mutex<HashMap<(String, i32), (i32, i32)>>,
+    /// (leader epoch, partition epoch, led) last applied per partition.
+    applied: Mutex<HashMap<(String, i32), Applied>>,
+    /// Told when this broker starts or stops leading a partition (the coordinators follow
+    /// their internal topics' leadership).
+    on_leadership: LeadershipHook,
     /// One fetcher per leader: the partitions it pulls.
     fetchers: Mutex<BTreeMap<i32, watch::Sender<Vec<FetchTarget>>>>,
     proposals: mpsc::UnboundedSender<Proposal>,
@@ -66,6 +72,9 @@ impl std::fmt::Debug for ReplicaManager {
         f.debug_struct("ReplicaManager").finish_non_exhaustive()
     }
 }
+
+/// Called with (topic, partition, leads) when this broker starts or stops leading a partition.
+pub type LeadershipHook = std::sync::Arc<dyn Fn(&str, i32, bool) + Send + Sync>;
 
 /// What a [`ReplicaManager`] runs on.
 pub struct ReplicaDeps {
@@ -81,6 +90,8 @@ pub struct ReplicaDeps {
     pub quorum: QuorumHandle,
     /// Connections to controllers.
     pub peers: Arc<Peers>,
+    /// Told of leadership changes.
+    pub on_leadership: LeadershipHook,
 }
 
 impl ReplicaManager {
@@ -93,6 +104,7 @@ impl ReplicaManager {
             image: deps.image,
             lifecycle: deps.lifecycle,
             applied: Mutex::new(HashMap::new()),
+            on_leadership: deps.on_leadership,
             fetchers: Mutex::new(BTreeMap::new()),
             proposals: tx,
         });
@@ -155,12 +167,9 @@ impl ReplicaManager {
                     continue;
                 };
                 let key = (t.name.clone(), *index);
-                let stamp = (p.leader_epoch, p.partition_epoch);
-                let fresh = self
-                    .applied
-                    .lock()
-                    .map(|a| a.get(&key) != Some(&stamp))
-                    .unwrap_or(true);
+                let previous = self.applied.lock().ok().and_then(|a| a.get(&key).copied());
+                let fresh = previous
+                    .is_none_or(|(le, pe, _)| (le, pe) != (p.leader_epoch, p.partition_epoch));
                 if fresh {
                     let decision = LeaderAndIsr {
                         me,
@@ -174,8 +183,15 @@ impl ReplicaManager {
                     match partition.apply_leadership(&decision, now) {
                         Ok(role) => {
                             tracing::debug!(topic = %t.name, partition = index, ?role, leader = p.leader, epoch = p.leader_epoch, "partition role");
+                            let leads = role == ReplicaRole::Leader;
+                            let (led, led_epoch) = previous.map_or((false, -1), |(e, _, l)| (l, e));
+                            if leads && (!led || led_epoch != p.leader_epoch) {
+                                (self.on_leadership)(&t.name, *index, true);
+                            } else if !leads && led {
+                                (self.on_leadership)(&t.name, *index, false);
+                            }
                             if let Ok(mut a) = self.applied.lock() {
-                                a.insert(key, stamp);
+                                a.insert(key, (p.leader_epoch, p.partition_epoch, leads));
                             }
                         }
                         Err(e) => {
@@ -215,9 +231,7 @@ impl ReplicaManager {
                     tracing::warn!(topic = %t.name, error = %e, "cannot delete a topic recreated elsewhere");
                     continue;
                 }
-                if let Ok(mut a) = self.applied.lock() {
-                    a.retain(|(name, _), _| name != &t.name);
-                }
+                self.forget_topic(&t.name);
             }
             match self.topics.get(&t.name) {
                 None if partitions > 0 => {
@@ -249,11 +263,28 @@ impl ReplicaManager {
                     if let Err(e) = self.topics.delete(&local.name) {
                         tracing::warn!(topic = %local.name, error = %e, "cannot delete the topic");
                     }
-                    if let Ok(mut a) = self.applied.lock() {
-                        a.retain(|(name, _), _| name != &local.name);
-                    }
+                    self.forget_topic(&local.name);
                 }
             }
+        }
+    }
+
+    /// Forgets a deleted topic's partitions (telling the hook of those it led).
+    fn forget_topic(&self, name: &str) {
+        let led: Vec<i32> = match self.applied.lock() {
+            Ok(mut a) => {
+                let led = a
+                    .iter()
+                    .filter(|((n, _), (_, _, l))| n == name && *l)
+                    .map(|((_, i), _)| *i)
+                    .collect();
+                a.retain(|(n, _), _| n != name);
+                led
+            }
+            Err(_) => Vec::new(),
+        };
+        for i in led {
+            (self.on_leadership)(name, i, false);
         }
     }
 

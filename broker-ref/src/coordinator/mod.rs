@@ -58,6 +58,9 @@ pub struct GroupCoordinator {
     timed: Mutex<HashSet<String>>,
     /// `__consumer_offsets`, created on first use.
     offsets_topic: InternalTopic,
+    /// Cluster mode: the `__consumer_offsets` partitions this broker leads and has loaded
+    /// (it coordinates exactly their groups); `None` on a single node, which coordinates all.
+    owned: Mutex<Option<HashSet<i32>>>,
 }
 
 /// A compacted internal topic a coordinator keeps its state in, created on first use.
@@ -131,6 +134,7 @@ impl GroupCoordinator {
                 partitions,
                 broker_config.get("offsets.topic.segment.bytes"),
             ),
+            owned: Mutex::new(None),
         };
         coordinator.replay()?;
         {
@@ -150,6 +154,21 @@ impl GroupCoordinator {
     /// AddOffsetsToTxn and every write call this first). Failing, the caller answers
     /// COORDINATOR_NOT_AVAILABLE and the client retries.
     pub fn ensure_topic(&self) -> Result<()> {
+        let cluster = self
+            .owned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some();
+        if cluster {
+            // The controller creates it; this broker hosts it once its metadata says so.
+            return match self.log.topics.get(OFFSETS_TOPIC) {
+                Some(_) => Ok(()),
+                None => Err(Error::kafka(
+                    ErrorCode::CoordinatorNotAvailable,
+                    "the offsets topic is not created yet",
+                )),
+            };
+        }
         self.offsets_topic.ensure(&self.log.topics)
     }
 
@@ -166,14 +185,121 @@ impl GroupCoordinator {
         let Some(topic) = self.log.topics.get(OFFSETS_TOPIC) else {
             return Ok(());
         };
+        self.replay_partitions(&topic.partitions(), false)
+    }
+
+    /// Cluster mode: this broker coordinates only the groups of the `__consumer_offsets`
+    /// partitions it leads ([`GroupCoordinator::load_partition`]); nothing is loaded yet.
+    pub fn own_partitions_only(&self) {
+        *self.owned.lock().unwrap_or_else(|e| e.into_inner()) = Some(HashSet::new());
+        self.lock().clear();
+        self.timed().clear();
+    }
+
+    /// Whether this broker coordinates `group` now.
+    pub fn coordinates(&self, group: &str) -> bool {
+        let p = self.offsets_partition(group);
+        self.owned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_none_or(|owned| owned.contains(&p))
+    }
+
+    /// The spec of `__consumer_offsets` (name, partitions, config overrides), for the cluster
+    /// layer to have the controller create it.
+    pub fn offsets_topic_spec(&self) -> (&'static str, i32, BTreeMap<String, String>) {
+        (
+            self.offsets_topic.name,
+            self.offsets_topic.partitions,
+            self.offsets_topic.overrides.clone(),
+        )
+    }
+
+    /// This broker became the leader of `__consumer_offsets` partition `index`: its groups are
+    /// loaded from the whole log (a new leader's log holds everything committed) and
+    /// coordinated from now on.
+    pub fn load_partition(&self, index: i32) -> Result<()> {
+        let Some(partition) = self
+            .log
+            .topics
+            .get(OFFSETS_TOPIC)
+            .and_then(|t| t.partition(index))
+        else {
+            return Ok(());
+        };
+        self.drop_groups_of(index);
+        self.replay_partitions(&[partition], true)?;
+        if let Some(owned) = self
+            .owned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            owned.insert(index);
+        }
+        tracing::info!(
+            partition = index,
+            "group coordinator took over the partition's groups"
+        );
+        Ok(())
+    }
+
+    /// This broker no longer leads `__consumer_offsets` partition `index`: its groups go
+    /// (requests for them are answered NOT_COORDINATOR; waiting joins and syncs end).
+    pub fn unload_partition(&self, index: i32) {
+        let was = self
+            .owned
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+            .is_some_and(|owned| owned.remove(&index));
+        if was {
+            self.drop_groups_of(index);
+            tracing::info!(
+                partition = index,
+                "group coordinator gave up the partition's groups"
+            );
+        }
+    }
+
+    fn drop_groups_of(&self, index: i32) {
+        let mut groups = self.lock();
+        let gone: Vec<String> = groups
+            .keys()
+            .filter(|g| self.offsets_partition(g) == index)
+            .cloned()
+            .collect();
+        let mut timed = self.timed();
+        for g in gone {
+            groups.remove(&g);
+            timed.remove(&g);
+        }
+    }
+
+    /// Replays `partitions` of `__consumer_offsets` into the group map, up to each one's high
+    /// watermark, or its log end with `to_log_end` (a new leader).
+    fn replay_partitions(
+        &self,
+        partitions: &[std::sync::Arc<crate::partition::Partition>],
+        to_log_end: bool,
+    ) -> Result<()> {
         let mut offsets: HashMap<String, HashMap<(String, i32), CommittedOffset>> = HashMap::new();
         let mut metadata: HashMap<String, Option<storage::StoredGroup>> = HashMap::new();
         let mut pending = txn_replay::ReplayPending::default();
-        for partition in topic.partitions() {
+        for partition in partitions {
             let mut offset = partition.log_start_offset();
-            let end = partition.high_watermark();
+            let end = if to_log_end {
+                partition.follower_position()?.0
+            } else {
+                partition.high_watermark()
+            };
             while offset < end {
-                let data = partition.read(offset, 8 << 20, true, false)?.records;
+                let data = if to_log_end {
+                    partition.read_to_log_end(offset, 8 << 20)?
+                } else {
+                    partition.read(offset, 8 << 20, true, false)?.records
+                };
                 let mut progressed = false;
                 for batch in RecordBatches::new(data) {
                     let batch = batch?;

@@ -26,7 +26,7 @@ use crate::{Error, Result};
 
 /// Sends `request` to the active controller, retrying while there is none or it moved, until
 /// `timeout`. `retry` says whether an answer is only a "not the controller".
-async fn forward<R>(
+pub(super) async fn forward<R>(
     node: &ClusterNode,
     request: &R,
     timeout: Duration,

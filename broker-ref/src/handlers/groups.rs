@@ -64,6 +64,11 @@ pub fn find_coordinator(
             ),
         }
     };
+    if let Some(cluster) = broker.cluster_node() {
+        return Ok(super::cluster_groups::find_coordinator(
+            broker, cluster, ctx, r,
+        ));
+    }
     let node = BrokerId(broker.node_id);
     let (host, port) = broker.endpoint(ctx.listener());
     let (host, port) = (sb(host), i32::from(port));

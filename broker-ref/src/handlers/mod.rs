@@ -12,6 +12,7 @@ mod broker_configs;
 mod client_quotas;
 mod cluster;
 mod cluster_admin;
+mod cluster_groups;
 mod config_entry;
 pub mod context;
 pub mod controller_api;

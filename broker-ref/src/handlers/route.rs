@@ -6,8 +6,9 @@ use odradek::ErrorCode;
 
 use super::context::RequestContext;
 use super::{
-    admin_configs, admin_topics, api_versions, authz, client_quotas, cluster, cluster_admin, fetch,
-    groups, init_producer_id, list_offsets, metadata, produce, records_admin, security_admin, txn,
+    admin_configs, admin_topics, api_versions, authz, client_quotas, cluster, cluster_admin,
+    cluster_groups, fetch, groups, init_producer_id, list_offsets, metadata, produce,
+    records_admin, security_admin, txn,
 };
 use crate::broker::Broker;
 use crate::Error;
@@ -18,6 +19,9 @@ pub(super) async fn handle_unchecked(
     ctx: &RequestContext<'_>,
     body: RequestKind,
 ) -> crate::Result<Option<ResponseKind>> {
+    if let Some(refused) = cluster_groups::refuse_foreign_groups(broker, ctx, &body)? {
+        return Ok(refused);
+    }
     match body {
         RequestKind::ApiVersions(r) => Ok(Some(api_versions::handle(ctx, &r))),
         RequestKind::Metadata(r) => {
@@ -67,7 +71,11 @@ pub(super) async fn handle_unchecked(
         RequestKind::SyncGroup(r) => groups::sync_group(broker, ctx, r).await.map(Some),
         RequestKind::Heartbeat(r) => groups::heartbeat(broker, ctx, r).map(Some),
         RequestKind::LeaveGroup(r) => groups::leave_group(broker, ctx, r).map(Some),
-        RequestKind::OffsetCommit(r) => groups::offset_commit(broker, ctx, r).map(Some),
+        RequestKind::OffsetCommit(r) => {
+            let group = r.group_id.to_string();
+            let answer = groups::offset_commit(broker, ctx, r)?;
+            Ok(Some(replicated_commit(broker, &group, answer).await))
+        }
         RequestKind::OffsetFetch(r) => groups::offset_fetch(broker, ctx, r).map(Some),
         RequestKind::DescribeGroups(r) => groups::describe_groups(broker, ctx, r).map(Some),
         RequestKind::ListGroups(r) => groups::list_groups(broker, ctx, r).map(Some),
@@ -130,4 +138,41 @@ fn auto_create_names(
         .filter(|n| !crate::partition::INTERNAL_TOPICS.contains(&n.as_str()))
         .filter(|n| may_create(n))
         .collect()
+}
+
+/// In cluster mode an offset commit is answered once the group's `__consumer_offsets`
+/// partition has it in sync (as Kafka's `offsets.commit.required.acks=-1`): a commit the
+/// leader loses before that is reported failed, never silently dropped.
+async fn replicated_commit(broker: &Broker, group: &str, answer: ResponseKind) -> ResponseKind {
+    let ResponseKind::OffsetCommit(mut response) = answer else {
+        return answer;
+    };
+    if broker.cluster_node().is_none() {
+        return ResponseKind::OffsetCommit(response);
+    }
+    let partition = broker
+        .topics
+        .get(crate::coordinator::OFFSETS_TOPIC)
+        .and_then(|t| t.partition(broker.groups.offsets_partition(group)));
+    let Some(partition) = partition else {
+        return ResponseKind::OffsetCommit(response);
+    };
+    let end = partition.follower_position().map_or(0, |(end, _)| end);
+    let waited = partition
+        .wait_replicated(end - 1, std::time::Duration::from_secs(5))
+        .await;
+    if let Err(e) = waited {
+        let code = match e.code() {
+            ErrorCode::RequestTimedOut => ErrorCode::RequestTimedOut,
+            _ => ErrorCode::CoordinatorNotAvailable,
+        };
+        for t in &mut response.topics {
+            for p in &mut t.partitions {
+                if p.error_code == 0 {
+                    p.error_code = code.code();
+                }
+            }
+        }
+    }
+    ResponseKind::OffsetCommit(response)
 }

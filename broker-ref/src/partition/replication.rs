@@ -193,6 +193,16 @@ impl Partition {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// The high watermark a leader may move to with log end `leo` (`None`: not a leader, or
+    /// no advance allowed now). Called under the log lock by `publish_offsets`.
+    pub(super) fn leader_high_watermark(&self, leo: i64) -> Option<i64> {
+        let r = self.replication();
+        match r.role {
+            Role::Leader => r.high_watermark_candidate(leo),
+            _ => None,
+        }
+    }
+
     /// Whether replication moves this partition's high watermark (cluster mode).
     pub fn is_replicated(&self) -> bool {
         self.replicated.load(Ordering::Acquire)

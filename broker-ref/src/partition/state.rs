@@ -235,11 +235,16 @@ impl Partition {
     pub(super) fn publish_offsets(&self, log: &mut Log, producers: &ProducerState) {
         let start = log.log_start_offset();
         let hw = if self.replicated.load(Ordering::Acquire) {
-            // Replication moves it; a truncation or a deletion may cap it.
+            // Replication moves it (a leader: to what its ISR reached, never back); a
+            // truncation or a deletion may cap it.
+            let leo = log.log_end_offset();
+            let current = self.high_watermark.load(Ordering::Acquire);
+            let reached = self
+                .leader_high_watermark(leo)
+                .map_or(current, |c| c.max(current));
             self.high_watermark
-                .load(Ordering::Acquire)
-                .min(log.log_end_offset())
-                .max(start)
+                .store(reached.min(leo), Ordering::Release);
+            reached.min(leo).max(start)
         } else {
             log.log_end_offset()
         };
@@ -303,6 +308,14 @@ impl Partition {
             log_start_offset: log.log_start_offset(),
             aborted,
         })
+    }
+
+    /// Reads from `offset` up to the log end, past the high watermark (a new leader replaying
+    /// its own log: everything in it will be committed).
+    pub fn read_to_log_end(&self, offset: i64, max_bytes: usize) -> Result<Bytes> {
+        let log = self.log()?;
+        let end = log.log_end_offset();
+        Ok(log.read(offset, max_bytes, end, true)?.records)
     }
 
     /// DeleteRecords: moves the log start offset to `offset` (-1 = high watermark).

@@ -270,12 +270,32 @@ fn cluster_deps(
         ),
         inter_broker_listener: inter_broker,
     };
+    if settings.broker {
+        // This broker coordinates only the groups of the offsets partitions it leads.
+        broker.groups.own_partitions_only();
+    }
+    let groups = broker.groups.clone();
+    let on_leadership: crate::cluster::replicas::LeadershipHook =
+        Arc::new(move |topic: &str, partition: i32, leads: bool| {
+            if topic != crate::coordinator::OFFSETS_TOPIC {
+                return;
+            }
+            if leads {
+                if let Err(e) = groups.load_partition(partition) {
+                    tracing::warn!(partition, error = %e, "cannot load the partition's groups");
+                }
+            } else {
+                groups.unload_partition(partition);
+            }
+        });
     crate::cluster::NodeDeps {
         topics,
         controller,
         endpoints,
         rack,
         replicas,
+        on_leadership,
+        producer_ids: broker.producer_ids.clone(),
     }
 }
 
