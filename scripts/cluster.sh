@@ -113,6 +113,7 @@ group.initial.rebalance.delay.ms=0
 broker.session.timeout.ms=6000
 broker.heartbeat.interval.ms=500
 replica.lag.time.max.ms=8000
+leader.imbalance.check.interval.seconds=10
 ${ODRADEK_CLUSTER_PROPS:-}
 EOF
   "$bin" "$props" >"$DIR/node-$id/stdout.log" 2>>"$DIR/node-$id/broker.log" 3>&- &

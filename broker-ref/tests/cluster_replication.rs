@@ -127,3 +127,91 @@ fn acks_all_waits_for_min_insync_replicas() {
     let (code, _) = produce(&mut to_leader, "m", 1, b"y");
     assert_eq!(code, 0);
 }
+
+fn describe_topic_config(client: &mut Client, topic: &str, key: &str) -> Option<String> {
+    use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
+    use kafka_protocol::messages::DescribeConfigsRequest;
+    use kafka_protocol::protocol::StrBytes;
+    let request =
+        DescribeConfigsRequest::default().with_resources(vec![DescribeConfigsResource::default()
+            .with_resource_type(2)
+            .with_resource_name(StrBytes::from_string(topic.to_string()))
+            .with_configuration_keys(Some(vec![StrBytes::from_string(key.to_string())]))]);
+    let r = client.call(&request, 4);
+    r.results[0]
+        .configs
+        .iter()
+        .find(|c| c.name.as_str() == key)
+        .and_then(|c| c.value.as_ref().map(|v| v.to_string()))
+}
+
+#[test]
+fn topic_configs_and_preferred_leaders_are_the_clusters() {
+    use kafka_protocol::messages::incremental_alter_configs_request::{
+        AlterConfigsResource, AlterableConfig,
+    };
+    use kafka_protocol::messages::IncrementalAlterConfigsRequest;
+    use kafka_protocol::protocol::StrBytes;
+    let mut cluster = LocalCluster::start(3, &[("leader.imbalance.check.interval.seconds", "1")]);
+    cluster.wait_brokers(1, 3, Duration::from_secs(30));
+    let request = kafka_protocol::messages::CreateTopicsRequest::default()
+        .with_topics(vec![
+            kafka_protocol::messages::create_topics_request::CreatableTopic::default()
+                .with_name(common::topic_name("c"))
+                .with_num_partitions(1)
+                .with_replication_factor(3),
+        ])
+        .with_timeout_ms(30_000);
+    assert_eq!(cluster.client(1).call(&request, 7).topics[0].error_code, 0);
+    // A config changed through node 1 is every node's (the controller writes it).
+    let alter = IncrementalAlterConfigsRequest::default().with_resources(vec![
+        AlterConfigsResource::default()
+            .with_resource_type(2)
+            .with_resource_name(StrBytes::from_static_str("c"))
+            .with_configs(vec![AlterableConfig::default()
+                .with_name(StrBytes::from_static_str("retention.ms"))
+                .with_config_operation(0)
+                .with_value(Some(StrBytes::from_static_str("123456")))]),
+    ]);
+    let r = cluster.client(1).call(&alter, 1);
+    assert_eq!(r.responses[0].error_code, 0, "{:?}", r.responses[0]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let seen: Vec<Option<String>> = (1..=3)
+            .map(|id| describe_topic_config(&mut cluster.client(id), "c", "retention.ms"))
+            .collect();
+        if seen.iter().all(|v| v.as_deref() == Some("123456")) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{seen:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A bad value is refused by the controller, naming the key.
+    let bad = IncrementalAlterConfigsRequest::default().with_resources(vec![
+        AlterConfigsResource::default()
+            .with_resource_type(2)
+            .with_resource_name(StrBytes::from_static_str("c"))
+            .with_configs(vec![AlterableConfig::default()
+                .with_name(StrBytes::from_static_str("min.insync.replicas"))
+                .with_config_operation(0)
+                .with_value(Some(StrBytes::from_static_str("zero")))]),
+    ]);
+    let r = cluster.client(2).call(&bad, 1);
+    assert_ne!(r.responses[0].error_code, 0);
+
+    // The preferred leader stops, comes back, and takes its leadership back (auto rebalance).
+    let state = cluster.wait_partition(1, "c", 0, Duration::from_secs(10), |p| {
+        p.leader > 0 && p.isr.len() == 3
+    });
+    let preferred = state.replicas[0];
+    assert_eq!(state.leader, preferred);
+    cluster.stop(preferred as usize);
+    let other = *cluster.live().first().unwrap();
+    cluster.wait_partition(other, "c", 0, Duration::from_secs(20), |p| {
+        p.leader > 0 && p.leader != preferred
+    });
+    cluster.start_node(preferred as usize);
+    cluster.wait_partition(other, "c", 0, Duration::from_secs(30), |p| {
+        p.leader == preferred && p.isr.len() == 3
+    });
+}

@@ -26,6 +26,9 @@ pub const PRODUCER_ID_BLOCK: i32 = 1000;
 /// How long a write waits to be committed and applied.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// One topic's config change: the topic and its keys set (`Some`) or removed (`None`).
+pub type TopicConfigChange = (String, Vec<(String, Option<String>)>);
+
 /// Checks a topic's config overrides.
 pub type ConfigCheck = Arc<dyn Fn(&BTreeMap<String, String>) -> Result<()> + Send + Sync>;
 
@@ -40,6 +43,10 @@ pub struct ControllerSettings {
     pub default_replication_factor: i32,
     /// `unclean.leader.election.enable` (topic configs may override it).
     pub unclean_leader_election: bool,
+    /// `auto.leader.rebalance.enable`: every `leader.imbalance.check.interval.seconds`,
+    /// preferred replicas that are usable and in sync take their leadership back (Kafka 4's
+    /// controller, which has no per-broker threshold any more).
+    pub leader_rebalance: Option<Duration>,
     /// Checks a new topic's config overrides (INVALID_CONFIG naming the key).
     pub validate_topic_config: ConfigCheck,
 }
@@ -437,7 +444,42 @@ impl Controller {
         Ok(())
     }
 
-    /// Runs [`Controller::fence_expired`] every 100 ms until `shutdown`.
+    /// Preferred leader election (Kafka's auto leader rebalance): every partition whose first
+    /// replica is usable and in the ISR but does not lead gets it back as leader.
+    pub async fn rebalance_leaders(&self) -> Result<()> {
+        if !self.quorum.status().active {
+            return Ok(());
+        }
+        self.write(|image| {
+            let usable = Self::usable(image);
+            let mut batch = Vec::new();
+            for t in image.topics.values() {
+                for (index, p) in &t.partitions {
+                    let Some(first) = p.replicas.first() else {
+                        continue;
+                    };
+                    if p.leader != *first && usable.contains(first) && p.isr.contains(first) {
+                        batch.push(MetadataRecord::PartitionChange {
+                            topic_id: t.id.clone(),
+                            partition: *index,
+                            leader: Some(*first),
+                            isr: None,
+                            replicas: None,
+                            recovering: None,
+                        });
+                    }
+                }
+            }
+            if !batch.is_empty() {
+                tracing::info!(partitions = batch.len(), "preferred leader election");
+            }
+            Ok((batch, ()))
+        })
+        .await
+    }
+
+    /// Runs [`Controller::fence_expired`] every 100 ms, and the leader rebalance when enabled,
+    /// until `shutdown`.
     pub fn spawn_fencer(
         self: &Arc<Self>,
         mut shutdown: watch::Receiver<bool>,
@@ -445,12 +487,22 @@ impl Controller {
         let this = self.clone();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_millis(100));
+            let rebalance = this.settings.leader_rebalance;
+            let mut next_rebalance = rebalance.map(|every| tokio::time::Instant::now() + every);
             loop {
                 tokio::select! {
                     _ = shutdown.changed() => return,
                     _ = tick.tick() => {
                         if let Err(e) = this.fence_expired().await {
                             tracing::debug!(error = %e, "fencing pass");
+                        }
+                        if let (Some(at), Some(every)) = (next_rebalance, rebalance) {
+                            if tokio::time::Instant::now() >= at {
+                                next_rebalance = Some(at + every);
+                                if let Err(e) = this.rebalance_leaders().await {
+                                    tracing::debug!(error = %e, "leader rebalance");
+                                }
+                            }
                         }
                     }
                 }
@@ -745,6 +797,55 @@ impl Controller {
                                 replicas,
                                 leader_epoch: 0,
                                 partition_epoch: 0,
+                            });
+                        }
+                    }
+                    Ok(())
+                })();
+                results.push(result);
+            }
+            Ok((batch, results))
+        })
+        .await
+    }
+
+    /// Topic config changes: per topic, keys set (`Some`) or removed (`None`); the topic's
+    /// resulting overrides are checked before anything is written. One result per topic.
+    pub async fn alter_topic_configs(
+        &self,
+        changes: Vec<TopicConfigChange>,
+        validate_only: bool,
+    ) -> Result<Vec<Result<()>>> {
+        self.write(|image| {
+            let mut batch = Vec::new();
+            let mut results = Vec::new();
+            for (topic, keys) in &changes {
+                let result = (|| {
+                    if !image.topics.contains_key(topic) {
+                        return Err(Error::kafka(
+                            ErrorCode::UnknownTopicOrPartition,
+                            format!("unknown topic `{topic}`"),
+                        ));
+                    }
+                    let mut overrides = image
+                        .configs
+                        .get(&config_key(2, topic))
+                        .cloned()
+                        .unwrap_or_default();
+                    for (k, v) in keys {
+                        match v {
+                            Some(v) => overrides.insert(k.clone(), v.clone()),
+                            None => overrides.remove(k),
+                        };
+                    }
+                    (self.settings.validate_topic_config)(&overrides)?;
+                    if !validate_only {
+                        for (k, v) in keys {
+                            batch.push(MetadataRecord::Config {
+                                resource_type: 2,
+                                resource_name: topic.clone(),
+                                name: k.clone(),
+                                value: v.clone(),
                             });
                         }
                     }

@@ -152,7 +152,7 @@ async fn fetch_once(
     let request = FetchRequest::default()
         .with_replica_id(BrokerId(settings.node_id))
         .with_max_wait_ms(settings.fetch_wait_max_ms)
-        .with_min_bytes(1)
+        .with_min_bytes(settings.fetch_min_bytes.max(1))
         .with_max_bytes(settings.fetch_response_max_bytes)
         .with_isolation_level(0)
         .with_session_id(0)

@@ -34,6 +34,8 @@ pub struct ReplicaSettings {
     pub fetch_max_bytes: i32,
     /// `replica.fetch.response.max.bytes`.
     pub fetch_response_max_bytes: i32,
+    /// `replica.fetch.min.bytes`.
+    pub fetch_min_bytes: i32,
     /// `replica.fetch.backoff.ms`.
     pub fetch_backoff: Duration,
     /// `inter.broker.listener.name`: the listener followers fetch from.

@@ -219,6 +219,17 @@ fn apply_incremental(
     ops: &[(String, i8, Option<String>)],
     validate_only: bool,
 ) -> Result<()> {
+    let overrides = overrides_after(broker, topic, ops)?;
+    broker.topics.set_overrides(topic, overrides, validate_only)
+}
+
+/// A topic's config overrides after IncrementalAlterConfigs `ops` (SET, DELETE, APPEND,
+/// SUBTRACT), validated; nothing is applied.
+pub(super) fn overrides_after(
+    broker: &Broker,
+    topic: &str,
+    ops: &[(String, i8, Option<String>)],
+) -> Result<BTreeMap<String, String>> {
     let current = broker.topics.get(topic).ok_or_else(|| {
         Error::kafka(
             ErrorCode::UnknownTopicOrPartition,
@@ -271,7 +282,10 @@ fn apply_incremental(
             }
         }
     }
-    broker.topics.set_overrides(topic, overrides, validate_only)
+    broker
+        .topics
+        .set_overrides(topic, overrides.clone(), true)?;
+    Ok(overrides)
 }
 
 /// Handles IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT per key.

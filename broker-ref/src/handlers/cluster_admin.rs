@@ -265,3 +265,266 @@ pub async fn auto_create(node: &ClusterNode, names: Vec<String>) {
         tracing::debug!(error = %e, "auto-creation not forwarded");
     }
 }
+
+/// Sends topic config changes (the resulting overrides of each topic, as SET and DELETE of the
+/// keys that change) to the controller and waits until this broker has them. One result per
+/// topic.
+async fn change_topic_configs(
+    broker: &Broker,
+    node: &ClusterNode,
+    wanted: Vec<(String, BTreeMap<String, String>)>,
+    validate_only: bool,
+) -> Vec<Result<()>> {
+    use kafka_protocol::messages::incremental_alter_configs_request::{
+        AlterConfigsResource, AlterableConfig,
+    };
+    use kafka_protocol::messages::{
+        IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
+    };
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let resources = wanted
+        .iter()
+        .map(|(topic, overrides)| {
+            let current = broker
+                .topics
+                .get(topic)
+                .map(|t| t.overrides())
+                .unwrap_or_default();
+            let mut configs: Vec<AlterableConfig> = overrides
+                .iter()
+                .filter(|(k, v)| current.get(*k) != Some(*v))
+                .map(|(k, v)| {
+                    AlterableConfig::default()
+                        .with_name(sb(k))
+                        .with_config_operation(0)
+                        .with_value(Some(sb(v)))
+                })
+                .collect();
+            configs.extend(
+                current
+                    .keys()
+                    .filter(|k| !overrides.contains_key(*k))
+                    .map(|k| {
+                        AlterableConfig::default()
+                            .with_name(sb(k))
+                            .with_config_operation(1)
+                    }),
+            );
+            AlterConfigsResource::default()
+                .with_resource_type(2)
+                .with_resource_name(sb(topic))
+                .with_configs(configs)
+        })
+        .collect();
+    let request = IncrementalAlterConfigsRequest::default()
+        .with_resources(resources)
+        .with_validate_only(validate_only);
+    let answer = forward(
+        node,
+        &request,
+        Duration::from_secs(30),
+        |r: &IncrementalAlterConfigsResponse| {
+            r.responses
+                .iter()
+                .any(|x| x.error_code == ErrorCode::NotController.code())
+        },
+    )
+    .await;
+    let results: Vec<Result<()>> = match answer {
+        Ok(r) => r
+            .responses
+            .iter()
+            .map(|x| match ErrorCode::from_code(x.error_code) {
+                ErrorCode::NoError => Ok(()),
+                code => Err(Error::kafka(
+                    code,
+                    x.error_message
+                        .as_ref()
+                        .map_or(code.name().to_string(), |m| m.to_string()),
+                )),
+            })
+            .collect(),
+        Err(e) => wanted
+            .iter()
+            .map(|_| Err(Error::kafka(e.code(), e.to_string())))
+            .collect(),
+    };
+    if !validate_only {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while tokio::time::Instant::now() < deadline {
+            let applied = wanted.iter().zip(&results).all(|((topic, overrides), r)| {
+                r.is_err()
+                    || broker
+                        .topics
+                        .get(topic)
+                        .is_some_and(|t| &t.overrides() == overrides)
+            });
+            if applied {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    results
+}
+
+/// IncrementalAlterConfigs in cluster mode: topic resources go to the controller (their
+/// resulting overrides computed and validated here), the others are this broker's.
+pub async fn incremental_alter_configs(
+    broker: &Broker,
+    node: &ClusterNode,
+    ctx: &RequestContext<'_>,
+    request: kafka_protocol::messages::IncrementalAlterConfigsRequest,
+) -> HandlerResult {
+    use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
+    use kafka_protocol::messages::IncrementalAlterConfigsResponse;
+    let validate_only = request.validate_only;
+    let mut local = request.clone();
+    local.resources.retain(|r| r.resource_type != 2);
+    let mut outcomes: Vec<Option<Result<()>>> = Vec::new();
+    let mut wanted = Vec::new();
+    for r in request.resources.iter() {
+        if r.resource_type != 2 {
+            outcomes.push(None);
+            continue;
+        }
+        let ops: Vec<(String, i8, Option<String>)> = r
+            .configs
+            .iter()
+            .map(|c| {
+                (
+                    c.name.to_string(),
+                    c.config_operation,
+                    c.value.as_ref().map(|v| v.to_string()),
+                )
+            })
+            .collect();
+        let duplicate = ops
+            .iter()
+            .enumerate()
+            .any(|(i, (k, _, _))| ops[..i].iter().any(|(j, _, _)| j == k));
+        let computed = if duplicate {
+            Err(Error::kafka(
+                ErrorCode::InvalidRequest,
+                "Error due to duplicate config keys",
+            ))
+        } else {
+            super::admin_configs::overrides_after(broker, &r.resource_name, &ops)
+        };
+        match computed {
+            Ok(overrides) => {
+                wanted.push((r.resource_name.to_string(), overrides));
+                outcomes.push(Some(Ok(())));
+            }
+            Err(e) => outcomes.push(Some(Err(e))),
+        }
+    }
+    let mut sent = change_topic_configs(broker, node, wanted, validate_only)
+        .await
+        .into_iter();
+    let mut others = match super::admin_configs::incremental_alter(broker, ctx, local)? {
+        ResponseKind::IncrementalAlterConfigs(r) => r.responses.into_iter(),
+        _ => Vec::new().into_iter(),
+    };
+    let responses = request
+        .resources
+        .iter()
+        .zip(outcomes)
+        .map(|(r, outcome)| {
+            let result = match outcome {
+                None => return others.next().unwrap_or_default(),
+                Some(Ok(())) => sent
+                    .next()
+                    .unwrap_or_else(|| Err(ErrorCode::UnknownServerError.into())),
+                Some(Err(e)) => Err(e),
+            };
+            let base = AlterConfigsResourceResponse::default()
+                .with_resource_type(r.resource_type)
+                .with_resource_name(r.resource_name.clone());
+            match result {
+                Ok(()) => base,
+                Err(e) => {
+                    let (code, message) = super::reply::error_parts(&e);
+                    base.with_error_code(code).with_error_message(message)
+                }
+            }
+        })
+        .collect();
+    Ok(ResponseKind::IncrementalAlterConfigs(
+        IncrementalAlterConfigsResponse::default().with_responses(responses),
+    ))
+}
+
+/// AlterConfigs in cluster mode: a topic's whole set of overrides goes to the controller; the
+/// other resources are this broker's.
+pub async fn alter_configs(
+    broker: &Broker,
+    node: &ClusterNode,
+    ctx: &RequestContext<'_>,
+    request: kafka_protocol::messages::AlterConfigsRequest,
+) -> HandlerResult {
+    use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceResponse;
+    use kafka_protocol::messages::AlterConfigsResponse;
+    let validate_only = request.validate_only;
+    let mut local = request.clone();
+    local.resources.retain(|r| r.resource_type != 2);
+    let mut outcomes: Vec<Option<Result<()>>> = Vec::new();
+    let mut wanted = Vec::new();
+    for r in request.resources.iter() {
+        if r.resource_type != 2 {
+            outcomes.push(None);
+            continue;
+        }
+        let overrides: BTreeMap<String, String> = r
+            .configs
+            .iter()
+            .filter_map(|c| Some((c.name.to_string(), c.value.as_ref()?.to_string())))
+            .collect();
+        match broker
+            .topics
+            .set_overrides(&r.resource_name, overrides.clone(), true)
+        {
+            Ok(()) => {
+                wanted.push((r.resource_name.to_string(), overrides));
+                outcomes.push(Some(Ok(())));
+            }
+            Err(e) => outcomes.push(Some(Err(e))),
+        }
+    }
+    let mut sent = change_topic_configs(broker, node, wanted, validate_only)
+        .await
+        .into_iter();
+    let mut others = match super::admin_configs::alter(broker, ctx, local)? {
+        ResponseKind::AlterConfigs(r) => r.responses.into_iter(),
+        _ => Vec::new().into_iter(),
+    };
+    let responses = request
+        .resources
+        .iter()
+        .zip(outcomes)
+        .map(|(r, outcome)| {
+            let result = match outcome {
+                None => return others.next().unwrap_or_default(),
+                Some(Ok(())) => sent
+                    .next()
+                    .unwrap_or_else(|| Err(ErrorCode::UnknownServerError.into())),
+                Some(Err(e)) => Err(e),
+            };
+            let base = AlterConfigsResourceResponse::default()
+                .with_resource_type(r.resource_type)
+                .with_resource_name(r.resource_name.clone());
+            match result {
+                Ok(()) => base,
+                Err(e) => {
+                    let (code, message) = super::reply::error_parts(&e);
+                    base.with_error_code(code).with_error_message(message)
+                }
+            }
+        })
+        .collect();
+    Ok(ResponseKind::AlterConfigs(
+        AlterConfigsResponse::default().with_responses(responses),
+    ))
+}

@@ -376,3 +376,75 @@ pub async fn create_partitions(
             .collect(),
     )
 }
+
+/// IncrementalAlterConfigs of topics (SET and DELETE only: the broker that forwards it turns
+/// APPEND and SUBTRACT into the resulting values).
+pub async fn alter_topic_configs(
+    node: &ClusterNode,
+    r: kafka_protocol::messages::IncrementalAlterConfigsRequest,
+) -> kafka_protocol::messages::IncrementalAlterConfigsResponse {
+    use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
+    let mut changes = Vec::new();
+    let mut refused = Vec::new();
+    for res in &r.resources {
+        let keys: Option<Vec<(String, Option<String>)>> = res
+            .configs
+            .iter()
+            .map(|c| match c.config_operation {
+                0 => c
+                    .value
+                    .as_ref()
+                    .map(|v| (c.name.to_string(), Some(v.to_string()))),
+                1 => Some((c.name.to_string(), None)),
+                _ => None,
+            })
+            .collect();
+        match (res.resource_type, keys) {
+            (2, Some(keys)) => {
+                changes.push((res.resource_name.to_string(), keys));
+                refused.push(None);
+            }
+            _ => refused.push(Some(Error::kafka(
+                ErrorCode::InvalidRequest,
+                "the controller takes SET and DELETE of topic configs only",
+            ))),
+        }
+    }
+    let outcome = match controller(node) {
+        Ok(c) => c.alter_topic_configs(changes, r.validate_only).await,
+        Err(e) => Err(e),
+    };
+    let mut written = match outcome {
+        Ok(results) => results.into_iter(),
+        Err(e) => refused
+            .iter()
+            .filter(|x| x.is_none())
+            .map(|_| Err(Error::kafka(e.code(), e.to_string())))
+            .collect::<Vec<_>>()
+            .into_iter(),
+    };
+    kafka_protocol::messages::IncrementalAlterConfigsResponse::default().with_responses(
+        r.resources
+            .iter()
+            .zip(refused)
+            .map(|(res, refusal)| {
+                let result = match refusal {
+                    Some(e) => Err(e),
+                    None => written
+                        .next()
+                        .unwrap_or_else(|| Err(ErrorCode::UnknownServerError.into())),
+                };
+                let base = AlterConfigsResourceResponse::default()
+                    .with_resource_type(res.resource_type)
+                    .with_resource_name(res.resource_name.clone());
+                match result {
+                    Ok(()) => base,
+                    Err(e) => {
+                        let (c, m) = error_parts(&e);
+                        base.with_error_code(c).with_error_message(m)
+                    }
+                }
+            })
+            .collect(),
+    )
+}

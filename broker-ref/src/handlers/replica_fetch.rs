@@ -2,7 +2,7 @@
 //! position against its leader epoch cache (answering a divergence, KIP-320 / Fetch v12),
 //! records the follower's progress (which moves the high watermark and may earn it an ISR
 //! expansion, sent to the controller), and reads up to the log end, not the high watermark. It
-//! long-polls like a consumer fetch until data arrives or `max_wait_ms` passes.
+//! long-polls like a consumer fetch until `min_bytes` arrive or `max_wait_ms` passes.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,9 +29,10 @@ pub async fn handle(
         tokio::time::Instant::now() + Duration::from_millis(request.max_wait_ms.max(0) as u64);
     let waiter = Arc::new(tokio::sync::Notify::new());
     let mut registered = false;
+    let min_bytes = request.min_bytes.max(1) as usize;
     loop {
-        let (responses, data, errors) = serve(broker, &request, replica);
-        if data || errors || tokio::time::Instant::now() >= deadline {
+        let (responses, bytes, errors) = serve(broker, &request, replica);
+        if bytes >= min_bytes || errors || tokio::time::Instant::now() >= deadline {
             return Ok(ResponseKind::Fetch(
                 FetchResponse::default().with_responses(responses),
             ));
@@ -73,16 +74,16 @@ fn partitions(broker: &Broker, request: &FetchRequest) -> Vec<Arc<Partition>> {
         .collect()
 }
 
-/// Serves every partition once: the responses, whether any carried data or a divergence,
-/// and whether any failed.
+/// Serves every partition once: the responses, the record bytes they carry (a divergence
+/// counts as enough to answer), and whether any failed.
 fn serve(
     broker: &Broker,
     request: &FetchRequest,
     replica: i32,
-) -> (Vec<FetchableTopicResponse>, bool, bool) {
+) -> (Vec<FetchableTopicResponse>, usize, bool) {
     let now = crate::clock::now_ms();
     let mut budget = request.max_bytes.max(0) as usize;
-    let mut data = false;
+    let mut data = 0usize;
     let mut errors = false;
     let replicas = broker.cluster_node().and_then(|n| n.replicas.clone());
     let responses = request
@@ -122,7 +123,7 @@ fn serve(
                                 r.propose_isr(partition.topic(), partition.index(), change);
                             }
                             budget = budget.saturating_sub(records.len());
-                            data |= !records.is_empty();
+                            data += records.len();
                             base.with_high_watermark(high_watermark)
                                 .with_last_stable_offset(partition.last_stable_offset())
                                 .with_log_start_offset(log_start_offset)
@@ -133,7 +134,7 @@ fn serve(
                             end_offset,
                             high_watermark,
                         }) => {
-                            data = true;
+                            data = usize::MAX;
                             base.with_high_watermark(high_watermark)
                                 .with_log_start_offset(partition.log_start_offset())
                                 .with_diverging_epoch(

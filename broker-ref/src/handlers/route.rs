@@ -52,10 +52,18 @@ pub(super) async fn handle_unchecked(
             None => admin_topics::create_partitions(broker, ctx, r).map(Some),
         },
         RequestKind::DescribeConfigs(r) => admin_configs::describe(broker, ctx, r).map(Some),
-        RequestKind::AlterConfigs(r) => admin_configs::alter(broker, ctx, r).map(Some),
-        RequestKind::IncrementalAlterConfigs(r) => {
-            admin_configs::incremental_alter(broker, ctx, r).map(Some)
-        }
+        RequestKind::AlterConfigs(r) => match broker.cluster_node() {
+            Some(node) => cluster_admin::alter_configs(broker, node, ctx, r)
+                .await
+                .map(Some),
+            None => admin_configs::alter(broker, ctx, r).map(Some),
+        },
+        RequestKind::IncrementalAlterConfigs(r) => match broker.cluster_node() {
+            Some(node) => cluster_admin::incremental_alter_configs(broker, node, ctx, r)
+                .await
+                .map(Some),
+            None => admin_configs::incremental_alter(broker, ctx, r).map(Some),
+        },
         RequestKind::InitProducerId(r) => init_producer_id::handle(broker, ctx, r).map(Some),
         RequestKind::AddPartitionsToTxn(r) => txn::add_partitions_to_txn(broker, ctx, r).map(Some),
         RequestKind::AddOffsetsToTxn(r) => txn::add_offsets_to_txn(broker, ctx, r).map(Some),

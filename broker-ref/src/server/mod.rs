@@ -70,7 +70,11 @@ impl RunningBroker {
     /// Stops accepting, closes connections, flushes every log and writes checkpoints. A
     /// cluster broker first has the controller move its leadership away (controlled shutdown).
     pub async fn shutdown(self) -> Result<()> {
-        if let Some(node) = self.broker.cluster_node() {
+        if let Some(node) = self
+            .broker
+            .cluster_node()
+            .filter(|_| self.broker.config.bool("controlled.shutdown.enable"))
+        {
             node.controlled_shutdown(std::time::Duration::from_secs(30))
                 .await;
         }
@@ -235,6 +239,13 @@ fn cluster_deps(
         num_partitions: config.num_partitions(),
         default_replication_factor: config.int("default.replication.factor").max(1),
         unclean_leader_election: config.bool("unclean.leader.election.enable"),
+        leader_rebalance: config.bool("auto.leader.rebalance.enable").then(|| {
+            std::time::Duration::from_secs(
+                config
+                    .long("leader.imbalance.check.interval.seconds")
+                    .max(1) as u64,
+            )
+        }),
         validate_topic_config: Arc::new(move |overrides| {
             validator.effective_config(overrides).map(|_| ())
         }),
@@ -265,6 +276,7 @@ fn cluster_deps(
         fetch_wait_max_ms: config.int("replica.fetch.wait.max.ms"),
         fetch_max_bytes: config.int("replica.fetch.max.bytes"),
         fetch_response_max_bytes: config.int("replica.fetch.response.max.bytes"),
+        fetch_min_bytes: config.int("replica.fetch.min.bytes"),
         fetch_backoff: std::time::Duration::from_millis(
             config.long("replica.fetch.backoff.ms").max(1) as u64,
         ),
