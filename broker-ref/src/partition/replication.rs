@@ -681,6 +681,22 @@ mod tests {
     }
 
     #[test]
+    fn a_leader_alone_in_the_isr_commits_each_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = open(dir.path());
+        let alone = LeaderAndIsr {
+            min_isr: 1,
+            replicas: vec![1],
+            ..decision(1, 1, 1, &[1])
+        };
+        p.apply_leadership(&alone, 0).unwrap();
+        p.append_record_set(batch(2), 0).unwrap();
+        assert_eq!(p.high_watermark(), 2);
+        p.append_record_set(batch(1), 1).unwrap();
+        assert_eq!(p.high_watermark(), 3);
+    }
+
+    #[test]
     fn a_lagging_follower_is_dropped_and_min_isr_stops_the_high_watermark() {
         let dir = tempfile::tempdir().unwrap();
         let p = open(dir.path());
