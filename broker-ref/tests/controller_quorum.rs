@@ -8,11 +8,10 @@
 
 mod common;
 
-use std::net::TcpListener;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{temp_dir, BrokerProcess, Client};
+use common::{free_ports, temp_dir, BrokerProcess, Client};
 use kafka_protocol::messages::{describe_quorum_request, DescribeQuorumRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
@@ -25,16 +24,6 @@ struct Seen {
     high_watermark: i64,
     /// (voter, log end offset) as the leader reports them.
     voters: Vec<(i32, i64)>,
-}
-
-fn free_ports(n: usize) -> Vec<u16> {
-    let listeners: Vec<TcpListener> = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    listeners
-        .iter()
-        .map(|l| l.local_addr().unwrap().port())
-        .collect()
 }
 
 fn voters(ports: &[u16]) -> String {

@@ -195,6 +195,29 @@ pub fn outbound(cluster_id: &str, to: NodeId, request: &Request) -> Outbound {
     }
 }
 
+/// Partition 0 of `__cluster_metadata` among a request's topics (field `$name` for the
+/// topic's name, `$parts` for its partitions, `$index` for a partition's index).
+macro_rules! metadata_partition {
+    ($topics:expr, $name:ident, $parts:ident, $index:ident) => {
+        $topics
+            .iter()
+            .find(|t| t.$name.0.as_str() == METADATA_TOPIC)
+            .and_then(|t| t.$parts.iter().find(|p| p.$index == 0))
+            .ok_or_else(|| bad("no __cluster_metadata-0"))
+    };
+}
+
+/// Partition 0's answer among a response's topics (the first partition 0 of any topic).
+macro_rules! metadata_answer {
+    ($topics:expr, $index:ident) => {
+        $topics
+            .into_iter()
+            .flat_map(|t| t.partitions)
+            .find(|p| p.$index == 0)
+            .ok_or_else(|| bad("response without __cluster_metadata-0"))
+    };
+}
+
 fn bad(what: &str) -> Error {
     Error::kafka(
         ErrorCode::InvalidRequest,
@@ -217,12 +240,7 @@ pub fn check_cluster(ours: &str, theirs: Option<&StrBytes>) -> Result<()> {
 
 /// The quorum request a Vote carries, with its sender.
 pub fn vote_in(r: &VoteRequest) -> Result<(NodeId, Request)> {
-    let p = r
-        .topics
-        .iter()
-        .find(|t| t.topic_name.0.as_str() == METADATA_TOPIC)
-        .and_then(|t| t.partitions.iter().find(|p| p.partition_index == 0))
-        .ok_or_else(|| bad("no __cluster_metadata-0"))?;
+    let p = metadata_partition!(r.topics, topic_name, partitions, partition_index)?;
     Ok((
         p.replica_id.0,
         Request::Vote {
@@ -235,12 +253,7 @@ pub fn vote_in(r: &VoteRequest) -> Result<(NodeId, Request)> {
 
 /// The quorum request a BeginQuorumEpoch carries, with its sender.
 pub fn begin_in(r: &BeginQuorumEpochRequest) -> Result<(NodeId, Request)> {
-    let p = r
-        .topics
-        .iter()
-        .find(|t| t.topic_name.0.as_str() == METADATA_TOPIC)
-        .and_then(|t| t.partitions.iter().find(|p| p.partition_index == 0))
-        .ok_or_else(|| bad("no __cluster_metadata-0"))?;
+    let p = metadata_partition!(r.topics, topic_name, partitions, partition_index)?;
     Ok((
         p.leader_id.0,
         Request::BeginQuorumEpoch {
@@ -252,12 +265,7 @@ pub fn begin_in(r: &BeginQuorumEpochRequest) -> Result<(NodeId, Request)> {
 
 /// The quorum request an EndQuorumEpoch carries, with its sender.
 pub fn end_in(r: &EndQuorumEpochRequest) -> Result<(NodeId, Request)> {
-    let p = r
-        .topics
-        .iter()
-        .find(|t| t.topic_name.0.as_str() == METADATA_TOPIC)
-        .and_then(|t| t.partitions.iter().find(|p| p.partition_index == 0))
-        .ok_or_else(|| bad("no __cluster_metadata-0"))?;
+    let p = metadata_partition!(r.topics, topic_name, partitions, partition_index)?;
     let successors = if p.preferred_candidates.is_empty() {
         p.preferred_successors.clone()
     } else {
@@ -284,12 +292,7 @@ pub fn is_metadata_fetch(r: &FetchRequest) -> bool {
 
 /// The quorum request a metadata Fetch carries, with its sender.
 pub fn fetch_in(r: &FetchRequest) -> Result<(NodeId, Request)> {
-    let p = r
-        .topics
-        .iter()
-        .find(|t| t.topic.0.as_str() == METADATA_TOPIC)
-        .and_then(|t| t.partitions.iter().find(|p| p.partition == 0))
-        .ok_or_else(|| bad("no __cluster_metadata-0"))?;
+    let p = metadata_partition!(r.topics, topic, partitions, partition)?;
     let replica = if r.replica_state.replica_id.0 >= 0 {
         r.replica_state.replica_id.0
     } else {
@@ -311,12 +314,7 @@ pub fn fetch_in(r: &FetchRequest) -> Result<(NodeId, Request)> {
 
 /// The quorum request a FetchSnapshot carries, with its sender.
 pub fn fetch_snapshot_in(r: &FetchSnapshotRequest) -> Result<(NodeId, Request)> {
-    let p = r
-        .topics
-        .iter()
-        .find(|t| t.name.0.as_str() == METADATA_TOPIC)
-        .and_then(|t| t.partitions.iter().find(|p| p.partition == 0))
-        .ok_or_else(|| bad("no __cluster_metadata-0"))?;
+    let p = metadata_partition!(r.topics, name, partitions, partition)?;
     Ok((
         r.replica_id.0,
         Request::FetchSnapshot {
@@ -497,12 +495,7 @@ fn top_level(code: i16) -> Result<()> {
 /// The quorum's view of a Vote response.
 pub fn vote_back(r: VoteResponse) -> Result<Response> {
     top_level(r.error_code)?;
-    let p = r
-        .topics
-        .into_iter()
-        .flat_map(|t| t.partitions)
-        .find(|p| p.partition_index == 0)
-        .ok_or_else(|| bad("vote response without __cluster_metadata-0"))?;
+    let p = metadata_answer!(r.topics, partition_index)?;
     Ok(Response::Vote {
         epoch: p.leader_epoch,
         granted: p.vote_granted,
@@ -514,12 +507,7 @@ pub fn vote_back(r: VoteResponse) -> Result<Response> {
 /// The quorum's view of a BeginQuorumEpoch response.
 pub fn begin_back(r: BeginQuorumEpochResponse) -> Result<Response> {
     top_level(r.error_code)?;
-    let p = r
-        .topics
-        .into_iter()
-        .flat_map(|t| t.partitions)
-        .find(|p| p.partition_index == 0)
-        .ok_or_else(|| bad("response without __cluster_metadata-0"))?;
+    let p = metadata_answer!(r.topics, partition_index)?;
     Ok(Response::BeginQuorumEpoch {
         epoch: p.leader_epoch,
         leader: leader_of(p.leader_id),
@@ -530,12 +518,7 @@ pub fn begin_back(r: BeginQuorumEpochResponse) -> Result<Response> {
 /// The quorum's view of an EndQuorumEpoch response.
 pub fn end_back(r: EndQuorumEpochResponse) -> Result<Response> {
     top_level(r.error_code)?;
-    let p = r
-        .topics
-        .into_iter()
-        .flat_map(|t| t.partitions)
-        .find(|p| p.partition_index == 0)
-        .ok_or_else(|| bad("response without __cluster_metadata-0"))?;
+    let p = metadata_answer!(r.topics, partition_index)?;
     Ok(Response::EndQuorumEpoch {
         epoch: p.leader_epoch,
         leader: leader_of(p.leader_id),
@@ -574,12 +557,7 @@ pub fn fetch_back(r: FetchResponse) -> Result<Response> {
 /// The quorum's view of a FetchSnapshot response.
 pub fn fetch_snapshot_back(r: FetchSnapshotResponse) -> Result<Response> {
     top_level(r.error_code)?;
-    let p = r
-        .topics
-        .into_iter()
-        .flat_map(|t| t.partitions)
-        .find(|p| p.index == 0)
-        .ok_or_else(|| bad("snapshot response without __cluster_metadata-0"))?;
+    let p = metadata_answer!(r.topics, index)?;
     Ok(Response::FetchSnapshot {
         epoch: p.current_leader.leader_epoch,
         leader: leader_of(p.current_leader.leader_id),

@@ -288,6 +288,13 @@ pub(super) fn overrides_after(
     Ok(overrides)
 }
 
+/// Whether IncrementalAlterConfigs `ops` name a key twice (Kafka refuses the resource).
+pub(super) fn names_a_key_twice(ops: &[(String, i8, Option<String>)]) -> bool {
+    ops.iter()
+        .enumerate()
+        .any(|(i, (k, _, _))| ops[..i].iter().any(|(j, _, _)| j == k))
+}
+
 /// Handles IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT per key.
 pub fn incremental_alter(
     broker: &Broker,
@@ -309,10 +316,7 @@ pub fn incremental_alter(
                     )
                 })
                 .collect();
-            let duplicate = ops
-                .iter()
-                .enumerate()
-                .any(|(i, (k, _, _))| ops[..i].iter().any(|(j, _, _)| j == k));
+            let duplicate = names_a_key_twice(&ops);
             let outcome = match r.resource_type {
                 // Kafka refuses a resource that names a key twice, whatever its type.
                 _ if duplicate => Err(Error::kafka(

@@ -167,6 +167,36 @@ fn create_one(
     Ok((topic.id, partitions, overrides))
 }
 
+/// The configs a CreateTopics v5+ answer lists for a topic created with `overrides`: every
+/// topic config with its value and source.
+pub(super) fn created_topic_configs(
+    broker: &Broker,
+    overrides: &BTreeMap<String, String>,
+) -> Vec<CreatableTopicConfigs> {
+    broker
+        .topics
+        .effective_config(overrides)
+        .map(|c| {
+            topic_config_entries(
+                &c,
+                overrides,
+                &broker.topics.defaults(),
+                &broker.dynamic.effective(),
+            )
+        })
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| {
+            CreatableTopicConfigs::default()
+                .with_name(sb(e.name))
+                .with_value(Some(sb(e.value)))
+                .with_config_source(e.source as i8)
+                .with_read_only(false)
+                .with_is_sensitive(false)
+        })
+        .collect()
+}
+
 /// Handles CreateTopics.
 pub fn create_topics(
     broker: &Broker,
@@ -202,29 +232,7 @@ pub fn create_topics(
                         .with_num_partitions(partitions)
                         .with_replication_factor(1);
                     if version >= 5 {
-                        let configs = broker
-                            .topics
-                            .effective_config(&overrides)
-                            .map(|c| {
-                                topic_config_entries(
-                                    &c,
-                                    &overrides,
-                                    &broker.topics.defaults(),
-                                    &broker.dynamic.effective(),
-                                )
-                            })
-                            .unwrap_or_default()
-                            .into_iter()
-                            .map(|e| {
-                                CreatableTopicConfigs::default()
-                                    .with_name(sb(e.name))
-                                    .with_value(Some(sb(e.value)))
-                                    .with_config_source(e.source as i8)
-                                    .with_read_only(false)
-                                    .with_is_sensitive(false)
-                            })
-                            .collect();
-                        r = r.with_configs(Some(configs));
+                        r = r.with_configs(Some(created_topic_configs(broker, &overrides)));
                     }
                     r
                 }

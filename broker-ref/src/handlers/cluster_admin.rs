@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
-use kafka_protocol::messages::create_topics_response::CreatableTopicConfigs;
 use kafka_protocol::messages::{
     CreatePartitionsRequest, CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest,
     ResponseKind, TopicName,
@@ -17,7 +16,6 @@ use kafka_protocol::protocol::Request;
 use odradek::protocol::Throttled;
 use odradek::ErrorCode;
 
-use super::admin_configs::topic_config_entries;
 use super::context::RequestContext;
 use super::reply::{sb, HandlerResult};
 use crate::broker::Broker;
@@ -112,28 +110,7 @@ pub async fn create_topics(
                         .collect()
                 })
                 .unwrap_or_default();
-            let configs = broker
-                .topics
-                .effective_config(&overrides)
-                .map(|c| {
-                    topic_config_entries(
-                        &c,
-                        &overrides,
-                        &broker.topics.defaults(),
-                        &broker.dynamic.effective(),
-                    )
-                })
-                .unwrap_or_default()
-                .into_iter()
-                .map(|e| {
-                    CreatableTopicConfigs::default()
-                        .with_name(sb(e.name))
-                        .with_value(Some(sb(e.value)))
-                        .with_config_source(e.source as i8)
-                        .with_read_only(false)
-                        .with_is_sensitive(false)
-                })
-                .collect();
+            let configs = super::admin_topics::created_topic_configs(broker, &overrides);
             t.configs = Some(configs);
         }
     }
@@ -370,6 +347,33 @@ async fn change_topic_configs(
     results
 }
 
+/// A config request's answers in request order: a resource whose `outcome` is `None` is this
+/// broker's (the next of `others`); a topic refused here keeps its error; a topic sent to the
+/// controller takes the next of `sent`. `answer` builds a topic's entry.
+fn in_request_order<R: Default>(
+    resources: impl Iterator<Item = (i8, kafka_protocol::protocol::StrBytes)>,
+    outcomes: Vec<Option<Result<()>>>,
+    sent: Vec<Result<()>>,
+    others: Vec<R>,
+    answer: impl Fn(i8, kafka_protocol::protocol::StrBytes, Result<()>) -> R,
+) -> Vec<R> {
+    let mut sent = sent.into_iter();
+    let mut others = others.into_iter();
+    resources
+        .zip(outcomes)
+        .map(|((kind, name), outcome)| match outcome {
+            None => others.next().unwrap_or_default(),
+            Some(Ok(())) => answer(
+                kind,
+                name,
+                sent.next()
+                    .unwrap_or_else(|| Err(ErrorCode::UnknownServerError.into())),
+            ),
+            Some(Err(e)) => answer(kind, name, Err(e)),
+        })
+        .collect()
+}
+
 /// IncrementalAlterConfigs in cluster mode: topic resources go to the controller (their
 /// resulting overrides computed and validated here), the others are this broker's.
 pub async fn incremental_alter_configs(
@@ -401,11 +405,7 @@ pub async fn incremental_alter_configs(
                 )
             })
             .collect();
-        let duplicate = ops
-            .iter()
-            .enumerate()
-            .any(|(i, (k, _, _))| ops[..i].iter().any(|(j, _, _)| j == k));
-        let computed = if duplicate {
+        let computed = if super::admin_configs::names_a_key_twice(&ops) {
             Err(Error::kafka(
                 ErrorCode::InvalidRequest,
                 "Error due to duplicate config keys",
@@ -421,37 +421,27 @@ pub async fn incremental_alter_configs(
             Err(e) => outcomes.push(Some(Err(e))),
         }
     }
-    let mut sent = change_topic_configs(broker, node, wanted, validate_only)
-        .await
-        .into_iter();
-    let mut others = match super::admin_configs::incremental_alter(broker, ctx, local)? {
-        ResponseKind::IncrementalAlterConfigs(r) => r.responses.into_iter(),
-        _ => Vec::new().into_iter(),
+    let sent = change_topic_configs(broker, node, wanted, validate_only).await;
+    let others = match super::admin_configs::incremental_alter(broker, ctx, local)? {
+        ResponseKind::IncrementalAlterConfigs(r) => r.responses,
+        _ => Vec::new(),
     };
-    let responses = request
+    let names = request
         .resources
         .iter()
-        .zip(outcomes)
-        .map(|(r, outcome)| {
-            let result = match outcome {
-                None => return others.next().unwrap_or_default(),
-                Some(Ok(())) => sent
-                    .next()
-                    .unwrap_or_else(|| Err(ErrorCode::UnknownServerError.into())),
-                Some(Err(e)) => Err(e),
-            };
-            let base = AlterConfigsResourceResponse::default()
-                .with_resource_type(r.resource_type)
-                .with_resource_name(r.resource_name.clone());
-            match result {
-                Ok(()) => base,
-                Err(e) => {
-                    let (code, message) = super::reply::error_parts(&e);
-                    base.with_error_code(code).with_error_message(message)
-                }
+        .map(|r| (r.resource_type, r.resource_name.clone()));
+    let responses = in_request_order(names, outcomes, sent, others, |kind, name, result| {
+        let base = AlterConfigsResourceResponse::default()
+            .with_resource_type(kind)
+            .with_resource_name(name);
+        match result {
+            Ok(()) => base,
+            Err(e) => {
+                let (code, message) = super::reply::error_parts(&e);
+                base.with_error_code(code).with_error_message(message)
             }
-        })
-        .collect();
+        }
+    });
     Ok(ResponseKind::IncrementalAlterConfigs(
         IncrementalAlterConfigsResponse::default().with_responses(responses),
     ))
@@ -493,37 +483,27 @@ pub async fn alter_configs(
             Err(e) => outcomes.push(Some(Err(e))),
         }
     }
-    let mut sent = change_topic_configs(broker, node, wanted, validate_only)
-        .await
-        .into_iter();
-    let mut others = match super::admin_configs::alter(broker, ctx, local)? {
-        ResponseKind::AlterConfigs(r) => r.responses.into_iter(),
-        _ => Vec::new().into_iter(),
+    let sent = change_topic_configs(broker, node, wanted, validate_only).await;
+    let others = match super::admin_configs::alter(broker, ctx, local)? {
+        ResponseKind::AlterConfigs(r) => r.responses,
+        _ => Vec::new(),
     };
-    let responses = request
+    let names = request
         .resources
         .iter()
-        .zip(outcomes)
-        .map(|(r, outcome)| {
-            let result = match outcome {
-                None => return others.next().unwrap_or_default(),
-                Some(Ok(())) => sent
-                    .next()
-                    .unwrap_or_else(|| Err(ErrorCode::UnknownServerError.into())),
-                Some(Err(e)) => Err(e),
-            };
-            let base = AlterConfigsResourceResponse::default()
-                .with_resource_type(r.resource_type)
-                .with_resource_name(r.resource_name.clone());
-            match result {
-                Ok(()) => base,
-                Err(e) => {
-                    let (code, message) = super::reply::error_parts(&e);
-                    base.with_error_code(code).with_error_message(message)
-                }
+        .map(|r| (r.resource_type, r.resource_name.clone()));
+    let responses = in_request_order(names, outcomes, sent, others, |kind, name, result| {
+        let base = AlterConfigsResourceResponse::default()
+            .with_resource_type(kind)
+            .with_resource_name(name);
+        match result {
+            Ok(()) => base,
+            Err(e) => {
+                let (code, message) = super::reply::error_parts(&e);
+                base.with_error_code(code).with_error_message(message)
             }
-        })
-        .collect();
+        }
+    });
     Ok(ResponseKind::AlterConfigs(
         AlterConfigsResponse::default().with_responses(responses),
     ))

@@ -4,14 +4,13 @@
 
 #![allow(dead_code, clippy::unwrap_used)]
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::{MetadataRequest, MetadataResponse};
 
-use super::{temp_dir, topic_name, BrokerProcess, Client};
+use super::{free_ports, temp_dir, topic_name, BrokerProcess, Client};
 
 /// A partition's state as Metadata reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,16 +33,6 @@ pub struct LocalCluster {
     controller_ports: Vec<u16>,
     dirs: Vec<PathBuf>,
     extra: Vec<(String, String)>,
-}
-
-fn free_ports(n: usize) -> Vec<u16> {
-    let listeners: Vec<TcpListener> = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    listeners
-        .iter()
-        .map(|l| l.local_addr().unwrap().port())
-        .collect()
 }
 
 impl LocalCluster {

@@ -24,6 +24,17 @@ pub struct BrokerProcess {
     pub data_dir: PathBuf,
 }
 
+/// `n` distinct free loopback ports (bound together, then released).
+pub fn free_ports(n: usize) -> Vec<u16> {
+    let listeners: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().unwrap().port())
+        .collect()
+}
+
 /// A fresh temporary directory (removed by the OS's tmp cleaning; tests use unique names).
 pub fn temp_dir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
