@@ -215,3 +215,69 @@ fn topic_configs_and_preferred_leaders_are_the_clusters() {
         p.leader == preferred && p.isr.len() == 3
     });
 }
+
+#[test]
+fn client_quotas_set_through_one_broker_are_every_brokers() {
+    use kafka_protocol::messages::alter_client_quotas_request::{EntityData, EntryData, OpData};
+    use kafka_protocol::messages::describe_client_quotas_request::ComponentData;
+    use kafka_protocol::messages::{AlterClientQuotasRequest, DescribeClientQuotasRequest};
+    use kafka_protocol::protocol::StrBytes;
+    let cluster = LocalCluster::start(3, &[]);
+    cluster.wait_brokers(1, 3, Duration::from_secs(30));
+    let alter = |value: f64, remove: bool| {
+        AlterClientQuotasRequest::default().with_entries(vec![EntryData::default()
+            .with_entity(vec![EntityData::default()
+                .with_entity_type(StrBytes::from_static_str("client-id"))
+                .with_entity_name(Some(StrBytes::from_static_str("slow")))])
+            .with_ops(vec![OpData::default()
+                .with_key(StrBytes::from_static_str("producer_byte_rate"))
+                .with_value(value)
+                .with_remove(remove)])])
+    };
+    let r = cluster.client(1).call(&alter(4096.0, false), 1);
+    assert_eq!(r.entries[0].error_code, 0, "{:?}", r.entries[0]);
+    // A bad value is refused with Kafka's error, through the controller too.
+    let r = cluster.client(2).call(&alter(-1.0, false), 1);
+    assert_eq!(r.entries[0].error_code, 42, "INVALID_REQUEST");
+    let describe =
+        DescribeClientQuotasRequest::default().with_components(vec![ComponentData::default()
+            .with_entity_type(StrBytes::from_static_str("client-id"))
+            .with_match_type(0)
+            .with_match(Some(StrBytes::from_static_str("slow")))]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let seen: Vec<Option<f64>> = (1..=3)
+            .map(|id| {
+                let r = cluster.client(id).call(&describe, 1);
+                r.entries
+                    .unwrap_or_default()
+                    .first()
+                    .and_then(|e| e.values.first().map(|v| v.value))
+            })
+            .collect();
+        if seen.iter().all(|v| *v == Some(4096.0)) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{seen:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let r = cluster.client(3).call(&alter(0.0, true), 1);
+    assert_eq!(r.entries[0].error_code, 0);
+    // The broker that took the removal answered once it had applied it; the others follow.
+    let r = cluster.client(3).call(&describe, 1);
+    assert!(
+        r.entries.unwrap_or_default().is_empty(),
+        "removed on node 3"
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !cluster
+        .client(1)
+        .call(&describe, 1)
+        .entries
+        .unwrap_or_default()
+        .is_empty()
+    {
+        assert!(std::time::Instant::now() < deadline, "still set on node 1");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

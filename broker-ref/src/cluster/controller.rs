@@ -858,6 +858,51 @@ impl Controller {
         .await
     }
 
+    /// AlterClientQuotas: every alteration checked as a broker checks it (Kafka's messages),
+    /// the valid ones written as ClientQuota records (unless `validate_only`). One verdict
+    /// per alteration.
+    pub async fn alter_client_quotas(
+        &self,
+        alterations: Vec<crate::quota::Alteration>,
+        validate_only: bool,
+    ) -> Result<Vec<std::result::Result<(), crate::quota::QuotaError>>> {
+        // The checks do not depend on the quotas already set: an empty store runs them.
+        let verdicts = crate::quota::QuotaStore::open(None)?.alter(&alterations, true)?;
+        self.write(|_image| {
+            let mut batch = Vec::new();
+            if !validate_only {
+                for (alteration, verdict) in alterations.iter().zip(&verdicts) {
+                    if verdict.is_err() {
+                        continue;
+                    }
+                    let Ok(entity) = crate::quota::entity::entity_from_wire(
+                        alteration
+                            .components
+                            .iter()
+                            .map(|(t, n)| (t.as_str(), n.as_deref())),
+                    ) else {
+                        continue;
+                    };
+                    let components: Vec<(String, Option<String>)> = entity
+                        .components()
+                        .into_iter()
+                        .map(|(t, n)| (t.to_string(), n.map(str::to_string)))
+                        .collect();
+                    for (key, value) in &alteration.ops {
+                        batch.push(MetadataRecord::ClientQuota {
+                            entity: components.clone(),
+                            key: key.clone(),
+                            value: value.map(|v| v.to_string()),
+                        });
+                    }
+                }
+            }
+            Ok((batch, ()))
+        })
+        .await?;
+        Ok(verdicts)
+    }
+
     /// AllocateProducerIds: the next block of [`PRODUCER_ID_BLOCK`] ids for a broker.
     pub async fn allocate_producer_ids(&self, broker_id: i32, broker_epoch: i64) -> Result<i64> {
         let start = self

@@ -75,6 +75,27 @@ pub struct MetadataImage {
     pub configs: BTreeMap<String, BTreeMap<String, String>>,
     /// The first producer id not handed out yet.
     pub next_producer_id: i64,
+    /// Client quotas by entity (its components joined as text, see [`quota_key`]).
+    #[serde(default)]
+    pub client_quotas: BTreeMap<String, QuotaImage>,
+}
+
+/// One client quota entity and its values.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuotaImage {
+    /// The entity's components, (type, name; `None` for the default).
+    pub entity: Vec<(String, Option<String>)>,
+    /// Key → value (decimal text).
+    pub values: BTreeMap<String, String>,
+}
+
+/// The text key of a quota entity in [`MetadataImage::client_quotas`].
+pub fn quota_key(entity: &[(String, Option<String>)]) -> String {
+    entity
+        .iter()
+        .map(|(t, n)| format!("{t}={}", n.as_deref().unwrap_or("<default>")))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The key of a config resource in [`MetadataImage::configs`].
@@ -232,6 +253,27 @@ impl MetadataImage {
                             self.configs.remove(&key);
                         }
                     }
+                }
+            }
+            MetadataRecord::ClientQuota { entity, key, value } => {
+                let k = quota_key(&entity);
+                let q = self
+                    .client_quotas
+                    .entry(k.clone())
+                    .or_insert_with(|| QuotaImage {
+                        entity,
+                        values: BTreeMap::new(),
+                    });
+                match value {
+                    Some(v) => {
+                        q.values.insert(key, v);
+                    }
+                    None => {
+                        q.values.remove(&key);
+                    }
+                }
+                if q.values.is_empty() {
+                    self.client_quotas.remove(&k);
                 }
             }
             MetadataRecord::ProducerIds {

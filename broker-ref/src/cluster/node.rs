@@ -38,6 +38,8 @@ pub struct NodeDeps {
     pub replicas: ReplicaSettings,
     /// Told when this broker starts or stops leading a partition.
     pub on_leadership: super::replicas::LeadershipHook,
+    /// Told of every new metadata image.
+    pub on_image: super::replicas::ImageHook,
     /// Producer ids: in cluster mode in blocks from the controller.
     pub producer_ids: Arc<crate::coordinator::producer_ids::ProducerIdManager>,
 }
@@ -123,6 +125,7 @@ impl ClusterNode {
                     quorum: quorum.clone(),
                     peers: peers.clone(),
                     on_leadership: deps.on_leadership,
+                    on_image: deps.on_image,
                 },
                 shutdown.clone(),
             );

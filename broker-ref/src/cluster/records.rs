@@ -117,6 +117,15 @@ pub enum MetadataRecord {
         /// Value.
         value: Option<String>,
     },
+    /// A client quota value was set (`value: None`: removed), KRaft's ClientQuotaRecord.
+    ClientQuota {
+        /// The entity, as (type, name; `None` for the default) in Kafka's order.
+        entity: Vec<(String, Option<String>)>,
+        /// The quota key (`producer_byte_rate`, ...).
+        key: String,
+        /// The value (its decimal text), or `None` to remove the key.
+        value: Option<String>,
+    },
     /// A block of producer ids was handed to a broker: every id below `next_producer_id` is
     /// taken.
     ProducerIds {

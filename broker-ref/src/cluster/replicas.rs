@@ -64,6 +64,7 @@ pub struct ReplicaManager {
     /// Told when this broker starts or stops leading a partition (the coordinators follow
     /// their internal topics' leadership).
     on_leadership: LeadershipHook,
+    on_image: ImageHook,
     /// One fetcher per leader: the partitions it pulls.
     fetchers: Mutex<BTreeMap<i32, watch::Sender<Vec<FetchTarget>>>>,
     proposals: mpsc::UnboundedSender<Proposal>,
@@ -77,6 +78,10 @@ impl std::fmt::Debug for ReplicaManager {
 
 /// Called with (topic, partition, leads) when this broker starts or stops leading a partition.
 pub type LeadershipHook = std::sync::Arc<dyn Fn(&str, i32, bool) + Send + Sync>;
+
+/// Called with every new image (the broker state kept outside partitions follows it: client
+/// quotas).
+pub type ImageHook = std::sync::Arc<dyn Fn(&MetadataImage) + Send + Sync>;
 
 /// What a [`ReplicaManager`] runs on.
 pub struct ReplicaDeps {
@@ -94,6 +99,8 @@ pub struct ReplicaDeps {
     pub peers: Arc<Peers>,
     /// Told of leadership changes.
     pub on_leadership: LeadershipHook,
+    /// Told of every new image.
+    pub on_image: ImageHook,
 }
 
 impl ReplicaManager {
@@ -107,6 +114,7 @@ impl ReplicaManager {
             lifecycle: deps.lifecycle,
             applied: Mutex::new(HashMap::new()),
             on_leadership: deps.on_leadership,
+            on_image: deps.on_image,
             fetchers: Mutex::new(BTreeMap::new()),
             proposals: tx,
         });
@@ -153,6 +161,7 @@ impl ReplicaManager {
         // Deleting is safe only once this broker has the metadata up to its registration.
         let settled = state.epoch.is_some() && state.caught_up;
         self.reconcile_topics(&image, settled);
+        (self.on_image)(&image);
         let me = self.settings.node_id;
         let mut targets: BTreeMap<i32, Vec<FetchTarget>> = BTreeMap::new();
         let now = crate::clock::now_ms();

@@ -104,7 +104,16 @@ pub(super) fn alter(
     _ctx: &RequestContext<'_>,
     request: AlterClientQuotasRequest,
 ) -> crate::Result<ResponseKind> {
-    let alterations: Vec<Alteration> = request
+    let results = broker
+        .quotas
+        .store
+        .alter(&alterations_of(&request), request.validate_only)?;
+    Ok(alter_answer(&request, results))
+}
+
+/// The request's entries as quota store alterations.
+pub(super) fn alterations_of(request: &AlterClientQuotasRequest) -> Vec<Alteration> {
+    request
         .entries
         .iter()
         .map(|e| Alteration {
@@ -124,11 +133,14 @@ pub(super) fn alter(
                 .map(|o| (o.key.to_string(), (!o.remove).then_some(o.value)))
                 .collect(),
         })
-        .collect();
-    let results = broker
-        .quotas
-        .store
-        .alter(&alterations, request.validate_only)?;
+        .collect()
+}
+
+/// The answer to `request` with one verdict per entry.
+pub(super) fn alter_answer(
+    request: &AlterClientQuotasRequest,
+    results: Vec<std::result::Result<(), crate::quota::QuotaError>>,
+) -> ResponseKind {
     let entries = request
         .entries
         .iter()
@@ -144,9 +156,7 @@ pub(super) fn alter(
                 .with_entity(echo_entity(&e.entity))
         })
         .collect();
-    Ok(ResponseKind::AlterClientQuotas(
-        AlterClientQuotasResponse::default().with_entries(entries),
-    ))
+    ResponseKind::AlterClientQuotas(AlterClientQuotasResponse::default().with_entries(entries))
 }
 
 /// AlterClientQuotas refused as a whole (authorization): every entry gets `code`.

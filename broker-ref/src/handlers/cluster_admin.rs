@@ -508,3 +508,53 @@ pub async fn alter_configs(
         AlterConfigsResponse::default().with_responses(responses),
     ))
 }
+
+/// AlterClientQuotas in cluster mode: the controller checks and writes them; this broker
+/// answers once its own quotas show the change.
+pub async fn alter_client_quotas(
+    broker: &Broker,
+    node: &ClusterNode,
+    request: kafka_protocol::messages::AlterClientQuotasRequest,
+) -> HandlerResult {
+    use kafka_protocol::messages::AlterClientQuotasResponse;
+    let response = forward(
+        node,
+        &request,
+        Duration::from_secs(30),
+        |r: &AlterClientQuotasResponse| {
+            r.entries
+                .iter()
+                .any(|e| e.error_code == ErrorCode::NotController.code())
+        },
+    )
+    .await?;
+    if !request.validate_only {
+        // Answer once this broker's quotas hold what the controller accepted.
+        let accepted: Vec<crate::quota::Alteration> =
+            super::client_quotas::alterations_of(&request)
+                .into_iter()
+                .zip(&response.entries)
+                .filter(|(_, e)| e.error_code == 0)
+                .map(|(a, _)| a)
+                .collect();
+        let applied = || {
+            let store = broker.quotas.store.snapshot();
+            accepted.iter().all(|a| {
+                let Ok(entity) = crate::quota::entity::entity_from_wire(
+                    a.components.iter().map(|(t, n)| (t.as_str(), n.as_deref())),
+                ) else {
+                    return true;
+                };
+                let values = store.get(&entity);
+                a.ops
+                    .iter()
+                    .all(|(k, v)| values.and_then(|m| m.get(k)).copied() == *v)
+            })
+        };
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !applied() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    Ok(ResponseKind::AlterClientQuotas(response))
+}

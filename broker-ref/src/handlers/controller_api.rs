@@ -30,6 +30,7 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
     ApiRange { api_key: 20, min: 1, max: 6 },   // DeleteTopics (forwarded)
     ApiRange { api_key: 37, min: 0, max: 3 },   // CreatePartitions (forwarded)
     ApiRange { api_key: 44, min: 0, max: 1 },   // IncrementalAlterConfigs (topics, forwarded)
+    ApiRange { api_key: 49, min: 0, max: 1 },   // AlterClientQuotas (forwarded)
     ApiRange { api_key: 52, min: 0, max: 2 },   // Vote
     ApiRange { api_key: 53, min: 0, max: 1 },   // BeginQuorumEpoch
     ApiRange { api_key: 54, min: 0, max: 1 },   // EndQuorumEpoch
@@ -136,6 +137,7 @@ pub async fn handle(
         RequestKind::IncrementalAlterConfigs(r) => ResponseKind::IncrementalAlterConfigs(
             controller_ops::alter_topic_configs(node, r).await,
         ),
+        RequestKind::AlterClientQuotas(r) => controller_ops::alter_client_quotas(node, r).await,
         RequestKind::Fetch(_) => {
             return Err(not_served("a Fetch of anything but the metadata log"))
         }

@@ -14,7 +14,7 @@ use kafka_protocol::messages::{
     AlterPartitionRequest, AlterPartitionResponse, BrokerHeartbeatRequest, BrokerHeartbeatResponse,
     BrokerId, BrokerRegistrationRequest, BrokerRegistrationResponse, CreatePartitionsRequest,
     CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest,
-    DeleteTopicsResponse, ProducerId, TopicName,
+    DeleteTopicsResponse, ProducerId, ResponseKind, TopicName,
 };
 use odradek::ErrorCode;
 
@@ -447,4 +447,21 @@ pub async fn alter_topic_configs(
             })
             .collect(),
     )
+}
+
+/// AlterClientQuotas (forwarded by a broker that authorized it): checked and written by the
+/// controller; every broker applies the result from its metadata.
+pub async fn alter_client_quotas(
+    node: &ClusterNode,
+    r: kafka_protocol::messages::AlterClientQuotasRequest,
+) -> ResponseKind {
+    let alterations = super::client_quotas::alterations_of(&r);
+    let outcome = match controller(node) {
+        Ok(c) => c.alter_client_quotas(alterations, r.validate_only).await,
+        Err(e) => Err(e),
+    };
+    match outcome {
+        Ok(verdicts) => super::client_quotas::alter_answer(&r, verdicts),
+        Err(e) => super::client_quotas::alter_refused(&r, e.code()),
+    }
 }

@@ -105,7 +105,12 @@ pub(super) async fn handle_unchecked(
             security_admin::alter_scram(broker, ctx, r).map(Some)
         }
         RequestKind::DescribeClientQuotas(r) => client_quotas::describe(broker, ctx, r).map(Some),
-        RequestKind::AlterClientQuotas(r) => client_quotas::alter(broker, ctx, r).map(Some),
+        RequestKind::AlterClientQuotas(r) => match broker.cluster_node() {
+            Some(node) => cluster_admin::alter_client_quotas(broker, node, r)
+                .await
+                .map(Some),
+            None => client_quotas::alter(broker, ctx, r).map(Some),
+        },
         RequestKind::SaslHandshake(r) => Ok(Some(security_admin::sasl_handshake(ctx, r))),
         RequestKind::SaslAuthenticate(r) => Ok(Some(security_admin::sasl_authenticate(ctx, r))),
         _ => Err(Error::kafka(

@@ -158,6 +158,20 @@ impl QuotaStore {
         crate::partition::write_meta(path, &bytes)
     }
 
+    /// Replaces every quota with `quotas` (cluster mode: the metadata image's) and persists
+    /// them when they changed.
+    pub fn replace(&self, quotas: QuotaMap) -> Result<()> {
+        let mut guard = self
+            .quotas
+            .write()
+            .map_err(|_| Error::Io(std::io::Error::other("quota store lock poisoned")))?;
+        if quotas != **guard {
+            self.persist(&quotas)?;
+            *guard = Arc::new(quotas);
+        }
+        Ok(())
+    }
+
     /// Answers DescribeClientQuotas: the entities matching every component (and, if `strict`,
     /// having no other component), with their values.
     pub fn describe(

@@ -300,6 +300,30 @@ fn cluster_deps(
                 groups.unload_partition(partition);
             }
         });
+    // Client quotas are the cluster's: every broker applies the image's.
+    let weak = Arc::downgrade(broker);
+    let on_image: crate::cluster::replicas::ImageHook = Arc::new(move |image| {
+        let Some(broker) = weak.upgrade() else {
+            return;
+        };
+        let mut quotas = crate::quota::store::QuotaMap::new();
+        for q in image.client_quotas.values() {
+            let Ok(entity) = crate::quota::entity::entity_from_wire(
+                q.entity.iter().map(|(t, n)| (t.as_str(), n.as_deref())),
+            ) else {
+                continue;
+            };
+            let values = q
+                .values
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.parse::<f64>().ok()?)))
+                .collect();
+            quotas.insert(entity, values);
+        }
+        if let Err(e) = broker.quotas.store.replace(quotas) {
+            tracing::warn!(error = %e, "cannot apply the cluster's client quotas");
+        }
+    });
     crate::cluster::NodeDeps {
         topics,
         controller,
@@ -307,6 +331,7 @@ fn cluster_deps(
         rack,
         replicas,
         on_leadership,
+        on_image,
         producer_ids: broker.producer_ids.clone(),
     }
 }
