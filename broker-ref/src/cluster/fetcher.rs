@@ -16,7 +16,7 @@ use odradek::ErrorCode;
 use tokio::sync::watch;
 
 use super::image::SharedImage;
-use super::replicas::ReplicaSettings;
+use super::settings::ReplicaSettings;
 use crate::partition::Partition;
 
 /// One partition a fetcher pulls.

@@ -19,28 +19,8 @@ use super::image::{config_key, MetadataImage, SharedImage};
 use super::lifecycle::LifecycleState;
 use super::peers::Peers;
 use super::quorum_driver::QuorumHandle;
+pub use super::settings::ReplicaSettings;
 use crate::partition::{IsrChange, LeaderAndIsr, Partition, ReplicaRole, TopicRegistry};
-
-/// Settings of the replication data plane (Kafka's names).
-#[derive(Debug, Clone)]
-pub struct ReplicaSettings {
-    /// This broker.
-    pub node_id: i32,
-    /// `replica.lag.time.max.ms`.
-    pub lag_max_ms: i64,
-    /// `replica.fetch.wait.max.ms`.
-    pub fetch_wait_max_ms: i32,
-    /// `replica.fetch.max.bytes` (per partition).
-    pub fetch_max_bytes: i32,
-    /// `replica.fetch.response.max.bytes`.
-    pub fetch_response_max_bytes: i32,
-    /// `replica.fetch.min.bytes`.
-    pub fetch_min_bytes: i32,
-    /// `replica.fetch.backoff.ms`.
-    pub fetch_backoff: Duration,
-    /// `inter.broker.listener.name`: the listener followers fetch from.
-    pub inter_broker_listener: String,
-}
 
 /// What was last applied to a partition: (leader epoch, partition epoch, this broker led).
 type Applied = (i32, i32, bool);

@@ -4,6 +4,7 @@
 //! controller, as it always did.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use crate::config::BrokerConfig;
 use crate::{Error, Result};
@@ -30,6 +31,27 @@ pub struct ClusterSettings {
     pub session_timeout_ms: u64,
     /// `cluster.id`: every node of one cluster must be given the same.
     pub cluster_id: String,
+}
+
+/// Settings of the replication data plane (Kafka's names).
+#[derive(Debug, Clone)]
+pub struct ReplicaSettings {
+    /// This broker.
+    pub node_id: i32,
+    /// `replica.lag.time.max.ms`.
+    pub lag_max_ms: i64,
+    /// `replica.fetch.wait.max.ms`.
+    pub fetch_wait_max_ms: i32,
+    /// `replica.fetch.max.bytes` (per partition).
+    pub fetch_max_bytes: i32,
+    /// `replica.fetch.response.max.bytes`.
+    pub fetch_response_max_bytes: i32,
+    /// `replica.fetch.min.bytes`.
+    pub fetch_min_bytes: i32,
+    /// `replica.fetch.backoff.ms`.
+    pub fetch_backoff: Duration,
+    /// `inter.broker.listener.name`: the listener followers fetch from.
+    pub inter_broker_listener: String,
 }
 
 impl ClusterSettings {

@@ -11,6 +11,7 @@ mod markers;
 mod parallel;
 mod producer_state;
 mod registry;
+mod replica_state;
 mod replication;
 mod snapshot;
 #[cfg(test)]
@@ -25,7 +26,7 @@ pub use producer_state::{BatchRecord, ProducerState, ProducerSummary, SequenceCh
 pub use registry::{
     validate_topic_name, write_atomically as write_meta, Topic, TopicRegistry, INTERNAL_TOPICS,
 };
-pub use replication::{
+pub use replica_state::{
     IsrChange, LeaderAndIsr, ReplicaRead, Replication, ReplicationView, Role as ReplicaRole,
 };
 pub use state::{close_all, FetchOutcome, Partition, ProduceOutcome, Progress, LEADER_EPOCH};

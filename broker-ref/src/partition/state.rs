@@ -43,7 +43,7 @@ pub struct Partition {
     /// The leader epoch stamped on appended batches (0 on a single node).
     pub(super) leader_epoch: AtomicI32,
     /// Leader / follower state in cluster mode (`replication.rs`); locked after `log`.
-    pub(super) replication: Mutex<super::replication::Replication>,
+    pub(super) replication: Mutex<super::replica_state::Replication>,
 }
 
 /// What a waiting fetch compares to decide whether to read again: see
@@ -106,7 +106,7 @@ impl Partition {
             waiters: Waiters::default(),
             replicated: AtomicBool::new(false),
             leader_epoch: AtomicI32::new(LEADER_EPOCH),
-            replication: Mutex::new(super::replication::Replication::default()),
+            replication: Mutex::new(super::replica_state::Replication::default()),
             log: Mutex::new(log),
             producers: Mutex::new(producers),
         };
