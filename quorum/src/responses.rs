@@ -7,6 +7,10 @@ use crate::node::{Download, Quorum, Role};
 use crate::types::{NodeId, Snapshot};
 use crate::Action;
 
+/// The largest snapshot a follower downloads (1 GiB): a bigger claimed size is refused rather
+/// than buffered.
+pub const MAX_SNAPSHOT_BYTES: u64 = 1 << 30;
+
 impl Quorum {
     /// Handles the answer `response` from `from` to this node's request `id`.
     pub fn handle_response(&mut self, from: NodeId, id: u64, response: Response, now: u64) {
@@ -241,6 +245,12 @@ impl Quorum {
             None => {}
         }
         if position != d.bytes.len() as u64 {
+            return;
+        }
+        if size > MAX_SNAPSHOT_BYTES {
+            // A leader claiming more than any metadata snapshot holds: refuse to buffer it.
+            self.download = None;
+            self.fetch_retry_at = self.now + self.config.fetch_timeout_ms;
             return;
         }
         d.bytes.extend_from_slice(&bytes);
