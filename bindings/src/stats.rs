@@ -1,8 +1,10 @@
 //! Statistics snapshots as JSON (`statistics.interval.ms` + `stats_cb`).
 //!
 //! Our own schema, not librdkafka's: a `type`, a millisecond timestamp `ts`, and the counters the
-//! core keeps. Field names are stable; new fields may be added.
+//! core keeps. Field names are stable; new fields may be added. Each snapshot takes and resets
+//! the per-broker throttle windows, so build them only for the statistics emission.
 
+use odradek::net::ThrottleWindow;
 use serde_json::{json, Value};
 
 fn now_ms() -> i64 {
@@ -11,7 +13,7 @@ fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-/// A producer snapshot.
+/// A producer snapshot (starts new throttle windows).
 pub fn producer_json(core: &odradek::Producer) -> String {
     let s = core.stats();
     let partitions: Vec<Value> = s
@@ -35,12 +37,12 @@ pub fn producer_json(core: &odradek::Producer) -> String {
         "pending_records": s.pending_records,
         "held_records": s.held_records,
         "partitions": partitions,
-        "brokers": brokers(&s.brokers),
+        "brokers": brokers(&core.cluster().take_throttle_windows()),
     })
     .to_string()
 }
 
-/// A consumer snapshot.
+/// A consumer snapshot (starts new throttle windows).
 pub fn consumer_json(core: &odradek::Consumer, buffered: usize) -> String {
     let assignment: Vec<Value> = core
         .assignment()
@@ -59,14 +61,14 @@ pub fn consumer_json(core: &odradek::Consumer, buffered: usize) -> String {
         "assignment": assignment,
         "paused": paused,
         "buffered_records": buffered,
-        "brokers": brokers(&core.cluster().broker_stats()),
+        "brokers": brokers(&core.cluster().take_throttle_windows()),
     })
     .to_string()
 }
 
-fn brokers(b: &[odradek::producer::BrokerStats]) -> Vec<Value> {
+fn brokers(b: &[(odradek::producer::BrokerStats, ThrottleWindow)]) -> Vec<Value> {
     b.iter()
-        .map(|b| {
+        .map(|(b, throttle)| {
             json!({
                 "broker": b.broker,
                 "requests": b.requests,
@@ -75,16 +77,43 @@ fn brokers(b: &[odradek::producer::BrokerStats]) -> Vec<Value> {
                 "mean_latency_us": b.mean_latency_us,
                 "in_flight": b.in_flight,
                 "nodeid": b.node_id,
-                // librdkafka's per-broker throttle window (milliseconds): every response with
-                // a non-zero throttle time since the connection opened.
-                "throttle": {
-                    "cnt": b.throttled,
-                    "sum": b.throttle_ms_total,
-                    "min": b.throttle_ms_min,
-                    "max": b.throttle_ms_max,
-                    "avg": b.throttle_ms_total.checked_div(b.throttled).unwrap_or(0),
-                },
+                "throttle": throttle_json(throttle),
             })
         })
         .collect()
+}
+
+/// librdkafka's per-broker throttle window (milliseconds): the responses with a non-zero
+/// throttle time since the previous statistics emission.
+fn throttle_json(w: &ThrottleWindow) -> Value {
+    json!({
+        "cnt": w.count,
+        "sum": w.sum_ms,
+        "min": w.min_ms,
+        "max": w.max_ms,
+        "avg": w.avg_ms(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_throttle_object_is_the_window_given() {
+        let w = ThrottleWindow {
+            count: 4,
+            sum_ms: 100,
+            min_ms: 10,
+            max_ms: 40,
+        };
+        assert_eq!(
+            throttle_json(&w),
+            json!({"cnt": 4, "sum": 100, "min": 10, "max": 40, "avg": 25})
+        );
+        assert_eq!(
+            throttle_json(&ThrottleWindow::default()),
+            json!({"cnt": 0, "sum": 0, "min": 0, "max": 0, "avg": 0})
+        );
+    }
 }

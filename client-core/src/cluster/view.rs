@@ -14,7 +14,7 @@ use super::backoff::jitter;
 use super::error_events::{ErrorEvents, ErrorListener};
 use super::metadata::{BrokerInfo, ClusterMetadata, TopicInfo};
 use crate::config::{ClientConfig, MetadataRecovery};
-use crate::net::{ConnectParams, Connection, ThrottleSink};
+use crate::net::{ConnectParams, Connection, ThrottleSink, ThrottleWindow};
 use crate::{Error, ErrorCode, Result};
 
 /// Per-broker counters of a statistics snapshot.
@@ -448,10 +448,18 @@ impl Cluster {
             })?;
         match self.connect(&addr, node_id).await {
             Ok(c) => {
-                slot.connection = Some(c.clone());
-                if let Ok(mut live) = self.live.lock() {
-                    live.insert(slot_key, c.clone());
+                let replaced = self
+                    .live
+                    .lock()
+                    .ok()
+                    .and_then(|mut live| live.insert(slot_key, c.clone()));
+                // The statistics' throttle window is the broker's, not the connection's: what
+                // the closed connection saw and no emission took yet stays in it.
+                if let Some(old) = replaced {
+                    c.stats
+                        .add_throttle_window(old.stats.take_throttle_window());
                 }
+                slot.connection = Some(c.clone());
                 slot.failures = 0;
                 slot.retry_at = None;
                 self.health.up(node_id);
@@ -749,27 +757,27 @@ impl Cluster {
         }
     }
 
-    /// Per-broker traffic counters of live connections.
+    /// Per-broker traffic counters of live connections (throttle counts since each
+    /// connection opened).
     pub fn broker_stats(&self) -> Vec<BrokerStats> {
         let mut out = Vec::new();
         if let Ok(live) = self.live.lock() {
             for (key, c) in live.iter() {
-                let requests = c.stats.requests.load(Ordering::Relaxed);
-                out.push(BrokerStats {
-                    broker: c.addr().to_string(),
-                    requests,
-                    bytes_sent: c.stats.bytes_sent.load(Ordering::Relaxed),
-                    bytes_received: c.stats.bytes_received.load(Ordering::Relaxed),
-                    mean_latency_us: c.stats.latency_us_total.load(Ordering::Relaxed)
-                        / requests.max(1),
-                    in_flight: c.in_flight(),
-                    reauthentications: c.stats.reauthentications.load(Ordering::Relaxed),
-                    node_id: slot_node(*key),
-                    throttled: c.stats.throttled.load(Ordering::Relaxed),
-                    throttle_ms_total: c.stats.throttle_ms_total.load(Ordering::Relaxed),
-                    throttle_ms_min: c.stats.throttle_ms_min.load(Ordering::Relaxed),
-                    throttle_ms_max: c.stats.throttle_ms_max.load(Ordering::Relaxed),
-                });
+                out.push(broker_stats_of(*key, c));
+            }
+        }
+        out
+    }
+
+    /// [`Cluster::broker_stats`], each with the throttle times its connection saw since the
+    /// previous call, a window this call resets (librdkafka's per-broker `throttle` object,
+    /// rolled over at each statistics emission). For the statistics emitter alone: two callers
+    /// would split the windows between them. The cumulative counters are not reset.
+    pub fn take_throttle_windows(&self) -> Vec<(BrokerStats, ThrottleWindow)> {
+        let mut out = Vec::new();
+        if let Ok(live) = self.live.lock() {
+            for (key, c) in live.iter() {
+                out.push((broker_stats_of(*key, c), c.stats.take_throttle_window()));
             }
         }
         out
@@ -799,6 +807,25 @@ impl Cluster {
                 c.close("client closed");
             }
         }
+    }
+}
+
+/// The counters of the connection in slot `key`.
+fn broker_stats_of(key: i32, c: &Connection) -> BrokerStats {
+    let requests = c.stats.requests.load(Ordering::Relaxed);
+    BrokerStats {
+        broker: c.addr().to_string(),
+        requests,
+        bytes_sent: c.stats.bytes_sent.load(Ordering::Relaxed),
+        bytes_received: c.stats.bytes_received.load(Ordering::Relaxed),
+        mean_latency_us: c.stats.latency_us_total.load(Ordering::Relaxed) / requests.max(1),
+        in_flight: c.in_flight(),
+        reauthentications: c.stats.reauthentications.load(Ordering::Relaxed),
+        node_id: slot_node(key),
+        throttled: c.stats.throttled.load(Ordering::Relaxed),
+        throttle_ms_total: c.stats.throttle_ms_total.load(Ordering::Relaxed),
+        throttle_ms_min: c.stats.throttle_ms_min.load(Ordering::Relaxed),
+        throttle_ms_max: c.stats.throttle_ms_max.load(Ordering::Relaxed),
     }
 }
 

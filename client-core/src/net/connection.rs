@@ -78,6 +78,84 @@ pub struct ConnectionStats {
     pub throttle_ms_max: AtomicU64,
     /// Shortest reported (non-zero) throttle time, milliseconds (0: none yet).
     pub throttle_ms_min: AtomicU64,
+    /// The throttle times since the statistics emitter last took them (see
+    /// [`ConnectionStats::take_throttle_window`]); the counters above keep the whole history.
+    throttle_window: Mutex<ThrottleWindow>,
+}
+
+impl ConnectionStats {
+    /// Takes the throttle times recorded since the previous call and starts a new window
+    /// (librdkafka's `throttle` rollover at each statistics emission).
+    pub fn take_throttle_window(&self) -> ThrottleWindow {
+        self.throttle_window
+            .lock()
+            .map(|mut w| std::mem::take(&mut *w))
+            .unwrap_or_default()
+    }
+
+    /// Adds `window` to this connection's current window (a reconnect carries over what
+    /// its predecessor saw and no statistics emission took yet).
+    pub(crate) fn add_throttle_window(&self, window: ThrottleWindow) {
+        if let Ok(mut w) = self.throttle_window.lock() {
+            w.merge(window);
+        }
+    }
+
+    /// Counts one non-zero throttle time, in the history and in the current window.
+    fn record_throttle(&self, ms: u64) {
+        self.throttled.fetch_add(1, Ordering::Relaxed);
+        self.throttle_ms_total.fetch_add(ms, Ordering::Relaxed);
+        self.throttle_ms_max.fetch_max(ms, Ordering::Relaxed);
+        let _ = self
+            .throttle_ms_min
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |m| {
+                (m == 0 || ms < m).then_some(ms)
+            });
+        if let Ok(mut w) = self.throttle_window.lock() {
+            w.merge(ThrottleWindow {
+                count: 1,
+                sum_ms: ms,
+                min_ms: ms,
+                max_ms: ms,
+            });
+        }
+    }
+}
+
+/// The non-zero throttle times of one statistics interval (librdkafka's per-broker
+/// `throttle` window), milliseconds.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ThrottleWindow {
+    /// Responses with a non-zero throttle time.
+    pub count: u64,
+    /// Sum of their throttle times.
+    pub sum_ms: u64,
+    /// Shortest of them (0: none).
+    pub min_ms: u64,
+    /// Longest of them (0: none).
+    pub max_ms: u64,
+}
+
+impl ThrottleWindow {
+    /// Mean throttle time (0: none).
+    pub fn avg_ms(&self) -> u64 {
+        self.sum_ms.checked_div(self.count).unwrap_or(0)
+    }
+
+    /// Adds `other`'s throttle times to this window.
+    pub fn merge(&mut self, other: ThrottleWindow) {
+        if other.count == 0 {
+            return;
+        }
+        self.min_ms = if self.count == 0 {
+            other.min_ms
+        } else {
+            self.min_ms.min(other.min_ms)
+        };
+        self.max_ms = self.max_ms.max(other.max_ms);
+        self.count = self.count.saturating_add(other.count);
+        self.sum_ms = self.sum_ms.saturating_add(other.sum_ms);
+    }
 }
 
 /// A throttle time a broker reported (librdkafka's `throttle_cb`, KafkaJS's throttle events):
@@ -161,14 +239,7 @@ impl Connection {
         let was = self.throttle.last_ms.swap(ms, Ordering::Relaxed);
         if ms > 0 {
             let v = ms as u64;
-            self.stats.throttled.fetch_add(1, Ordering::Relaxed);
-            self.stats.throttle_ms_total.fetch_add(v, Ordering::Relaxed);
-            self.stats.throttle_ms_max.fetch_max(v, Ordering::Relaxed);
-            let _ = self.stats.throttle_ms_min.fetch_update(
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-                |m| (m == 0 || v < m).then_some(v),
-            );
+            self.stats.record_throttle(v);
             if crate::protocol::client_throttles(api_key, version) {
                 let until = Instant::now() + Duration::from_millis(v);
                 if let Ok(mut u) = self.throttle.until.lock() {
@@ -802,6 +873,90 @@ mod tests {
             "the next request arrived {gap:?} after a {THROTTLE:?} throttle"
         );
         assert_eq!(conn.stats.throttled.load(Ordering::Relaxed), 1);
+    }
+
+    /// The statistics' throttle window (librdkafka's rollover): taking it resets it, so
+    /// throttles seen before one emission are not in the next one's window, while the
+    /// cumulative counters keep them all.
+    #[tokio::test]
+    async fn a_taken_throttle_window_holds_only_the_throttles_since_the_previous_take() {
+        let (conn, mut broker) = pipe(1000);
+        let conn = Arc::new(conn);
+        // One request per throttle time (ApiVersions v1: the broker alone waits it out, so
+        // the client sends the next one at once).
+        for ms in [40, 10, 0, 7] {
+            let sender = conn.clone();
+            let request = tokio::spawn(async move {
+                sender
+                    .send_versioned(&ApiVersionsRequest::default(), 1)
+                    .await
+            });
+            let header = read_request(&mut broker).await;
+            let correlation = i32::from_be_bytes([header[4], header[5], header[6], header[7]]);
+            let body = ApiVersionsResponse::default().with_throttle_time_ms(ms);
+            let frame = crate::protocol::encode_response(1, correlation, &body).unwrap();
+            broker.write_all(&frame).await.unwrap();
+            request.await.unwrap().unwrap();
+            match ms {
+                10 => assert_eq!(
+                    conn.stats.take_throttle_window(),
+                    ThrottleWindow {
+                        count: 2,
+                        sum_ms: 50,
+                        min_ms: 10,
+                        max_ms: 40
+                    }
+                ),
+                0 => assert_eq!(conn.stats.take_throttle_window(), ThrottleWindow::default()),
+                _ => {}
+            }
+        }
+        let last = conn.stats.take_throttle_window();
+        assert_eq!(
+            last,
+            ThrottleWindow {
+                count: 1,
+                sum_ms: 7,
+                min_ms: 7,
+                max_ms: 7
+            }
+        );
+        assert_eq!(last.avg_ms(), 7);
+        assert_eq!(conn.stats.take_throttle_window(), ThrottleWindow::default());
+        // The history since the connection opened is untouched by the takes.
+        assert_eq!(conn.stats.throttled.load(Ordering::Relaxed), 3);
+        assert_eq!(conn.stats.throttle_ms_total.load(Ordering::Relaxed), 57);
+        assert_eq!(conn.stats.throttle_ms_min.load(Ordering::Relaxed), 7);
+        assert_eq!(conn.stats.throttle_ms_max.load(Ordering::Relaxed), 40);
+    }
+
+    #[test]
+    fn throttle_windows_merge_into_an_empty_one_without_a_zero_minimum() {
+        let mut w = ThrottleWindow::default();
+        w.merge(ThrottleWindow::default());
+        assert_eq!(w, ThrottleWindow::default());
+        w.merge(ThrottleWindow {
+            count: 2,
+            sum_ms: 30,
+            min_ms: 12,
+            max_ms: 18,
+        });
+        w.merge(ThrottleWindow {
+            count: 1,
+            sum_ms: 5,
+            min_ms: 5,
+            max_ms: 5,
+        });
+        assert_eq!(
+            w,
+            ThrottleWindow {
+                count: 3,
+                sum_ms: 35,
+                min_ms: 5,
+                max_ms: 18
+            }
+        );
+        assert_eq!(w.avg_ms(), 11);
     }
 
     #[tokio::test]

@@ -8,4 +8,4 @@ pub mod dns;
 mod sasl;
 
 pub use connect::ConnectParams;
-pub use connection::{Connection, ConnectionStats, ThrottleEvent, ThrottleSink};
+pub use connection::{Connection, ConnectionStats, ThrottleEvent, ThrottleSink, ThrottleWindow};
