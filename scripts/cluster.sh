@@ -14,6 +14,9 @@
 #   scripts/cluster.sh cut DIR ID        black-hole every client connection to node ID (the
 #                                        cluster's own traffic still flows); heal DIR ID ends it
 #   scripts/cluster.sh controller DIR    print the id of the active controller
+#   scripts/cluster.sh elect-unclean DIR TOPIC PARTITION
+#                                        elect a leader among the live replicas even if none is
+#                                        in sync (ElectLeaders, UNCLEAN; loses data)
 #   scripts/cluster.sh addr DIR ID       print the client address of node ID
 #   scripts/cluster.sh status [DIR]      one line per node: id, pid, state, client address
 #
@@ -29,6 +32,8 @@
 #   ODRADEK_BROKER_BIN           the broker binary (default: target/release/odradek-broker,
 #                                else target/debug/odradek-broker, built if neither exists)
 #   ODRADEK_CLUSTER_PROPS        extra server.properties lines for every node (later keys win)
+#   ODRADEK_CLI_BIN              the odradek CLI for elect-unclean (default: target/release or
+#                                target/debug odradek, built if neither exists)
 set -euo pipefail
 
 exec 3>&1 1>&2
@@ -50,6 +55,19 @@ broker_bin() {
   else
     (cd "$ROOT" && cargo build --release -p odradek-broker >&2)
     printf '%s\n' "$ROOT/target/release/odradek-broker"
+  fi
+}
+
+cli_bin() {
+  if [[ -n "${ODRADEK_CLI_BIN:-}" ]]; then
+    printf '%s\n' "$ODRADEK_CLI_BIN"
+  elif [[ -x "$ROOT/target/release/odradek" ]]; then
+    printf '%s\n' "$ROOT/target/release/odradek"
+  elif [[ -x "$ROOT/target/debug/odradek" ]]; then
+    printf '%s\n' "$ROOT/target/debug/odradek"
+  else
+    (cd "$ROOT" && cargo build --release -p odradek-cli >&2)
+    printf '%s\n' "$ROOT/target/release/odradek"
   fi
 }
 
@@ -259,6 +277,20 @@ print(best[1])
 PY
 }
 
+cmd_elect_unclean() {
+  [[ $# -eq 3 ]] || die "usage: cluster.sh elect-unclean DIR TOPIC PARTITION"
+  DIR=$1
+  local n id bootstrap=""
+  n=$(node_count)
+  for ((id = 1; id <= n; id++)); do
+    alive "$(cat "$DIR/node-$id/pid" 2>/dev/null || true)" &&
+      bootstrap+="${bootstrap:+,}127.0.0.1:$(node_var INTERNAL_PORT "$id")"
+  done
+  [[ -n "$bootstrap" ]] || die "no node is running"
+  # An election that is not needed (the controller already elected one) is not a failure.
+  "$(cli_bin)" -b "$bootstrap" topics elect "$2" --partition "$3" --unclean >&2
+}
+
 cmd_addr() { need_node "$@"; echo "127.0.0.1:$(node_var PROXY_PORT "$2")" >&3; }
 
 cmd_status() {
@@ -284,6 +316,7 @@ case "$cmd" in
   cut) cmd_cut "$@" ;;
   heal) cmd_heal "$@" ;;
   controller) cmd_controller "$@" ;;
+  elect-unclean) cmd_elect_unclean "$@" ;;
   addr) cmd_addr "$@" ;;
   status) cmd_status "$@" ;;
   *) sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;

@@ -281,3 +281,92 @@ fn client_quotas_set_through_one_broker_are_every_brokers() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+fn elect(client: &mut Client, topic: &str, partition: i32, unclean: bool) -> i16 {
+    use kafka_protocol::messages::elect_leaders_request::TopicPartitions;
+    use kafka_protocol::messages::ElectLeadersRequest;
+    let request = ElectLeadersRequest::default()
+        .with_election_type(i8::from(unclean))
+        .with_topic_partitions(Some(vec![TopicPartitions::default()
+            .with_topic(common::topic_name(topic))
+            .with_partitions(vec![partition])]))
+        .with_timeout_ms(10_000);
+    let r = client.call(&request, 2);
+    assert_eq!(r.error_code, 0);
+    r.replica_election_results[0].partition_result[0].error_code
+}
+
+#[test]
+fn elect_leaders_preferred_and_unclean() {
+    let mut cluster = LocalCluster::start(3, &[]);
+    cluster.wait_brokers(1, 3, Duration::from_secs(30));
+    let request = kafka_protocol::messages::CreateTopicsRequest::default()
+        .with_topics(vec![
+            kafka_protocol::messages::create_topics_request::CreatableTopic::default()
+                .with_name(common::topic_name("u"))
+                .with_num_partitions(1)
+                .with_replication_factor(2),
+        ])
+        .with_timeout_ms(30_000);
+    assert_eq!(cluster.client(1).call(&request, 7).topics[0].error_code, 0);
+    let state = cluster.wait_partition(1, "u", 0, Duration::from_secs(10), |p| {
+        p.leader > 0 && p.isr.len() == 2
+    });
+    let (leader, stale) = (state.leader as usize, state.replicas[1] as usize);
+    let via = *cluster
+        .live()
+        .iter()
+        .find(|id| **id != leader && **id != stale)
+        .unwrap();
+    assert_eq!(
+        elect(&mut cluster.client(via), "u", 0, false),
+        84,
+        "ELECTION_NOT_NEEDED"
+    );
+    // The follower goes; the leader alone takes more records; then the leader goes too.
+    cluster.kill(stale);
+    cluster.wait_partition(via, "u", 0, Duration::from_secs(20), |p| {
+        p.isr == [leader as i32]
+    });
+    let mut to_leader = cluster.client(leader);
+    for i in 0..5 {
+        assert_eq!(
+            produce(&mut to_leader, "u", 1, format!("x{i}").as_bytes()).0,
+            0
+        );
+    }
+    cluster.kill(leader);
+    cluster.start_node(stale);
+    // Unclean election is off: the stale replica does not lead on its own.
+    let offline = cluster.wait_partition(via, "u", 0, Duration::from_secs(20), |p| p.leader < 0);
+    assert_eq!(
+        offline.isr,
+        vec![leader as i32],
+        "the last ISR member is kept"
+    );
+    assert_eq!(
+        elect(&mut cluster.client(via), "u", 0, false),
+        80,
+        "PREFERRED_LEADER_NOT_AVAILABLE"
+    );
+    assert_eq!(
+        elect(&mut cluster.client(via), "u", 0, true),
+        0,
+        "elected uncleanly"
+    );
+    let elected = cluster.wait_partition(stale, "u", 0, Duration::from_secs(20), |p| p.leader > 0);
+    assert_eq!(elected.leader, stale as i32);
+    assert_eq!(elected.isr, vec![stale as i32]);
+    // Its log is what it had: the records the old leader took alone are gone.
+    let mut to_stale = cluster.client(stale);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while produce(&mut to_stale, "u", 1, b"probe").0 != 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new leader never took a produce"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let records = read_partition(&mut to_stale, "u");
+    assert_eq!(values(&records), vec!["probe".to_string()]);
+}

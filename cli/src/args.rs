@@ -135,6 +135,18 @@ pub enum TopicsCommand {
         /// Topic name
         name: String,
     },
+    /// Elect a leader: the preferred replica, or with --unclean any live replica of a
+    /// partition without a leader (data it lacks is lost)
+    Elect {
+        /// Topic name
+        name: String,
+        /// Partition (default: all of the topic's)
+        #[arg(short = 'p', long = "partition")]
+        partition: Option<i32>,
+        /// An unclean election
+        #[arg(long = "unclean")]
+        unclean: bool,
+    },
 }
 
 /// `offsets`.

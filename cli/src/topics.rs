@@ -1,4 +1,4 @@
-//! `topics list|create|delete|describe`.
+//! `topics list|create|delete|describe|elect`.
 
 use odradek::admin::{ConfigResource, ConfigSource, NewTopic};
 use odradek::{Admin, Error, ErrorCode};
@@ -20,6 +20,11 @@ pub async fn run(admin: &Admin, action: &TopicsCommand) -> Result<(), Failure> {
         } => create(admin, name, *partitions, *replication_factor, configs).await,
         TopicsCommand::Delete { name } => delete(admin, name).await,
         TopicsCommand::Describe { name } => describe(admin, name).await,
+        TopicsCommand::Elect {
+            name,
+            partition,
+            unclean,
+        } => elect(admin, name, *partition, *unclean).await,
     }
 }
 
@@ -133,4 +138,49 @@ async fn describe(admin: &Admin, name: &str) -> Result<(), Failure> {
         )?;
     }
     Ok(())
+}
+
+/// ElectLeaders for one partition or all of a topic's; a partition that needs no election is
+/// reported, not a failure.
+async fn elect(
+    admin: &Admin,
+    name: &str,
+    partition: Option<i32>,
+    unclean: bool,
+) -> Result<(), Failure> {
+    let partitions: Vec<i32> = match partition {
+        Some(p) => vec![p],
+        None => {
+            let described = admin.describe_topics(&[name]).await?;
+            let t = described
+                .into_iter()
+                .next()
+                .ok_or_else(|| Failure::new(format!("topic {name} does not exist")))?;
+            t.1.map_err(|e| topic_failure(name, e))?
+                .partitions
+                .iter()
+                .map(|p| p.partition)
+                .collect()
+        }
+    };
+    let election = if unclean {
+        odradek::admin::ElectionType::Unclean
+    } else {
+        odradek::admin::ElectionType::Preferred
+    };
+    let wanted: Vec<(&str, i32)> = partitions.iter().map(|p| (name, *p)).collect();
+    let mut failed = None;
+    for ((topic, p), result) in admin.elect_leaders(election, &wanted).await? {
+        match result {
+            Ok(()) => out::say!("{topic}-{p}\telected")?,
+            Err(Error::Kafka(ErrorCode::ElectionNotNeeded)) => {
+                out::say!("{topic}-{p}\tno election needed")?
+            }
+            Err(e) => {
+                out::say!("{topic}-{p}\tfailed: {e}")?;
+                failed = Some(topic_failure(&topic, e));
+            }
+        }
+    }
+    failed.map_or(Ok(()), Err)
 }

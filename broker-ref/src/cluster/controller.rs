@@ -858,6 +858,64 @@ impl Controller {
         .await
     }
 
+    /// ElectLeaders: `unclean` false elects each partition's preferred replica (the first)
+    /// when it is usable and in sync; true elects a leader for a partition that has none, from
+    /// the ISR if any member is usable, else any usable replica (alone in the ISR, recovering:
+    /// data it lacks is lost). `None` names every partition. One result per partition:
+    /// ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE, ELIGIBLE_LEADERS_NOT_AVAILABLE or
+    /// UNKNOWN_TOPIC_OR_PARTITION as Kafka answers.
+    pub async fn elect_leaders(
+        &self,
+        unclean: bool,
+        partitions: Option<Vec<(String, i32)>>,
+    ) -> Result<Vec<((String, i32), Result<()>)>> {
+        self.write(|image| {
+            let usable = Self::usable(image);
+            let wanted: Vec<(String, i32)> = match &partitions {
+                Some(list) => list.clone(),
+                None => image
+                    .topics
+                    .values()
+                    .flat_map(|t| t.partitions.keys().map(|p| (t.name.clone(), *p)))
+                    .collect(),
+            };
+            let mut batch = Vec::new();
+            let mut results = Vec::new();
+            for (topic, index) in wanted {
+                let found = image
+                    .topics
+                    .get(&topic)
+                    .and_then(|t| t.partitions.get(&index).map(|p| (t.id.clone(), p)));
+                let result = match found {
+                    None => Err(Error::kafka(
+                        ErrorCode::UnknownTopicOrPartition,
+                        format!("{topic}-{index} does not exist"),
+                    )),
+                    Some((id, p)) => {
+                        let change = if unclean {
+                            unclean_election(p, &usable)
+                        } else {
+                            preferred_election(p, &usable)
+                        };
+                        change.map(|e| {
+                            batch.push(MetadataRecord::PartitionChange {
+                                topic_id: id,
+                                partition: index,
+                                leader: Some(e.leader),
+                                isr: (e.isr != p.isr).then_some(e.isr),
+                                replicas: None,
+                                recovering: e.recovering.then_some(true),
+                            });
+                        })
+                    }
+                };
+                results.push(((topic, index), result));
+            }
+            Ok((batch, results))
+        })
+        .await
+    }
+
     /// AlterClientQuotas: every alteration checked as a broker checks it (Kafka's messages),
     /// the valid ones written as ClientQuota records (unless `validate_only`). One verdict
     /// per alteration.
@@ -990,4 +1048,46 @@ fn check_isr(
         replicas: None,
         recovering: recovered.then_some(false),
     }))
+}
+
+/// A preferred-replica election (ElectLeaders PREFERRED).
+fn preferred_election(p: &PartitionImage, usable: &BTreeSet<i32>) -> Result<placement::Election> {
+    let Some(preferred) = p.replicas.first().copied() else {
+        return Err(ErrorCode::PreferredLeaderNotAvailable.into());
+    };
+    if p.leader == preferred {
+        return Err(Error::kafka(
+            ErrorCode::ElectionNotNeeded,
+            "the preferred replica is the leader already",
+        ));
+    }
+    if !usable.contains(&preferred) || !p.isr.contains(&preferred) {
+        return Err(Error::kafka(
+            ErrorCode::PreferredLeaderNotAvailable,
+            format!("the preferred replica {preferred} is not in sync or not available"),
+        ));
+    }
+    Ok(placement::Election {
+        leader: preferred,
+        isr: p.isr.clone(),
+        recovering: false,
+    })
+}
+
+/// An unclean election (ElectLeaders UNCLEAN) of a partition without a leader.
+fn unclean_election(p: &PartitionImage, usable: &BTreeSet<i32>) -> Result<placement::Election> {
+    if p.leader >= 0 {
+        return Err(Error::kafka(
+            ErrorCode::ElectionNotNeeded,
+            "the partition has a leader",
+        ));
+    }
+    let e = placement::elect(&p.replicas, &p.isr, p.leader, usable, true);
+    if e.leader < 0 {
+        return Err(Error::kafka(
+            ErrorCode::EligibleLeadersNotAvailable,
+            "no replica of the partition is available",
+        ));
+    }
+    Ok(e)
 }

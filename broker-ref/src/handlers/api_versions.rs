@@ -97,12 +97,38 @@ pub fn reject_unsupported_version(prefix: &RequestPrefix) -> Option<odradek::Res
     Some(encode_response(0, prefix.correlation_id, &body))
 }
 
+/// APIs a broker serves in cluster mode only (the controller decides them).
+pub const CLUSTER_ONLY_APIS: &[ApiKey] = &[ApiKey::ElectLeaders];
+
+/// The advertised range of an API on a client listener of `broker`: the single node's, plus
+/// [`CLUSTER_ONLY_APIS`] in cluster mode.
+pub fn broker_range(broker: &crate::broker::Broker, api_key: i16) -> Option<ApiRange> {
+    advertised_range(api_key).or_else(|| {
+        let key = ApiKey::try_from(api_key).ok()?;
+        if broker.cluster_node().is_none() || !CLUSTER_ONLY_APIS.contains(&key) {
+            return None;
+        }
+        let kafka = ADVERTISED.iter().find(|r| r.api_key == api_key)?;
+        let codec = odradek::protocol::codec_versions(key);
+        Some(ApiRange {
+            api_key,
+            min: kafka.min,
+            max: kafka.max.min(codec.max),
+        })
+    })
+}
+
 /// The full ApiVersions response.
-pub fn handle(ctx: &RequestContext<'_>, _request: &ApiVersionsRequest) -> ResponseKind {
+pub fn handle(
+    broker: &crate::broker::Broker,
+    ctx: &RequestContext<'_>,
+    _request: &ApiVersionsRequest,
+) -> ResponseKind {
     let version = ctx.api_version;
     let api_keys = ADVERTISED_APIS
         .iter()
-        .filter_map(|k| advertised_range(*k as i16))
+        .chain(CLUSTER_ONLY_APIS)
+        .filter_map(|k| broker_range(broker, *k as i16))
         .map(|r| {
             ApiVersion::default()
                 .with_api_key(r.api_key)

@@ -843,6 +843,12 @@ pub async fn handle(
                 other => other,
             }))
         }
+        RequestKind::ElectLeaders(_) => {
+            if !az.cluster(Op::Alter) {
+                return whole(broker, ctx, &body, ErrorCode::ClusterAuthorizationFailed);
+            }
+            inner!(body)
+        }
         _ => inner!(body),
     }
 }

@@ -558,3 +558,16 @@ pub async fn alter_client_quotas(
     }
     Ok(ResponseKind::AlterClientQuotas(response))
 }
+
+/// ElectLeaders in cluster mode: the controller decides.
+pub async fn elect_leaders(
+    node: &ClusterNode,
+    request: kafka_protocol::messages::ElectLeadersRequest,
+) -> HandlerResult {
+    let timeout = timeout_of(request.timeout_ms);
+    let response = forward(node, &request, timeout, |r| {
+        r.error_code == ErrorCode::NotController.code()
+    })
+    .await?;
+    Ok(ResponseKind::ElectLeaders(response))
+}

@@ -29,6 +29,7 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
     ApiRange { api_key: 19, min: 2, max: 7 },   // CreateTopics (forwarded by brokers)
     ApiRange { api_key: 20, min: 1, max: 6 },   // DeleteTopics (forwarded)
     ApiRange { api_key: 37, min: 0, max: 3 },   // CreatePartitions (forwarded)
+    ApiRange { api_key: 43, min: 0, max: 2 },   // ElectLeaders (forwarded)
     ApiRange { api_key: 44, min: 0, max: 1 },   // IncrementalAlterConfigs (topics, forwarded)
     ApiRange { api_key: 49, min: 0, max: 1 },   // AlterClientQuotas (forwarded)
     ApiRange { api_key: 52, min: 0, max: 2 },   // Vote
@@ -138,6 +139,9 @@ pub async fn handle(
             controller_ops::alter_topic_configs(node, r).await,
         ),
         RequestKind::AlterClientQuotas(r) => controller_ops::alter_client_quotas(node, r).await,
+        RequestKind::ElectLeaders(r) => {
+            ResponseKind::ElectLeaders(controller_ops::elect_leaders(node, r).await)
+        }
         RequestKind::Fetch(_) => {
             return Err(not_served("a Fetch of anything but the metadata log"))
         }

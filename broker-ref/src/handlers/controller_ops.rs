@@ -465,3 +465,57 @@ pub async fn alter_client_quotas(
         Err(e) => super::client_quotas::alter_refused(&r, e.code()),
     }
 }
+
+/// ElectLeaders (PREFERRED = 0, UNCLEAN = 1), forwarded by a broker that authorized it.
+pub async fn elect_leaders(
+    node: &ClusterNode,
+    r: kafka_protocol::messages::ElectLeadersRequest,
+) -> kafka_protocol::messages::ElectLeadersResponse {
+    use kafka_protocol::messages::elect_leaders_response::{
+        PartitionResult, ReplicaElectionResult,
+    };
+    use kafka_protocol::messages::ElectLeadersResponse;
+    let unclean = match r.election_type {
+        0 => false,
+        1 => true,
+        _ => {
+            return ElectLeadersResponse::default()
+                .with_error_code(ErrorCode::InvalidRequest.code());
+        }
+    };
+    let partitions: Option<Vec<(String, i32)>> = r.topic_partitions.as_ref().map(|list| {
+        list.iter()
+            .flat_map(|t| t.partitions.iter().map(move |p| (t.topic.to_string(), *p)))
+            .collect()
+    });
+    let outcome = match controller(node) {
+        Ok(c) => c.elect_leaders(unclean, partitions).await,
+        Err(e) => Err(e),
+    };
+    let results = match outcome {
+        Ok(results) => results,
+        Err(e) => return ElectLeadersResponse::default().with_error_code(code(&e)),
+    };
+    let mut by_topic: BTreeMap<String, Vec<PartitionResult>> = BTreeMap::new();
+    for ((topic, index), result) in results {
+        let entry = PartitionResult::default().with_partition_id(index);
+        let entry = match result {
+            Ok(()) => entry,
+            Err(e) => {
+                let (c, m) = error_parts(&e);
+                entry.with_error_code(c).with_error_message(m)
+            }
+        };
+        by_topic.entry(topic).or_default().push(entry);
+    }
+    ElectLeadersResponse::default().with_replica_election_results(
+        by_topic
+            .into_iter()
+            .map(|(topic, results)| {
+                ReplicaElectionResult::default()
+                    .with_topic(TopicName(sb(&topic)))
+                    .with_partition_result(results)
+            })
+            .collect(),
+    )
+}

@@ -51,7 +51,7 @@ pub fn listener_range(
     if broker.is_controller_listener(listener) {
         controller_api::controller_range(api_key)
     } else {
-        advertised_range(api_key)
+        api_versions::broker_range(broker, api_key)
     }
 }
 pub use context::{ConnectionContext, Principal, RequestContext, SecurityProtocol};

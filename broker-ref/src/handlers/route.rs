@@ -23,7 +23,7 @@ pub(super) async fn handle_unchecked(
         return Ok(refused);
     }
     match body {
-        RequestKind::ApiVersions(r) => Ok(Some(api_versions::handle(ctx, &r))),
+        RequestKind::ApiVersions(r) => Ok(Some(api_versions::handle(broker, ctx, &r))),
         RequestKind::Metadata(r) => {
             if let Some(node) = broker.cluster_node() {
                 cluster_admin::auto_create(node, auto_create_names(broker, ctx, &r)).await;
@@ -110,6 +110,13 @@ pub(super) async fn handle_unchecked(
                 .await
                 .map(Some),
             None => client_quotas::alter(broker, ctx, r).map(Some),
+        },
+        RequestKind::ElectLeaders(r) => match broker.cluster_node() {
+            Some(node) => cluster_admin::elect_leaders(node, r).await.map(Some),
+            None => Err(Error::kafka(
+                ErrorCode::UnsupportedVersion,
+                "ElectLeaders is served in cluster mode only",
+            )),
         },
         RequestKind::SaslHandshake(r) => Ok(Some(security_admin::sasl_handshake(ctx, r))),
         RequestKind::SaslAuthenticate(r) => Ok(Some(security_admin::sasl_authenticate(ctx, r))),

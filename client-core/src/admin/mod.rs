@@ -19,6 +19,7 @@ mod client;
 mod configs;
 mod describe;
 mod driver;
+mod elections;
 mod group_offsets;
 mod groups;
 mod offsets;
@@ -33,6 +34,7 @@ pub use acl_types::{
 };
 pub use acls::DeletedAcl;
 pub use client::Admin;
+pub use elections::ElectionType;
 pub use groups::{GroupDescription, GroupListing, GroupMember, GroupOffset};
 pub use quotas::{QuotaAlteration, QuotaEntity, QuotaFilter, QuotaMatch};
 pub use scram::{
@@ -99,6 +101,26 @@ impl Admin {
         };
         let results = driver::run(self, &call, topics.len()).await?;
         Ok(topics.iter().map(|t| t.to_string()).zip(results).collect())
+    }
+
+    /// Elects leaders for `partitions` (ElectLeaders): the preferred replica, or for a
+    /// partition without a leader any live replica (unclean). Per partition: done, or
+    /// ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE, ELIGIBLE_LEADERS_NOT_AVAILABLE.
+    pub async fn elect_leaders(
+        &self,
+        election: elections::ElectionType,
+        partitions: &[(&str, i32)],
+    ) -> Result<Vec<((String, i32), Result<()>)>> {
+        let call = elections::ElectLeaders {
+            election,
+            partitions,
+        };
+        let results = driver::run(self, &call, partitions.len()).await?;
+        Ok(partitions
+            .iter()
+            .map(|(t, p)| (t.to_string(), *p))
+            .zip(results)
+            .collect())
     }
 
     /// Raises each topic's partition count to `new_total` (INVALID_PARTITIONS when it is not

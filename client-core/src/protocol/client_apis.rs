@@ -50,6 +50,7 @@ pub const CLIENT_APIS: &[ApiKey] = &[
     ApiKey::DeleteAcls,
     ApiKey::DescribeUserScramCredentials,
     ApiKey::AlterUserScramCredentials,
+    ApiKey::ElectLeaders,
 ];
 
 /// The highest version of `key` the client code fills the fields of (negotiation never goes
