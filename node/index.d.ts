@@ -12,8 +12,17 @@ export type Brokers = string[] | (() => string[] | Promise<string[]>)
 export interface RetryOptions {
   maxRetryTime?: number
   initialRetryTime?: number
-  /** A producer's resends of a failed batch (Kafka's `retries`); other clients retry until their timeouts. */
+  /**
+   * A producer's resends of a failed batch (Kafka's `retries`); a consumer's retries of a failing
+   * handler or poll before it crashes (5 by default). Admin clients retry until their timeouts.
+   */
   retries?: number
+  /**
+   * Consumers only (their own `retry` or the client's): called when the consumer crashed on a
+   * retriable error after its retries; resolve `true` to restart it (the default when absent,
+   * or when it throws), `false` to leave it stopped. CRASH's `restart` is the answer.
+   */
+  restartOnFailure?: (error: Error) => Promise<boolean>
   /** Only 0.2 (the core's ±20% jitter); any other value is refused. */
   factor?: number
   /** Only 2 (each backoff doubles); any other value is refused. */
@@ -201,6 +210,9 @@ export interface ClientErrorEventPayload {
   message: string
 }
 export type ClientErrorEvent = InstrumentationEvent<ClientErrorEventPayload>
+/** Payload of a consumer's `CRASH` event: the error it crashed on, and whether it restarts. */
+export interface ConsumerCrashEventPayload { error: Error, groupId: string, restart: boolean }
+export type ConsumerCrashEvent = InstrumentationEvent<ConsumerCrashEventPayload>
 
 export interface Sender {
   send(record: ProducerRecord): Promise<RecordMetadata[]>
@@ -440,6 +452,11 @@ export class KafkaJSError extends Error {
   constructor (e: Error | string, metadata?: { retriable?: boolean, cause?: Error })
 }
 export class KafkaJSNonRetriableError extends KafkaJSError {}
+/** A consumer's crash after its retries: `cause` is the last failure. */
+export class KafkaJSNumberOfRetriesExceeded extends KafkaJSNonRetriableError {
+  readonly retryCount: number
+  readonly retryTime: number
+}
 export class KafkaJSProtocolError extends KafkaJSError {}
 export class KafkaJSOffsetOutOfRange extends KafkaJSProtocolError { readonly topic: string; readonly partition: number }
 export class KafkaJSCreateTopicError extends KafkaJSProtocolError { readonly topic: string }

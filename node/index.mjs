@@ -16,6 +16,7 @@ export const {
   AclPermissionTypes,
   KafkaJSError,
   KafkaJSNonRetriableError,
+  KafkaJSNumberOfRetriesExceeded,
   KafkaJSProtocolError,
   KafkaJSOffsetOutOfRange,
   KafkaJSCreateTopicError,

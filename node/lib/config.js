@@ -29,7 +29,9 @@ function ms (out, key, value) {
  * `retry.backoff.ms` and `retry.backoff.max.ms` (every retry of producers, consumers and admin
  * clients doubles from one to the other, jittered by ±20%, KIP-580). That is KafkaJS's
  * `multiplier` 2 and `factor` 0.2, the only values taken; others are refused, naming the key.
- * `retries` is validated here and applied by `producerProps` (Kafka's `retries`).
+ * `retries` is validated here and applied by `producerProps` (Kafka's `retries`) and by the
+ * consumer's run loop (lib/consumer.js), which also calls `restartOnFailure`, checked here to be
+ * a function.
  */
 function retryProps (retry, out) {
   if (retry === undefined || retry === null) return
@@ -43,6 +45,10 @@ function retryProps (retry, out) {
     throw new KafkaJSNonRetriableError(`retry.multiplier=${retry.multiplier} is not supported: every backoff doubles per failed attempt (KafkaJS's default multiplier 2)`)
   }
   retries(retry)
+  const restart = retry.restartOnFailure
+  if (restart !== undefined && restart !== null && typeof restart !== 'function') {
+    throw new KafkaJSNonRetriableError(`Invalid value for retry.restartOnFailure: expected an async function (error) => boolean, got ${typeof restart}`)
+  }
 }
 
 /** KafkaJS's `retry.retries`, checked: a whole number from 0 (undefined when not given). */

@@ -7,12 +7,19 @@
 // and, with autoCommit, commits the offsets of messages whose handler finished. Group
 // membership, heartbeats and fetching run in the core on the shared runtime, so a slow handler
 // delays only this loop. A failing handler rewinds its partition to the failed message, which
-// is then delivered again after a backoff (KafkaJS retries the same way, then restarts).
+// is then delivered again after a backoff.
+//
+// Failures (of a handler, or of a poll) follow KafkaJS's retrier and crash handling: a
+// retriable one is retried `retry.retries` times (5 by default) with backoff; then, or at once
+// for an unrecoverable one, the consumer crashes: it stops and disconnects (leaving the group;
+// STOP and DISCONNECT), KafkaJS's `retry.restartOnFailure(error)` decides whether a crash past
+// the retries restarts it, CRASH is emitted with that `restart`, and a restart runs the
+// consumer again (a new member, from the committed offsets) after the retry time.
 const native = require('./native')
 const { consumerProps, resolveBrokers } = require('./config')
 const { Instrumentation, throttleListener, clientErrorListener } = require('./events')
 const { decode } = require('./messages')
-const { KafkaJSError, KafkaJSNonRetriableError, fromNative } = require('./errors')
+const { KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, fromNative } = require('./errors')
 
 const EVENTS = {
   HEARTBEAT: 'consumer.heartbeat',
@@ -37,6 +44,13 @@ const EVENTS = {
 }
 
 const key = (topic, partition) => `${partition}:${topic}`
+
+// KafkaJS's retrier: errors of these classes are never retried.
+const UNRECOVERABLE = ['RangeError', 'ReferenceError', 'SyntaxError', 'TypeError']
+/** KafkaJS's `isErrorRetriable`: anything not marked `retriable: false`, but programming errors. */
+const isRetriable = (e) => e === null || typeof e !== 'object' || (e.retriable !== false && !UNRECOVERABLE.includes(e.name))
+/** The error at the end of an error's `cause` chain. */
+const originalCause = (e) => (e && e.cause ? originalCause(e.cause) : e)
 const escapeRegex = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 class Consumer {
@@ -61,6 +75,9 @@ class Consumer {
     this._commitInFlight = null
     this._seq = 0
     this._rewoundAt = new Map()
+    // A restart scheduled after a crash: its timer, and the token stop/run clear to cancel it.
+    this._restartTimer = null
+    this._restartToken = null
     this._instrumentation = new Instrumentation(EVENTS)
     this.events = EVENTS
   }
@@ -104,15 +121,17 @@ class Consumer {
     if (fromBeginning) this._fromBeginning = true
   }
 
-  async run ({
-    eachMessage,
-    eachBatch,
-    autoCommit = true,
-    autoCommitInterval = null,
-    autoCommitThreshold = null,
-    eachBatchAutoResolve = true,
-    partitionsConsumedConcurrently = 1
-  } = {}) {
+  async run (config = {}) {
+    const {
+      eachMessage,
+      eachBatch,
+      autoCommit = true,
+      autoCommitInterval = null,
+      autoCommitThreshold = null,
+      eachBatchAutoResolve = true,
+      partitionsConsumedConcurrently = 1
+    } = config
+    this._cancelRestart()
     if (this._running) {
       this.logger().warn('consumer#run was called, but the consumer is already running', { groupId: this._groupId })
       return
@@ -141,18 +160,94 @@ class Consumer {
       }
     }
     this._running = true
+    this._runConfig = config
     this._run = { eachMessage, eachBatch, autoCommit, autoCommitInterval, autoCommitThreshold, eachBatchAutoResolve, partitionsConsumedConcurrently }
     this._lastCommit = Date.now()
     this._uncommitted = 0
-    this._loop = this._runLoop().catch((e) => {
+    // The loop ends when stopped (null) or with the error the consumer crashed on.
+    const loop = this._runLoop().catch((e) => {
       this.logger().error('consumer loop failed', { groupId: this._groupId, error: e.message })
+      return null
     })
+    this._loop = loop
+    loop.then((crash) => crash && this._crashed(crash))
+  }
+
+  /** The consumer's retry options as KafkaJS merges them: its own (`{ retries: 5 }` when not given) over the client's. */
+  _retryOptions () {
+    return { ...(this._kafka._retry || {}), ...(this._options.retry || { retries: 5 }) }
+  }
+
+  /**
+   * KafkaJS's retrier on the run loop's `failures`-th consecutive failure: null to retry it
+   * after the backoff, or the error the consumer crashes on (retries used up, or an
+   * unrecoverable error).
+   */
+  _crashError (e, failures) {
+    if (!isRetriable(e)) {
+      const crash = new KafkaJSNonRetriableError(e, { cause: e })
+      crash.retriable = false
+      return crash
+    }
+    const { retries } = this._retryOptions()
+    if (failures <= (retries === undefined || retries === null ? 5 : retries)) return null
+    return new KafkaJSNumberOfRetriesExceeded(e, { retryCount: failures - 1, retryTime: this._backoffMs(failures) })
+  }
+
+  /**
+   * A crash, as KafkaJS's consumer handles one: stop and disconnect, then, for an error past
+   * its retries (or whose original cause is retriable), ask `retry.restartOnFailure` (restart
+   * when absent, or when it throws), emit CRASH with the answer and, to restart, run again
+   * after the retry time unless `stop`, `disconnect` or `run` came first.
+   */
+  async _crashed (error) {
+    try {
+      this.logger().error(`Crash: ${error.name}: ${error.message}`, { groupId: this._groupId, retryCount: error.retryCount, stack: error.stack })
+      // Cancelled by the application's stop, disconnect or run from here on.
+      const token = {}
+      this._restartToken = token
+      await this._disconnect()
+      const retry = this._retryOptions()
+      let restart = error.name === 'KafkaJSNumberOfRetriesExceeded' || Boolean(originalCause(error) && originalCause(error).retriable === true)
+      if (restart && typeof retry.restartOnFailure === 'function') {
+        restart = Boolean(await Promise.resolve()
+          .then(() => retry.restartOnFailure(error))
+          .catch((e) => {
+            this.logger().error('Caught error when invoking user-provided "restartOnFailure" callback. Defaulting to restarting.', {
+              error: (e && e.message) || e,
+              cause: error.message,
+              groupId: this._groupId
+            })
+            return true
+          }))
+      }
+      this._instrumentation.emit(EVENTS.CRASH, { error, groupId: this._groupId, restart })
+      if (!restart || this._restartToken !== token) return
+      const retryTime = error.retryTime || retry.initialRetryTime || 300
+      this.logger().error(`Restarting the consumer in ${retryTime}ms`, { retryCount: error.retryCount, retryTime, groupId: this._groupId })
+      this._restartTimer = setTimeout(() => {
+        this._restartTimer = null
+        if (this._restartToken !== token) return
+        this._restartToken = null
+        this.run(this._runConfig).catch((e) => this._crashed(fromNative(e)))
+      }, retryTime)
+    } catch (e) {
+      this.logger().error('Failed to handle the consumer crash', { groupId: this._groupId, error: e && e.message })
+    }
+  }
+
+  /** Cancels a restart scheduled by a crash (the application stopped or ran the consumer). */
+  _cancelRestart () {
+    this._restartToken = null
+    if (this._restartTimer) clearTimeout(this._restartTimer)
+    this._restartTimer = null
   }
 
   async _runLoop () {
     const maxWait = this._options.maxWaitTimeInMs === undefined ? 5000 : this._options.maxWaitTimeInMs
     const pollMs = Math.max(1, Math.min(maxWait, 500))
     let failures = 0
+    let crash = null
     // The next poll is issued before the current batch is handed to the application, so the
     // core fetches and decodes while JavaScript processes. Records of a partition rewound
     // (seek, pause, failed handler) after a poll was issued are dropped from its result.
@@ -168,9 +263,10 @@ class Consumer {
       pending = null
       if (error) {
         const e = fromNative(error)
-        this._instrumentation.emit(EVENTS.CRASH, { error: e, groupId: this._groupId, restart: true })
         this.logger().error('Error polling the consumer', { groupId: this._groupId, error: e.message })
-        await this._backoff(++failures)
+        crash = this._crashError(e, ++failures)
+        if (crash) break
+        await this._backoff(failures)
         continue
       }
       if (!this._running) break
@@ -202,24 +298,30 @@ class Consumer {
         }
         failures = 0
       } catch (e) {
-        const error = e instanceof KafkaJSError ? e : new KafkaJSError(e, { retriable: true, cause: e })
-        this._instrumentation.emit(EVENTS.CRASH, { error, groupId: this._groupId, restart: true })
         this.logger().error(`Error when calling ${this._run.eachBatch ? 'eachBatch' : 'eachMessage'}`, { groupId: this._groupId, error: e && e.message })
         await this._maybeCommit(true)
-        await this._backoff(++failures)
+        crash = this._crashError(e, ++failures)
+        if (crash) break
+        await this._backoff(failures)
         continue
       }
       await this._maybeCommit(false)
     }
     // A poll still in flight only moved the core's positions; nothing of it was delivered.
     if (pending) await pending
+    return crash
+  }
+
+  /** The wait before the run loop's `attempt`-th retry. */
+  _backoffMs (attempt) {
+    const retry = this._retryOptions()
+    const initial = retry.initialRetryTime === undefined ? 300 : retry.initialRetryTime
+    const max = retry.maxRetryTime === undefined ? 30000 : retry.maxRetryTime
+    return Math.min(max, initial * 2 ** Math.min(attempt - 1, 16))
   }
 
   _backoff (attempt) {
-    const retry = this._options.retry || this._kafka._retry || {}
-    const initial = retry.initialRetryTime === undefined ? 300 : retry.initialRetryTime
-    const max = retry.maxRetryTime === undefined ? 30000 : retry.maxRetryTime
-    const ms = Math.min(max, initial * 2 ** Math.min(attempt - 1, 16))
+    const ms = this._backoffMs(attempt)
     return new Promise(resolve => {
       const t = setTimeout(resolve, ms)
       this._wake = () => { clearTimeout(t); resolve() }
@@ -555,6 +657,11 @@ class Consumer {
   }
 
   async stop () {
+    this._cancelRestart()
+    await this._stop()
+  }
+
+  async _stop () {
     if (!this._running) return
     this._running = false
     if (this._wake) this._wake()
@@ -564,7 +671,13 @@ class Consumer {
   }
 
   async disconnect () {
-    await this.stop()
+    this._cancelRestart()
+    await this._disconnect()
+  }
+
+  /** Stops, then closes the native consumer (leaving the group); a scheduled restart stays. */
+  async _disconnect () {
+    await this._stop()
     const n = this._native
     this._native = null
     if (n) await n.close().catch(() => {})

@@ -25,6 +25,21 @@ class KafkaJSNonRetriableError extends KafkaJSError {
   }
 }
 
+/**
+ * A consumer's crash after its run loop retried a failure `retry.retries` times (KafkaJS's
+ * class): `cause` is the last failure, `retryCount` and `retryTime` (ms) its retry's.
+ */
+class KafkaJSNumberOfRetriesExceeded extends KafkaJSNonRetriableError {
+  constructor (e, { retryCount, retryTime } = {}) {
+    super(e, { cause: e })
+    this.name = 'KafkaJSNumberOfRetriesExceeded'
+    // Not the cause's flag (KafkaJSError copies it): retrying is over.
+    this.retriable = false
+    this.retryCount = retryCount
+    this.retryTime = retryTime
+  }
+}
+
 class KafkaJSProtocolError extends KafkaJSError {
   constructor (e, { retriable, code, type, cause } = {}) {
     super(e, { retriable: retriable !== undefined ? retriable : false, cause })
@@ -187,6 +202,7 @@ function fromNative (err, context = {}) {
 module.exports = {
   KafkaJSError,
   KafkaJSNonRetriableError,
+  KafkaJSNumberOfRetriesExceeded,
   KafkaJSProtocolError,
   KafkaJSOffsetOutOfRange,
   KafkaJSCreateTopicError,

@@ -14,7 +14,8 @@ class Kafka {
     }
     this._brokers = config.brokers
     this._props = clientProps(config)
-    // `retry.retries` applies to producers only (Kafka's `retries`; see lib/config.js).
+    // Under its consumers' own `retry` (their run loop's `retries` and `restartOnFailure`, see
+    // lib/consumer.js); a producer's `retries` is Kafka's (lib/config.js).
     this._retry = config.retry
     // KafkaJS's sasl.oauthBearerProvider, handed to every native client.
     this._tokenProvider = tokenProvider(config)

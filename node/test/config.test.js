@@ -42,3 +42,14 @@ test('retry: retries is the producer\'s Kafka retries; factor 0.2 and multiplier
     assert.throws(() => adminProps({ retry: bad }), key)
   }
 })
+
+test('retry.restartOnFailure must be a function, refused by name otherwise', () => {
+  const { producerProps } = require('../lib/config')
+  assert.doesNotThrow(() => consumerProps({ groupId: 'g', retry: { restartOnFailure: async () => true } }, false))
+  assert.doesNotThrow(() => clientProps({ brokers: ['b:9092'], retry: { restartOnFailure: async () => false } }))
+  for (const bad of [true, 'yes', {}]) {
+    assert.throws(() => consumerProps({ groupId: 'g', retry: { restartOnFailure: bad } }, false), /retry\.restartOnFailure/)
+    assert.throws(() => clientProps({ brokers: ['b:9092'], retry: { restartOnFailure: bad } }), /retry\.restartOnFailure/)
+    assert.throws(() => producerProps({ retry: { restartOnFailure: bad } }), /retry\.restartOnFailure/)
+  }
+})

@@ -3,7 +3,7 @@
 import {
   Kafka, CompressionTypes, logLevel, KafkaJSError, EachMessagePayload, RecordMetadata,
   AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes, RequestThrottleEvent,
-  KafkaJSClientQuotaError
+  KafkaJSClientQuotaError, KafkaJSNumberOfRetriesExceeded, ConsumerCrashEvent
 } from 'odradek'
 
 async function main (): Promise<void> {
@@ -15,7 +15,12 @@ async function main (): Promise<void> {
   const txn = await kafka.producer({ transactionalId: 'tx' }).transaction()
   await txn.sendOffsets({ consumerGroupId: 'g', topics: [{ topic: 't', partitions: [{ partition: 0, offset: '1' }] }] })
   await txn.commit()
-  const consumer = kafka.consumer({ groupId: 'g', sessionTimeout: 10000 })
+  const consumer = kafka.consumer({
+    groupId: 'g',
+    sessionTimeout: 10000,
+    retry: { retries: 3, restartOnFailure: async (e: Error) => !(e instanceof KafkaJSNumberOfRetriesExceeded && e.retryCount > 3) }
+  })
+  consumer.on(consumer.events.CRASH, (e: ConsumerCrashEvent) => console.log(e.payload.error.message, e.payload.restart))
   await consumer.subscribe({ topics: ['t', /t-.*/], fromBeginning: true })
   consumer.on(consumer.events.GROUP_JOIN, (e) => console.log(e.payload))
   await consumer.run({
