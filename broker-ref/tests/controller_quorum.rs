@@ -156,8 +156,16 @@ fn three_controllers_elect_fail_over_and_take_a_node_back() {
     assert!(second.epoch > first.epoch, "{first:?} then {second:?}");
     assert!(second.high_watermark > first.high_watermark, "{second:?}");
 
-    // The killed node comes back on its data and catches up as a follower.
+    // The killed node comes back on its data (its metadata log and vote are kept: a voter
+    // that forgot them could vote twice) and catches up as a follower.
+    let log = dirs[killed - 1].join("__cluster_metadata-0").join("log");
+    let kept = std::fs::metadata(&log).unwrap().len();
+    assert!(kept > 0, "the killed node had written its log");
     nodes[killed - 1] = Some(start(killed, &ports, &dirs[killed - 1], "quorum-test"));
+    assert!(
+        std::fs::metadata(&log).map_or(0, |m| m.len()) >= kept,
+        "the metadata log survived the restart"
+    );
     let third = settled(&addrs, &[1, 2, 3], Duration::from_secs(20));
     assert!(third.epoch >= second.epoch);
     assert!(third.high_watermark >= second.high_watermark);

@@ -21,8 +21,9 @@ use odradek_quorum::{ElectionState, Entry, OffsetAndEpoch, Persisted, Snapshot};
 use super::entry_codec;
 use crate::{Error, Result};
 
-/// The directory's name, as Kafka names the metadata partition's.
-pub const DIR_NAME: &str = "__cluster_metadata-0";
+/// The directory's name, as Kafka names the metadata partition's (the topic registry leaves it
+/// alone).
+pub const DIR_NAME: &str = crate::partition::METADATA_LOG_DIR;
 
 /// One batch in the log file: its first offset, its entry count and where it starts.
 #[derive(Debug, Clone, Copy)]

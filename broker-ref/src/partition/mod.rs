@@ -25,6 +25,7 @@ pub use markers::Marker;
 pub use producer_state::{BatchRecord, ProducerState, ProducerSummary, SequenceCheck};
 pub use registry::{
     validate_topic_name, write_atomically as write_meta, Topic, TopicRegistry, INTERNAL_TOPICS,
+    METADATA_LOG_DIR, METADATA_TOPIC,
 };
 pub use replica_state::{
     IsrChange, LeaderAndIsr, ReplicaRead, Replication, ReplicationView, Role as ReplicaRole,

@@ -72,7 +72,14 @@ fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     lock.write().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Checks a topic name the way Kafka does.
+/// The metadata quorum's log directory in the data directory (cluster mode): it looks like a
+/// partition directory and is never one of the registry's.
+pub const METADATA_LOG_DIR: &str = "__cluster_metadata-0";
+
+/// The metadata log's topic name: no client topic may take it.
+pub const METADATA_TOPIC: &str = "__cluster_metadata";
+
+/// Checks a topic name the way Kafka does (and keeps the metadata log's name free).
 pub fn validate_topic_name(name: &str) -> Result<()> {
     let bad = |why: &str| {
         Err(Error::kafka(
@@ -85,6 +92,9 @@ pub fn validate_topic_name(name: &str) -> Result<()> {
     }
     if name == "." || name == ".." {
         return bad("is not allowed");
+    }
+    if name == METADATA_TOPIC {
+        return bad("is the cluster metadata log's");
     }
     if name.len() > MAX_TOPIC_NAME {
         return bad("is longer than 249 characters");
@@ -260,6 +270,10 @@ impl TopicRegistry {
                 continue;
             }
             let name = entry.file_name().to_string_lossy().to_string();
+            if name == METADATA_LOG_DIR {
+                // The metadata quorum's log (cluster mode), not a topic's partition.
+                continue;
+            }
             let Some((topic, index)) = name.rsplit_once('-') else {
                 continue;
             };
@@ -604,6 +618,25 @@ impl TopicRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_metadata_log_directory_is_never_taken_for_a_deleted_topic() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join(METADATA_LOG_DIR);
+        std::fs::create_dir_all(&log).unwrap();
+        std::fs::write(log.join("quorum-state"), b"{}").unwrap();
+        let stray = dir.path().join("gone-0");
+        std::fs::create_dir_all(&stray).unwrap();
+        let registry = TopicRegistry::open(dir.path(), LogConfig::default(), 1).unwrap();
+        assert!(
+            log.join("quorum-state").exists(),
+            "the metadata log survives"
+        );
+        assert!(!stray.exists(), "a deleted topic's directory goes");
+        assert!(registry
+            .create(METADATA_TOPIC, 1, BTreeMap::new(), false)
+            .is_err());
+    }
 
     #[test]
     fn a_create_that_fails_half_way_leaves_nothing_behind() {
