@@ -64,6 +64,8 @@ pub struct ClusterNode {
     /// The broker's replicas, on a broker node.
     pub replicas: Option<Arc<ReplicaManager>>,
     want_shutdown: watch::Sender<bool>,
+    /// Set once the broker caught up with the metadata after starting.
+    ready: std::sync::atomic::AtomicBool,
 }
 
 impl ClusterNode {
@@ -152,6 +154,7 @@ impl ClusterNode {
                 lifecycle,
                 replicas,
                 want_shutdown,
+                ready: std::sync::atomic::AtomicBool::new(false),
             }),
             tasks,
         ))
@@ -166,6 +169,30 @@ impl ClusterNode {
         let _ = self.want_shutdown.send(true);
         let mut state = state;
         let _ = tokio::time::timeout(timeout, state.wait_for(|s| s.should_shut_down)).await;
+    }
+
+    /// Waits (up to `timeout`) until this broker has caught up with the cluster's metadata
+    /// since it started: registered, and its image holds its own registration. Client requests
+    /// wait for it, as a Kafka broker opens its listeners only then, so a restarted broker
+    /// never answers from an image it has not rebuilt yet. Controller-only nodes are ready at
+    /// once.
+    pub async fn wait_ready(&self, timeout: Duration) {
+        use std::sync::atomic::Ordering;
+        if self.ready.load(Ordering::Acquire) {
+            return;
+        }
+        let Some(mut state) = self.lifecycle.clone() else {
+            self.ready.store(true, Ordering::Release);
+            return;
+        };
+        let caught_up = tokio::time::timeout(
+            timeout,
+            state.wait_for(|s| s.epoch.is_some() && s.caught_up),
+        )
+        .await;
+        if matches!(caught_up, Ok(Ok(_))) {
+            self.ready.store(true, Ordering::Release);
+        }
     }
 
     /// Whether this broker is registered and unfenced (it may lead and follow).

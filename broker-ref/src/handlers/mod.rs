@@ -64,11 +64,13 @@ pub async fn handle(
     ctx: &RequestContext<'_>,
     body: RequestKind,
 ) -> crate::Result<Option<ResponseKind>> {
-    if let Some(node) = broker
-        .cluster_node()
-        .filter(|n| n.settings.is_controller_listener(ctx.listener()))
-    {
-        return controller_api::handle(node, ctx, body).await;
+    if let Some(node) = broker.cluster_node() {
+        if node.settings.is_controller_listener(ctx.listener()) {
+            return controller_api::handle(node, ctx, body).await;
+        }
+        if !matches!(body, RequestKind::ApiVersions(_)) {
+            node.wait_ready(std::time::Duration::from_secs(30)).await;
+        }
     }
     match authz::Authz::of(broker, ctx) {
         Some(az) => authorize::handle(broker, ctx, &az, body).await,
