@@ -354,7 +354,7 @@ impl ReplicaManager {
             let accepted = match outcome {
                 Ok(accepted) => accepted,
                 Err(e) => {
-                    tracing::debug!(topic = %proposal.topic, partition = proposal.partition, error = %e, "AlterPartition failed");
+                    tracing::warn!(topic = %proposal.topic, partition = proposal.partition, error = %e, "AlterPartition failed");
                     None
                 }
             };
@@ -419,7 +419,7 @@ impl ReplicaManager {
                 p.partition_epoch,
             ))),
             code => {
-                tracing::debug!(topic = %proposal.topic, partition = proposal.partition, error = %code, "AlterPartition refused");
+                tracing::info!(topic = %proposal.topic, partition = proposal.partition, error = %code, "AlterPartition refused");
                 Ok(None)
             }
         }

@@ -84,6 +84,7 @@ fn serve(
     let now = crate::clock::now_ms();
     let mut budget = request.max_bytes.max(0) as usize;
     let mut data = 0usize;
+    let mut diverged = false;
     let mut errors = false;
     let replicas = broker.cluster_node().and_then(|n| n.replicas.clone());
     let responses = request
@@ -134,7 +135,7 @@ fn serve(
                             end_offset,
                             high_watermark,
                         }) => {
-                            data = usize::MAX;
+                            diverged = true;
                             base.with_high_watermark(high_watermark)
                                 .with_log_start_offset(partition.log_start_offset())
                                 .with_diverging_epoch(
@@ -158,5 +159,89 @@ fn serve(
                 .with_partitions(partitions)
         })
         .collect();
-    (responses, data, errors)
+    // A divergence must reach the follower at once, whatever else the answer carries.
+    (responses, if diverged { usize::MAX } else { data }, errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+    use kafka_protocol::messages::TopicName;
+    use kafka_protocol::protocol::StrBytes;
+    use odradek::records::{BatchBuilder, Compression};
+
+    use super::*;
+    use crate::config::BrokerConfig;
+    use crate::partition::LeaderAndIsr;
+
+    fn two_records() -> bytes::Bytes {
+        let mut b = BatchBuilder::new(Compression::None);
+        for value in [b"a", b"b"] {
+            b.append(0, None, Some(value.as_slice()), &[]).unwrap();
+        }
+        b.build().unwrap()
+    }
+
+    fn lead(p: &Partition, epoch: i32) {
+        let decision = LeaderAndIsr {
+            me: 1,
+            leader: 1,
+            leader_epoch: epoch,
+            partition_epoch: epoch,
+            replicas: vec![1, 2],
+            isr: vec![1, 2],
+            min_isr: 1,
+        };
+        p.apply_leadership(&decision, 0).unwrap();
+    }
+
+    #[test]
+    fn a_divergence_and_records_in_one_answer_are_served_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let config =
+            BrokerConfig::from_entries([("log.dirs", dir.path().display().to_string())]).unwrap();
+        let broker = Broker::open(config, "127.0.0.1".into(), 9092).unwrap();
+        let topic = broker
+            .topics
+            .create("t", 2, BTreeMap::new(), false)
+            .unwrap();
+        let (diverging, reading) = (topic.partition(0).unwrap(), topic.partition(1).unwrap());
+        // Partition 0: epoch 1 wrote 2 records, epoch 2 leads now; the follower claims it
+        // fetched up to offset 5 in epoch 1 (which ended at 2): a divergence.
+        lead(&diverging, 1);
+        diverging.append_record_set(two_records(), 0).unwrap();
+        lead(&diverging, 2);
+        diverging.append_record_set(two_records(), 1).unwrap();
+        // Partition 1: the follower reads its records from the start.
+        lead(&reading, 1);
+        reading.append_record_set(two_records(), 0).unwrap();
+        let request = FetchRequest::default()
+            .with_max_bytes(1 << 20)
+            .with_topics(vec![FetchTopic::default()
+                .with_topic(TopicName(StrBytes::from_static_str("t")))
+                .with_partitions(vec![
+                    FetchPartition::default()
+                        .with_partition(0)
+                        .with_fetch_offset(5)
+                        .with_last_fetched_epoch(1)
+                        .with_partition_max_bytes(1 << 20),
+                    FetchPartition::default()
+                        .with_partition(1)
+                        .with_fetch_offset(0)
+                        .with_last_fetched_epoch(-1)
+                        .with_partition_max_bytes(1 << 20),
+                ])]);
+        let (responses, bytes, errors) = serve(&broker, &request, 2);
+        assert!(!errors, "{responses:?}");
+        assert_eq!(bytes, usize::MAX, "a divergence is answered at once");
+        let partitions = &responses[0].partitions;
+        assert_eq!(partitions[0].diverging_epoch.epoch, 1);
+        assert_eq!(partitions[0].diverging_epoch.end_offset, 2);
+        assert!(partitions[1]
+            .records
+            .as_ref()
+            .is_some_and(|r| !r.is_empty()));
+    }
 }
