@@ -17,7 +17,7 @@ use tokio::sync::watch;
 
 use super::image::SharedImage;
 use super::settings::ReplicaSettings;
-use crate::partition::Partition;
+use crate::partition::{Followed, Partition};
 
 /// One partition a fetcher pulls.
 #[derive(Debug, Clone)]
@@ -60,11 +60,23 @@ pub async fn run(
     let mut connection: Option<Arc<Connection>> = None;
     let security = SecurityConfig::default();
     let client_id = format!("odradek-replica-fetcher-{}", settings.node_id);
+    // Partitions whose last answer was an error rest for `fetch_backoff` (Kafka's delayed
+    // partitions): one refused partition must not turn the fetch into a busy loop for all.
+    let mut resting: HashMap<(String, i32), tokio::time::Instant> = HashMap::new();
     loop {
-        let list = targets.borrow_and_update().clone();
+        let now = tokio::time::Instant::now();
+        resting.retain(|_, until| *until > now);
+        let all = targets.borrow_and_update().clone();
+        let list: Vec<FetchTarget> = all
+            .iter()
+            .filter(|t| !resting.contains_key(&key(t)))
+            .cloned()
+            .collect();
         if list.is_empty() {
-            if targets.changed().await.is_err() {
-                return;
+            let wake = resting.values().min().copied();
+            tokio::select! {
+                r = targets.changed() => if r.is_err() { return },
+                _ = sleep_until_or_forever(wake) => {}
             }
             continue;
         }
@@ -100,12 +112,15 @@ pub async fn run(
                     c
                 }
             };
-            fetch_once(&settings, &c, &list).await
+            fetch_once(&settings, leader, &c, &list).await
         }
         .await;
         match outcome {
-            Ok(true) => {}
-            Ok(false) => {
+            Ok(answer) if answer.progress => {
+                let until = tokio::time::Instant::now() + settings.fetch_backoff;
+                resting.extend(answer.failed.into_iter().map(|k| (k, until)));
+            }
+            Ok(_) => {
                 // Nothing usable came back (errors only): wait for metadata or back off.
                 tokio::select! {
                     r = targets.changed() => if r.is_err() { return },
@@ -113,7 +128,7 @@ pub async fn run(
                 }
             }
             Err(e) => {
-                tracing::debug!(leader, error = %e, "replica fetch failed");
+                tracing::warn!(leader, error = %e, "replica fetch failed");
                 if let Some(c) = connection.take() {
                     c.close("replica fetch failed");
                 }
@@ -126,13 +141,32 @@ pub async fn run(
     }
 }
 
-/// One replica Fetch for `list`; whether any partition made progress or was answered
-/// without error.
+fn key(t: &FetchTarget) -> (String, i32) {
+    (t.partition.topic().to_string(), t.partition.index())
+}
+
+async fn sleep_until_or_forever(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// What one replica Fetch achieved.
+struct Answer {
+    /// Some partition was answered without error.
+    progress: bool,
+    /// The partitions answered with an error (or whose answer could not be applied).
+    failed: Vec<(String, i32)>,
+}
+
+/// One replica Fetch for `list`.
 async fn fetch_once(
     settings: &ReplicaSettings,
+    leader: i32,
     c: &Connection,
     list: &[FetchTarget],
-) -> crate::Result<bool> {
+) -> crate::Result<Answer> {
     let mut by_topic: HashMap<String, Vec<fetch_request::FetchPartition>> = HashMap::new();
     let mut index: HashMap<(String, i32), &FetchTarget> = HashMap::new();
     for t in list {
@@ -167,53 +201,83 @@ async fn fetch_once(
                 })
                 .collect(),
         );
+    tracing::trace!(leader, partitions = list.len(), "replica fetch");
     let response = c.send(&request).await?;
     ErrorCode::from_code(response.error_code).into_result()?;
     let now = crate::clock::now_ms();
-    let mut useful = false;
+    let mut answer = Answer {
+        progress: false,
+        failed: Vec::new(),
+    };
     for topic in response.responses {
         for p in topic.partitions {
             let Some(target) = index.get(&(topic.topic.to_string(), p.partition_index)) else {
                 continue;
             };
             let partition = &target.partition;
-            match ErrorCode::from_code(p.error_code) {
-                ErrorCode::NoError => {
-                    useful = true;
-                    if p.diverging_epoch.epoch >= 0 || p.diverging_epoch.end_offset >= 0 {
-                        let to = partition.divergence_truncation(
-                            p.diverging_epoch.epoch,
-                            p.diverging_epoch.end_offset,
-                        )?;
-                        partition.truncate_as_follower(to)?;
-                        continue;
-                    }
-                    if let Some(records) = p.records.filter(|r| !r.is_empty()) {
-                        partition.append_as_follower(records, p.high_watermark, now)?;
-                    } else {
-                        partition.append_as_follower(bytes::Bytes::new(), p.high_watermark, now)?;
-                    }
-                }
-                ErrorCode::OffsetOutOfRange => {
-                    let (leo, _) = partition.follower_position()?;
-                    if p.log_start_offset > leo {
-                        partition.restart_as_follower_at(p.log_start_offset)?;
-                        useful = true;
-                    } else {
-                        tracing::warn!(
-                            topic = partition.topic(),
-                            partition = partition.index(),
-                            leo,
-                            leader_start = p.log_start_offset,
-                            "replica fetch out of range"
-                        );
-                    }
-                }
-                code => {
-                    tracing::debug!(topic = partition.topic(), partition = partition.index(), error = %code, "replica fetch refused");
+            // One partition's failure (a disk error, records that do not fit) must not stall
+            // the others this leader serves: it is logged and that partition retried.
+            let followed = Followed {
+                leader,
+                leader_epoch: target.leader_epoch,
+            };
+            match apply_answer(partition, followed, &p, now) {
+                Ok(true) => answer.progress = true,
+                Ok(false) => answer.failed.push(key(target)),
+                Err(e) => {
+                    tracing::warn!(
+                        topic = partition.topic(),
+                        partition = partition.index(),
+                        error = %e,
+                        "cannot apply the leader's answer"
+                    );
+                    answer.failed.push(key(target));
                 }
             }
         }
     }
-    Ok(useful)
+    tracing::trace!(leader, progress = answer.progress, failed = ?answer.failed, "replica fetch answered");
+    Ok(answer)
+}
+
+/// Applies one partition's answer: appends, truncates at a divergence or restarts at the
+/// leader's log start; whether it counted as progress.
+fn apply_answer(
+    partition: &Partition,
+    followed: Followed,
+    p: &kafka_protocol::messages::fetch_response::PartitionData,
+    now: i64,
+) -> crate::Result<bool> {
+    match ErrorCode::from_code(p.error_code) {
+        ErrorCode::NoError => {
+            if p.diverging_epoch.epoch >= 0 || p.diverging_epoch.end_offset >= 0 {
+                let to = partition
+                    .divergence_truncation(p.diverging_epoch.epoch, p.diverging_epoch.end_offset)?;
+                partition.truncate_as_follower(followed, to)?;
+                return Ok(true);
+            }
+            let records = p.records.clone().unwrap_or_default();
+            partition.append_as_follower(followed, records, p.high_watermark, now)?;
+            Ok(true)
+        }
+        ErrorCode::OffsetOutOfRange => {
+            let (leo, _) = partition.follower_position()?;
+            if p.log_start_offset > leo {
+                partition.restart_as_follower_at(followed, p.log_start_offset)?;
+                return Ok(true);
+            }
+            tracing::warn!(
+                topic = partition.topic(),
+                partition = partition.index(),
+                leo,
+                leader_start = p.log_start_offset,
+                "replica fetch out of range"
+            );
+            Ok(false)
+        }
+        code => {
+            tracing::debug!(topic = partition.topic(), partition = partition.index(), error = %code, "replica fetch refused");
+            Ok(false)
+        }
+    }
 }

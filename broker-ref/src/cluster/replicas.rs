@@ -26,6 +26,9 @@ use crate::partition::{IsrChange, LeaderAndIsr, Partition, ReplicaRole, TopicReg
 type Applied = (i32, i32, bool);
 
 /// An ISR change on its way to the controller.
+/// How long a failed or refused ISR change stays pending before it may be proposed again.
+const ALTER_PARTITION_RETRY_BACKOFF: Duration = Duration::from_millis(500);
+
 #[derive(Debug)]
 struct Proposal {
     topic: String,
@@ -358,9 +361,21 @@ impl ReplicaManager {
                     None
                 }
             };
-            if let Err(e) = partition.isr_change_done(accepted) {
-                tracing::warn!(error = %e, "cannot apply the ISR change");
+            if accepted.is_some() {
+                if let Err(e) = partition.isr_change_done(accepted) {
+                    tracing::warn!(error = %e, "cannot apply the ISR change");
+                }
+                continue;
             }
+            // Failed or refused: the change stays pending for a retry backoff, so the next
+            // follower fetch does not resend it at once (an unreachable controller was asked
+            // hundreds of times a second); new metadata usually settles it meanwhile.
+            tokio::spawn(async move {
+                tokio::time::sleep(ALTER_PARTITION_RETRY_BACKOFF).await;
+                if let Err(e) = partition.isr_change_refused(&proposal.change) {
+                    tracing::warn!(error = %e, "cannot clear the ISR change");
+                }
+            });
         }
     }
 

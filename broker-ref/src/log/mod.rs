@@ -668,9 +668,18 @@ impl Log {
     /// Removes every batch at or after `offset` (whole batches: a batch that contains `offset`
     /// goes entirely, so the new log end offset may be below `offset`). Below the first segment
     /// the log is emptied and restarted at `offset`. The leader epoch cache and recovery point
-    /// follow. For replication and recovery; a no-op at or past the log end offset.
+    /// follow. For replication and recovery; at or past the log end offset only a leader epoch
+    /// begun at the log end (with no record) is dropped.
     pub fn truncate_to(&mut self, offset: i64) -> Result<()> {
         if offset >= self.log_end_offset {
+            // Nothing to cut, but an epoch that started at the log end without a record (this
+            // broker led briefly and appended nothing) conflicts with the new leader's
+            // history: a follower that kept it would report it as its last fetched epoch and
+            // be told to truncate again, forever (Kafka's truncateTo does the same).
+            if self.epochs.truncate_from_end(self.log_end_offset) {
+                self.begin_change()?;
+                self.epochs.persist(&self.dir)?;
+            }
             return Ok(());
         }
         self.begin_change()?;

@@ -107,6 +107,15 @@ pub enum ReplicaRead {
     },
 }
 
+/// The leader a follower's fetch was sent to, and the leader epoch it followed then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Followed {
+    /// The leader's broker id.
+    pub leader: i32,
+    /// The leader epoch.
+    pub leader_epoch: i32,
+}
+
 /// A read-only view of the replication state for request handlers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplicationView {

@@ -27,7 +27,8 @@ use tokio::sync::Notify;
 use super::markers;
 use super::producer_state::ProducerState;
 use super::replica_state::{
-    FollowerProgress, IsrChange, LeaderAndIsr, ReplicaRead, Replication, ReplicationView, Role,
+    Followed, FollowerProgress, IsrChange, LeaderAndIsr, ReplicaRead, Replication, ReplicationView,
+    Role,
 };
 use super::snapshot;
 use super::state::Partition;
@@ -260,6 +261,21 @@ impl Partition {
         })
     }
 
+    /// The controller refused `change` or could not be asked: it stops being pending, unless
+    /// a newer leadership or another proposal has replaced it meanwhile.
+    pub fn isr_change_refused(&self, change: &IsrChange) -> Result<()> {
+        {
+            let r = self.replication();
+            let same = r.pending_isr.as_ref() == Some(&change.isr)
+                && r.leader_epoch == change.leader_epoch
+                && r.partition_epoch == change.partition_epoch;
+            if !same {
+                return Ok(());
+            }
+        }
+        self.isr_change_done(None)
+    }
+
     /// The controller answered an ISR change: `Some((isr, partition_epoch))` when it took it,
     /// `None` when it refused it (the next metadata update settles the state).
     pub fn isr_change_done(&self, accepted: Option<(Vec<i32>, i32)>) -> Result<()> {
@@ -303,12 +319,41 @@ impl Partition {
         Ok((log.log_end_offset(), log.latest_epoch().unwrap_or(-1)))
     }
 
+    /// Whether this replica still follows `followed` (checked under the log lock, which
+    /// leadership changes also take): an answer to a fetch sent before a leadership change
+    /// must not touch the log (a former leader's late answer once truncated the new leader's
+    /// acknowledged records).
+    fn check_following(&self, followed: Followed) -> Result<()> {
+        let r = self.replication();
+        match r.role {
+            Role::Follower { leader }
+                if leader == followed.leader && r.leader_epoch == followed.leader_epoch =>
+            {
+                Ok(())
+            }
+            _ => Err(Error::kafka(
+                ErrorCode::FencedLeaderEpoch,
+                format!(
+                    "no longer following broker {} in leader epoch {}",
+                    followed.leader, followed.leader_epoch
+                ),
+            )),
+        }
+    }
+
     /// A follower appends what its leader sent (batches exactly as the leader stored them),
     /// brings its producer state and transaction index along, and follows the leader's high
     /// watermark. A batch that does not continue the log ends the append (the next fetch
     /// starts at the new log end).
-    pub fn append_as_follower(&self, records: Bytes, leader_hw: i64, now_ms: i64) -> Result<()> {
+    pub fn append_as_follower(
+        &self,
+        followed: Followed,
+        records: Bytes,
+        leader_hw: i64,
+        now_ms: i64,
+    ) -> Result<()> {
         let mut log = self.log()?;
+        self.check_following(followed)?;
         let from = log.log_end_offset();
         for batch in RecordBatches::new(records) {
             let batch = batch?;
@@ -332,10 +377,12 @@ impl Partition {
 
     /// A follower cuts its log back to `offset` (the leader reported a divergence there), and
     /// rebuilds its producer state for what is left.
-    pub fn truncate_as_follower(&self, offset: i64) -> Result<()> {
+    pub fn truncate_as_follower(&self, followed: Followed, offset: i64) -> Result<()> {
         let mut log = self.log()?;
+        self.check_following(followed)?;
         if offset >= log.log_end_offset() {
-            return Ok(());
+            // No record goes, but an epoch begun at the log end does.
+            return log.truncate_to(offset);
         }
         log.truncate_to(offset)?;
         let end = log.log_end_offset();
@@ -378,8 +425,9 @@ impl Partition {
 
     /// A follower so far behind that the leader no longer has its next offset starts over
     /// empty at the leader's log start offset.
-    pub fn restart_as_follower_at(&self, offset: i64) -> Result<()> {
+    pub fn restart_as_follower_at(&self, followed: Followed, offset: i64) -> Result<()> {
         let mut log = self.log()?;
+        self.check_following(followed)?;
         log.truncate_fully_and_start_at(offset)?;
         let mut producers = self.producers()?;
         *producers = ProducerState::default();
@@ -588,7 +636,13 @@ mod tests {
         else {
             panic!("diverging");
         };
-        follower.append_as_follower(records, 0, 1).unwrap();
+        let of_1_in_1 = Followed {
+            leader: 1,
+            leader_epoch: 1,
+        };
+        follower
+            .append_as_follower(of_1_in_1, records, 0, 1)
+            .unwrap();
         assert_eq!(follower.follower_position().unwrap(), (2, 1));
         // The follower has an epoch-1 record the new leader (epoch 2) never saw.
         follower
@@ -609,10 +663,118 @@ mod tests {
                 epoch, end_offset, ..
             } => {
                 assert_eq!((epoch, end_offset), (1, 2));
-                follower_again.truncate_as_follower(end_offset).unwrap();
+                let of_1_in_3 = Followed {
+                    leader: 1,
+                    leader_epoch: 3,
+                };
+                follower_again
+                    .truncate_as_follower(of_1_in_3, end_offset)
+                    .unwrap();
             }
             other => panic!("expected a divergence, got {other:?}"),
         }
         assert_eq!(follower_again.follower_position().unwrap(), (2, 1));
+    }
+
+    #[test]
+    fn a_former_leaders_late_answer_does_not_touch_the_new_leaders_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = open(dir.path());
+        // Broker 2 follows broker 1 in epoch 1 and sends it a fetch...
+        p.apply_leadership(&decision(2, 1, 1, &[1, 2, 3]), 0)
+            .unwrap();
+        let stale = Followed {
+            leader: 1,
+            leader_epoch: 1,
+        };
+        // ...then leads in epoch 2 and takes records before the answer comes back.
+        p.apply_leadership(&decision(2, 2, 2, &[2, 3]), 1).unwrap();
+        p.append_record_set(batch(3), 2).unwrap();
+        let e = p.truncate_as_follower(stale, 0).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::FencedLeaderEpoch);
+        let e = p.append_as_follower(stale, batch(1), 0, 3).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::FencedLeaderEpoch);
+        let e = p.restart_as_follower_at(stale, 100).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::FencedLeaderEpoch);
+        assert_eq!(
+            p.follower_position().unwrap(),
+            (3, 2),
+            "the log is untouched"
+        );
+        // Following broker 3 in epoch 3, an answer fetched in epoch 2 is refused as well.
+        p.apply_leadership(&decision(2, 3, 3, &[2, 3]), 4).unwrap();
+        let e = p
+            .append_as_follower(
+                Followed {
+                    leader: 3,
+                    leader_epoch: 2,
+                },
+                Bytes::new(),
+                0,
+                5,
+            )
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::FencedLeaderEpoch);
+    }
+
+    #[test]
+    fn an_epoch_led_without_records_is_dropped_when_the_new_leader_reports_divergence() {
+        let leader_dir = tempfile::tempdir().unwrap();
+        let follower_dir = tempfile::tempdir().unwrap();
+        let leader = open(leader_dir.path());
+        let follower = open(follower_dir.path());
+        // Both have 2 records of epoch 1; the follower then led epoch 2 and appended nothing.
+        leader
+            .apply_leadership(&decision(1, 1, 1, &[1, 2]), 0)
+            .unwrap();
+        leader.append_record_set(batch(2), 0).unwrap();
+        follower
+            .apply_leadership(&decision(2, 1, 1, &[1, 2]), 0)
+            .unwrap();
+        let ReplicaRead::Records { records, .. } =
+            leader.serve_follower(2, 0, -1, 1 << 20, 1).unwrap()
+        else {
+            panic!("diverging");
+        };
+        let of_1_in_1 = Followed {
+            leader: 1,
+            leader_epoch: 1,
+        };
+        follower
+            .append_as_follower(of_1_in_1, records, 2, 1)
+            .unwrap();
+        follower
+            .apply_leadership(&decision(2, 2, 2, &[2]), 2)
+            .unwrap();
+        assert_eq!(follower.follower_position().unwrap(), (2, 2));
+        // Broker 1 leads again in epoch 3: it never had epoch 2.
+        leader
+            .apply_leadership(&decision(1, 1, 3, &[1, 2]), 3)
+            .unwrap();
+        follower
+            .apply_leadership(&decision(2, 1, 3, &[1, 2]), 3)
+            .unwrap();
+        let ReplicaRead::Diverging {
+            epoch, end_offset, ..
+        } = leader.serve_follower(2, 2, 2, 1 << 20, 4).unwrap()
+        else {
+            panic!("expected a divergence");
+        };
+        assert_eq!((epoch, end_offset), (1, 2));
+        let of_1_in_3 = Followed {
+            leader: 1,
+            leader_epoch: 3,
+        };
+        let to = follower.divergence_truncation(epoch, end_offset).unwrap();
+        follower.truncate_as_follower(of_1_in_3, to).unwrap();
+        assert_eq!(
+            follower.follower_position().unwrap(),
+            (2, 1),
+            "epoch 2 is gone, so the next fetch does not diverge again"
+        );
+        assert!(matches!(
+            leader.serve_follower(2, 2, 1, 1 << 20, 5).unwrap(),
+            ReplicaRead::Records { .. }
+        ));
     }
 }
