@@ -46,7 +46,9 @@ class Broker:
         self.data = self.workdir / "data"
         self.data.mkdir(parents=True, exist_ok=True)
         self.stderr_path = self.workdir / "broker.stderr.log"
-        self.overrides = {"num.partitions": str(TOPIC_PARTITIONS)}
+        # Tests write records with 2023 timestamps: no time retention, or a retention pass
+        # could delete them mid-test (topics that test retention set their own).
+        self.overrides = {"num.partitions": str(TOPIC_PARTITIONS), "log.retention.ms": "-1"}
         self.overrides.update(overrides or {})
         self.proc = None
         self.bootstrap = None

@@ -46,7 +46,10 @@ def check(cond, what, detail=None):
 # ---- topics (created explicitly: the broker's num.partitions is not ours to assume) -------
 
 admin = AdminClient({"bootstrap.servers": BOOTSTRAP})
-futures = admin.create_topics([NewTopic(TOPIC, num_partitions=3, replication_factor=1),
+# TOPIC's records carry 2023 timestamps: without retention.ms=-1 a time-retention pass (the
+# broker's every few minutes) could delete them between the produce and the offset checks.
+futures = admin.create_topics([NewTopic(TOPIC, num_partitions=3, replication_factor=1,
+                                        config={"retention.ms": "-1"}),
                                NewTopic(GTOPIC, num_partitions=3, replication_factor=1),
                                NewTopic(TTOPIC, num_partitions=1, replication_factor=1)])
 check(sorted(futures) == sorted([TOPIC, GTOPIC, TTOPIC]), "create_topics() returns a future per topic")
@@ -149,7 +152,7 @@ check(m7.timestamp() == (TIMESTAMP_CREATE_TIME, 1_700_000_000_007), "timestamp t
 check(len(m7) == len(b"value-7"), "len(msg) is the value's length")
 
 low, high = c.get_watermark_offsets(TopicPartition(TOPIC, 1), timeout=10)
-check((low, high) == (0, 10), "get_watermark_offsets() returns (low, high)")
+check((low, high) == (0, 10), "get_watermark_offsets() returns (low, high)", (low, high))
 pos = c.position([TopicPartition(TOPIC, 1)])
 check(pos[0].offset == 10, "position() is one past the last consumed offset")
 
@@ -373,10 +376,10 @@ check(isinstance(entry, ConfigEntry) and entry.name == "retention.ms" and entry.
 check(all(e.is_default == (e.source == ConfigSource.DEFAULT_CONFIG.value) for e in configs.values()),
       "ConfigEntry.source is the ConfigSource value; is_default follows it")
 change = ConfigResource(ResourceType.TOPIC, TOPIC, incremental_configs=[
-    ConfigEntry("retention.ms", "86400000", incremental_operation=AlterConfigOpType.SET)])
+    ConfigEntry("delete.retention.ms", "86400000", incremental_operation=AlterConfigOpType.SET)])
 check(admin.incremental_alter_configs([change])[resource].result(timeout=30) is None,
       "incremental_alter_configs() resolves to None")
-entry = admin.describe_configs([resource])[resource].result(timeout=30)["retention.ms"]
+entry = admin.describe_configs([resource])[resource].result(timeout=30)["delete.retention.ms"]
 check(entry.value == "86400000" and entry.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
       and not entry.is_default, "the altered config is described as DYNAMIC_TOPIC_CONFIG")
 code = None
