@@ -548,6 +548,36 @@ mod tests {
         Partition::open(dir, "t", 0, LogConfig::default()).unwrap()
     }
 
+    /// Broker 1 leads epoch 1 with 2 records; broker 2 follows and has copied them.
+    fn leader_and_copy(
+        leader_dir: &std::path::Path,
+        follower_dir: &std::path::Path,
+    ) -> (Partition, Partition) {
+        let leader = open(leader_dir);
+        let follower = open(follower_dir);
+        leader
+            .apply_leadership(&decision(1, 1, 1, &[1, 2]), 0)
+            .unwrap();
+        follower
+            .apply_leadership(&decision(2, 1, 1, &[1, 2]), 0)
+            .unwrap();
+        leader.append_record_set(batch(2), 0).unwrap();
+        let ReplicaRead::Records { records, .. } =
+            leader.serve_follower(2, 0, -1, 1 << 20, 1).unwrap()
+        else {
+            panic!("diverging");
+        };
+        let of_1_in_1 = Followed {
+            leader: 1,
+            leader_epoch: 1,
+        };
+        follower
+            .append_as_follower(of_1_in_1, records, 0, 1)
+            .unwrap();
+        assert_eq!(follower.follower_position().unwrap(), (2, 1));
+        (leader, follower)
+    }
+
     #[test]
     fn the_high_watermark_waits_for_the_isr_and_followers_join_at_it() {
         let dir = tempfile::tempdir().unwrap();
@@ -622,28 +652,7 @@ mod tests {
     fn a_follower_appends_truncates_and_sees_divergence() {
         let leader_dir = tempfile::tempdir().unwrap();
         let follower_dir = tempfile::tempdir().unwrap();
-        let leader = open(leader_dir.path());
-        let follower = open(follower_dir.path());
-        leader
-            .apply_leadership(&decision(1, 1, 1, &[1, 2]), 0)
-            .unwrap();
-        follower
-            .apply_leadership(&decision(2, 1, 1, &[1, 2]), 0)
-            .unwrap();
-        leader.append_record_set(batch(2), 0).unwrap();
-        let ReplicaRead::Records { records, .. } =
-            leader.serve_follower(2, 0, -1, 1 << 20, 1).unwrap()
-        else {
-            panic!("diverging");
-        };
-        let of_1_in_1 = Followed {
-            leader: 1,
-            leader_epoch: 1,
-        };
-        follower
-            .append_as_follower(of_1_in_1, records, 0, 1)
-            .unwrap();
-        assert_eq!(follower.follower_position().unwrap(), (2, 1));
+        let (leader, follower) = leader_and_copy(leader_dir.path(), follower_dir.path());
         // The follower has an epoch-1 record the new leader (epoch 2) never saw.
         follower
             .apply_leadership(&decision(2, 2, 2, &[2]), 2)
@@ -721,28 +730,8 @@ mod tests {
     fn an_epoch_led_without_records_is_dropped_when_the_new_leader_reports_divergence() {
         let leader_dir = tempfile::tempdir().unwrap();
         let follower_dir = tempfile::tempdir().unwrap();
-        let leader = open(leader_dir.path());
-        let follower = open(follower_dir.path());
         // Both have 2 records of epoch 1; the follower then led epoch 2 and appended nothing.
-        leader
-            .apply_leadership(&decision(1, 1, 1, &[1, 2]), 0)
-            .unwrap();
-        leader.append_record_set(batch(2), 0).unwrap();
-        follower
-            .apply_leadership(&decision(2, 1, 1, &[1, 2]), 0)
-            .unwrap();
-        let ReplicaRead::Records { records, .. } =
-            leader.serve_follower(2, 0, -1, 1 << 20, 1).unwrap()
-        else {
-            panic!("diverging");
-        };
-        let of_1_in_1 = Followed {
-            leader: 1,
-            leader_epoch: 1,
-        };
-        follower
-            .append_as_follower(of_1_in_1, records, 2, 1)
-            .unwrap();
+        let (leader, follower) = leader_and_copy(leader_dir.path(), follower_dir.path());
         follower
             .apply_leadership(&decision(2, 2, 2, &[2]), 2)
             .unwrap();
