@@ -290,13 +290,16 @@ class Consumer {
       this._abandon.clear()
       const assigned = new Set(this._native.assignment().map(tp => key(tp.topic, tp.partition)))
       try {
+        // Only a handler that ran and returned ends a run of failures: a poll whose records
+        // were all dropped (stale after a rewind, revoked, paused) retried nothing.
+        let handled = false
         for (const batch of batches) {
           if (!this._running) break
           const k = key(batch.topic, batch.partition)
           if (!assigned.has(k) || stale.has(k)) continue
-          await this._process(batch)
+          if (await this._process(batch)) handled = true
         }
-        failures = 0
+        if (handled) failures = 0
       } catch (e) {
         this.logger().error(`Error when calling ${this._run.eachBatch ? 'eachBatch' : 'eachMessage'}`, { groupId: this._groupId, error: e && e.message })
         await this._maybeCommit(true)
@@ -402,12 +405,13 @@ class Consumer {
     this._uncommitted++
   }
 
+  /** Hands one partition's records to eachMessage / eachBatch; true when the handler ran and returned. */
   async _process ({ topic, partition, messages }) {
     const k = key(topic, partition)
     const run = this._run
     if (this._isPaused(topic, partition)) {
       this._rewind(topic, partition, messages[0].offset)
-      return
+      return false
     }
     const firstOffset = messages[0].offset
     const lastOffset = messages[messages.length - 1].offset
@@ -421,12 +425,13 @@ class Consumer {
       return () => this.resume([{ topic, partitions: [partition] }])
     }
     const heartbeat = async () => {}
+    let handled = false
     if (run.eachMessage) {
       for (const message of messages) {
-        if (!this._running || this._abandon.has(k)) return
+        if (!this._running || this._abandon.has(k)) return handled
         if (this._isPaused(topic, partition)) {
           this._rewind(topic, partition, message.offset)
-          return
+          return handled
         }
         try {
           await run.eachMessage({ topic, partition, message, heartbeat, pause })
@@ -434,7 +439,8 @@ class Consumer {
           this._rewind(topic, partition, message.offset)
           throw e
         }
-        if (this._abandon.has(k)) return
+        handled = true
+        if (this._abandon.has(k)) return handled
         this._resolve(topic, partition, message.offset)
       }
     } else {
@@ -471,6 +477,7 @@ class Consumer {
         this._rewind(topic, partition, from)
         throw e
       }
+      handled = true
       if (!this._abandon.has(k)) {
         if (run.eachBatchAutoResolve) {
           this._resolve(topic, partition, lastOffset)
@@ -483,6 +490,7 @@ class Consumer {
     if (emitBatch) {
       this._instrumentation.emit(EVENTS.END_BATCH_PROCESS, { topic, partition, highWatermark: '-1', offsetLag: '0', offsetLagLow: '0', batchSize: messages.length, firstOffset, lastOffset, duration: Date.now() - started })
     }
+    return handled
   }
 
   _uncommittedTopics () {
