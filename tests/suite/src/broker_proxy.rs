@@ -81,6 +81,9 @@ struct Inner {
     metadata_fault: Mutex<Option<MetadataFault>>,
     /// Metadata responses forwarded by the bootstrap listener / by broker listeners.
     metadata_forwarded: [std::sync::atomic::AtomicUsize; 2],
+    /// The API key whose responses are never forwarded (-1: none), see
+    /// [`BrokerProxy::stall_responses`].
+    stalled_key: std::sync::atomic::AtomicI32,
 }
 
 /// Which listener a connection came through (index into `Inner::metadata_forwarded`).
@@ -125,6 +128,7 @@ impl BrokerProxy {
             metadata_delay_ms: std::sync::atomic::AtomicU64::new(0),
             metadata_fault: Mutex::new(None),
             metadata_forwarded: Default::default(),
+            stalled_key: std::sync::atomic::AtomicI32::new(-1),
         });
         let bootstrap = if apart {
             listen(
@@ -174,6 +178,16 @@ impl BrokerProxy {
     pub fn delay_metadata(&self, delay: std::time::Duration) {
         self.inner.metadata_delay_ms.store(
             delay.as_millis() as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+
+    /// From now on, responses to requests with this API key (`None`: none) are dropped on
+    /// every listener: the broker did the work, the client never hears of it and its request
+    /// times out, while the other requests on the same connection are answered.
+    pub fn stall_responses(&self, api_key: Option<i16>) {
+        self.inner.stalled_key.store(
+            api_key.map_or(-1, i32::from),
             std::sync::atomic::Ordering::Relaxed,
         );
     }
@@ -305,7 +319,8 @@ async fn responses(
                     (METADATA, Role::Broker) => inner.metadata_fault.lock().ok().and_then(|f| *f),
                     _ => None,
                 };
-                if fault == Some(MetadataFault::Stall) {
+                let stalled = inner.stalled_key.load(std::sync::atomic::Ordering::Relaxed);
+                if fault == Some(MetadataFault::Stall) || i32::from(key) == stalled {
                     continue;
                 }
                 if key == METADATA {

@@ -773,3 +773,66 @@ async fn auto_commit_after_recv_covers_records_received_before_the_last() {
     committed_soon(2).await;
     c.close().await;
 }
+
+/// A commit waiting on its answer longer than the session must not cost the member its place
+/// in the group: heartbeats go on without the group client's lock. Before, they queued behind
+/// the hung commit until `session.timeout.ms` was spent, the coordinator expired the member,
+/// and its next commit failed with UNKNOWN_MEMBER_ID (a CI failure of the Kotlin fault test
+/// on a 3-node Apache Kafka).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heartbeats_keep_the_session_while_a_commit_waits_for_its_answer() {
+    const OFFSET_COMMIT: i16 = 8;
+    let target = Target::start(&[("group.initial.rebalance.delay.ms", "0")]);
+    let proxy = odradek_suite::broker_proxy::BrokerProxy::start(&target.bootstrap);
+    let topic = topic_name("hung-commit");
+    let group = topic_name("g");
+    let events = Arc::new(Events::default());
+    let mut config = group_config(
+        &target,
+        &group,
+        &[
+            ("enable.auto.commit", "false"),
+            ("request.timeout.ms", "12000"),
+        ],
+    );
+    config.set("bootstrap.servers", &proxy.bootstrap).unwrap();
+    let consumer = Consumer::new(config).unwrap();
+    create_topic(consumer.cluster(), &topic, 1).await;
+    produce(&target, &topic, 10).await;
+    consumer
+        .subscribe(
+            &[&topic],
+            Some(events.clone() as Arc<dyn RebalanceListener>),
+        )
+        .unwrap();
+    assert_eq!(drain(&[&consumer], 10, 30).await.len(), 10);
+    let (_, member, generation) = consumer.group_metadata().await.unwrap();
+
+    // The commit's answer never comes: it holds the group client for request.timeout.ms
+    // (12 s), twice the session (6 s).
+    proxy.stall_responses(Some(OFFSET_COMMIT));
+    let hung = consumer.commit_async(None);
+    let outcome = tokio::time::timeout(Duration::from_secs(30), hung)
+        .await
+        .expect("the stalled commit ends with its request timeout");
+    assert!(outcome.is_err(), "no answer, no success: {outcome:?}");
+    proxy.stall_responses(None);
+
+    consumer
+        .commit_sync(None)
+        .await
+        .expect("the member commits again");
+    let (_, member_after, generation_after) = consumer.group_metadata().await.unwrap();
+    assert_eq!(
+        (member_after.as_str(), generation_after),
+        (member.as_str(), generation),
+        "still the same member of the same generation"
+    );
+    let log = events.log.lock().unwrap().clone();
+    assert!(
+        log.iter().all(|(what, _)| what == "assigned"),
+        "no partition revoked or lost meanwhile: {log:?}"
+    );
+    consumer.close().await;
+    proxy.stop();
+}

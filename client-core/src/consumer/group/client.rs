@@ -2,6 +2,7 @@
 //! offsets. Retriable coordinator errors make the caller rediscover the coordinator.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -45,7 +46,7 @@ pub struct GroupClient {
     doubted: Option<i32>,
     /// The coordinator's node id (-1: unknown), readable without this client's lock, so a
     /// member can close a hung coordinator's connection while a request holds the lock.
-    seen: Arc<std::sync::atomic::AtomicI32>,
+    seen: Arc<AtomicI32>,
 }
 
 impl GroupClient {
@@ -59,14 +60,20 @@ impl GroupClient {
             generation: -1,
             coordinator: None,
             doubted: None,
-            seen: Arc::new(std::sync::atomic::AtomicI32::new(-1)),
+            seen: Arc::new(AtomicI32::new(-1)),
         }
     }
 
-    /// The coordinator's node id as last found (-1: none yet), shared. Storing -1 (see
-    /// [`give_up_on`]) forgets the coordinator for the next request, whoever sends it.
-    pub fn coordinator_seen(&self) -> Arc<std::sync::atomic::AtomicI32> {
-        self.seen.clone()
+    /// The heartbeats of the current generation, sent without this client's lock (see
+    /// [`Heartbeater`]). The coordinator it shares with this client is forgotten by either.
+    pub fn heartbeater(&self) -> Heartbeater {
+        Heartbeater {
+            cluster: self.cluster.clone(),
+            group_id: self.group_id.clone(),
+            seen: self.seen.clone(),
+            given_up: AtomicI32::new(-1),
+            request: self.heartbeat_request(),
+        }
     }
 
     /// Forgets the coordinator (after NOT_COORDINATOR and similar errors, or when it left a
@@ -75,6 +82,7 @@ impl GroupClient {
     /// on the group's new coordinator would run out meanwhile.
     pub fn forget_coordinator(&mut self) {
         if let Some(node) = self.coordinator.take() {
+            forget(&self.seen, node);
             self.doubted = Some(node);
         }
     }
@@ -88,8 +96,7 @@ impl GroupClient {
         let Some(answered) = self.coordinator else {
             return false;
         };
-        self.coordinator = None;
-        self.doubted = Some(answered);
+        self.forget_coordinator();
         match self.connection().await {
             Ok(_) => self.coordinator.is_some_and(|c| c != answered),
             Err(_) => false,
@@ -97,7 +104,7 @@ impl GroupClient {
     }
 
     /// Whether an error means the member is not (or no longer) in the coordinator's group.
-    fn is_membership_error(code: ErrorCode) -> bool {
+    pub fn is_membership_error(code: ErrorCode) -> bool {
         matches!(
             code,
             ErrorCode::UnknownMemberId | ErrorCode::IllegalGeneration
@@ -115,13 +122,15 @@ impl GroupClient {
     }
 
     async fn connection(&mut self) -> Result<Arc<Connection>> {
-        if self
-            .coordinator
-            .is_some_and(|node| self.seen.load(std::sync::atomic::Ordering::Acquire) != node)
-        {
-            // Given up on without this client's lock (see `give_up_on`): a request that held
-            // the lock meanwhile must not go back to the same coordinator.
+        let seen = self.seen.load(Ordering::Acquire);
+        if self.coordinator.is_some_and(|node| seen != node) {
+            // Given up on without this client's lock (see `Heartbeater::give_up`): a request
+            // that held the lock meanwhile must not go back to the same coordinator.
             self.forget_coordinator();
+        }
+        if self.coordinator.is_none() && seen >= 0 && Some(seen) != self.doubted {
+            // Found meanwhile by the heartbeats (see `Heartbeater::beat`).
+            self.coordinator = Some(seen);
         }
         if let Some(node) = self.coordinator {
             match self.cluster.coordinator_connection(node).await {
@@ -132,46 +141,10 @@ impl GroupClient {
                 }
             }
         }
-        let meta = match self.cluster.metadata().brokers.is_empty() {
-            true => self.cluster.refresh().await?,
-            false => self.cluster.metadata(),
-        };
-        // Asked of another broker than a coordinator whose answer is in doubt (see
-        // `second_opinion`): that one may not know yet that it lost the group.
-        if meta.brokers.is_empty() {
-            return Err(Error::Kafka(ErrorCode::CoordinatorNotAvailable));
-        }
-        let node = self
-            .cluster
-            .least_loaded_broker(self.doubted)
-            .ok_or(Error::Kafka(ErrorCode::CoordinatorNotAvailable))?;
+        let coordinator = find_coordinator(&self.cluster, &self.group_id, self.doubted).await?;
         self.doubted = None;
-        let any = self.cluster.connection(node).await?;
-        // v4+ batches keys in `coordinator_keys`; earlier versions carry one `key`.
-        let version = any
-            .versions()
-            .version(kafka_protocol::messages::ApiKey::FindCoordinator)?;
-        let request = if version >= 4 {
-            FindCoordinatorRequest::default()
-                .with_key_type(0)
-                .with_coordinator_keys(vec![sb(&self.group_id)])
-        } else {
-            FindCoordinatorRequest::default()
-                .with_key(sb(&self.group_id))
-                .with_key_type(0)
-        };
-        let response = any.send_versioned(&request, version).await?;
-        let (code, coordinator) = match response.coordinators.first() {
-            Some(c) => (c.error_code, c.node_id.0),
-            None => (response.error_code, response.node_id.0),
-        };
-        ErrorCode::from_code(code).into_result()?;
-        if !self.cluster.metadata().brokers.contains_key(&coordinator) {
-            self.cluster.refresh().await?;
-        }
         self.coordinator = Some(coordinator);
-        self.seen
-            .store(coordinator, std::sync::atomic::Ordering::Release);
+        self.seen.store(coordinator, Ordering::Release);
         self.cluster.coordinator_connection(coordinator).await
     }
 
@@ -244,13 +217,18 @@ impl GroupClient {
         Ok(response.assignment)
     }
 
-    /// Heartbeat.
-    pub async fn heartbeat(&mut self) -> Result<()> {
-        let request = HeartbeatRequest::default()
+    fn heartbeat_request(&self) -> HeartbeatRequest {
+        HeartbeatRequest::default()
             .with_group_id(GroupId(sb(&self.group_id)))
             .with_generation_id(self.generation)
             .with_member_id(sb(&self.member_id))
-            .with_group_instance_id(self.instance_id.as_deref().map(sb));
+            .with_group_instance_id(self.instance_id.as_deref().map(sb))
+    }
+
+    /// Heartbeat, looking the coordinator up first when it is not known, and asking another
+    /// broker when the answer says this member is not in the group (see `second_opinion`).
+    pub async fn heartbeat(&mut self) -> Result<()> {
+        let request = self.heartbeat_request();
         let mut code =
             ErrorCode::from_code(self.connection().await?.send(&request).await?.error_code);
         if Self::is_membership_error(code) && self.second_opinion().await {
@@ -434,11 +412,109 @@ impl GroupClient {
     }
 }
 
-/// Gives up on the coordinator last seen through `seen` (from
-/// [`GroupClient::coordinator_seen`]) without the group client's lock, which a request hung on
-/// that coordinator may hold: the next request of any caller looks the coordinator up again at
-/// another broker. Returns the node given up on, if there was one.
-pub fn give_up_on(seen: &std::sync::atomic::AtomicI32) -> Option<i32> {
-    let node = seen.swap(-1, std::sync::atomic::Ordering::AcqRel);
-    (node >= 0).then_some(node)
+/// FindCoordinator for `group_id`, asked of the most responsive broker other than `exclude` (a
+/// coordinator whose answer is in doubt, see `GroupClient::second_opinion`, or one given up
+/// on: it may not know yet that it lost the group, and a frozen one leaves the question
+/// unanswered for `request.timeout.ms`).
+async fn find_coordinator(cluster: &Cluster, group_id: &str, exclude: Option<i32>) -> Result<i32> {
+    let meta = match cluster.metadata().brokers.is_empty() {
+        true => cluster.refresh().await?,
+        false => cluster.metadata(),
+    };
+    if meta.brokers.is_empty() {
+        return Err(Error::Kafka(ErrorCode::CoordinatorNotAvailable));
+    }
+    let node = cluster
+        .least_loaded_broker(exclude)
+        .ok_or(Error::Kafka(ErrorCode::CoordinatorNotAvailable))?;
+    let any = cluster.connection(node).await?;
+    // v4+ batches keys in `coordinator_keys`; earlier versions carry one `key`.
+    let version = any
+        .versions()
+        .version(kafka_protocol::messages::ApiKey::FindCoordinator)?;
+    let request = if version >= 4 {
+        FindCoordinatorRequest::default()
+            .with_key_type(0)
+            .with_coordinator_keys(vec![sb(group_id)])
+    } else {
+        FindCoordinatorRequest::default()
+            .with_key(sb(group_id))
+            .with_key_type(0)
+    };
+    let response = any.send_versioned(&request, version).await?;
+    let (code, coordinator) = match response.coordinators.first() {
+        Some(c) => (c.error_code, c.node_id.0),
+        None => (response.error_code, response.node_id.0),
+    };
+    ErrorCode::from_code(code).into_result()?;
+    if !cluster.metadata().brokers.contains_key(&coordinator) {
+        cluster.refresh().await?;
+    }
+    Ok(coordinator)
+}
+
+/// Forgets `node` as the coordinator in `seen` unless another was found meanwhile.
+fn forget(seen: &AtomicI32, node: i32) {
+    let _ = seen.compare_exchange(node, -1, Ordering::AcqRel, Ordering::Acquire);
+}
+
+/// A member's heartbeats for one generation, sent without the group client's lock.
+///
+/// The group client serialises its requests, and one of them (a commit, a coordinator lookup)
+/// may wait on an unresponsive broker for `request.timeout.ms`, longer than a session. A
+/// heartbeat queued behind it would let the member's session run out on a coordinator that
+/// answers perfectly well, so heartbeats find the coordinator and reach it on their own, and
+/// only take the lock to double-check an UNKNOWN_MEMBER_ID answer (see
+/// [`GroupClient::heartbeat`]). The coordinator found or given up on is shared with the group
+/// client.
+#[derive(Debug)]
+pub struct Heartbeater {
+    cluster: Arc<Cluster>,
+    group_id: String,
+    seen: Arc<AtomicI32>,
+    /// The coordinator last given up on (-1: none): the next lookup asks another broker.
+    given_up: AtomicI32,
+    request: HeartbeatRequest,
+}
+
+impl Heartbeater {
+    /// One heartbeat to the coordinator, looked up first when none is known.
+    pub async fn beat(&self) -> Result<()> {
+        let mut node = self.seen.load(Ordering::Acquire);
+        if node < 0 {
+            let exclude = Some(self.given_up.load(Ordering::Acquire)).filter(|n| *n >= 0);
+            node = find_coordinator(&self.cluster, &self.group_id, exclude).await?;
+            self.given_up.store(-1, Ordering::Release);
+            // Whoever found one first is followed.
+            if let Err(found) =
+                self.seen
+                    .compare_exchange(-1, node, Ordering::AcqRel, Ordering::Acquire)
+            {
+                node = found;
+            }
+        }
+        let conn = match self.cluster.coordinator_connection(node).await {
+            Ok(c) => c,
+            Err(e) => {
+                forget(&self.seen, node);
+                return Err(e);
+            }
+        };
+        let code = ErrorCode::from_code(conn.send(&self.request).await?.error_code);
+        if GroupClient::is_coordinator_error(code) {
+            forget(&self.seen, node);
+        }
+        code.into_result().map_err(Error::Kafka)
+    }
+
+    /// Gives up on the coordinator last found, without the group client's lock, which a
+    /// request hung on that coordinator may hold: the next request of any caller looks the
+    /// coordinator up again at another broker. Returns the node given up on, if there was one.
+    pub fn give_up(&self) -> Option<i32> {
+        let node = self.seen.swap(-1, Ordering::AcqRel);
+        if node >= 0 {
+            self.given_up.store(node, Ordering::Release);
+        }
+        (node >= 0).then_some(node)
+    }
 }

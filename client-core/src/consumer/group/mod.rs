@@ -367,18 +367,18 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
         }
         let mut next_commit = Instant::now() + cfg.auto_commit_interval;
         let mut last_beat_ok = Instant::now();
-        let coordinator = group.lock().await.coordinator_seen();
+        let heartbeater = group.lock().await.heartbeater();
         // A coordinator that stopped answering: close its connection (a commit waiting on it
-        // holds the group client) and look for the coordinator again.
-        let give_up_on_coordinator = || async {
+        // holds the group client) and look for the coordinator again. Never waits for the
+        // group client's lock: the request holding it may be the one hung.
+        let give_up_on_coordinator = || {
             // Forgotten first, then closed: a commit the close fails may be retried at once,
             // and must not go back to the same coordinator.
-            if let Some(node) = client::give_up_on(&coordinator) {
+            if let Some(node) = heartbeater.give_up() {
                 shared
                     .cluster
                     .close_coordinator_connection(node, "coordinator unanswered for the session");
             }
-            group.lock().await.forget_coordinator();
         };
         loop {
             tokio::select! {
@@ -398,7 +398,7 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
                         tracing::debug!(
                             "auto-commit unanswered: looking for the coordinator again"
                         );
-                        give_up_on_coordinator().await;
+                        give_up_on_coordinator();
                     }
                 }
                 next_commit = Instant::now() + cfg.auto_commit_interval;
@@ -425,18 +425,36 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
                 }
                 continue 'rejoin;
             }
-            let beat = async { group.lock().await.heartbeat().await };
+            // Without the group client's lock (see `client::Heartbeater`), except to
+            // double-check an unknown-member answer with another broker.
+            let beat = async {
+                match heartbeater.beat().await {
+                    Err(Error::Kafka(code)) if GroupClient::is_membership_error(code) => {
+                        group.lock().await.heartbeat().await
+                    }
+                    answer => answer,
+                }
+            };
             let beat = match tokio::time::timeout(beat_budget(&cfg, last_beat_ok), beat).await {
                 Ok(beat) => beat,
                 Err(_) => {
-                    give_up_on_coordinator().await;
+                    give_up_on_coordinator();
                     Err(Error::Timeout(
                         "no heartbeat answer within session.timeout.ms: looking for the coordinator again".into(),
                     ))
                 }
             };
             match beat {
-                Ok(()) => last_beat_ok = Instant::now(),
+                Ok(()) => {
+                    let gap = last_beat_ok.elapsed();
+                    if gap > cfg.heartbeat_interval * 3 {
+                        tracing::debug!(
+                            gap_ms = gap.as_millis() as u64,
+                            "heartbeat answered after a gap"
+                        );
+                    }
+                    last_beat_ok = Instant::now();
+                }
                 Err(Error::Kafka(ErrorCode::RebalanceInProgress)) => continue 'rejoin,
                 Err(Error::Kafka(
                     code @ (ErrorCode::IllegalGeneration
