@@ -163,7 +163,7 @@ fn hint_protocol(e: Error, security: &SecurityConfig) -> Error {
         Error::Connection { broker, detail } if !security.protocol.tls() => Error::Connection {
             broker,
             detail: format!(
-                "{detail} (security.protocol is {}: if the listener expects TLS, set SSL or SASL_SSL)",
+                "{detail} (security.protocol is {}: if the listener expects TLS, set SSL or SASL_SSL; a broker shutting down closes connections this way too)",
                 security.protocol.name()
             ),
         },
