@@ -536,7 +536,7 @@ class Consumer {
         this._emitCommit(offsets)
       } catch (e) {
         const error = fromNative(e)
-        this.logger().warn('Failed to commit offsets', { groupId: this._groupId, error: error.message })
+        this.logger().warn('Failed to commit offsets', { groupId: this._groupId, error: error.message, type: error.type })
         // Not lost: the next round commits them again (as KafkaJS does), unless a later
         // offset of the same partition was resolved meanwhile.
         for (const o of offsets) {
