@@ -29,6 +29,19 @@ impl Cluster {
     /// metadata. Errors (COORDINATOR_NOT_AVAILABLE while the internal topic is created,
     /// authorization failures…) are returned as they came; the caller decides to retry.
     pub async fn find_coordinator(&self, kind: CoordinatorType, key: &str) -> Result<i32> {
+        self.find_coordinator_asking_other_than(kind, key, None)
+            .await
+    }
+
+    /// [`Cluster::find_coordinator`], asked of the most responsive broker other than
+    /// `exclude` when there is one: a coordinator whose answer is in doubt may not know yet
+    /// that it lost the group, and a frozen one leaves the question unanswered.
+    pub async fn find_coordinator_asking_other_than(
+        &self,
+        kind: CoordinatorType,
+        key: &str,
+        exclude: Option<i32>,
+    ) -> Result<i32> {
         let meta = match self.metadata().brokers.is_empty() {
             true => self.refresh().await?,
             false => self.metadata(),
@@ -37,7 +50,7 @@ impl Cluster {
             return Err(Error::Kafka(ErrorCode::CoordinatorNotAvailable));
         }
         let node = self
-            .least_loaded_broker(None)
+            .least_loaded_broker(exclude)
             .ok_or(Error::Kafka(ErrorCode::CoordinatorNotAvailable))?;
         let conn = self.connection(node).await?;
         let version = conn.versions().version(ApiKey::FindCoordinator)?;

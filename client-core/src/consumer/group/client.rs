@@ -14,12 +14,12 @@ use kafka_protocol::messages::offset_commit_request::{
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
 use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
 use kafka_protocol::messages::{
-    FindCoordinatorRequest, GroupId, HeartbeatRequest, JoinGroupRequest, JoinGroupResponse,
-    LeaveGroupRequest, OffsetCommitRequest, OffsetFetchRequest, SyncGroupRequest, TopicName,
+    GroupId, HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
+    OffsetCommitRequest, OffsetFetchRequest, SyncGroupRequest, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, CoordinatorType};
 use crate::net::Connection;
 use crate::types::TopicPartition;
 use crate::{Error, ErrorCode, Result};
@@ -412,45 +412,12 @@ impl GroupClient {
     }
 }
 
-/// FindCoordinator for `group_id`, asked of the most responsive broker other than `exclude` (a
-/// coordinator whose answer is in doubt, see `GroupClient::second_opinion`, or one given up
-/// on: it may not know yet that it lost the group, and a frozen one leaves the question
-/// unanswered for `request.timeout.ms`).
+/// FindCoordinator for `group_id`, asked of another broker than `exclude`: a coordinator
+/// whose answer is in doubt (see `GroupClient::second_opinion`) or one given up on.
 async fn find_coordinator(cluster: &Cluster, group_id: &str, exclude: Option<i32>) -> Result<i32> {
-    let meta = match cluster.metadata().brokers.is_empty() {
-        true => cluster.refresh().await?,
-        false => cluster.metadata(),
-    };
-    if meta.brokers.is_empty() {
-        return Err(Error::Kafka(ErrorCode::CoordinatorNotAvailable));
-    }
-    let node = cluster
-        .least_loaded_broker(exclude)
-        .ok_or(Error::Kafka(ErrorCode::CoordinatorNotAvailable))?;
-    let any = cluster.connection(node).await?;
-    // v4+ batches keys in `coordinator_keys`; earlier versions carry one `key`.
-    let version = any
-        .versions()
-        .version(kafka_protocol::messages::ApiKey::FindCoordinator)?;
-    let request = if version >= 4 {
-        FindCoordinatorRequest::default()
-            .with_key_type(0)
-            .with_coordinator_keys(vec![sb(group_id)])
-    } else {
-        FindCoordinatorRequest::default()
-            .with_key(sb(group_id))
-            .with_key_type(0)
-    };
-    let response = any.send_versioned(&request, version).await?;
-    let (code, coordinator) = match response.coordinators.first() {
-        Some(c) => (c.error_code, c.node_id.0),
-        None => (response.error_code, response.node_id.0),
-    };
-    ErrorCode::from_code(code).into_result()?;
-    if !cluster.metadata().brokers.contains_key(&coordinator) {
-        cluster.refresh().await?;
-    }
-    Ok(coordinator)
+    cluster
+        .find_coordinator_asking_other_than(CoordinatorType::Group, group_id, exclude)
+        .await
 }
 
 /// Forgets `node` as the coordinator in `seen` unless another was found meanwhile.
