@@ -36,7 +36,10 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HARNESS = os.path.join(ROOT, "tests", "cluster", "kafka-cluster.sh")
+# The cluster: a 3-node Apache Kafka by default, or any harness with the same commands
+# (`--cluster-cmd`, or ODRADEK_CLUSTER_CMD as in the Rust suite: scripts/cluster.sh runs
+# odradek-broker's own cluster).
+HARNESS = os.environ.get("ODRADEK_CLUSTER_CMD") or os.path.join(ROOT, "tests", "cluster", "kafka-cluster.sh")
 KAFKA_SH = os.path.join(ROOT, "tests", "compat", "kafka.sh")
 CLIENTS = ("odradek", "librdkafka", "java")
 PEERS = ("librdkafka", "java")
@@ -200,7 +203,13 @@ def main():
     ap.add_argument("--after", type=float, default=20, help="seconds to run after each kill")
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--json")
+    ap.add_argument("--cluster-cmd", help="cluster harness (default: ODRADEK_CLUSTER_CMD, else "
+                    "tests/cluster/kafka-cluster.sh); scripts/cluster.sh for odradek-broker's")
     a = ap.parse_args()
+    global HARNESS
+    if a.cluster_cmd:
+        HARNESS = os.path.abspath(a.cluster_cmd)
+    log("cluster harness: %s" % HARNESS)
     cluster = os.path.join(a.workdir, "cluster")
     bootstrap = harness("start", cluster, "3")
     java = prepare_java(a.workdir)
@@ -212,7 +221,8 @@ def main():
             rounds.append(run_round(cluster, bootstrap, rnd, victim, others, a.rate, a.after, java))
     finally:
         harness("stop", cluster)
-    report = {"rounds": a.rounds, "rate_per_client": a.rate, "clients": {}}
+    report = {"rounds": a.rounds, "rate_per_client": a.rate,
+              "cluster": os.path.relpath(HARNESS, ROOT), "clients": {}}
     for c in CLIENTS:
         p = [r[c]["produce_gap_s"] for r in rounds]
         q = [r[c]["consume_gap_s"] for r in rounds]

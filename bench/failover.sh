@@ -5,6 +5,8 @@
 # bench/failover.py (the Java worker: bench/FailoverWorker.java, compiled at the start).
 #
 #   bench/failover.sh [failover.py args...]     e.g. --rounds 5 --rate 500 --after 20
+#   bench/failover.sh --cluster-cmd scripts/cluster.sh   the same on odradek-broker's own 3-node
+#                                               cluster (release broker: cargo build --release)
 #
 # Installs ./python (release wheel) and the peers (tests/compat/python-peers.txt) into
 # target/bench-venv, as bench/python.sh does, and writes bench/results/failover-<date>.json.
