@@ -648,23 +648,28 @@ mod tests {
         );
     }
 
+    /// Broker 1 (`leader`) leads epoch 3 with broker 2 (`follower`) in its ISR.
+    fn broker_1_leads_epoch_3(leader: &Partition, follower: &Partition, now_ms: i64) {
+        leader
+            .apply_leadership(&decision(1, 1, 3, &[1, 2]), now_ms)
+            .unwrap();
+        follower
+            .apply_leadership(&decision(2, 1, 3, &[1, 2]), now_ms)
+            .unwrap();
+    }
+
     #[test]
     fn a_follower_appends_truncates_and_sees_divergence() {
         let leader_dir = tempfile::tempdir().unwrap();
         let follower_dir = tempfile::tempdir().unwrap();
         let (leader, follower) = leader_and_copy(leader_dir.path(), follower_dir.path());
-        // The follower has an epoch-1 record the new leader (epoch 2) never saw.
+        // The follower leads epoch 2 and takes a record broker 1 (epoch 3) never sees.
         follower
             .apply_leadership(&decision(2, 2, 2, &[2]), 2)
             .unwrap();
         follower.append_record_set(batch(1), 3).unwrap();
         let follower_again = follower;
-        follower_again
-            .apply_leadership(&decision(2, 1, 3, &[1, 2]), 4)
-            .unwrap();
-        leader
-            .apply_leadership(&decision(1, 1, 3, &[1, 2]), 4)
-            .unwrap();
+        broker_1_leads_epoch_3(&leader, &follower_again, 4);
         let (offset, epoch) = follower_again.follower_position().unwrap();
         assert_eq!((offset, epoch), (3, 2));
         match leader.serve_follower(2, offset, epoch, 1 << 20, 5).unwrap() {
@@ -737,12 +742,7 @@ mod tests {
             .unwrap();
         assert_eq!(follower.follower_position().unwrap(), (2, 2));
         // Broker 1 leads again in epoch 3: it never had epoch 2.
-        leader
-            .apply_leadership(&decision(1, 1, 3, &[1, 2]), 3)
-            .unwrap();
-        follower
-            .apply_leadership(&decision(2, 1, 3, &[1, 2]), 3)
-            .unwrap();
+        broker_1_leads_epoch_3(&leader, &follower, 3);
         let ReplicaRead::Diverging {
             epoch, end_offset, ..
         } = leader.serve_follower(2, 2, 2, 1 << 20, 4).unwrap()
