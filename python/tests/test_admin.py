@@ -256,9 +256,10 @@ def test_incremental_alter_configs_then_describe(bootstrap, topic):
         ConfigEntry("cleanup.policy", "compact", incremental_operation=AlterConfigOpType.SUBTRACT)])
     assert admin.incremental_alter_configs([undo])[undo].result(timeout=30) is None
     configs = described()
-    assert configs["retention.ms"].source != ConfigSource.DYNAMIC_TOPIC_CONFIG.value
-    assert configs["retention.ms"].value != "987654"
-    assert configs["cleanup.policy"].value == "delete"
+    after_undo = (configs["retention.ms"], configs["cleanup.policy"])
+    assert configs["retention.ms"].source != ConfigSource.DYNAMIC_TOPIC_CONFIG.value, after_undo
+    assert configs["retention.ms"].value != "987654", after_undo
+    assert configs["cleanup.policy"].value == "delete", after_undo
 
     bad = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[
         ConfigEntry("no.such.config", "1", incremental_operation=AlterConfigOpType.SET)])

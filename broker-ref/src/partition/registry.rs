@@ -607,7 +607,16 @@ impl TopicRegistry {
             overrides: overrides.clone(),
         };
         write_atomically(&self.meta_path(name), meta.render().as_bytes())?;
-        *write(&topic.overrides) = overrides;
+        let before = std::mem::replace(&mut *write(&topic.overrides), overrides.clone());
+        let changed: Vec<&str> = before
+            .keys()
+            .chain(overrides.keys())
+            .filter(|k| before.get(*k) != overrides.get(*k))
+            .map(String::as_str)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        tracing::info!(topic = name, ?changed, "topic config overrides changed");
         for p in topic.partitions() {
             p.log()?.set_config(config.clone());
         }
