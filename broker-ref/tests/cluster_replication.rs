@@ -81,6 +81,29 @@ fn a_three_node_cluster_replicates_fails_over_and_catches_up() {
     assert!(!isr2.isr.contains(&(leader as i32)), "{isr2:?}");
     let (code, offset) = produce(&mut to_new, "r", -1, b"after");
     assert_eq!((code, offset), (0, 20));
+    // DescribeTopicPartitions (Kafka 4.x admin clients' describeTopics) shows the same state.
+    let described = cluster.client(other).call(
+        &kafka_protocol::messages::DescribeTopicPartitionsRequest::default()
+            .with_topics(vec![
+                kafka_protocol::messages::describe_topic_partitions_request::TopicRequest::default(
+                )
+                .with_name(common::topic_name("r")),
+            ])
+            .with_response_partition_limit(10),
+        0,
+    );
+    let p = &described.topics[0].partitions[0];
+    let ids = |v: &[kafka_protocol::messages::BrokerId]| v.iter().map(|b| b.0).collect::<Vec<_>>();
+    assert_eq!(
+        (
+            p.leader_id.0,
+            p.replica_nodes.len(),
+            ids(&p.isr_nodes).len()
+        ),
+        (new_leader as i32, 3, 2),
+        "{p:?}"
+    );
+    assert!(!ids(&p.isr_nodes).contains(&(leader as i32)), "{p:?}");
 
     // The killed node comes back, catches up and rejoins the ISR.
     cluster.start_node(leader);

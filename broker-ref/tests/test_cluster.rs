@@ -336,6 +336,23 @@ async fn a_moved_leader_is_followed_by_producer_and_consumer() {
     send(&p, "t", 0, "on-1").await.unwrap();
     let epoch = cluster.set_partition_leader("t", 0, 2).unwrap();
     assert_eq!(epoch, 1);
+    // DescribeTopicPartitions (Kafka 4.x admin clients' describeTopics) shows the move too.
+    let via = cluster.bootstrap().split(',').next().unwrap().to_string();
+    let described = tokio::task::spawn_blocking(move || {
+        common::Client::connect(&via).call(
+            &kafka_protocol::messages::DescribeTopicPartitionsRequest::default()
+                .with_topics(vec![
+                    kafka_protocol::messages::describe_topic_partitions_request::TopicRequest::default()
+                        .with_name(common::topic_name("t")),
+                ])
+                .with_response_partition_limit(10),
+            0,
+        )
+    })
+    .await
+    .unwrap();
+    let moved = &described.topics[0].partitions[0];
+    assert_eq!((moved.leader_id.0, moved.leader_epoch), (2, 1), "{moved:?}");
     send(&p, "t", 0, "on-2").await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut got = Vec::new();

@@ -805,6 +805,36 @@ def test_log_dirs_report_compressed_size(broker, codec):
         sizes[0], codec)
 
 
+def test_describe_topic_partitions_pages_with_kafka_python(broker):
+    """DescribeTopicPartitions (kafka-python's describe_topic_partitions, KIP-966): two topics
+    of 3 partitions walked in pages of 2 with the cursor the broker hands back; every
+    partition once, in order, each led by its only replica."""
+    topics = sorted([new_topic("dtp-a"), new_topic("dtp-b")])
+    admin = ck_admin(broker.bootstrap)
+    for t, fut in admin.create_topics([NewTopic(t, 3, 1) for t in topics],
+                                      request_timeout=DEADLINE).items():
+        assert fut.result(DEADLINE) is None, t
+    kp = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=int(DEADLINE * 1000))
+    seen, pages, cursor = [], 0, None
+    try:
+        while True:
+            page = kp.describe_topic_partitions(topics, response_partition_limit=2, cursor=cursor)
+            pages += 1
+            for t in page["topics"]:
+                assert t["error_code"] == 0, t
+                for p in t["partitions"]:
+                    assert p["error_code"] == 0 and p["replica_nodes"] == [p["leader_id"]], p
+                    seen.append((t["name"], p["partition_index"]))
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+            assert pages < 10, "the cursor never ends"
+    finally:
+        kp.close()
+    assert seen == [(t, i) for t in topics for i in range(3)]
+    assert pages == 3
+
+
 @pytest.mark.parametrize("producer", CLIENTS)
 def test_log_append_time_topic(broker, producer):
     """message.timestamp.type=LogAppendTime: the broker stamps each record with its append time,

@@ -72,6 +72,7 @@ const HONOURED: &[&str] = &[
     "default.replication.factor",
     "min.insync.replicas",
     "queued.max.requests",
+    "max.request.partition.size.limit",
     "quota.window.num",
     "quota.window.size.seconds",
     "controller.quota.window.num",
@@ -239,10 +240,6 @@ const REFUSED: &[(&str, &str)] = &[
     (
         "max.decompressed.message.bytes",
         "decompression is bounded by the broker's own 128 MiB limit per batch",
-    ),
-    (
-        "max.request.partition.size.limit",
-        "the number of partitions per request is not limited",
     ),
     (
         "max.incremental.fetch.session.cache.slots",

@@ -24,6 +24,7 @@ pub const ADVERTISED_APIS: &[ApiKey] = &[
     ApiKey::Fetch,
     ApiKey::ListOffsets,
     ApiKey::Metadata,
+    ApiKey::DescribeTopicPartitions,
     ApiKey::ApiVersions,
     ApiKey::CreateTopics,
     ApiKey::DeleteTopics,

@@ -17,6 +17,7 @@ mod config_entry;
 pub mod context;
 pub mod controller_api;
 mod controller_ops;
+mod describe_topic_partitions;
 pub mod error_response;
 mod fetch;
 mod group_configs;

@@ -7,8 +7,8 @@ use odradek::ErrorCode;
 use super::context::RequestContext;
 use super::{
     admin_configs, admin_topics, api_versions, authz, client_quotas, cluster, cluster_admin,
-    cluster_groups, fetch, groups, init_producer_id, list_offsets, metadata, produce,
-    records_admin, security_admin, txn,
+    cluster_groups, describe_topic_partitions, fetch, groups, init_producer_id, list_offsets,
+    metadata, produce, records_admin, security_admin, txn,
 };
 use crate::broker::Broker;
 use crate::Error;
@@ -51,6 +51,9 @@ pub(super) async fn handle_unchecked(
                 .map(Some),
             None => admin_topics::create_partitions(broker, ctx, r).map(Some),
         },
+        RequestKind::DescribeTopicPartitions(r) => {
+            describe_topic_partitions::handle(broker, ctx, r).map(Some)
+        }
         RequestKind::DescribeConfigs(r) => admin_configs::describe(broker, ctx, r).map(Some),
         RequestKind::AlterConfigs(r) => match broker.cluster_node() {
             Some(node) => cluster_admin::alter_configs(broker, node, ctx, r)

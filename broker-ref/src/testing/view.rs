@@ -67,6 +67,35 @@ fn coordinator_key(request: &RequestKind, version: i16) -> Option<(CoordinatorKi
     (!key.1.is_empty()).then_some(key)
 }
 
+/// Where the test cluster places one partition: its leader (-1 when it has none up), epoch,
+/// replicas, in-sync replicas and offline replicas.
+struct Placement {
+    leader: i32,
+    epoch: i32,
+    replicas: Vec<BrokerId>,
+    isr: Vec<BrokerId>,
+    offline: Vec<BrokerId>,
+}
+
+impl Placement {
+    fn of(t: &Topology, topic: &str, partition: i32) -> Placement {
+        let role = t.role(topic, partition);
+        let mut replicas = Vec::new();
+        if role.leader >= 0 {
+            replicas.push(BrokerId(role.leader));
+        }
+        replicas.extend(role.follower.map(BrokerId));
+        let up = role.leader >= 0 && t.is_up(role.leader);
+        Placement {
+            leader: if up { role.leader } else { -1 },
+            epoch: role.epoch,
+            isr: if up { replicas.clone() } else { Vec::new() },
+            offline: if up { Vec::new() } else { replicas.clone() },
+            replicas,
+        }
+    }
+}
+
 impl NodeView {
     fn topology(&self) -> RwLockReadGuard<'_, Topology> {
         read(&self.topology)
@@ -91,25 +120,39 @@ impl NodeView {
                 continue;
             };
             for p in &mut topic.partitions {
-                let role = t.role(name, p.partition_index);
-                p.leader_epoch = role.epoch;
-                let mut replicas = Vec::new();
-                if role.leader >= 0 {
-                    replicas.push(BrokerId(role.leader));
-                }
-                replicas.extend(role.follower.map(BrokerId));
-                if role.leader >= 0 && t.is_up(role.leader) {
-                    p.error_code = 0;
-                    p.leader_id = BrokerId(role.leader);
-                    p.isr_nodes = replicas.clone();
-                    p.offline_replicas = Vec::new();
+                let place = Placement::of(t, name, p.partition_index);
+                p.error_code = if place.leader >= 0 {
+                    0
                 } else {
-                    p.error_code = ErrorCode::LeaderNotAvailable.code();
-                    p.leader_id = BrokerId(-1);
-                    p.isr_nodes = Vec::new();
-                    p.offline_replicas = replicas.clone();
-                }
-                p.replica_nodes = replicas;
+                    ErrorCode::LeaderNotAvailable.code()
+                };
+                p.leader_epoch = place.epoch;
+                p.leader_id = BrokerId(place.leader);
+                p.isr_nodes = place.isr;
+                p.offline_replicas = place.offline;
+                p.replica_nodes = place.replicas;
+            }
+        }
+    }
+
+    /// DescribeTopicPartitions as the test cluster places partitions (no partition error, as
+    /// Kafka answers it: a partition without a live leader has leader -1).
+    fn rewrite_describe_topic_partitions(
+        &self,
+        t: &Topology,
+        r: &mut kafka_protocol::messages::DescribeTopicPartitionsResponse,
+    ) {
+        for topic in &mut r.topics {
+            let Some(name) = topic.name.as_ref().filter(|_| topic.error_code == 0) else {
+                continue;
+            };
+            for p in &mut topic.partitions {
+                let place = Placement::of(t, name, p.partition_index);
+                p.leader_epoch = place.epoch;
+                p.leader_id = BrokerId(place.leader);
+                p.isr_nodes = place.isr;
+                p.offline_replicas = place.offline;
+                p.replica_nodes = place.replicas;
             }
         }
     }
@@ -214,6 +257,9 @@ impl ClusterView for NodeView {
         let t = self.topology();
         match response {
             ResponseKind::Metadata(r) => self.rewrite_metadata(&t, r),
+            ResponseKind::DescribeTopicPartitions(r) => {
+                self.rewrite_describe_topic_partitions(&t, r)
+            }
             ResponseKind::DescribeCluster(r) => {
                 r.brokers = t
                     .nodes()
