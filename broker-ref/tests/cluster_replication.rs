@@ -53,6 +53,28 @@ fn a_three_node_cluster_replicates_fails_over_and_catches_up() {
         p.leader > 0 && p.isr.len() == 3
     });
     let leader = state.leader as usize;
+    // DescribeLogDirs per broker: the partitions it is a replica of, not every directory.
+    let hosting = |topic: &str| -> Vec<usize> {
+        cluster
+            .live()
+            .into_iter()
+            .filter(|id| {
+                let dirs = cluster.client(*id).call(
+                    &kafka_protocol::messages::DescribeLogDirsRequest::default().with_topics(None),
+                    4,
+                );
+                dirs.results[0].topics.iter().any(|t| {
+                    t.name.as_str() == topic && t.partitions.iter().any(|p| p.partition_index == 0)
+                })
+            })
+            .collect()
+    };
+    assert_eq!(
+        hosting("t"),
+        [first.leader as usize],
+        "replication factor 1"
+    );
+    assert_eq!(hosting("r").len(), 3, "replication factor 3");
 
     // acks=all is acknowledged; a follower refuses a client's produce and fetch.
     let mut to_leader = cluster.client(leader);

@@ -58,7 +58,8 @@ pub fn describe_cluster(
     ResponseKind::DescribeCluster(response)
 }
 
-/// Handles DescribeLogDirs: the single data directory with per-partition sizes.
+/// Handles DescribeLogDirs: the single data directory with the size and lag of each partition
+/// whose log is here (in cluster mode, those this broker is a replica of).
 pub fn describe_log_dirs(
     broker: &Broker,
     _ctx: &RequestContext<'_>,
@@ -67,6 +68,7 @@ pub fn describe_log_dirs(
     let wanted = request.topics;
     let mut topics = Vec::new();
     for topic in broker.topics.list() {
+        let hosted = replicas_here(broker, &topic.name);
         let filter = match &wanted {
             None => None,
             Some(list) => match list.iter().find(|t| t.topic.as_str() == topic.name) {
@@ -76,16 +78,24 @@ pub fn describe_log_dirs(
         };
         let mut partitions = Vec::new();
         for p in topic.partitions() {
-            if filter.as_ref().is_some_and(|f| !f.contains(&p.index())) {
+            if filter.as_ref().is_some_and(|f| !f.contains(&p.index()))
+                || hosted.as_ref().is_some_and(|h| !h.contains(&p.index()))
+            {
                 continue;
             }
-            let size = p.log()?.size_bytes();
+            let log = p.log()?;
+            // Kafka's lag of the current log: how far its end is behind the high watermark.
+            let lag = (p.high_watermark() - log.log_end_offset()).max(0);
             partitions.push(
                 DescribeLogDirsPartition::default()
                     .with_partition_index(p.index())
-                    .with_partition_size(size as i64)
-                    .with_offset_lag(0),
+                    .with_partition_size(log.size_bytes() as i64)
+                    .with_offset_lag(lag),
             );
+        }
+        // As Kafka, a topic appears only with partitions whose logs are here.
+        if partitions.is_empty() {
+            continue;
         }
         topics.push(
             DescribeLogDirsTopic::default()
@@ -103,6 +113,22 @@ pub fn describe_log_dirs(
             .with_total_bytes(total)
             .with_usable_bytes(usable)]),
     ))
+}
+
+/// In cluster mode, the partitions of `topic` this broker is a replica of (the image's
+/// assignment: it keeps an empty directory for the others); `None` on a single node, which
+/// hosts every partition.
+fn replicas_here(broker: &Broker, topic: &str) -> Option<std::collections::BTreeSet<i32>> {
+    let cluster = broker.cluster_node()?;
+    Some(cluster.image.read(|image| {
+        image.topics.get(topic).map_or_else(Default::default, |t| {
+            t.partitions
+                .iter()
+                .filter(|(_, p)| p.replicas.contains(&broker.node_id))
+                .map(|(index, _)| *index)
+                .collect()
+        })
+    }))
 }
 
 /// Total and available bytes of the file system holding `path` (-1 when unknown).
