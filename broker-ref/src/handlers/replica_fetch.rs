@@ -30,9 +30,11 @@ pub async fn handle(
     let waiter = Arc::new(tokio::sync::Notify::new());
     let mut registered = false;
     let min_bytes = request.min_bytes.max(1) as usize;
+    tracing::trace!(replica, "replica fetch arrived");
     loop {
         let (responses, bytes, errors) = serve(broker, &request, replica);
         if bytes >= min_bytes || errors || tokio::time::Instant::now() >= deadline {
+            tracing::trace!(replica, bytes, errors, "replica fetch answered");
             return Ok(ResponseKind::Fetch(
                 FetchResponse::default().with_responses(responses),
             ));
@@ -243,5 +245,103 @@ mod tests {
             .records
             .as_ref()
             .is_some_and(|r| !r.is_empty()));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_waiting_replica_fetch_answers_as_soon_as_the_leader_appends() {
+        let dir = tempfile::tempdir().unwrap();
+        let config =
+            BrokerConfig::from_entries([("log.dirs", dir.path().display().to_string())]).unwrap();
+        let broker = Arc::new(Broker::open(config, "127.0.0.1".into(), 9092).unwrap());
+        let topic = broker
+            .topics
+            .create("t", 1, BTreeMap::new(), false)
+            .unwrap();
+        let partition = topic.partition(0).unwrap();
+        lead(&partition, 1);
+        partition.append_record_set(two_records(), 0).unwrap();
+        // The follower has everything (offset 2) and long-polls for 10 s.
+        let request = FetchRequest::default()
+            .with_max_wait_ms(10_000)
+            .with_min_bytes(1)
+            .with_max_bytes(1 << 20)
+            .with_topics(vec![FetchTopic::default()
+                .with_topic(TopicName(StrBytes::from_static_str("t")))
+                .with_partitions(vec![FetchPartition::default()
+                    .with_partition(0)
+                    .with_current_leader_epoch(1)
+                    .with_fetch_offset(2)
+                    .with_last_fetched_epoch(1)
+                    .with_partition_max_bytes(1 << 20)])]);
+        let waiting = tokio::spawn({
+            let broker = broker.clone();
+            async move {
+                let conn = crate::handlers::context::ConnectionContext::plaintext(
+                    "127.0.0.1:1".parse().unwrap(),
+                    "INTERNAL",
+                );
+                let ctx = RequestContext {
+                    connection: &conn,
+                    api_key: kafka_protocol::messages::ApiKey::Fetch,
+                    api_version: 12,
+                    correlation_id: 1,
+                    client_id: None,
+                };
+                handle(&broker, &ctx, request, 2).await
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let appended = tokio::time::Instant::now();
+        partition.append_record_set(two_records(), 1).unwrap();
+        let answer = tokio::time::timeout(Duration::from_secs(5), waiting)
+            .await
+            .expect("the append must wake the waiting fetch")
+            .unwrap()
+            .unwrap();
+        assert!(
+            appended.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            appended.elapsed()
+        );
+        let ResponseKind::Fetch(f) = answer else {
+            panic!("{answer:?}")
+        };
+        let records = f.responses[0].partitions[0]
+            .records
+            .clone()
+            .unwrap_or_default();
+        assert!(!records.is_empty(), "{f:?}");
+    }
+
+    /// A replica fetch that finds nothing new must not wake the fetches waiting on the
+    /// partition (its own included): they would wake one another in a loop until their
+    /// deadline, a spinning core per idle partition.
+    #[tokio::test]
+    async fn serving_a_caught_up_follower_wakes_no_waiting_fetch() {
+        let dir = tempfile::tempdir().unwrap();
+        let config =
+            BrokerConfig::from_entries([("log.dirs", dir.path().display().to_string())]).unwrap();
+        let broker = Broker::open(config, "127.0.0.1".into(), 9092).unwrap();
+        let topic = broker
+            .topics
+            .create("t", 1, BTreeMap::new(), false)
+            .unwrap();
+        let partition = topic.partition(0).unwrap();
+        lead(&partition, 1);
+        partition.append_record_set(two_records(), 0).unwrap();
+        // The follower catches up: the high watermark moves to 2.
+        partition.serve_follower(2, 2, 1, 1 << 20, 0).unwrap();
+        assert_eq!(partition.high_watermark(), 2);
+        let waiting = Arc::new(tokio::sync::Notify::new());
+        partition.register_waiter(&waiting);
+        for _ in 0..3 {
+            partition.serve_follower(2, 2, 1, 1 << 20, 0).unwrap();
+        }
+        let woken = tokio::time::timeout(Duration::from_millis(50), waiting.notified()).await;
+        assert!(woken.is_err(), "nothing moved, nobody is woken");
+        partition.append_record_set(two_records(), 1).unwrap();
+        tokio::time::timeout(Duration::from_secs(1), waiting.notified())
+            .await
+            .expect("an append wakes the waiting fetch");
     }
 }

@@ -33,6 +33,10 @@ pub struct Partition {
     pub(super) log_start_offset: AtomicI64,
     /// The log's [`Log::appended_bytes`] as last published.
     appended_bytes: AtomicU64,
+    /// The log end offset and the high watermark as last published: waiting fetches are
+    /// woken only when a publish moves something.
+    published_end: AtomicI64,
+    published_hw: AtomicI64,
     /// Bumped when something other than an append changes what a fetch reads: the log start
     /// offset moved, the partition was deleted, or its leadership moved (test cluster).
     other_changes: AtomicU64,
@@ -102,6 +106,8 @@ impl Partition {
             last_stable_offset: AtomicI64::new(0),
             log_start_offset: AtomicI64::new(0),
             appended_bytes: AtomicU64::new(0),
+            published_end: AtomicI64::new(-1),
+            published_hw: AtomicI64::new(-1),
             other_changes: AtomicU64::new(0),
             waiters: Waiters::default(),
             replicated: AtomicBool::new(false),
@@ -251,14 +257,26 @@ impl Partition {
         let unstable = producers.first_unstable_offset();
         let lso = unstable.map_or(hw, |u| u.min(hw)).max(start);
         log.set_first_unstable_offset(unstable);
+        let mut moved = false;
         if self.log_start_offset.swap(start, Ordering::AcqRel) != start {
             self.other_changes.fetch_add(1, Ordering::AcqRel);
+            moved = true;
         }
         self.high_watermark.store(hw, Ordering::Release);
-        self.last_stable_offset.store(lso, Ordering::Release);
-        self.appended_bytes
-            .store(log.appended_bytes(), Ordering::Release);
-        self.waiters.wake_all();
+        // (The high watermark itself may have been raised before this call: compare with
+        // what was last published.)
+        moved |= self.published_hw.swap(hw, Ordering::AcqRel) != hw;
+        moved |= self.last_stable_offset.swap(lso, Ordering::AcqRel) != lso;
+        let appended = log.appended_bytes();
+        moved |= self.appended_bytes.swap(appended, Ordering::AcqRel) != appended;
+        let leo = log.log_end_offset();
+        moved |= self.published_end.swap(leo, Ordering::AcqRel) != leo;
+        // Only a move wakes the waiting fetches: a replica fetch that finds nothing new
+        // publishes the same offsets again, and waking on that would make the waiting
+        // fetches of a partition wake one another (and themselves) in a loop.
+        if moved {
+            self.waiters.wake_all();
+        }
     }
 
     /// How far the partition has moved, for a waiting fetch: read it before reading the
