@@ -36,6 +36,8 @@
 #   ODRADEK_CLUSTER_PROPS        extra server.properties lines for every node (later keys win)
 #   ODRADEK_CLI_BIN              the odradek CLI for elect-unclean (default: target/release or
 #                                target/debug odradek, built if neither exists)
+#   ODRADEK_CLUSTER_DIRECT=1     no cut proxies: clients connect to each node's EXTERNAL listener
+#                                itself (for benchmarks; `cut` and `heal` refuse)
 set -euo pipefail
 
 exec 3>&1 1>&2
@@ -96,6 +98,7 @@ node_count() { ls -d "$DIR"/node-* 2>/dev/null | wc -l; }
 
 start_proxy() {
   local id=$1
+  if [[ "$(node_var DIRECT "$id")" == 1 ]]; then return 0; fi
   python3 "$CUTPROXY" "$(node_var PROXY_PORT "$id")" "$(node_var EXTERNAL_PORT "$id")" \
     >"$DIR/node-$id/proxy.log" 2>&1 3>&- &
   echo $! >"$DIR/node-$id/proxy.pid"
@@ -160,11 +163,18 @@ cmd_start() {
   local id
   for ((id = 1; id <= n; id++)); do
     mkdir -p "$DIR/node-$id/data"
+    local external; external=$(free_port)
     {
-      echo "EXTERNAL_PORT=$(free_port)"
+      echo "EXTERNAL_PORT=$external"
       echo "INTERNAL_PORT=$(free_port)"
       echo "CONTROLLER_PORT=$(free_port)"
-      echo "PROXY_PORT=$(free_port)"
+      if [[ "${ODRADEK_CLUSTER_DIRECT:-0}" == 1 ]]; then
+        # Direct: clients are given the EXTERNAL listener itself (no cut proxy).
+        echo "PROXY_PORT=$external"
+        echo "DIRECT=1"
+      else
+        echo "PROXY_PORT=$(free_port)"
+      fi
     } >"$DIR/node-$id/ports"
   done
   for ((id = 1; id <= n; id++)); do start_node "$id"; done
@@ -255,8 +265,13 @@ cmd_restart() {
   wait_serving "$id"
 }
 
-cmd_cut() { need_node "$@"; kill -USR1 "$(cat "$DIR/node-$2/proxy.pid")"; }
-cmd_heal() { need_node "$@"; kill -USR2 "$(cat "$DIR/node-$2/proxy.pid")"; }
+cmd_cut() { need_node "$@"; proxy_of "$2"; kill -USR1 "$(cat "$DIR/node-$2/proxy.pid")"; }
+cmd_heal() { need_node "$@"; proxy_of "$2"; kill -USR2 "$(cat "$DIR/node-$2/proxy.pid")"; }
+
+# Fails unless node $1 has a cut proxy (a cluster started with ODRADEK_CLUSTER_DIRECT=1 has none).
+proxy_of() {
+  [[ "$(node_var DIRECT "$1")" != 1 ]] || die "started with ODRADEK_CLUSTER_DIRECT=1: no cut proxy"
+}
 
 # The active controller: the leader the live nodes' quorum-state files agree on in the
 # highest epoch.

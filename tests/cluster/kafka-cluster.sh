@@ -32,6 +32,8 @@
 #   ODRADEK_KAFKA_HEAP            heap options per node (default "-Xmx384m -Xms64m")
 #   ODRADEK_KAFKA_EXTRA_PROPS     extra server.properties lines for every node (later keys win)
 #   ODRADEK_KAFKA_START_TIMEOUT   seconds to wait for readiness (default 180)
+#   ODRADEK_CLUSTER_DIRECT=1      no cut proxies: clients connect to each node's EXTERNAL
+#                                 listener itself (for benchmarks; `cut` and `heal` refuse)
 set -euo pipefail
 
 exec 3>&1 1>&2
@@ -182,6 +184,7 @@ launch_node() {
 launch_proxy() {
   local dir="$1" id="$2"
   local nd="$dir/node-$id"
+  if [[ "${DIRECT:-0}" == 1 ]]; then return 0; fi
   python3 "$HERE/cutproxy.py" "$(node_var PROXY_PORT "$id")" "$(node_var EXTERNAL_PORT "$id")" \
     </dev/null >"$nd/proxy.out" 2>&1 3>&- &
   echo $! >"$nd/proxy.pid"
@@ -246,8 +249,13 @@ cmd_start() {
       taken+="$p "
       printf '%s_%s=%s\n' "$kind" "$id" "$p" >>"$dir/cluster.env"
     done
+    # Direct: clients are given the EXTERNAL listener itself.
+    if [[ "${ODRADEK_CLUSTER_DIRECT:-0}" == 1 ]]; then
+      printf 'PROXY_PORT_%s=$EXTERNAL_PORT_%s\n' "$id" "$id" >>"$dir/cluster.env"
+    fi
   done
   printf 'NODES="%s"\n' "${nodes% }" >>"$dir/cluster.env"
+  printf 'DIRECT=%s\n' "${ODRADEK_CLUSTER_DIRECT:-0}" >>"$dir/cluster.env"
   load_env "$dir"
   for id in $NODES; do
     voters+="${voters:+,}$id@127.0.0.1:$(node_var CONTROLLER_PORT "$id")"
@@ -343,6 +351,7 @@ proxy_signal() {
   dir="$(cluster_dir "$1")"
   load_env "$dir"
   check_id "$dir" "$id"
+  [[ "${DIRECT:-0}" != 1 ]] || die "started with ODRADEK_CLUSTER_DIRECT=1: no cut proxy to $signal"
   local pid
   pid="$(cat "$dir/node-$id/proxy.pid")"
   alive "$pid" cutproxy.py || die "the cut proxy of node $id is not running"
