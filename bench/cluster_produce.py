@@ -34,6 +34,8 @@ import subprocess
 import sys
 import time
 
+import kafka_java
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KAFKA_SH = os.path.join(ROOT, "tests", "compat", "kafka.sh")
 HARNESSES = {
@@ -127,15 +129,7 @@ def read_back(java, bootstrap, topic, expected):
 
 def prepare_java(workdir):
     """Compiles BenchClient against the Kafka client jars; returns its command prefix."""
-    classpath = subprocess.run([KAFKA_SH, "classpath"], check=True, stdout=subprocess.PIPE,
-                               text=True).stdout.strip()
-    out = os.path.join(workdir, "bench-client")
-    os.makedirs(out, exist_ok=True)
-    subprocess.run(["javac", "-nowarn", "-d", out, "-cp", classpath,
-                    os.path.join(ROOT, "bench", "BenchClient.java")], check=True)
-    log4j = os.path.join(ROOT, "tests", "compat", ".cache", "kafka-tools-log4j2.properties")
-    return ["java", "-Xmx512m", "-Dlog4j2.configurationFile=" + log4j, "-cp",
-            classpath + ":" + out, "BenchClient"]
+    return kafka_java.compile_main(workdir, "BenchClient", ["-Xmx512m"])
 
 
 def run_cell(name, bootstrap, java, cell, kind, a, serial):

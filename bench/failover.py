@@ -35,12 +35,13 @@ import sys
 import threading
 import time
 
+import kafka_java
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The cluster: a 3-node Apache Kafka by default, or any harness with the same commands
 # (`--cluster-cmd`, or ODRADEK_CLUSTER_CMD as in the Rust suite: scripts/cluster.sh runs
 # odradek-broker's own cluster).
 HARNESS = os.environ.get("ODRADEK_CLUSTER_CMD") or os.path.join(ROOT, "tests", "cluster", "kafka-cluster.sh")
-KAFKA_SH = os.path.join(ROOT, "tests", "compat", "kafka.sh")
 CLIENTS = ("odradek", "librdkafka", "java")
 PEERS = ("librdkafka", "java")
 
@@ -132,15 +133,7 @@ def recovery_gap(times, t_kill, window=60.0):
 
 def prepare_java(workdir):
     """Compiles the Java worker against the Kafka client jars; returns its command prefix."""
-    classpath = subprocess.run([KAFKA_SH, "classpath"], check=True, stdout=subprocess.PIPE,
-                               text=True).stdout.strip()
-    out = os.path.join(workdir, "java-worker")
-    os.makedirs(out, exist_ok=True)
-    subprocess.run(["javac", "-nowarn", "-d", out, "-cp", classpath,
-                    os.path.join(ROOT, "bench", "FailoverWorker.java")], check=True)
-    log4j = os.path.join(ROOT, "tests", "compat", ".cache", "kafka-tools-log4j2.properties")
-    return ["java", "-Xmx256m", "-XX:+UseSerialGC", "-Dlog4j2.configurationFile=" + log4j,
-            "-cp", classpath + ":" + out, "FailoverWorker"]
+    return kafka_java.compile_main(workdir, "FailoverWorker", ["-Xmx256m", "-XX:+UseSerialGC"])
 
 
 def worker_command(client, java, bootstrap, topic, rate):

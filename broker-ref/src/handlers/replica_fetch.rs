@@ -178,6 +178,22 @@ mod tests {
     use crate::config::BrokerConfig;
     use crate::partition::LeaderAndIsr;
 
+    /// A broker on a temporary data directory (kept alive by the first value) with topic `t`
+    /// of `partitions` partitions.
+    fn broker_with_topic(
+        partitions: i32,
+    ) -> (tempfile::TempDir, Arc<Broker>, Arc<crate::partition::Topic>) {
+        let dir = tempfile::tempdir().unwrap();
+        let config =
+            BrokerConfig::from_entries([("log.dirs", dir.path().display().to_string())]).unwrap();
+        let broker = Broker::open(config, "127.0.0.1".into(), 9092).unwrap();
+        let topic = broker
+            .topics
+            .create("t", partitions, BTreeMap::new(), false)
+            .unwrap();
+        (dir, broker, topic)
+    }
+
     fn two_records() -> bytes::Bytes {
         let mut b = BatchBuilder::new(Compression::None);
         for value in [b"a", b"b"] {
@@ -201,14 +217,7 @@ mod tests {
 
     #[test]
     fn a_divergence_and_records_in_one_answer_are_served_together() {
-        let dir = tempfile::tempdir().unwrap();
-        let config =
-            BrokerConfig::from_entries([("log.dirs", dir.path().display().to_string())]).unwrap();
-        let broker = Broker::open(config, "127.0.0.1".into(), 9092).unwrap();
-        let topic = broker
-            .topics
-            .create("t", 2, BTreeMap::new(), false)
-            .unwrap();
+        let (_dir, broker, topic) = broker_with_topic(2);
         let (diverging, reading) = (topic.partition(0).unwrap(), topic.partition(1).unwrap());
         // Partition 0: epoch 1 wrote 2 records, epoch 2 leads now; the follower claims it
         // fetched up to offset 5 in epoch 1 (which ended at 2): a divergence.
@@ -249,14 +258,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_waiting_replica_fetch_answers_as_soon_as_the_leader_appends() {
-        let dir = tempfile::tempdir().unwrap();
-        let config =
-            BrokerConfig::from_entries([("log.dirs", dir.path().display().to_string())]).unwrap();
-        let broker = Arc::new(Broker::open(config, "127.0.0.1".into(), 9092).unwrap());
-        let topic = broker
-            .topics
-            .create("t", 1, BTreeMap::new(), false)
-            .unwrap();
+        let (_dir, broker, topic) = broker_with_topic(1);
         let partition = topic.partition(0).unwrap();
         lead(&partition, 1);
         partition.append_record_set(two_records(), 0).unwrap();
@@ -318,14 +320,7 @@ mod tests {
     /// deadline, a spinning core per idle partition.
     #[tokio::test]
     async fn serving_a_caught_up_follower_wakes_no_waiting_fetch() {
-        let dir = tempfile::tempdir().unwrap();
-        let config =
-            BrokerConfig::from_entries([("log.dirs", dir.path().display().to_string())]).unwrap();
-        let broker = Broker::open(config, "127.0.0.1".into(), 9092).unwrap();
-        let topic = broker
-            .topics
-            .create("t", 1, BTreeMap::new(), false)
-            .unwrap();
+        let (_dir, _broker, topic) = broker_with_topic(1);
         let partition = topic.partition(0).unwrap();
         lead(&partition, 1);
         partition.append_record_set(two_records(), 0).unwrap();
