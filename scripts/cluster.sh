@@ -274,10 +274,20 @@ proxy_of() {
 }
 
 # The active controller: the leader the live nodes' quorum-state files agree on in the
-# highest epoch.
+# highest epoch, waiting up to 15 s while an election is under way (no file names a leader).
 cmd_controller() {
   DIR=$1
-  python3 - "$DIR" <<'PY' >&3
+  for _ in $(seq 1 30); do
+    if controller_now "$DIR" 2>/dev/null; then
+      return 0
+    fi
+    sleep 0.5
+  done
+  controller_now "$DIR"
+}
+
+controller_now() {
+  python3 - "$1" <<'PY' >&3
 import glob, json, os, sys
 best = None
 for f in glob.glob(os.path.join(sys.argv[1], "node-*", "data", "__cluster_metadata-0", "quorum-state")):

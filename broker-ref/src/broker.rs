@@ -218,8 +218,17 @@ impl Broker {
             endpoints,
             cluster: std::sync::OnceLock::new(),
         });
-        // Transactions a crash left between their Prepare state and their markers.
-        broker.txns.recover();
+        // Transactions a crash left between their Prepare state and their markers (a cluster
+        // node's coordinator completes them when it takes over their partition instead: its
+        // local copies of the other partitions may be followers).
+        if broker
+            .config
+            .get("controller.quorum.voters")
+            .trim()
+            .is_empty()
+        {
+            broker.txns.recover();
+        }
         Ok(broker)
     }
 

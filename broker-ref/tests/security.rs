@@ -975,6 +975,25 @@ fn acls_are_enforced_managed_and_durable() {
         describe.error_code, 31,
         "CLUSTER_AUTHORIZATION_FAILED: the cluster has ACLs, none lets alice DESCRIBE it"
     );
+    // Transaction markers are the brokers' (CLUSTER_ACTION): a client cannot end anyone's
+    // transaction with them.
+    let markers = alice.call(
+        &WriteTxnMarkersRequest::default().with_markers(vec![
+            write_txn_markers_request::WritableTxnMarker::default()
+                .with_producer_id(ProducerId(1))
+                .with_transaction_result(false)
+                .with_topics(vec![
+                    write_txn_markers_request::WritableTxnMarkerTopic::default()
+                        .with_name(TopicName(sb("orders")))
+                        .with_partition_indexes(vec![0]),
+                ]),
+        ]),
+        1,
+    );
+    assert_eq!(
+        markers.markers[0].topics[0].partitions[0].error_code, 31,
+        "CLUSTER_AUTHORIZATION_FAILED for WriteTxnMarkers without CLUSTER_ACTION"
+    );
     // DescribeTopicPartitions: a named topic alice may not DESCRIBE is answered
     // TOPIC_AUTHORIZATION_FAILED after the others, without its id; asked for every topic, it
     // is left out.

@@ -12,6 +12,7 @@ pub mod entry_codec;
 pub mod fetcher;
 pub mod image;
 pub mod lifecycle;
+pub mod links;
 pub mod metadata_log;
 mod node;
 pub mod peers;

@@ -63,6 +63,8 @@ pub struct ClusterNode {
     pub lifecycle: Option<watch::Receiver<LifecycleState>>,
     /// The broker's replicas, on a broker node.
     pub replicas: Option<Arc<ReplicaManager>>,
+    /// Connections to the other brokers, on a broker node.
+    pub links: Option<Arc<super::links::BrokerLinks>>,
     want_shutdown: watch::Sender<bool>,
     /// Set once the broker caught up with the metadata after starting.
     ready: std::sync::atomic::AtomicBool,
@@ -101,6 +103,14 @@ impl ClusterNode {
             c
         });
         let (want_shutdown, want_rx) = watch::channel(false);
+        let links = settings.broker.then(|| {
+            Arc::new(super::links::BrokerLinks::new(
+                settings.node_id,
+                &deps.replicas.inter_broker_listener,
+                image.clone(),
+                Duration::from_secs(30),
+            ))
+        });
         let (lifecycle, replicas) = if settings.broker {
             let (state_tx, state_rx) = watch::channel(LifecycleState::default());
             let lifecycle = Lifecycle {
@@ -153,6 +163,7 @@ impl ClusterNode {
                 controller,
                 lifecycle,
                 replicas,
+                links,
                 want_shutdown,
                 ready: std::sync::atomic::AtomicBool::new(false),
             }),

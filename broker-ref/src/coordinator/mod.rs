@@ -89,6 +89,12 @@ impl InternalTopic {
         }
     }
 
+    /// (name, partitions, config overrides), for the cluster layer to have the controller
+    /// create the topic.
+    pub(crate) fn spec(&self) -> (&'static str, i32, BTreeMap<String, String>) {
+        (self.name, self.partitions, self.overrides.clone())
+    }
+
     /// Creates the topic if it does not exist yet.
     pub(crate) fn ensure(&self, topics: &TopicRegistry) -> Result<()> {
         if topics.get(self.name).is_some() {
@@ -209,11 +215,7 @@ impl GroupCoordinator {
     /// The spec of `__consumer_offsets` (name, partitions, config overrides), for the cluster
     /// layer to have the controller create it.
     pub fn offsets_topic_spec(&self) -> (&'static str, i32, BTreeMap<String, String>) {
-        (
-            self.offsets_topic.name,
-            self.offsets_topic.partitions,
-            self.offsets_topic.overrides.clone(),
-        )
+        self.offsets_topic.spec()
     }
 
     /// This broker became the leader of `__consumer_offsets` partition `index`: its groups are

@@ -52,6 +52,7 @@ pub const ADVERTISED_APIS: &[ApiKey] = &[
     ApiKey::AddOffsetsToTxn,
     ApiKey::EndTxn,
     ApiKey::TxnOffsetCommit,
+    ApiKey::WriteTxnMarkers,
     ApiKey::DescribeTransactions,
     ApiKey::ListTransactions,
     ApiKey::DescribeProducers,
@@ -173,7 +174,12 @@ mod tests {
                 "{key:?}"
             );
         }
-        assert!(advertised_range(ApiKey::WriteTxnMarkers as i16).is_none());
+        let markers = advertised_range(ApiKey::WriteTxnMarkers as i16).unwrap();
+        assert_eq!(
+            (markers.min, markers.max),
+            (1, 1),
+            "the codec's v1 of Kafka's 1-2"
+        );
         let add = advertised_range(ApiKey::AddPartitionsToTxn as i16).unwrap();
         assert_eq!(
             (add.min, add.max),

@@ -843,6 +843,12 @@ pub async fn handle(
                 other => other,
             }))
         }
+        RequestKind::WriteTxnMarkers(_) => {
+            if !az.cluster(Op::ClusterAction) {
+                return whole(broker, ctx, &body, ErrorCode::ClusterAuthorizationFailed);
+            }
+            inner!(body)
+        }
         RequestKind::ElectLeaders(_) => {
             if !az.cluster(Op::Alter) {
                 return whole(broker, ctx, &body, ErrorCode::ClusterAuthorizationFailed);

@@ -1,9 +1,10 @@
-//! Group coordination in cluster mode: a group's coordinator is the leader of its
-//! `__consumer_offsets` partition (FindCoordinator answers that broker, and asks the controller
-//! to create the topic on first use, with `offsets.topic.replication.factor` replicas), and a
-//! broker answers NOT_COORDINATOR for a group whose partition it does not lead. Transactions
-//! are not coordinated in cluster mode yet: their FindCoordinator answers
-//! COORDINATOR_NOT_AVAILABLE saying so.
+//! Coordinators in cluster mode: a group's coordinator is the leader of its
+//! `__consumer_offsets` partition, a transactional id's the leader of its
+//! `__transaction_state` partition. FindCoordinator answers that broker (and asks the
+//! controller to create the topic on first use, with `offsets.topic.replication.factor` /
+//! `transaction.state.log.replication.factor` replicas and, for transactions,
+//! `transaction.state.log.min.isr` as its `min.insync.replicas`); a broker answers
+//! NOT_COORDINATOR for a group or transactional id whose partition it does not lead.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,14 +31,28 @@ fn locate(
     key_type: i8,
     key: &str,
 ) -> Result<(i32, String, u16), (ErrorCode, String)> {
-    match key_type {
+    let (name, partitions, mut overrides, rf_key) = match key_type {
         0 if key.is_empty() => return Err((ErrorCode::InvalidGroupId, "empty group id".into())),
-        0 => {}
+        0 => {
+            let (name, partitions, overrides) = broker.groups.offsets_topic_spec();
+            (
+                name,
+                partitions,
+                overrides,
+                "offsets.topic.replication.factor",
+            )
+        }
+        1 if key.is_empty() => {
+            return Err((ErrorCode::InvalidRequest, "empty transactional id".into()))
+        }
         1 => {
-            return Err((
-                ErrorCode::CoordinatorNotAvailable,
-                "transactions are not coordinated in cluster mode yet".into(),
-            ))
+            let (name, partitions, overrides) = broker.txns.topic_spec();
+            (
+                name,
+                partitions,
+                overrides,
+                "transaction.state.log.replication.factor",
+            )
         }
         other => {
             return Err((
@@ -45,8 +60,7 @@ fn locate(
                 format!("unknown key type {other}"),
             ))
         }
-    }
-    let (name, partitions, overrides) = broker.groups.offsets_topic_spec();
+    };
     let leader = node.image.read(|i| {
         i.topics.get(name).map(|t| {
             t.partitions
@@ -56,16 +70,25 @@ fn locate(
     });
     let leader = match leader {
         None => {
-            create_offsets_topic(broker, node, name, partitions, overrides);
+            if key_type == 1 {
+                overrides.insert(
+                    "min.insync.replicas".to_string(),
+                    broker
+                        .config
+                        .get("transaction.state.log.min.isr")
+                        .to_string(),
+                );
+            }
+            create_internal_topic(broker, node, name, partitions, overrides, rf_key);
             return Err((
                 ErrorCode::CoordinatorNotAvailable,
-                "the offsets topic is being created".into(),
+                format!("{name} is being created"),
             ));
         }
         Some(l) if l < 0 => {
             return Err((
                 ErrorCode::CoordinatorNotAvailable,
-                "the group's offsets partition has no leader".into(),
+                format!("the key's {name} partition has no leader"),
             ))
         }
         Some(l) => l,
@@ -80,18 +103,17 @@ fn locate(
         ))
 }
 
-/// Asks the controller, in the background, to create `__consumer_offsets`.
-fn create_offsets_topic(
+/// Asks the controller, in the background, to create a coordinator's internal topic with
+/// the replication factor `rf_key` sets.
+fn create_internal_topic(
     broker: &Broker,
     node: &Arc<ClusterNode>,
     name: &str,
     partitions: i32,
     overrides: std::collections::BTreeMap<String, String>,
+    rf_key: &str,
 ) {
-    let rf = broker
-        .config
-        .int("offsets.topic.replication.factor")
-        .clamp(1, i32::from(i16::MAX)) as i16;
+    let rf = broker.config.int(rf_key).clamp(1, i32::from(i16::MAX)) as i16;
     let request = CreateTopicsRequest::default()
         .with_timeout_ms(10_000)
         .with_topics(vec![CreatableTopic::default()
@@ -126,10 +148,10 @@ fn create_offsets_topic(
                 for t in r.topics.iter().filter(|t| {
                     t.error_code != 0 && t.error_code != ErrorCode::TopicAlreadyExists.code()
                 }) {
-                    tracing::warn!(topic = %t.name.as_str(), error = t.error_code, message = ?t.error_message, "cannot create the offsets topic");
+                    tracing::warn!(topic = %t.name.as_str(), error = t.error_code, message = ?t.error_message, "cannot create a coordinator's internal topic");
                 }
             }
-            Err(e) => tracing::debug!(error = %e, "offsets topic creation not forwarded"),
+            Err(e) => tracing::debug!(error = %e, "internal topic creation not forwarded"),
         }
     });
 }
@@ -196,9 +218,32 @@ fn groups_of(body: &RequestKind) -> Vec<String> {
     }
 }
 
-/// In cluster mode, a request for a group this broker does not coordinate is answered
-/// NOT_COORDINATOR (the whole request: clients send one coordinator's groups together), and so
-/// is every transaction coordinator request (not coordinated in cluster mode yet).
+/// The transactional ids a transaction-coordinator request names.
+fn transactional_ids_of(body: &RequestKind, version: i16) -> Vec<String> {
+    match body {
+        RequestKind::InitProducerId(r) => r
+            .transactional_id
+            .as_ref()
+            .filter(|t| !t.is_empty())
+            .map(|t| vec![t.to_string()])
+            .unwrap_or_default(),
+        RequestKind::AddPartitionsToTxn(r) if version <= 3 => {
+            vec![r.v3_and_below_transactional_id.to_string()]
+        }
+        RequestKind::AddPartitionsToTxn(r) => r
+            .transactions
+            .iter()
+            .map(|t| t.transactional_id.to_string())
+            .collect(),
+        RequestKind::AddOffsetsToTxn(r) => vec![r.transactional_id.to_string()],
+        RequestKind::EndTxn(r) => vec![r.transactional_id.to_string()],
+        _ => Vec::new(),
+    }
+}
+
+/// In cluster mode, a request for a group or transactional id this broker does not
+/// coordinate is answered NOT_COORDINATOR (the whole request: clients send one coordinator's
+/// groups together).
 pub fn refuse_foreign_groups(
     broker: &Broker,
     ctx: &RequestContext<'_>,
@@ -207,18 +252,11 @@ pub fn refuse_foreign_groups(
     if broker.cluster_node().is_none() {
         return Ok(None);
     }
-    let transactional = match body {
-        RequestKind::InitProducerId(r) => {
-            r.transactional_id.as_ref().is_some_and(|t| !t.is_empty())
-        }
-        RequestKind::AddPartitionsToTxn(_)
-        | RequestKind::AddOffsetsToTxn(_)
-        | RequestKind::EndTxn(_)
-        | RequestKind::TxnOffsetCommit(_) => true,
-        _ => false,
-    };
     let groups = groups_of(body);
-    if !transactional && groups.iter().all(|g| broker.groups.coordinates(g)) {
+    let ids = transactional_ids_of(body, ctx.api_version);
+    if groups.iter().all(|g| broker.groups.coordinates(g))
+        && ids.iter().all(|t| broker.txns.coordinates(t))
+    {
         return Ok(None);
     }
     super::error_response::error_response(broker, ctx, body, ErrorCode::NotCoordinator).map(Some)

@@ -56,6 +56,7 @@ pub const SUPPORTED: &[ApiKey] = &[
     ApiKey::AddOffsetsToTxn,
     ApiKey::EndTxn,
     ApiKey::TxnOffsetCommit,
+    ApiKey::WriteTxnMarkers,
 ];
 
 /// Whether [`error_response`] can answer `api_key`.
@@ -123,6 +124,7 @@ pub fn error_response(
                 .with_producer_epoch(-1),
         ),
         RequestKind::TxnOffsetCommit(r) => ResponseKind::TxnOffsetCommit(txn_offset_commit(r, e)),
+        RequestKind::WriteTxnMarkers(r) => ResponseKind::WriteTxnMarkers(write_txn_markers(r, e)),
         _ => {
             return Err(Error::Intercept(format!(
                 "no error response for {:?}",
@@ -429,6 +431,40 @@ fn txn_offset_commit(r: &TxnOffsetCommitRequest, e: i16) -> TxnOffsetCommitRespo
         })
         .collect();
     TxnOffsetCommitResponse::default().with_topics(topics)
+}
+
+fn write_txn_markers(r: &WriteTxnMarkersRequest, e: i16) -> WriteTxnMarkersResponse {
+    use kafka_protocol::messages::write_txn_markers_response::{
+        WritableTxnMarkerPartitionResult, WritableTxnMarkerResult, WritableTxnMarkerTopicResult,
+    };
+    let markers = r
+        .markers
+        .iter()
+        .map(|m| {
+            let topics = m
+                .topics
+                .iter()
+                .map(|t| {
+                    WritableTxnMarkerTopicResult::default()
+                        .with_name(t.name.clone())
+                        .with_partitions(
+                            t.partition_indexes
+                                .iter()
+                                .map(|p| {
+                                    WritableTxnMarkerPartitionResult::default()
+                                        .with_partition_index(*p)
+                                        .with_error_code(e)
+                                })
+                                .collect(),
+                        )
+                })
+                .collect();
+            WritableTxnMarkerResult::default()
+                .with_producer_id(m.producer_id)
+                .with_topics(topics)
+        })
+        .collect();
+    WriteTxnMarkersResponse::default().with_markers(markers)
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ mod client_quotas;
 mod cluster;
 mod cluster_admin;
 mod cluster_groups;
+pub mod cluster_txn;
 mod config_entry;
 pub mod context;
 pub mod controller_api;
@@ -34,6 +35,7 @@ mod reply;
 mod route;
 mod security_admin;
 mod txn;
+mod write_txn_markers;
 
 use kafka_protocol::messages::{RequestKind, ResponseKind};
 

@@ -65,7 +65,10 @@ pub async fn handle(
         .filter_map(|e| e.target.as_ref().ok().map(|(p, r)| (p.clone(), r.clone())))
         .collect();
     let budget = DecodeBudget::for_request(broker.config.long("socket.request.max.bytes"));
-    let mut validated = validate_all(pending, now, budget).await.into_iter();
+    let order: Vec<Arc<Partition>> = pending.iter().map(|(p, _)| p.clone()).collect();
+    let validated = validate_all(pending, now, budget).await;
+    let checks = txn_checks(broker, txn_id.as_deref(), &order, &validated).await;
+    let mut validated = validated.into_iter().zip(checks);
     let mut responses = Vec::with_capacity(topics.len());
     // acks=all on a replicated partition: (topic, partition position, partition, last offset).
     let mut waits: Vec<(usize, usize, Arc<Partition>, i64)> = Vec::new();
@@ -90,8 +93,10 @@ pub async fn handle(
                     Err(e)
                 }
                 Ok((partition, _)) => match validated.next() {
-                    Some(Ok(set)) => append(broker, txn_id.as_deref(), &partition, set, now),
-                    Some(Err(e)) => Err(rejected(&partition, e)),
+                    Some((Ok(set), check)) => {
+                        append(broker, txn_id.as_deref(), &partition, set, now, check)
+                    }
+                    Some((Err(e), _)) => Err(rejected(&partition, e)),
                     None => Err(crate::Error::kafka(
                         ErrorCode::UnknownServerError,
                         "record set was not validated",
@@ -234,16 +239,101 @@ fn rejected(partition: &Partition, e: crate::Error) -> crate::Error {
     e
 }
 
+/// How a record set is checked against its transaction before it is appended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TxnCheck {
+    /// Not transactional, or on a single node: checked under the coordinator's lock at the
+    /// append.
+    Local,
+    /// Cluster mode: its transaction is open here (`None`), or the coordinator confirmed the
+    /// partition is in it, with the (producer id, ticket) the append checks.
+    Verified(Option<(i64, u64)>),
+    /// Cluster mode: the coordinator refused it, or could not be asked.
+    Refused(ErrorCode),
+}
+
+/// A set to verify: its position in the request, its partition and its ticket.
+type Ask = (usize, (String, i32), u64);
+
+/// Cluster mode: verifies the transactional sets whose transaction is not open on their
+/// partition yet with the transaction's coordinator (KIP-890 part 1), one request per
+/// producer; one check per validated set, in order.
+async fn txn_checks(
+    broker: &Broker,
+    txn_id: Option<&str>,
+    partitions: &[Arc<Partition>],
+    sets: &[Result<ValidRecordSet>],
+) -> Vec<TxnCheck> {
+    let mut checks = vec![TxnCheck::Local; sets.len()];
+    let Some(txn_id) = txn_id.filter(|_| broker.cluster_node().is_some()) else {
+        return checks;
+    };
+    // (producer id, epoch) → (position, partition, ticket) of the sets to verify.
+    let mut asks: std::collections::BTreeMap<(i64, i16), Vec<Ask>> = Default::default();
+    for (i, (partition, set)) in partitions.iter().zip(sets).enumerate() {
+        let Some((producer_id, epoch)) = set.as_ref().ok().and_then(|s| s.transactional_producer())
+        else {
+            continue;
+        };
+        checks[i] = match partition.verification_ticket(producer_id, epoch) {
+            Ok(None) => TxnCheck::Verified(None),
+            Ok(Some(ticket)) => {
+                let tp = (partition.topic().to_string(), partition.index());
+                asks.entry((producer_id, epoch))
+                    .or_default()
+                    .push((i, tp, ticket));
+                continue;
+            }
+            Err(e) => TxnCheck::Refused(e.code()),
+        };
+    }
+    for ((producer_id, epoch), wanted) in asks {
+        let tps: Vec<(String, i32)> = wanted.iter().map(|(_, tp, _)| tp.clone()).collect();
+        let codes = super::cluster_txn::verify(broker, txn_id, producer_id, epoch, &tps).await;
+        for (i, tp, ticket) in wanted {
+            checks[i] = match codes
+                .get(&tp)
+                .copied()
+                .unwrap_or(ErrorCode::NotEnoughReplicas)
+            {
+                ErrorCode::NoError => TxnCheck::Verified(Some((producer_id, ticket))),
+                code => TxnCheck::Refused(code),
+            };
+        }
+    }
+    checks
+}
+
 /// Appends a validated set; a transactional one only if its partition is in the producer's
-/// open transaction (KIP-890 part 1 verification), checked and appended under the
-/// coordinator's lock so the transaction cannot end in between. Nothing is decompressed there.
+/// open transaction (KIP-890 part 1 verification). On a single node that is checked and
+/// appended under the coordinator's lock so the transaction cannot end in between; in cluster
+/// mode `check` carries the coordinator's answer and the append makes sure no marker came in
+/// between. Nothing is decompressed there.
 fn append(
     broker: &Broker,
     txn_id: Option<&str>,
     partition: &Partition,
     set: ValidRecordSet,
     now: i64,
+    check: TxnCheck,
 ) -> Result<ProduceOutcome> {
+    match check {
+        TxnCheck::Local => {}
+        TxnCheck::Verified(guard) => {
+            return partition
+                .append_valid_guarded(set, now, guard)
+                .map_err(|e| rejected(partition, e))
+        }
+        TxnCheck::Refused(code) => {
+            let code = if code == ErrorCode::ProducerFenced {
+                ErrorCode::InvalidProducerEpoch
+            } else {
+                code
+            };
+            tracing::debug!(topic = partition.topic(), partition = partition.index(), error = %code, "transactional produce refused by its coordinator");
+            return Err(rejected(partition, code.into()));
+        }
+    }
     let producer = txn_id.zip(set.transactional_producer());
     let Some((txn_id, (producer_id, epoch))) = producer else {
         return partition

@@ -8,7 +8,7 @@ use super::context::RequestContext;
 use super::{
     admin_configs, admin_topics, api_versions, authz, client_quotas, cluster, cluster_admin,
     cluster_groups, describe_topic_partitions, fetch, groups, init_producer_id, list_offsets,
-    metadata, produce, records_admin, security_admin, txn,
+    metadata, produce, records_admin, security_admin, txn, write_txn_markers,
 };
 use crate::broker::Broker;
 use crate::Error;
@@ -67,11 +67,35 @@ pub(super) async fn handle_unchecked(
                 .map(Some),
             None => admin_configs::incremental_alter(broker, ctx, r).map(Some),
         },
-        RequestKind::InitProducerId(r) => init_producer_id::handle(broker, ctx, r).map(Some),
-        RequestKind::AddPartitionsToTxn(r) => txn::add_partitions_to_txn(broker, ctx, r).map(Some),
-        RequestKind::AddOffsetsToTxn(r) => txn::add_offsets_to_txn(broker, ctx, r).map(Some),
-        RequestKind::EndTxn(r) => txn::end_txn(broker, ctx, r).map(Some),
-        RequestKind::TxnOffsetCommit(r) => txn::txn_offset_commit(broker, ctx, r).map(Some),
+        RequestKind::InitProducerId(r) => {
+            let id = r.transactional_id.as_ref().map(|t| t.to_string());
+            let answer = init_producer_id::handle(broker, ctx, r)?;
+            Ok(Some(
+                txn::replicated_state(broker, id.as_deref(), answer).await,
+            ))
+        }
+        RequestKind::AddPartitionsToTxn(r) => {
+            // The client form (v0-3) changes state; the brokers' verification (v4+) reads it.
+            let id = (ctx.api_version <= 3).then(|| r.v3_and_below_transactional_id.to_string());
+            let answer = txn::add_partitions_to_txn(broker, ctx, r)?;
+            Ok(Some(
+                txn::replicated_state(broker, id.as_deref(), answer).await,
+            ))
+        }
+        RequestKind::AddOffsetsToTxn(r) => {
+            let id = r.transactional_id.to_string();
+            let answer = txn::add_offsets_to_txn(broker, ctx, r)?;
+            Ok(Some(txn::replicated_state(broker, Some(&id), answer).await))
+        }
+        RequestKind::EndTxn(r) => {
+            let id = r.transactional_id.to_string();
+            let answer = txn::end_txn(broker, ctx, r)?;
+            Ok(Some(txn::replicated_state(broker, Some(&id), answer).await))
+        }
+        RequestKind::TxnOffsetCommit(r) => txn::txn_offset_commit(broker, ctx, r).await.map(Some),
+        RequestKind::WriteTxnMarkers(r) => {
+            write_txn_markers::handle(broker, ctx, r).await.map(Some)
+        }
         RequestKind::DescribeTransactions(r) => {
             txn::describe_transactions(broker, ctx, r).map(Some)
         }

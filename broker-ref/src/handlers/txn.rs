@@ -24,6 +24,7 @@ use kafka_protocol::messages::txn_offset_commit_response::{
 use kafka_protocol::messages::*;
 use odradek::ErrorCode;
 
+use super::cluster_txn;
 use super::context::RequestContext;
 use super::reply::{sb, HandlerResult};
 use crate::broker::Broker;
@@ -176,7 +177,7 @@ pub fn add_offsets_to_txn(
     let version = ctx.api_version;
     let code = if r.group_id.is_empty() {
         ErrorCode::InvalidGroupId
-    } else if broker.groups.ensure_topic().is_err() {
+    } else if broker.cluster_node().is_none() && broker.groups.ensure_topic().is_err() {
         ErrorCode::CoordinatorNotAvailable
     } else {
         let tp = (
@@ -218,9 +219,77 @@ pub fn end_txn(broker: &Broker, ctx: &RequestContext<'_>, r: EndTxnRequest) -> H
     Ok(ResponseKind::EndTxn(resp))
 }
 
+/// In cluster mode, holds a transaction coordinator's successful answer to `txn_id`'s request
+/// until its state change is replicated (EndTxn: until its markers are written too), and
+/// turns a failure of that wait into the answer's error.
+pub async fn replicated_state(
+    broker: &Broker,
+    txn_id: Option<&str>,
+    answer: ResponseKind,
+) -> ResponseKind {
+    let Some(txn_id) = txn_id.filter(|t| !t.is_empty()) else {
+        return answer;
+    };
+    if broker.cluster_node().is_none() {
+        return answer;
+    }
+    match answer {
+        ResponseKind::InitProducerId(r) if r.error_code == 0 => {
+            match cluster_txn::state_of_id_replicated(broker, txn_id).await {
+                Ok(()) => ResponseKind::InitProducerId(r),
+                Err(code) => ResponseKind::InitProducerId(
+                    InitProducerIdResponse::default()
+                        .with_error_code(code.code())
+                        .with_producer_id(ProducerId(-1))
+                        .with_producer_epoch(-1),
+                ),
+            }
+        }
+        ResponseKind::AddOffsetsToTxn(r) if r.error_code == 0 => {
+            match cluster_txn::state_of_id_replicated(broker, txn_id).await {
+                Ok(()) => ResponseKind::AddOffsetsToTxn(r),
+                Err(code) => ResponseKind::AddOffsetsToTxn(r.with_error_code(code.code())),
+            }
+        }
+        ResponseKind::EndTxn(r) if r.error_code == 0 => {
+            match cluster_txn::end_txn_completed(broker, txn_id).await {
+                Ok(()) => ResponseKind::EndTxn(r),
+                Err(code) => ResponseKind::EndTxn(
+                    EndTxnResponse::default()
+                        .with_error_code(code.code())
+                        .with_producer_id(ProducerId(-1))
+                        .with_producer_epoch(-1),
+                ),
+            }
+        }
+        ResponseKind::AddPartitionsToTxn(mut r) => {
+            let accepted = r
+                .results_by_topic_v3_and_below
+                .iter()
+                .flat_map(|t| &t.results_by_partition)
+                .any(|p| p.partition_error_code == 0);
+            if accepted {
+                if let Err(code) = cluster_txn::state_of_id_replicated(broker, txn_id).await {
+                    for p in r
+                        .results_by_topic_v3_and_below
+                        .iter_mut()
+                        .flat_map(|t| t.results_by_partition.iter_mut())
+                    {
+                        p.partition_error_code = code.code();
+                    }
+                }
+            }
+            ResponseKind::AddPartitionsToTxn(r)
+        }
+        other => other,
+    }
+}
+
 /// Handles TxnOffsetCommit: verified against the transaction (the group's offsets partition
-/// must have been added), then written as pending offsets.
-pub fn txn_offset_commit(
+/// must have been added), then written as pending offsets. In cluster mode the transaction's
+/// coordinator is asked (it may be another broker), and the answer waits until the group's
+/// offsets partition has the pending offsets in sync.
+pub async fn txn_offset_commit(
     broker: &Broker,
     ctx: &RequestContext<'_>,
     r: TxnOffsetCommitRequest,
@@ -251,15 +320,47 @@ pub fn txn_offset_commit(
         broker.groups.offsets_partition(&r.group_id),
     );
     let tps: Vec<(String, i32)> = commit.offsets.iter().map(|o| o.0.clone()).collect();
-    let results = match broker.txns.with_verified(
-        &r.transactional_id,
-        r.producer_id.0,
-        r.producer_epoch,
-        &offsets_tp,
-        || broker.groups.txn_commit(commit),
-    ) {
-        Ok(results) => results,
-        Err(code) => tps.into_iter().map(|tp| (tp, code)).collect(),
+    let results = if broker.cluster_node().is_some() {
+        let verified = cluster_txn::verify(
+            broker,
+            &r.transactional_id,
+            r.producer_id.0,
+            r.producer_epoch,
+            std::slice::from_ref(&offsets_tp),
+        )
+        .await;
+        match verified
+            .get(&offsets_tp)
+            .copied()
+            .unwrap_or(ErrorCode::NoError)
+        {
+            ErrorCode::NoError => {
+                let mut results = broker.groups.txn_commit(commit);
+                if let Err(code) = offsets_replicated(broker, offsets_tp.1).await {
+                    for (_, c) in results.iter_mut().filter(|(_, c)| *c == ErrorCode::NoError) {
+                        *c = code;
+                    }
+                }
+                results
+            }
+            // A coordinator that cannot be asked now: retriable for the client.
+            ErrorCode::NotEnoughReplicas => tps
+                .into_iter()
+                .map(|tp| (tp, ErrorCode::CoordinatorLoadInProgress))
+                .collect(),
+            code => tps.into_iter().map(|tp| (tp, code)).collect(),
+        }
+    } else {
+        match broker.txns.with_verified(
+            &r.transactional_id,
+            r.producer_id.0,
+            r.producer_epoch,
+            &offsets_tp,
+            || broker.groups.txn_commit(commit),
+        ) {
+            Ok(results) => results,
+            Err(code) => tps.into_iter().map(|tp| (tp, code)).collect(),
+        }
     };
     let mut topics: Vec<TxnOffsetCommitResponseTopic> = Vec::new();
     for ((topic, partition), code) in results {
@@ -280,6 +381,29 @@ pub fn txn_offset_commit(
     ))
 }
 
+/// Waits until `__consumer_offsets` partition `index` is replicated up to its log end.
+async fn offsets_replicated(broker: &Broker, index: i32) -> Result<(), ErrorCode> {
+    let Some(partition) = broker
+        .topics
+        .get(OFFSETS_TOPIC)
+        .and_then(|t| t.partition(index))
+    else {
+        return Err(ErrorCode::CoordinatorNotAvailable);
+    };
+    let end = partition.follower_position().map_or(0, |(end, _)| end);
+    if end == 0 {
+        return Ok(());
+    }
+    partition
+        .wait_replicated(end - 1, std::time::Duration::from_secs(5))
+        .await
+        .map_err(|e| match e.code() {
+            ErrorCode::RequestTimedOut => ErrorCode::RequestTimedOut,
+            ErrorCode::NotLeaderOrFollower => ErrorCode::NotCoordinator,
+            _ => ErrorCode::CoordinatorNotAvailable,
+        })
+}
+
 /// Handles DescribeTransactions.
 pub fn describe_transactions(
     broker: &Broker,
@@ -292,7 +416,11 @@ pub fn describe_transactions(
         .map(|id| match broker.txns.describe(id) {
             None => DescribedTxn::default()
                 .with_transactional_id(id.clone())
-                .with_error_code(ErrorCode::TransactionalIdNotFound.code())
+                .with_error_code(if broker.txns.coordinates(id) {
+                    ErrorCode::TransactionalIdNotFound.code()
+                } else {
+                    ErrorCode::NotCoordinator.code()
+                })
                 .with_transaction_state(sb(""))
                 .with_producer_id(ProducerId(-1))
                 .with_producer_epoch(-1)

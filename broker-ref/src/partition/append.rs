@@ -77,8 +77,35 @@ impl Partition {
     /// state first (a retry is acknowledged with its original offset, a gap refuses the whole
     /// set), then the batches are written.
     pub fn append_valid(&self, set: ValidRecordSet, now_ms: i64) -> Result<ProduceOutcome> {
+        self.append_valid_guarded(set, now_ms, None)
+    }
+
+    /// Whether a transactional batch of `producer_id` at `epoch` must be verified with its
+    /// coordinator before it is appended (`None`: its transaction is open here), as a ticket
+    /// for [`Partition::append_valid_guarded`].
+    pub fn verification_ticket(&self, producer_id: i64, epoch: i16) -> Result<Option<u64>> {
+        Ok(self.producers()?.verification_ticket(producer_id, epoch))
+    }
+
+    /// [`Partition::append_valid`] of a set whose transaction the coordinator verified with
+    /// `guard` = (producer id, ticket): refused with INVALID_TXN_STATE if a marker for the
+    /// producer was written since the ticket was taken (the transaction ended meanwhile).
+    pub fn append_valid_guarded(
+        &self,
+        set: ValidRecordSet,
+        now_ms: i64,
+        guard: Option<(i64, u64)>,
+    ) -> Result<ProduceOutcome> {
         let mut log = self.log()?;
         let mut producers = self.producers()?;
+        if let Some((producer_id, ticket)) = guard {
+            if !producers.ticket_valid(producer_id, ticket) {
+                return Err(Error::kafka(
+                    ErrorCode::InvalidTxnState,
+                    format!("the transaction of producer {producer_id} ended while its write was verified"),
+                ));
+            }
+        }
         let mut checks = Vec::with_capacity(set.batches.len());
         for (batch, _) in &set.batches {
             let check = if batch.producer_id() >= 0 && batch.base_sequence() >= 0 {

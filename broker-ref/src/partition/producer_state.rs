@@ -50,6 +50,10 @@ struct ProducerEntry {
     last_timestamp: i64,
     /// First offset of the producer's open transaction on this partition.
     txn_first_offset: Option<i64>,
+    /// Markers written for the producer since this broker loaded it (not persisted): a
+    /// transactional produce verified with the coordinator is appended only if none was
+    /// written while it was verified ([`ProducerState::verification_ticket`]).
+    markers: u64,
 }
 
 impl Default for ProducerEntry {
@@ -60,6 +64,7 @@ impl Default for ProducerEntry {
             coordinator_epoch: -1,
             last_timestamp: -1,
             txn_first_offset: None,
+            markers: 0,
         }
     }
 }
@@ -203,9 +208,23 @@ impl ProducerState {
         }
     }
 
-    /// Checks that a marker from the coordinator at `epoch` may end `producer_id`'s
-    /// transaction: a marker older than the producer's epoch is refused.
-    pub fn check_marker(&self, producer_id: i64, epoch: i16) -> Result<(), ErrorCode> {
+    /// Checks that a marker at producer `epoch` from a coordinator at `coordinator_epoch` may
+    /// end `producer_id`'s transaction: a marker older than the producer's epoch is refused, and
+    /// so is one from an older coordinator than the one whose marker was written last (a
+    /// coordinator that lost its partition, TRANSACTION_COORDINATOR_FENCED).
+    pub fn check_marker(
+        &self,
+        producer_id: i64,
+        epoch: i16,
+        coordinator_epoch: i32,
+    ) -> Result<(), ErrorCode> {
+        if self
+            .producers
+            .get(&producer_id)
+            .is_some_and(|e| coordinator_epoch < e.coordinator_epoch)
+        {
+            return Err(ErrorCode::TransactionCoordinatorFenced);
+        }
         self.check_epoch(producer_id, epoch)
     }
 
@@ -226,9 +245,28 @@ impl ProducerState {
         }
         entry.coordinator_epoch = coordinator_epoch;
         entry.last_timestamp = timestamp;
+        entry.markers += 1;
         let first = entry.txn_first_offset.take()?;
         self.ongoing.remove(&(first, producer_id));
         Some(first)
+    }
+
+    /// Whether a transactional batch of `producer_id` at `epoch` must be verified with the
+    /// transaction coordinator before it is appended (KIP-890 part 1): `None` when the
+    /// producer's transaction at that epoch is already open here, else a ticket that
+    /// [`ProducerState::ticket_valid`] checks at the append.
+    pub fn verification_ticket(&self, producer_id: i64, epoch: i16) -> Option<u64> {
+        match self.producers.get(&producer_id) {
+            Some(e) if e.epoch == epoch && e.txn_first_offset.is_some() => None,
+            Some(e) => Some(e.markers),
+            None => Some(0),
+        }
+    }
+
+    /// Whether no marker for `producer_id` was written since `ticket` was taken (a verified
+    /// batch appended after its transaction's marker would hang a transaction).
+    pub fn ticket_valid(&self, producer_id: i64, ticket: u64) -> bool {
+        self.producers.get(&producer_id).map_or(0, |e| e.markers) == ticket
     }
 
     /// First offset of the earliest open transaction.
@@ -291,6 +329,7 @@ impl ProducerState {
                     coordinator_epoch: e.coordinator_epoch,
                     last_timestamp: e.last_timestamp,
                     txn_first_offset: e.txn_first_offset,
+                    markers: 0,
                 },
             );
         }
@@ -403,8 +442,23 @@ mod tests {
         s.record(txn(2, 0, 12));
         assert_eq!(s.first_unstable_offset(), Some(10));
         assert_eq!(s.summaries()[0].current_txn_start_offset, 10);
+        assert_eq!(
+            s.verification_ticket(1, 0),
+            None,
+            "its transaction is open here"
+        );
         assert_eq!(s.complete_txn(1, 0, 3, 99), Some(10));
         assert_eq!(s.first_unstable_offset(), Some(12));
+        assert_eq!(
+            s.check_marker(1, 0, 2),
+            Err(ErrorCode::TransactionCoordinatorFenced),
+            "a marker from an older coordinator"
+        );
+        assert_eq!(s.check_marker(1, 0, 3), Ok(()));
+        let ticket = s.verification_ticket(1, 0).expect("no open transaction");
+        assert!(s.ticket_valid(1, ticket));
+        s.complete_txn(1, 0, 3, 100);
+        assert!(!s.ticket_valid(1, ticket), "a marker came in between");
         assert_eq!(s.complete_txn(1, 0, 3, 99), None, "already closed");
         assert_eq!(
             s.complete_txn(2, 1, 3, 99),
@@ -417,7 +471,10 @@ mod tests {
             Err(ErrorCode::InvalidProducerEpoch),
             "the old epoch is fenced"
         );
-        assert_eq!(s.check_marker(2, 0), Err(ErrorCode::InvalidProducerEpoch));
+        assert_eq!(
+            s.check_marker(2, 0, 3),
+            Err(ErrorCode::InvalidProducerEpoch)
+        );
         let p2 = s.summaries()[1];
         assert_eq!(
             (p2.epoch, p2.coordinator_epoch, p2.last_sequence),

@@ -19,13 +19,20 @@ impl Partition {
         let mut log = self.log()?;
         let mut producers = self.producers()?;
         producers
-            .check_marker(marker.producer_id, marker.producer_epoch)
+            .check_marker(
+                marker.producer_id,
+                marker.producer_epoch,
+                marker.coordinator_epoch,
+            )
             .map_err(|code| {
                 Error::kafka(
                     code,
                     format!(
-                        "marker epoch {} of producer {} is stale",
-                        marker.producer_epoch, marker.producer_id
+                        "marker of producer {} (epoch {}, coordinator epoch {}): {}",
+                        marker.producer_id,
+                        marker.producer_epoch,
+                        marker.coordinator_epoch,
+                        code.name()
                     ),
                 )
             })?;

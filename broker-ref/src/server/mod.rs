@@ -283,23 +283,44 @@ fn cluster_deps(
         inter_broker_listener: inter_broker,
     };
     if settings.broker {
-        // This broker coordinates only the groups of the offsets partitions it leads.
+        // This broker coordinates only the groups and transactional ids of the internal
+        // partitions it leads; the completer writes its transactions' markers.
         broker.groups.own_partitions_only();
+        broker.txns.own_partitions_only();
+        let (completions, ids) = tokio::sync::mpsc::unbounded_channel();
+        broker.txns.set_completer(completions);
+        tokio::spawn(crate::handlers::cluster_txn::run_completer(
+            Arc::downgrade(broker),
+            ids,
+        ));
     }
-    let groups = broker.groups.clone();
-    let on_leadership: crate::cluster::replicas::LeadershipHook =
-        Arc::new(move |topic: &str, partition: i32, leads: bool| {
-            if topic != crate::coordinator::OFFSETS_TOPIC {
+    let coordinators = Arc::downgrade(broker);
+    let on_leadership: crate::cluster::replicas::LeadershipHook = Arc::new(
+        move |topic: &str, partition: i32, leads: bool| {
+            let Some(broker) = coordinators.upgrade() else {
                 return;
-            }
-            if leads {
-                if let Err(e) = groups.load_partition(partition) {
-                    tracing::warn!(partition, error = %e, "cannot load the partition's groups");
+            };
+            match (topic, leads) {
+                (crate::coordinator::OFFSETS_TOPIC, true) => {
+                    if let Err(e) = broker.groups.load_partition(partition) {
+                        tracing::warn!(partition, error = %e, "cannot load the partition's groups");
+                    }
                 }
-            } else {
-                groups.unload_partition(partition);
+                (crate::coordinator::OFFSETS_TOPIC, false) => {
+                    broker.groups.unload_partition(partition)
+                }
+                (crate::coordinator::txn::TRANSACTION_TOPIC, true) => {
+                    if let Err(e) = broker.txns.load_partition(partition) {
+                        tracing::warn!(partition, error = %e, "cannot load the partition's transactional ids");
+                    }
+                }
+                (crate::coordinator::txn::TRANSACTION_TOPIC, false) => {
+                    broker.txns.unload_partition(partition)
+                }
+                _ => {}
             }
-        });
+        },
+    );
     // Client quotas are the cluster's: every broker applies the image's.
     let weak = Arc::downgrade(broker);
     let on_image: crate::cluster::replicas::ImageHook = Arc::new(move |image| {

@@ -10,6 +10,14 @@
 //! EndTxn is answered. A restart finds a transaction still in a Prepare state and writes its
 //! markers again ([`TransactionCoordinator::recover`]); a marker written twice is harmless.
 //!
+//! In cluster mode ([`TransactionCoordinator::own_partitions_only`]) a broker coordinates the ids
+//! of the `__transaction_state` partitions it leads (loaded when it becomes their leader, with
+//! the partition's leader epoch as the coordinator epoch its markers carry), and the markers go
+//! to the partitions' leaders: a persisted Prepare state is handed to the cluster layer's
+//! completer ([`TransactionCoordinator::set_completer`]), which writes them with WriteTxnMarkers
+//! and then calls [`TransactionCoordinator::markers_written`]. Callers wait for
+//! `__transaction_state` to be replicated before they answer.
+//!
 //! One lock guards every transactional id. It is held while markers are written and while a
 //! transactional produce or offset commit is verified and appended ([`TransactionCoordinator::with_verified`]),
 //! so a write can never land after its transaction's marker (a hanging transaction). Lock order:
@@ -20,6 +28,9 @@ pub mod storage;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::mpsc::UnboundedSender;
 
 use odradek::records::{BatchBuilder, Compression, RecordBatches};
 use odradek::ErrorCode;
@@ -36,8 +47,25 @@ use metadata::{TxnMetadata, TxnState};
 /// Name of the transaction state topic.
 pub const TRANSACTION_TOPIC: &str = "__transaction_state";
 
-/// The coordinator epoch written into markers (one coordinator, never moved).
+/// The coordinator epoch a single node writes into markers (one coordinator, never moved).
 const COORDINATOR_EPOCH: i32 = 0;
+
+/// A transaction whose Prepare state is persisted and whose markers are to be written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedTxn {
+    /// Producer id of the markers.
+    pub producer_id: i64,
+    /// Producer epoch of the markers.
+    pub epoch: i16,
+    /// COMMIT (true) or ABORT markers.
+    pub commit: bool,
+    /// The partitions that get a marker.
+    pub partitions: Vec<(String, i32)>,
+    /// The coordinator epoch the markers carry.
+    pub coordinator_epoch: i32,
+    /// The id's `__transaction_state` partition.
+    pub state_partition: i32,
+}
 
 /// A transaction as DescribeTransactions and ListTransactions report it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +100,13 @@ pub struct TransactionCoordinator {
     id_expiration_ms: i64,
     /// `__transaction_state`, created on first use.
     topic: InternalTopic,
+    /// Cluster mode: the `__transaction_state` partitions this broker leads and has loaded,
+    /// each with its coordinator epoch; `None` on a single node, which coordinates every id.
+    owned: Mutex<Option<HashMap<i32, i32>>>,
+    /// Cluster mode: receives the ids whose markers are to be written.
+    completer: Mutex<Option<UnboundedSender<String>>>,
+    /// Woken whenever a transaction reaches a Complete state.
+    completed: tokio::sync::Notify,
 }
 
 impl TransactionCoordinator {
@@ -97,6 +132,9 @@ impl TransactionCoordinator {
                 partitions,
                 config.get("transaction.state.log.segment.bytes"),
             ),
+            owned: Mutex::new(None),
+            completer: Mutex::new(None),
+            completed: tokio::sync::Notify::new(),
         };
         coordinator.replay()?;
         Ok(coordinator)
@@ -118,34 +156,11 @@ impl TransactionCoordinator {
         };
         let mut txns = self.lock();
         for partition in topic.partitions() {
-            let mut offset = partition.log_start_offset();
-            let end = partition.high_watermark();
-            while offset < end {
-                let data = partition.read(offset, 8 << 20, true, false)?.records;
-                let mut progressed = false;
-                for batch in RecordBatches::new(data) {
-                    let batch = batch?;
-                    if !batch.is_control() {
-                        for r in batch.records()? {
-                            let r = r?;
-                            let Some(key) = r.key.as_ref() else { continue };
-                            match storage::decode(key, r.value.as_ref()) {
-                                Some((id, Some(meta))) => {
-                                    txns.insert(id, meta);
-                                }
-                                Some((id, None)) => {
-                                    txns.remove(&id);
-                                }
-                                None => {}
-                            }
-                        }
-                    }
-                    progressed |= batch.next_offset() > offset;
-                    offset = offset.max(batch.next_offset());
-                }
-                if !progressed {
-                    break;
-                }
+            for (id, meta) in read_states(&partition, false)? {
+                match meta {
+                    Some(meta) => txns.insert(id, meta),
+                    None => txns.remove(&id),
+                };
             }
         }
         tracing::info!(
@@ -155,6 +170,129 @@ impl TransactionCoordinator {
         Ok(())
     }
 
+    /// Cluster mode: this broker coordinates only the ids of the `__transaction_state`
+    /// partitions it leads ([`TransactionCoordinator::load_partition`]); nothing is loaded yet.
+    pub fn own_partitions_only(&self) {
+        *self.owned.lock().unwrap_or_else(|e| e.into_inner()) = Some(HashMap::new());
+        self.lock().clear();
+    }
+
+    /// Cluster mode: where persisted Prepare states go to have their markers written.
+    pub fn set_completer(&self, completer: UnboundedSender<String>) {
+        *self.completer.lock().unwrap_or_else(|e| e.into_inner()) = Some(completer);
+    }
+
+    fn owned(&self) -> MutexGuard<'_, Option<HashMap<i32, i32>>> {
+        self.owned.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether this broker coordinates `txn_id` now.
+    pub fn coordinates(&self, txn_id: &str) -> bool {
+        let p = self.partition_for(txn_id);
+        self.owned().as_ref().is_none_or(|o| o.contains_key(&p))
+    }
+
+    /// Whether this is a cluster node's coordinator (markers go through the completer).
+    fn clustered(&self) -> bool {
+        self.owned().is_some()
+    }
+
+    /// The coordinator epoch of `txn_id`'s partition (0 on a single node), if coordinated here.
+    fn coordinator_epoch(&self, txn_id: &str) -> Option<i32> {
+        let p = self.partition_for(txn_id);
+        match self.owned().as_ref() {
+            None => Some(COORDINATOR_EPOCH),
+            Some(o) => o.get(&p).copied(),
+        }
+    }
+
+    /// The spec of `__transaction_state` (name, partitions, config overrides), for the
+    /// cluster layer to have the controller create it.
+    pub fn topic_spec(
+        &self,
+    ) -> (
+        &'static str,
+        i32,
+        std::collections::BTreeMap<String, String>,
+    ) {
+        self.topic.spec()
+    }
+
+    /// This broker became the leader of `__transaction_state` partition `index`: its ids are
+    /// loaded from the whole log (a new leader's log holds everything committed), coordinated
+    /// from now on with the partition's leader epoch as coordinator epoch, and every one
+    /// found between its Prepare state and its markers is handed to the completer.
+    pub fn load_partition(&self, index: i32) -> Result<()> {
+        let Some(partition) = self
+            .log
+            .topics
+            .get(TRANSACTION_TOPIC)
+            .and_then(|t| t.partition(index))
+        else {
+            return Ok(());
+        };
+        let states = read_states(&partition, true)?;
+        let mut txns = self.lock();
+        txns.retain(|id, _| self.partition_for(id) != index);
+        for (id, meta) in states {
+            match meta {
+                Some(meta) => txns.insert(id, meta),
+                None => txns.remove(&id),
+            };
+        }
+        if let Some(owned) = self.owned().as_mut() {
+            owned.insert(index, partition.leader_epoch());
+        }
+        let mut unfinished = 0;
+        for (id, meta) in txns.iter_mut() {
+            if self.partition_for(id) != index {
+                continue;
+            }
+            if meta.state == TxnState::PrepareEpochFence {
+                meta.state = TxnState::PrepareAbort;
+            }
+            if matches!(meta.state, TxnState::PrepareCommit | TxnState::PrepareAbort) {
+                unfinished += 1;
+                self.hand_to_completer(id);
+            }
+        }
+        tracing::info!(
+            partition = index,
+            coordinator_epoch = partition.leader_epoch(),
+            unfinished,
+            "transaction coordinator took over the partition's transactional ids"
+        );
+        Ok(())
+    }
+
+    /// This broker no longer leads `__transaction_state` partition `index`: its ids go
+    /// (requests for them are answered NOT_COORDINATOR; a completer working on one stops).
+    pub fn unload_partition(&self, index: i32) {
+        let was = self
+            .owned()
+            .as_mut()
+            .is_some_and(|o| o.remove(&index).is_some());
+        if was {
+            self.lock().retain(|id, _| self.partition_for(id) != index);
+            self.completed.notify_waiters();
+            tracing::info!(
+                partition = index,
+                "transaction coordinator gave up the partition's transactional ids"
+            );
+        }
+    }
+
+    fn hand_to_completer(&self, txn_id: &str) {
+        if let Some(tx) = self
+            .completer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            let _ = tx.send(txn_id.to_string());
+        }
+    }
+
     /// The `__transaction_state` partition of `txn_id`.
     pub fn partition_for(&self, txn_id: &str) -> i32 {
         partition_for_group(txn_id, self.partitions)
@@ -162,7 +300,10 @@ impl TransactionCoordinator {
 
     /// Appends `txn_id`'s state (or a tombstone) to its partition.
     fn persist(&self, txn_id: &str, meta: Option<&TxnMetadata>) -> Result<()> {
-        self.ensure_topic()?;
+        let clustered = self.clustered();
+        if !clustered {
+            self.ensure_topic()?;
+        }
         let partition = self
             .log
             .topics
@@ -174,6 +315,10 @@ impl TransactionCoordinator {
                     "transaction state partition missing",
                 )
             })?;
+        if clustered {
+            // Only the partition's leader writes (leadership may have moved a moment ago).
+            partition.check_produce(1)?;
+        }
         let (key, value) = storage::txn_record(txn_id, meta);
         let now = now_ms();
         let mut b = BatchBuilder::new(Compression::None);
@@ -232,8 +377,92 @@ impl TransactionCoordinator {
             *meta = before;
             return Err(code);
         }
-        self.finish(txn_id, meta);
+        if self.clustered() {
+            self.hand_to_completer(txn_id);
+        } else {
+            self.finish(txn_id, meta);
+        }
         Ok(())
+    }
+
+    /// Cluster mode: the markers `txn_id`'s Prepare state needs, if it is in one and
+    /// coordinated here.
+    pub fn prepared(&self, txn_id: &str) -> Option<PreparedTxn> {
+        let coordinator_epoch = self.coordinator_epoch(txn_id)?;
+        let txns = self.lock();
+        let meta = txns.get(txn_id)?;
+        let commit = match meta.state {
+            TxnState::PrepareCommit => true,
+            TxnState::PrepareAbort => false,
+            _ => return None,
+        };
+        Some(PreparedTxn {
+            producer_id: meta.producer_id,
+            epoch: meta.epoch,
+            commit,
+            partitions: meta.partitions.iter().cloned().collect(),
+            coordinator_epoch,
+            state_partition: self.partition_for(txn_id),
+        })
+    }
+
+    /// Cluster mode: every marker of `prepared` is written; the transaction moves to its
+    /// Complete state (if it is still that Prepare state here) and waiting EndTxns wake.
+    pub fn markers_written(&self, txn_id: &str, prepared: &PreparedTxn) {
+        let mut txns = self.lock();
+        if self.coordinator_epoch(txn_id) != Some(prepared.coordinator_epoch) {
+            return;
+        }
+        let Some(meta) = txns.get_mut(txn_id) else {
+            return;
+        };
+        let expected = if prepared.commit {
+            TxnState::PrepareCommit
+        } else {
+            TxnState::PrepareAbort
+        };
+        if meta.state != expected
+            || (meta.producer_id, meta.epoch) != (prepared.producer_id, prepared.epoch)
+        {
+            return;
+        }
+        meta.state = if prepared.commit {
+            TxnState::CompleteCommit
+        } else {
+            TxnState::CompleteAbort
+        };
+        meta.partitions.clear();
+        meta.last_update_ms = now_ms();
+        if let Err(e) = self.persist(txn_id, Some(meta)) {
+            // The markers are written; the next coordinator redoes them from the Prepare state.
+            tracing::warn!(transactional_id = txn_id, error = %e, "persisting a completed transaction failed");
+        }
+        drop(txns);
+        self.completed.notify_waiters();
+    }
+
+    /// Cluster mode: waits until `txn_id`'s transaction is no longer in a Prepare state (its
+    /// markers are written), up to `timeout`. NOT_COORDINATOR when this broker stops
+    /// coordinating it, CONCURRENT_TRANSACTIONS (retriable) when time runs out.
+    pub async fn wait_completed(&self, txn_id: &str, timeout: Duration) -> Result<(), ErrorCode> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.completed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if !self.coordinates(txn_id) {
+                return Err(ErrorCode::NotCoordinator);
+            }
+            let state = self.lock().get(txn_id).map(|m| m.state);
+            match state {
+                Some(TxnState::PrepareCommit | TxnState::PrepareAbort) => {}
+                Some(_) => return Ok(()),
+                None => return Err(ErrorCode::InvalidProducerIdMapping),
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return Err(ErrorCode::ConcurrentTransactions);
+            }
+        }
     }
 
     /// Writes the markers of a transaction in a Prepare state and moves it to Complete.
@@ -309,6 +538,10 @@ impl TransactionCoordinator {
             meta.fence();
             self.complete(txn_id, &mut meta, false)?;
             txns.insert(txn_id.to_string(), meta.clone());
+            if self.clustered() {
+                // As Kafka: the client retries until the fenced transaction's abort completed.
+                return Err(ErrorCode::ConcurrentTransactions);
+            }
         }
         let rotated_id = if meta.epoch_exhausted() {
             Some(
@@ -457,6 +690,47 @@ impl TransactionCoordinator {
             }
         }
     }
+}
+
+/// The states stored in `partition` in log order (`None`: a tombstone), up to its high
+/// watermark, or its log end with `to_log_end` (a new leader).
+fn read_states(
+    partition: &crate::partition::Partition,
+    to_log_end: bool,
+) -> Result<Vec<(String, Option<TxnMetadata>)>> {
+    let mut out = Vec::new();
+    let mut offset = partition.log_start_offset();
+    let end = if to_log_end {
+        partition.follower_position()?.0
+    } else {
+        partition.high_watermark()
+    };
+    while offset < end {
+        let data = if to_log_end {
+            partition.read_to_log_end(offset, 8 << 20)?
+        } else {
+            partition.read(offset, 8 << 20, true, false)?.records
+        };
+        let mut progressed = false;
+        for batch in RecordBatches::new(data) {
+            let batch = batch?;
+            if !batch.is_control() {
+                for r in batch.records()? {
+                    let r = r?;
+                    let Some(key) = r.key.as_ref() else { continue };
+                    if let Some(state) = storage::decode(key, r.value.as_ref()) {
+                        out.push(state);
+                    }
+                }
+            }
+            progressed |= batch.next_offset() > offset;
+            offset = offset.max(batch.next_offset());
+        }
+        if !progressed {
+            break;
+        }
+    }
+    Ok(out)
 }
 
 fn view(txn_id: &str, m: &TxnMetadata) -> TxnView {

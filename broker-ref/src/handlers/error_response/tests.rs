@@ -136,6 +136,16 @@ fn request(key: ApiKey, v: i16) -> RequestKind {
                     .with_partitions(vec![TxnOffsetCommitRequestPartition::default()]),
             ]))
         }
+        ApiKey::WriteTxnMarkers => {
+            use kafka_protocol::messages::write_txn_markers_request::{
+                WritableTxnMarker, WritableTxnMarkerTopic,
+            };
+            RequestKind::WriteTxnMarkers(WriteTxnMarkersRequest::default().with_markers(vec![
+                WritableTxnMarker::default().with_topics(vec![WritableTxnMarkerTopic::default()
+                    .with_name(name("t"))
+                    .with_partition_indexes(vec![0, 1])]),
+            ]))
+        }
         other => panic!("no test request for {other:?}"),
     }
 }
@@ -201,6 +211,12 @@ fn codes(response: &ResponseKind) -> Vec<i16> {
         ResponseKind::TxnOffsetCommit(r) => r
             .topics
             .iter()
+            .flat_map(|t| t.partitions.iter().map(|p| p.error_code))
+            .collect(),
+        ResponseKind::WriteTxnMarkers(r) => r
+            .markers
+            .iter()
+            .flat_map(|m| &m.topics)
             .flat_map(|t| t.partitions.iter().map(|p| p.error_code))
             .collect(),
         other => panic!("unexpected response {other:?}"),
