@@ -23,7 +23,7 @@
 # stdout carries only the results named above; logs go to DIR/node-ID/broker.log.
 #
 # Every node: replication factor 3 by default (capped at N), min.insync.replicas=2 (1 when
-# N=1), broker.rack=rack-ID, fast failure detection for development
+# N=1), broker.rack=rack-ID with the rack-aware replica selector (KIP-392), fast failure detection for development
 # (broker.session.timeout.ms=6000, replica.lag.time.max.ms=8000), and Kafka's 300 s between
 # preferred-leader rebalances (a shorter one moved leaders in the middle of fault tests, which
 # the Apache Kafka harness never does). Clients reach node ID
@@ -128,6 +128,7 @@ inter.broker.listener.name=INTERNAL
 controller.listener.names=CONTROLLER
 log.dirs=$DIR/node-$id/data
 broker.rack=rack-$id
+replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector
 default.replication.factor=$rf
 min.insync.replicas=$min_isr
 offsets.topic.replication.factor=$rf

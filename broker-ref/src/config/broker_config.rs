@@ -202,6 +202,7 @@ impl BrokerConfig {
             }
         }
         self.listeners()?;
+        super::replica_selector::ReplicaSelector::from_config(self)?;
         let dirs = self.get("log.dirs");
         if dirs.split(',').filter(|d| !d.trim().is_empty()).count() > 1 {
             return Err(Error::config(

@@ -66,6 +66,7 @@ const HONOURED: &[&str] = &[
     "node.id",
     "broker.id",
     "broker.rack",
+    "replica.selector.class",
     "log.dirs",
     "log.dir",
     "num.partitions",
@@ -153,6 +154,8 @@ const HONOURED: &[&str] = &[
     "offsets.retention.check.interval.ms",
     "offset.metadata.max.bytes",
     "transaction.state.log.num.partitions",
+    "transaction.state.log.replication.factor",
+    "transaction.state.log.min.isr",
     "transaction.state.log.segment.bytes",
     "transaction.max.timeout.ms",
     "transaction.abort.timed.out.transaction.cleanup.interval.ms",
@@ -276,10 +279,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("ssl.provider", "TLS is rustls; no JCA providers"),
     ("security.providers", "TLS is rustls; no JCA providers"),
     ("cordoned.log.dirs", "one log directory, never cordoned"),
-    (
-        "replica.selector.class",
-        "follower fetching for consumers (KIP-392) is not served by odradek-broker yet",
-    ),
     (
         "controller.quorum.bootstrap.servers",
         "dynamic quorums (KIP-853) are not supported: list the voters in controller.quorum.voters",
@@ -492,7 +491,7 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
     ),
     (
         "transaction.state.log.",
-        "transaction log internals (replication, loading)",
+        "transaction log loading internals",
     ),
     (
         "transaction.remove.expired.transaction.cleanup.interval.ms",
@@ -500,7 +499,7 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
     ),
     (
         "add.partitions.to.txn.",
-        "inter-broker transaction verification retries",
+        "a partition leader does not retry a transaction verification: a coordinator that cannot answer is reported to the producer as NOT_ENOUGH_REPLICAS, which it retries",
     ),
     (
         "delete.records.purgatory.",

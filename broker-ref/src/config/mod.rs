@@ -16,6 +16,7 @@
 pub mod broker_config;
 pub mod keys;
 pub mod properties;
+pub mod replica_selector;
 pub mod table;
 pub mod types;
 pub mod validators;

@@ -1,5 +1,8 @@
 //! Fetch: long-polling reads of stored batches, bounded by the high watermark (or the last
-//! stable offset for read_committed), `max_bytes` and per-partition limits.
+//! stable offset for read_committed), `max_bytes` and per-partition limits. In cluster mode a
+//! consumer's fetch with client metadata (v11+) may be served by a follower, and a leader with
+//! the rack-aware selector points a consumer to a replica in its rack instead of reading
+//! (`read_replica`, KIP-392).
 //!
 //! Fetch sessions (KIP-227, Fetch v7+): the session state machine lives in
 //! [`crate::session::fetch`]; this module reads what the session context names. A sessionless
@@ -23,13 +26,16 @@ use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::fetch_response::{
     AbortedTransaction, FetchableTopicResponse, PartitionData,
 };
-use kafka_protocol::messages::{FetchRequest, FetchResponse, ProducerId, ResponseKind, TopicName};
+use kafka_protocol::messages::{
+    BrokerId, FetchRequest, FetchResponse, ProducerId, ResponseKind, TopicName,
+};
 use kafka_protocol::protocol::StrBytes;
 use odradek::records::RecordBatches;
 use odradek::ErrorCode;
 use uuid::Uuid;
 
 use super::context::RequestContext;
+use super::read_replica::ReadSite;
 use super::reply::error_parts;
 use crate::broker::Broker;
 use crate::partition::{Partition, Progress, Topic};
@@ -61,6 +67,7 @@ pub async fn handle(
     let min_bytes = (request.min_bytes.max(0) as usize).min(max_bytes);
     let read_committed = request.isolation_level == 1;
     let by_id = version >= 13;
+    let site = ReadSite::of(broker, version, request.rack_id.as_str(), ctx.listener());
     let context = broker.fetch_sessions.new_context(
         request.session_id,
         request.session_epoch,
@@ -81,7 +88,7 @@ pub async fn handle(
             let topics = poll
                 .run(
                     || watched_topics(broker, &request.topics, version >= 13),
-                    || read_all(broker, &request.topics, limits, read_committed, version),
+                    || read_all(&site, &request.topics, limits, read_committed, version),
                 )
                 .await;
             FetchResponse::default()
@@ -98,7 +105,7 @@ pub async fn handle(
             let data = poll
                 .run(
                     || watched_list(broker, &partitions),
-                    || read_list(broker, &partitions, limits, read_committed, by_id),
+                    || read_list(&site, &partitions, limits, read_committed, by_id),
                 )
                 .await;
             let results: Vec<PartitionResult> = data.iter().map(result_of).collect();
@@ -120,7 +127,7 @@ pub async fn handle(
             let data = poll
                 .run(
                     || watched_list(broker, &partitions),
-                    || read_list(broker, &partitions, limits, read_committed, by_id),
+                    || read_list(&site, &partitions, limits, read_committed, by_id),
                 )
                 .await;
             let results: Vec<PartitionResult> = data.iter().map(result_of).collect();
@@ -368,6 +375,7 @@ fn result_of(pd: &PartitionData) -> PartitionResult {
         high_watermark: pd.high_watermark,
         last_stable_offset: pd.last_stable_offset,
         log_start_offset: pd.log_start_offset,
+        has_preferred_replica: pd.preferred_read_replica.0 >= 0,
     }
 }
 
@@ -380,7 +388,8 @@ fn result_of(pd: &PartitionData) -> PartitionResult {
 /// not the whole batches that fitted under it. Otherwise a `fetch.min.bytes` equal to
 /// `max.partition.fetch.bytes` could never be reached by one partition, and every Fetch would
 /// wait out `fetch.wait.max.ms` although data was there.
-struct ReadPass {
+struct ReadPass<'a> {
+    site: &'a ReadSite<'a>,
     budget: usize,
     credited: usize,
     min_bytes: usize,
@@ -389,9 +398,15 @@ struct ReadPass {
     read_committed: bool,
 }
 
-impl ReadPass {
-    fn new(max_bytes: usize, min_bytes: usize, read_committed: bool) -> ReadPass {
+impl<'a> ReadPass<'a> {
+    fn new(
+        site: &'a ReadSite<'a>,
+        max_bytes: usize,
+        min_bytes: usize,
+        read_committed: bool,
+    ) -> ReadPass<'a> {
         ReadPass {
+            site,
             budget: max_bytes,
             credited: 0,
             min_bytes,
@@ -415,9 +430,21 @@ impl ReadPass {
             .with_aborted_transactions(read_committed.then(Vec::new));
         let partition = topic.and_then(|t| t.partition(index));
         let mut limit = 0;
-        let refused = partition
-            .as_ref()
-            .and_then(|p| p.check_leader(params.current_leader_epoch).err());
+        let refused = partition.as_ref().and_then(|p| {
+            p.check_readable(params.current_leader_epoch, self.site.followers_serve)
+                .err()
+        });
+        if let Some(p) = partition.as_ref().filter(|_| refused.is_none()) {
+            if let Some(preferred) = self.site.preferred(p, params.fetch_offset) {
+                // KIP-392: no records, the consumer goes to the replica in its rack.
+                return pd
+                    .with_high_watermark(p.high_watermark())
+                    .with_last_stable_offset(p.last_stable_offset())
+                    .with_log_start_offset(p.log_start_offset())
+                    .with_preferred_read_replica(BrokerId(preferred))
+                    .with_records(Some(bytes::Bytes::new()));
+            }
+        }
         let result = match partition {
             _ if refused.is_some() => {
                 Err(refused.unwrap_or_else(|| ErrorCode::UnknownServerError.into()))
@@ -506,13 +533,14 @@ fn end_offset(records: &bytes::Bytes) -> Option<i64> {
 
 /// Sessionless read of the request's topics, answered in request order.
 fn read_all(
-    broker: &Broker,
+    site: &ReadSite<'_>,
     topics: &[FetchTopic],
     limits: Limits,
     read_committed: bool,
     version: i16,
 ) -> (Vec<FetchableTopicResponse>, usize, bool) {
-    let mut pass = ReadPass::new(limits.max_bytes, limits.min_bytes, read_committed);
+    let broker = site.broker();
+    let mut pass = ReadPass::new(site, limits.max_bytes, limits.min_bytes, read_committed);
     let mut out = Vec::with_capacity(topics.len());
     for ft in topics {
         let by_id = version >= 13;
@@ -537,13 +565,14 @@ fn read_all(
 
 /// Reads a session's (or a full request's) partitions in order; one result per partition.
 fn read_list(
-    broker: &Broker,
+    site: &ReadSite<'_>,
     partitions: &[(PartitionKey, FetchParams)],
     limits: Limits,
     read_committed: bool,
     by_id: bool,
 ) -> (Vec<PartitionData>, usize, bool) {
-    let mut pass = ReadPass::new(limits.max_bytes, limits.min_bytes, read_committed);
+    let broker = site.broker();
+    let mut pass = ReadPass::new(site, limits.max_bytes, limits.min_bytes, read_committed);
     let mut out = Vec::with_capacity(partitions.len());
     let mut topics = TopicLookup::new(broker);
     for (key, params) in partitions {

@@ -29,6 +29,7 @@ mod list_offsets;
 mod metadata;
 mod produce;
 mod produce_validation;
+mod read_replica;
 mod records_admin;
 mod replica_fetch;
 mod reply;

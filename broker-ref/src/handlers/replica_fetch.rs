@@ -109,6 +109,7 @@ fn serve(
                         return base.with_error_code(e.code().code());
                     }
                     let limit = (p.partition_max_bytes.max(0) as usize).min(budget);
+                    partition.note_follower_log_start(replica, p.log_start_offset);
                     match partition.serve_follower(
                         replica,
                         p.fetch_offset,

@@ -28,7 +28,7 @@ pub use registry::{
     METADATA_LOG_DIR, METADATA_TOPIC,
 };
 pub use replica_state::{
-    Followed, IsrChange, LeaderAndIsr, ReplicaRead, Replication, ReplicationView,
+    Followed, IsrChange, LeaderAndIsr, ReplicaCandidate, ReplicaRead, Replication, ReplicationView,
     Role as ReplicaRole,
 };
 pub use state::{close_all, FetchOutcome, Partition, ProduceOutcome, Progress, LEADER_EPOCH};

@@ -42,11 +42,24 @@ pub struct LeaderAndIsr {
     pub min_isr: i32,
 }
 
+/// A replica a leader may point a consumer to (KIP-392), as its selector sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplicaCandidate {
+    /// Its broker id.
+    pub broker: i32,
+    /// Its log end offset (the leader's own, or the follower's at its last fetch).
+    pub log_end_offset: i64,
+    /// Milliseconds since it was last caught up (0 for the leader).
+    pub ms_since_caught_up: i64,
+}
+
 /// What the leader knows of one follower.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct FollowerProgress {
     /// Its log end offset from its latest valid fetch (-1: unknown).
     pub(super) leo: i64,
+    /// Its log start offset from its latest valid fetch (-1: unknown).
+    pub(super) log_start: i64,
     /// When it last caught up (ms; 0: never).
     pub(super) last_caught_up_ms: i64,
     /// The leader's log end offset at the follower's previous fetch, and when that was.

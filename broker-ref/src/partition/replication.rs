@@ -27,8 +27,8 @@ use tokio::sync::Notify;
 use super::markers;
 use super::producer_state::ProducerState;
 use super::replica_state::{
-    Followed, FollowerProgress, IsrChange, LeaderAndIsr, ReplicaRead, Replication, ReplicationView,
-    Role,
+    Followed, FollowerProgress, IsrChange, LeaderAndIsr, ReplicaCandidate, ReplicaRead,
+    Replication, ReplicationView, Role,
 };
 use super::snapshot;
 use super::state::Partition;
@@ -102,6 +102,7 @@ impl Partition {
                         *id,
                         FollowerProgress {
                             leo: -1,
+                            log_start: -1,
                             last_caught_up_ms: if in_sync { now_ms } else { 0 },
                             previous_fetch: (-1, 0),
                         },
@@ -439,6 +440,75 @@ impl Partition {
             offset,
             "follower restarted at the leader's log start"
         );
+        Ok(())
+    }
+
+    /// The leader takes note of a follower's log start offset from its fetch (KIP-392: a
+    /// follower is a consumer's read replica only if it still has the consumer's offset).
+    pub fn note_follower_log_start(&self, replica: i32, log_start: i64) {
+        if let Some(f) = self.replication().followers.get_mut(&replica) {
+            f.log_start = log_start;
+        }
+    }
+
+    /// KIP-392: the replicas a leader may send a consumer at `fetch_offset` to, as Kafka's
+    /// `findPreferredReadReplica` lists them: every ISR follower whose last fetch showed it
+    /// holds that offset (log start ≤ offset ≤ log end), then the leader itself (never
+    /// lagging). `None` when this broker does not lead the partition.
+    pub fn read_replica_candidates(
+        &self,
+        fetch_offset: i64,
+        now_ms: i64,
+    ) -> Option<Vec<ReplicaCandidate>> {
+        let leo = self.log().ok()?.log_end_offset();
+        let r = self.replication();
+        if r.role != Role::Leader {
+            return None;
+        }
+        let mut out: Vec<ReplicaCandidate> = r
+            .followers
+            .iter()
+            .filter(|(id, f)| {
+                r.isr.contains(id)
+                    && f.leo >= fetch_offset
+                    && f.log_start >= 0
+                    && f.log_start <= fetch_offset
+            })
+            .map(|(id, f)| ReplicaCandidate {
+                broker: *id,
+                log_end_offset: f.leo,
+                ms_since_caught_up: now_ms.saturating_sub(f.last_caught_up_ms).max(0),
+            })
+            .collect();
+        out.push(ReplicaCandidate {
+            broker: r.me,
+            log_end_offset: leo,
+            ms_since_caught_up: 0,
+        });
+        Some(out)
+    }
+
+    /// Checks that a consumer's fetch may read here: this broker leads, or (a fetch that
+    /// carries client metadata, KIP-392) follows; `current_leader_epoch` (≥ 0) must be the
+    /// partition's (FENCED_LEADER_EPOCH when older, UNKNOWN_LEADER_EPOCH when newer).
+    pub fn check_readable(&self, current_leader_epoch: i32, followers_serve: bool) -> Result<()> {
+        if !followers_serve {
+            return self.check_leader(current_leader_epoch);
+        }
+        let r = self.replication();
+        let epoch = match r.role {
+            Role::Single => super::state::LEADER_EPOCH,
+            Role::Leader | Role::Follower { .. } => r.leader_epoch,
+            Role::None => return Err(ErrorCode::NotLeaderOrFollower.into()),
+        };
+        if current_leader_epoch >= 0 {
+            if current_leader_epoch < epoch {
+                return Err(ErrorCode::FencedLeaderEpoch.into());
+            }
+            if current_leader_epoch > epoch {
+                return Err(ErrorCode::UnknownLeaderEpoch.into());
+            }
+        }
         Ok(())
     }
 

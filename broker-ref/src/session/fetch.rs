@@ -130,6 +130,8 @@ pub struct PartitionResult {
     pub last_stable_offset: i64,
     /// Log start offset sent.
     pub log_start_offset: i64,
+    /// Whether the answer names a preferred read replica (KIP-392: always sent, as Kafka does).
+    pub has_preferred_replica: bool,
 }
 
 /// The partitions an incremental or full request lists, and those it forgets.
@@ -208,7 +210,7 @@ impl CachedPartition {
     /// Whether `result` must be sent, updating what the session remembers as sent (Kafka's
     /// `maybeUpdateResponseData` with `updateResponseData = true`).
     fn must_respond(&mut self, result: &PartitionResult) -> bool {
-        let mut respond = result.has_records;
+        let mut respond = result.has_records || result.has_preferred_replica;
         if self.high_watermark != result.high_watermark {
             respond = true;
             self.high_watermark = result.high_watermark;

@@ -1,6 +1,6 @@
 //! A local cluster of `odradek-broker` processes in cluster mode, each node broker and
 //! controller (`process.roles=broker,controller`), on loopback with ephemeral client ports and
-//! a temporary data directory per node.
+//! a temporary data directory per node; node ID is in rack `rack-ID`.
 
 #![allow(dead_code, clippy::unwrap_used)]
 
@@ -69,10 +69,12 @@ impl LocalCluster {
             self.controller_ports[id - 1]
         );
         let node = id.to_string();
+        let rack = format!("rack-{id}");
         let mut overrides: Vec<(&str, &str)> = vec![
             ("listeners", &listeners),
             ("process.roles", "broker,controller"),
             ("node.id", &node),
+            ("broker.rack", &rack),
             ("controller.quorum.voters", &voters),
             ("controller.listener.names", "CONTROLLER"),
             (

@@ -26,6 +26,7 @@ fn result(hw: i64) -> PartitionResult {
         high_watermark: hw,
         last_stable_offset: hw,
         log_start_offset: 0,
+        has_preferred_replica: false,
     }
 }
 
@@ -260,6 +261,23 @@ fn incremental_responses_carry_only_partitions_with_news() {
         )
         .unwrap();
     assert_eq!(include, vec![false, false, false]);
+
+    // A preferred read replica is always sent (KIP-392), even with nothing else new.
+    let (epoch, partitions) = incremental(&cache, id, epoch, SessionUpdate::default(), now);
+    let pointed = PartitionResult {
+        has_preferred_replica: true,
+        ..result(12)
+    };
+    let include = cache
+        .complete_incremental(
+            id,
+            epoch,
+            &partitions,
+            &[pointed, lso_moved, start_moved],
+            now,
+        )
+        .unwrap();
+    assert_eq!(include, vec![true, false, false]);
 
     // An error is always sent, and the partition is sent again when the error clears.
     let (epoch, partitions) = incremental(&cache, id, epoch, SessionUpdate::default(), now);
