@@ -250,6 +250,7 @@ impl Controller {
                         isr: (e.isr != p.isr).then_some(e.isr),
                         replicas: None,
                         recovering: e.recovering.then_some(true),
+                        reassignment: None,
                     });
                 }
             }
@@ -466,6 +467,7 @@ impl Controller {
                             isr: None,
                             replicas: None,
                             recovering: None,
+                            reassignment: None,
                         });
                     }
                 }
@@ -905,11 +907,54 @@ impl Controller {
                                 isr: (e.isr != p.isr).then_some(e.isr),
                                 replicas: None,
                                 recovering: e.recovering.then_some(true),
+                                reassignment: None,
                             });
                         })
                     }
                 };
                 results.push(((topic, index), result));
+            }
+            Ok((batch, results))
+        })
+        .await
+    }
+
+    /// AlterPartitionReassignments: each (topic, partition, target replicas; `None` cancels)
+    /// planned by [`super::reassignment::plan`] and written together; one result per entry,
+    /// in order (UNKNOWN_TOPIC_OR_PARTITION, INVALID_REPLICA_ASSIGNMENT,
+    /// INVALID_REPLICATION_FACTOR, NO_REASSIGNMENT_IN_PROGRESS as Kafka answers).
+    pub async fn alter_reassignments(
+        &self,
+        entries: Vec<(String, i32, Option<Vec<i32>>)>,
+        allow_replication_factor_change: bool,
+    ) -> Result<Vec<Result<()>>> {
+        self.write(|image| {
+            let usable = Self::usable(image);
+            let registered: BTreeSet<i32> = image.brokers.keys().copied().collect();
+            let mut batch = Vec::new();
+            let mut results = Vec::new();
+            for (topic, index, target) in &entries {
+                let found = image
+                    .topics
+                    .get(topic)
+                    .and_then(|t| t.partitions.get(index).map(|p| (t.id.clone(), p)));
+                let result = match found {
+                    None => Err(Error::kafka(
+                        ErrorCode::UnknownTopicOrPartition,
+                        format!("{topic}-{index} does not exist"),
+                    )),
+                    Some((id, p)) => super::reassignment::plan(
+                        &id,
+                        *index,
+                        p,
+                        target.as_deref(),
+                        &registered,
+                        &usable,
+                        allow_replication_factor_change,
+                    )
+                    .map(|change| batch.extend(change)),
+                };
+                results.push(result);
             }
             Ok((batch, results))
         })
@@ -1037,6 +1082,18 @@ fn check_isr(
         ));
     }
     let recovered = current.recovering && p.recovered;
+    // The expansion that puts the last adding replica in sync completes a reassignment.
+    if let Some(done) = super::reassignment::completion(current, &p.new_isr, usable) {
+        return Ok(Some(MetadataRecord::PartitionChange {
+            topic_id: p.topic_id.clone(),
+            partition: p.partition,
+            leader: (done.leader != current.leader).then_some(done.leader),
+            isr: (done.isr != current.isr).then_some(done.isr),
+            replicas: (done.replicas != current.replicas).then_some(done.replicas),
+            recovering: recovered.then_some(false),
+            reassignment: Some(Default::default()),
+        }));
+    }
     if p.new_isr == current.isr && !recovered {
         return Ok(None);
     }
@@ -1047,6 +1104,7 @@ fn check_isr(
         isr: (p.new_isr != current.isr).then(|| p.new_isr.clone()),
         replicas: None,
         recovering: recovered.then_some(false),
+        reassignment: None,
     }))
 }
 

@@ -47,6 +47,30 @@ pub struct PartitionImage {
     pub partition_epoch: i32,
     /// The leader was elected uncleanly and has not settled yet.
     pub recovering: bool,
+    /// The reassignment in flight (empty: none). `replicas` holds the target replicas first,
+    /// then the ones being removed.
+    #[serde(default)]
+    pub reassigning: crate::cluster::records::ReassigningReplicas,
+}
+
+impl PartitionImage {
+    /// The replicas it had before its reassignment in flight (its replicas when none is).
+    pub fn original_replicas(&self) -> Vec<i32> {
+        self.replicas
+            .iter()
+            .copied()
+            .filter(|r| !self.reassigning.adding.contains(r))
+            .collect()
+    }
+
+    /// The replicas its reassignment in flight moves to (its replicas when none is).
+    pub fn target_replicas(&self) -> Vec<i32> {
+        self.replicas
+            .iter()
+            .copied()
+            .filter(|r| !self.reassigning.removing.contains(r))
+            .collect()
+    }
 }
 
 /// A topic.
@@ -195,6 +219,7 @@ impl MetadataImage {
                             leader_epoch,
                             partition_epoch,
                             recovering: false,
+                            reassigning: Default::default(),
                         },
                     );
                 }
@@ -206,6 +231,7 @@ impl MetadataImage {
                 isr,
                 replicas,
                 recovering,
+                reassignment,
             } => {
                 let Some(p) = self
                     .topic_by_id(&topic_id)
@@ -227,6 +253,9 @@ impl MetadataImage {
                 }
                 if let Some(r) = recovering {
                     p.recovering = r;
+                }
+                if let Some(r) = reassignment {
+                    p.reassigning = r;
                 }
                 p.partition_epoch += 1;
             }
@@ -400,6 +429,7 @@ mod tests {
             isr,
             replicas: None,
             recovering: None,
+            reassignment: None,
         };
         image.apply(6, change(None, Some(vec![1, 2])));
         let p = &image.topics["t"].partitions[&0];

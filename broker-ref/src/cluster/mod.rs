@@ -19,6 +19,7 @@ pub mod peers;
 pub mod placement;
 pub mod quorum_driver;
 pub mod quorum_wire;
+pub mod reassignment;
 pub mod records;
 pub mod replicas;
 pub mod settings;

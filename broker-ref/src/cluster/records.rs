@@ -18,6 +18,22 @@ pub struct EndpointRecord {
     pub security_protocol: i16,
 }
 
+/// The replicas of a partition reassignment in flight (KIP-455).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReassigningReplicas {
+    /// Replicas of the target assignment not in the original one (catching up).
+    pub adding: Vec<i32>,
+    /// Replicas of the original assignment not in the target one (leaving once it is done).
+    pub removing: Vec<i32>,
+}
+
+impl ReassigningReplicas {
+    /// Whether no reassignment is in flight.
+    pub fn is_empty(&self) -> bool {
+        self.adding.is_empty() && self.removing.is_empty()
+    }
+}
+
 /// A change to the cluster's metadata.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type")]
@@ -100,6 +116,10 @@ pub enum MetadataRecord {
         /// RECOVERING): its first fetches from followers settle it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         recovering: Option<bool>,
+        /// A reassignment started (the replicas being added and removed), or ended (both
+        /// empty): KRaft's `addingReplicas` / `removingReplicas`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reassignment: Option<ReassigningReplicas>,
     },
     /// A topic was deleted.
     RemoveTopic {
@@ -165,9 +185,22 @@ mod tests {
                 isr: None,
                 replicas: None,
                 recovering: None,
+                reassignment: Some(ReassigningReplicas {
+                    adding: vec![4],
+                    removing: vec![1],
+                }),
             },
         ];
         assert_eq!(decode(&encode(&batch)).unwrap(), batch);
+        // Entries written before reassignments existed still decode.
+        let old = br#"[{"type":"PartitionChange","topic_id":"id","partition":0,"leader":2}]"#;
+        assert!(matches!(
+            &decode(old).unwrap()[0],
+            MetadataRecord::PartitionChange {
+                reassignment: None,
+                ..
+            }
+        ));
         assert!(decode(b"{").is_err());
     }
 }

@@ -100,7 +100,11 @@ pub fn reject_unsupported_version(prefix: &RequestPrefix) -> Option<odradek::Res
 }
 
 /// APIs a broker serves in cluster mode only (the controller decides them).
-pub const CLUSTER_ONLY_APIS: &[ApiKey] = &[ApiKey::ElectLeaders];
+pub const CLUSTER_ONLY_APIS: &[ApiKey] = &[
+    ApiKey::ElectLeaders,
+    ApiKey::AlterPartitionReassignments,
+    ApiKey::ListPartitionReassignments,
+];
 
 /// The advertised range of an API on a client listener of `broker`: the single node's, plus
 /// [`CLUSTER_ONLY_APIS`] in cluster mode.

@@ -843,6 +843,18 @@ pub async fn handle(
                 other => other,
             }))
         }
+        RequestKind::AlterPartitionReassignments(_) => {
+            if !az.cluster(Op::Alter) {
+                return whole(broker, ctx, &body, ErrorCode::ClusterAuthorizationFailed);
+            }
+            inner!(body)
+        }
+        RequestKind::ListPartitionReassignments(_) => {
+            if !az.cluster(Op::Describe) {
+                return whole(broker, ctx, &body, ErrorCode::ClusterAuthorizationFailed);
+            }
+            inner!(body)
+        }
         RequestKind::WriteTxnMarkers(_) => {
             if !az.cluster(Op::ClusterAction) {
                 return whole(broker, ctx, &body, ErrorCode::ClusterAuthorizationFailed);

@@ -68,7 +68,7 @@ async fn settle(broker: &Broker, topics: &[String], gone: bool, timeout: Duratio
     }
 }
 
-fn timeout_of(ms: i32) -> Duration {
+pub(super) fn timeout_of(ms: i32) -> Duration {
     Duration::from_millis(ms.clamp(1_000, 60_000) as u64)
 }
 

@@ -31,6 +31,8 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
     ApiRange { api_key: 37, min: 0, max: 3 },   // CreatePartitions (forwarded)
     ApiRange { api_key: 43, min: 0, max: 2 },   // ElectLeaders (forwarded)
     ApiRange { api_key: 44, min: 0, max: 1 },   // IncrementalAlterConfigs (topics, forwarded)
+    ApiRange { api_key: 45, min: 0, max: 1 },   // AlterPartitionReassignments (forwarded)
+    ApiRange { api_key: 46, min: 0, max: 0 },   // ListPartitionReassignments (forwarded)
     ApiRange { api_key: 49, min: 0, max: 1 },   // AlterClientQuotas (forwarded)
     ApiRange { api_key: 52, min: 0, max: 2 },   // Vote
     ApiRange { api_key: 53, min: 0, max: 1 },   // BeginQuorumEpoch
@@ -142,6 +144,12 @@ pub async fn handle(
         RequestKind::ElectLeaders(r) => {
             ResponseKind::ElectLeaders(controller_ops::elect_leaders(node, r).await)
         }
+        RequestKind::ListPartitionReassignments(r) => ResponseKind::ListPartitionReassignments(
+            super::reassignments::list_on_controller(node, &r),
+        ),
+        RequestKind::AlterPartitionReassignments(r) => ResponseKind::AlterPartitionReassignments(
+            super::reassignments::alter_on_controller(controller_ops::controller(node), r).await,
+        ),
         RequestKind::Fetch(_) => {
             return Err(not_served("a Fetch of anything but the metadata log"))
         }

@@ -25,7 +25,7 @@ use crate::cluster::records::EndpointRecord;
 use crate::cluster::ClusterNode;
 use crate::Error;
 
-fn controller(node: &ClusterNode) -> Result<&Controller, Error> {
+pub(super) fn controller(node: &ClusterNode) -> Result<&Controller, Error> {
     node.controller
         .as_deref()
         .ok_or_else(|| Error::kafka(ErrorCode::NotController, "not a controller"))

@@ -57,6 +57,9 @@ pub const SUPPORTED: &[ApiKey] = &[
     ApiKey::EndTxn,
     ApiKey::TxnOffsetCommit,
     ApiKey::WriteTxnMarkers,
+    ApiKey::ElectLeaders,
+    ApiKey::AlterPartitionReassignments,
+    ApiKey::ListPartitionReassignments,
 ];
 
 /// Whether [`error_response`] can answer `api_key`.
@@ -125,6 +128,15 @@ pub fn error_response(
         ),
         RequestKind::TxnOffsetCommit(r) => ResponseKind::TxnOffsetCommit(txn_offset_commit(r, e)),
         RequestKind::WriteTxnMarkers(r) => ResponseKind::WriteTxnMarkers(write_txn_markers(r, e)),
+        RequestKind::ElectLeaders(r) => ResponseKind::ElectLeaders(elect_leaders(r, version, e)),
+        RequestKind::AlterPartitionReassignments(r) => ResponseKind::AlterPartitionReassignments(
+            AlterPartitionReassignmentsResponse::default()
+                .with_allow_replication_factor_change(r.allow_replication_factor_change)
+                .with_error_code(e),
+        ),
+        RequestKind::ListPartitionReassignments(_) => ResponseKind::ListPartitionReassignments(
+            ListPartitionReassignmentsResponse::default().with_error_code(e),
+        ),
         _ => {
             return Err(Error::Intercept(format!(
                 "no error response for {:?}",
@@ -431,6 +443,38 @@ fn txn_offset_commit(r: &TxnOffsetCommitRequest, e: i16) -> TxnOffsetCommitRespo
         })
         .collect();
     TxnOffsetCommitResponse::default().with_topics(topics)
+}
+
+/// ElectLeaders: the top-level code from v1; v0 has only per-partition results.
+fn elect_leaders(r: &ElectLeadersRequest, version: i16, e: i16) -> ElectLeadersResponse {
+    use kafka_protocol::messages::elect_leaders_response::{
+        PartitionResult, ReplicaElectionResult,
+    };
+    let results = r
+        .topic_partitions
+        .iter()
+        .flatten()
+        .map(|t| {
+            ReplicaElectionResult::default()
+                .with_topic(t.topic.clone())
+                .with_partition_result(
+                    t.partitions
+                        .iter()
+                        .map(|p| {
+                            PartitionResult::default()
+                                .with_partition_id(*p)
+                                .with_error_code(e)
+                        })
+                        .collect(),
+                )
+        })
+        .collect();
+    let response = ElectLeadersResponse::default().with_replica_election_results(results);
+    if version >= 1 {
+        response.with_error_code(e)
+    } else {
+        response
+    }
 }
 
 fn write_txn_markers(r: &WriteTxnMarkersRequest, e: i16) -> WriteTxnMarkersResponse {

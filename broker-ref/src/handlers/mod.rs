@@ -5,7 +5,7 @@
 
 mod admin_configs;
 mod admin_topics;
-mod api_versions;
+pub(crate) mod api_versions;
 pub mod authorize;
 pub mod authz;
 mod broker_configs;
@@ -30,6 +30,7 @@ mod metadata;
 mod produce;
 mod produce_validation;
 mod read_replica;
+mod reassignments;
 mod records_admin;
 mod replica_fetch;
 mod reply;

@@ -145,6 +145,20 @@ pub(super) async fn handle_unchecked(
                 "ElectLeaders is served in cluster mode only",
             )),
         },
+        RequestKind::AlterPartitionReassignments(r) => match broker.cluster_node() {
+            Some(node) => super::reassignments::alter(node, r).await.map(Some),
+            None => Err(Error::kafka(
+                ErrorCode::UnsupportedVersion,
+                "AlterPartitionReassignments is served in cluster mode only",
+            )),
+        },
+        RequestKind::ListPartitionReassignments(r) => match broker.cluster_node() {
+            Some(node) => super::reassignments::list(node, r).await.map(Some),
+            None => Err(Error::kafka(
+                ErrorCode::UnsupportedVersion,
+                "ListPartitionReassignments is served in cluster mode only",
+            )),
+        },
         RequestKind::SaslHandshake(r) => Ok(Some(security_admin::sasl_handshake(ctx, r))),
         RequestKind::SaslAuthenticate(r) => Ok(Some(security_admin::sasl_authenticate(ctx, r))),
         _ => Err(Error::kafka(

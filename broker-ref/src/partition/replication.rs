@@ -89,6 +89,22 @@ impl Partition {
         };
         let mut r = self.replication();
         let new_epoch = decision.leader_epoch != r.leader_epoch || role != r.role;
+        let removed = role == Role::None
+            && matches!(r.role, Role::Leader | Role::Follower { .. })
+            && decision.leader_epoch >= r.leader_epoch;
+        if role == Role::Leader && !new_epoch {
+            // The replicas changed under the same leader (a reassignment): new followers start
+            // with unknown positions, removed ones are forgotten.
+            r.followers.retain(|id, _| decision.replicas.contains(id));
+            for id in decision.replicas.iter().filter(|id| **id != decision.me) {
+                r.followers.entry(*id).or_insert(FollowerProgress {
+                    leo: -1,
+                    log_start: -1,
+                    last_caught_up_ms: if decision.isr.contains(id) { now_ms } else { 0 },
+                    previous_fetch: (-1, 0),
+                });
+            }
+        }
         if role == Role::Leader && new_epoch {
             log.start_leader_epoch(decision.leader_epoch)?;
             r.epoch_start = leo;
@@ -132,6 +148,17 @@ impl Partition {
             None
         };
         drop(r);
+        if removed {
+            // No longer a replica (reassigned away): its data goes, as Kafka deletes the log.
+            log.truncate_fully_and_start_at(0)?;
+            *self.producers()? = ProducerState::default();
+            self.high_watermark.store(0, Ordering::Release);
+            tracing::info!(
+                topic = self.topic(),
+                partition = self.index(),
+                "no longer a replica: local data deleted"
+            );
+        }
         let producers = self.producers()?;
         if let Some(hw) = hw_move {
             self.raise_high_watermark(&mut log, &producers, hw);

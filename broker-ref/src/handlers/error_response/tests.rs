@@ -146,6 +146,20 @@ fn request(key: ApiKey, v: i16) -> RequestKind {
                     .with_partition_indexes(vec![0, 1])]),
             ]))
         }
+        ApiKey::ElectLeaders => {
+            use kafka_protocol::messages::elect_leaders_request::TopicPartitions;
+            RequestKind::ElectLeaders(ElectLeadersRequest::default().with_topic_partitions(Some(
+                vec![TopicPartitions::default()
+                    .with_topic(name("t"))
+                    .with_partitions(vec![0])],
+            )))
+        }
+        ApiKey::AlterPartitionReassignments => {
+            RequestKind::AlterPartitionReassignments(AlterPartitionReassignmentsRequest::default())
+        }
+        ApiKey::ListPartitionReassignments => {
+            RequestKind::ListPartitionReassignments(ListPartitionReassignmentsRequest::default())
+        }
         other => panic!("no test request for {other:?}"),
     }
 }
@@ -219,6 +233,14 @@ fn codes(response: &ResponseKind) -> Vec<i16> {
             .flat_map(|m| &m.topics)
             .flat_map(|t| t.partitions.iter().map(|p| p.error_code))
             .collect(),
+        ResponseKind::ElectLeaders(r) if r.error_code != 0 => vec![r.error_code],
+        ResponseKind::ElectLeaders(r) => r
+            .replica_election_results
+            .iter()
+            .flat_map(|t| t.partition_result.iter().map(|p| p.error_code))
+            .collect(),
+        ResponseKind::AlterPartitionReassignments(r) => vec![r.error_code],
+        ResponseKind::ListPartitionReassignments(r) => vec![r.error_code],
         other => panic!("unexpected response {other:?}"),
     }
 }
@@ -250,7 +272,20 @@ fn every_supported_api_and_version_round_trips_with_the_code() {
     let conn = ConnectionContext::plaintext("127.0.0.1:1".parse().unwrap(), "PLAINTEXT");
     let code = ErrorCode::CoordinatorNotAvailable;
     for &key in SUPPORTED {
+        // Cluster-only APIs: Kafka's range capped at the codec's, as a cluster node advertises.
         let range = advertised_range(key as i16)
+            .or_else(|| {
+                let kafka = crate::handlers::kafka4_api_versions::ADVERTISED
+                    .iter()
+                    .find(|r| r.api_key == key as i16)?;
+                crate::handlers::api_versions::CLUSTER_ONLY_APIS
+                    .contains(&key)
+                    .then(|| crate::handlers::kafka4_api_versions::ApiRange {
+                        api_key: kafka.api_key,
+                        min: kafka.min,
+                        max: kafka.max.min(odradek::protocol::codec_versions(key).max),
+                    })
+            })
             .unwrap_or_else(|| panic!("{key:?} is supported but not advertised"));
         // Versions the codec cannot decode (Produce v0-2) never reach a handler.
         let min = range.min.max(odradek::protocol::codec_versions(key).min);
