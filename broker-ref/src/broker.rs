@@ -48,6 +48,8 @@ pub struct Broker {
     pub security: SecurityState,
     /// Client quotas: the configured values (durable) and the sensors enforcing them.
     pub quotas: crate::quota::Quotas,
+    /// Replication throttles (cluster mode; rates follow the dynamic broker configs).
+    pub replication_quotas: Arc<crate::quota::replication::ReplicationQuotas>,
     /// Where clients connect, per listener (Metadata, DescribeCluster and FindCoordinator answer
     /// the endpoint of the listener the request came in on).
     pub endpoints: Vec<Endpoint>,
@@ -188,6 +190,9 @@ impl Broker {
         let request_slots = crate::request_slots::RequestSlots::new(
             config.int("queued.max.requests").max(1) as usize,
         );
+        let replication_quotas = Arc::new(crate::quota::replication::ReplicationQuotas::new(
+            &dynamic.effective(),
+        ));
         let quotas = crate::quota::Quotas::new(
             crate::quota::QuotaStore::open(Some(&dir))?,
             crate::quota::WindowConfig::new(
@@ -215,6 +220,7 @@ impl Broker {
             request_slots,
             security,
             quotas,
+            replication_quotas,
             endpoints,
             cluster: std::sync::OnceLock::new(),
         });
@@ -277,8 +283,10 @@ impl Broker {
     }
 
     /// Applies a new effective configuration (after a dynamic change): the broker-level topic
-    /// defaults of every partition. The cleaner reads its settings before each pass.
+    /// defaults of every partition and the replication throttle rates. The cleaner reads its
+    /// settings before each pass.
     pub fn apply_dynamic(&self, effective: &BrokerConfig) -> Result<()> {
+        self.replication_quotas.apply(effective);
         self.topics.set_defaults(topic_defaults(effective)?)
     }
 }

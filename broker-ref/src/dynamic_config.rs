@@ -25,7 +25,8 @@ use crate::{Error, Result};
 
 /// Honoured keys this broker applies at runtime: the broker-level topic defaults (`log.*`
 /// synonyms of topic configs, `message.max.bytes`, `compression.type`) and the log cleaner's
-/// settings, plus `num.recovery.threads.per.data.dir` (used at shutdown and the next start).
+/// settings, plus `num.recovery.threads.per.data.dir` (used at shutdown and the next start)
+/// and the replication throttle rates.
 /// Every one is dynamic in Kafka too (a unit test checks it). The other keys Kafka lets change
 /// at runtime are stored and described when they are not acted on anyway
 /// ([`Status::NotApplicable`]); honoured keys outside this list are refused at runtime.
@@ -51,6 +52,8 @@ pub const DYNAMIC_KEYS: &[&str] = &[
     "message.max.bytes",
     "compression.type",
     "num.recovery.threads.per.data.dir",
+    "leader.replication.throttled.rate",
+    "follower.replication.throttled.rate",
 ];
 
 const FILE: &str = "dynamic-broker-configs";

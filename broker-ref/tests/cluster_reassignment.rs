@@ -160,3 +160,161 @@ fn a_partition_moves_between_brokers_and_a_stuck_move_can_be_cancelled() {
         ErrorCode::NotLeaderOrFollower
     );
 }
+
+/// Sets `configs` on `resource` (2 topic, 4 broker) through `client`.
+fn alter_configs(client: &mut Client, resource_type: i8, name: &str, configs: &[(&str, &str)]) {
+    use kafka_protocol::messages::incremental_alter_configs_request::{
+        AlterConfigsResource, AlterableConfig,
+    };
+    let req = IncrementalAlterConfigsRequest::default().with_resources(vec![
+        AlterConfigsResource::default()
+            .with_resource_type(resource_type)
+            .with_resource_name(kafka_protocol::protocol::StrBytes::from_string(
+                name.to_string(),
+            ))
+            .with_configs(
+                configs
+                    .iter()
+                    .map(|(k, v)| {
+                        AlterableConfig::default()
+                            .with_name(kafka_protocol::protocol::StrBytes::from_string(
+                                k.to_string(),
+                            ))
+                            .with_config_operation(0)
+                            .with_value(Some(kafka_protocol::protocol::StrBytes::from_string(
+                                v.to_string(),
+                            )))
+                    })
+                    .collect(),
+            ),
+    ]);
+    let r = client.call(&req, 1);
+    assert_eq!(r.responses[0].error_code, 0, "{r:?}");
+}
+
+/// Creates `topic` with one partition on broker 1 alone, holding `records` records of 1 KiB.
+fn one_replica_topic(cluster: &LocalCluster, topic: &str, records: usize) {
+    let create = CreateTopicsRequest::default()
+        .with_timeout_ms(30_000)
+        .with_topics(vec![CreatableTopic::default()
+            .with_name(common::topic_name(topic))
+            .with_num_partitions(-1)
+            .with_replication_factor(-1)
+            .with_assignments(vec![CreatableReplicaAssignment::default()
+                .with_partition_index(0)
+                .with_broker_ids(vec![BrokerId(1)])])]);
+    assert_eq!(cluster.client(1).call(&create, 7).topics[0].error_code, 0);
+    cluster.wait_partition(1, topic, 0, Duration::from_secs(10), |p| p.leader == 1);
+    let mut leader = cluster.client(1);
+    let value = vec![b'x'; 1024];
+    for _ in 0..records {
+        let r = leader.call(&produce_request(topic, 1, one_record(&value)), 9);
+        assert_eq!(r.responses[0].partition_responses[0].error_code, 0);
+    }
+}
+
+/// Adds broker `to` as a replica of `topic`-0 and returns how long until it is in sync.
+fn add_replica_and_time(cluster: &LocalCluster, topic: &str, to: i32) -> Duration {
+    let req = AlterPartitionReassignmentsRequest::default()
+        .with_timeout_ms(10_000)
+        .with_allow_replication_factor_change(true)
+        .with_topics(vec![ReassignableTopic::default()
+            .with_name(common::topic_name(topic))
+            .with_partitions(vec![ReassignablePartition::default()
+                .with_partition_index(0)
+                .with_replicas(Some(vec![BrokerId(1), BrokerId(to)]))])]);
+    let started = Instant::now();
+    let r = cluster.client(2).call(&req, 0);
+    assert_eq!(r.responses[0].partitions[0].error_code, 0, "{r:?}");
+    cluster.wait_partition(2, topic, 0, Duration::from_secs(60), |p| {
+        p.replicas == [1, to] && p.isr.len() == 2
+    });
+    started.elapsed()
+}
+
+#[test]
+fn throttled_replicas_catch_up_at_the_throttled_rate() {
+    // Small replica fetches and short quota windows make the rate bite after a few fetches.
+    let cluster = LocalCluster::start(
+        3,
+        &[
+            ("replica.fetch.max.bytes", "8192"),
+            ("replication.quota.window.num", "2"),
+            ("replication.quota.window.size.seconds", "1"),
+        ],
+    );
+    cluster.wait_brokers(1, 3, Duration::from_secs(30));
+    // 200 KiB at 40 KiB/s: at least ~4 s; unthrottled it takes a fraction of a second.
+    let rate = "40960";
+    one_replica_topic(&cluster, "lead", 200);
+    alter_configs(
+        &mut cluster.client(1),
+        2,
+        "lead",
+        &[("leader.replication.throttled.replicas", "0:1")],
+    );
+    alter_configs(
+        &mut cluster.client(1),
+        4,
+        "1",
+        &[("leader.replication.throttled.rate", rate)],
+    );
+    let took = add_replica_and_time(&cluster, "lead", 2);
+    assert!(
+        took >= Duration::from_millis(2500),
+        "the leader-side throttle held the new replica back only {took:?}"
+    );
+
+    one_replica_topic(&cluster, "follow", 200);
+    alter_configs(
+        &mut cluster.client(1),
+        2,
+        "follow",
+        &[("follower.replication.throttled.replicas", "0:3")],
+    );
+    alter_configs(
+        &mut cluster.client(3),
+        4,
+        "3",
+        &[("follower.replication.throttled.rate", rate)],
+    );
+    let took = add_replica_and_time(&cluster, "follow", 3);
+    assert!(
+        took >= Duration::from_millis(2500),
+        "the follower-side throttle held the new replica back only {took:?}"
+    );
+    let read = read_partition(&mut cluster.client(1), "follow");
+    assert_eq!(read.len(), 200);
+
+    // A malformed replica list is refused, naming the key.
+    use kafka_protocol::messages::incremental_alter_configs_request::{
+        AlterConfigsResource, AlterableConfig,
+    };
+    let bad = IncrementalAlterConfigsRequest::default().with_resources(vec![
+        AlterConfigsResource::default()
+            .with_resource_type(2)
+            .with_resource_name(kafka_protocol::protocol::StrBytes::from_static_str(
+                "follow",
+            ))
+            .with_configs(vec![AlterableConfig::default()
+                .with_name(kafka_protocol::protocol::StrBytes::from_static_str(
+                    "leader.replication.throttled.replicas",
+                ))
+                .with_config_operation(0)
+                .with_value(Some(
+                    kafka_protocol::protocol::StrBytes::from_static_str("0-1"),
+                ))]),
+    ]);
+    let r = cluster.client(1).call(&bad, 1);
+    assert_eq!(
+        ErrorCode::from_code(r.responses[0].error_code),
+        ErrorCode::InvalidConfig
+    );
+    assert!(
+        r.responses[0]
+            .error_message
+            .as_deref()
+            .is_some_and(|m| m.contains("leader.replication.throttled.replicas")),
+        "{r:?}"
+    );
+}

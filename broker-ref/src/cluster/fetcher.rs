@@ -67,6 +67,17 @@ pub async fn run(
         let now = tokio::time::Instant::now();
         resting.retain(|_, until| *until > now);
         let all = targets.borrow_and_update().clone();
+        // Throttled replicas (out of sync, listed by follower.replication.throttled.replicas)
+        // are not fetched while this broker's throttled bytes are over its rate.
+        if settings.quotas.follower.exceeded(crate::clock::now_ms()) {
+            for t in &all {
+                if t.partition
+                    .replication_throttled(false, settings.node_id, settings.node_id)
+                {
+                    resting.insert(key(t), now + settings.fetch_backoff);
+                }
+            }
+        }
         let list: Vec<FetchTarget> = all
             .iter()
             .filter(|t| !resting.contains_key(&key(t)))
@@ -221,6 +232,12 @@ async fn fetch_once(
                 leader,
                 leader_epoch: target.leader_epoch,
             };
+            let bytes = p.records.as_ref().map_or(0, |r| r.len());
+            if bytes > 0
+                && partition.replication_throttled(false, settings.node_id, settings.node_id)
+            {
+                settings.quotas.follower.record(bytes, now);
+            }
             match apply_answer(partition, followed, &p, now) {
                 Ok(true) => answer.progress = true,
                 Ok(false) => answer.failed.push(key(target)),

@@ -52,6 +52,8 @@ pub struct ReplicaSettings {
     pub fetch_backoff: Duration,
     /// `inter.broker.listener.name`: the listener followers fetch from.
     pub inter_broker_listener: String,
+    /// The broker's replication throttles (`follower.replication.throttled.rate`).
+    pub quotas: std::sync::Arc<crate::quota::replication::ReplicationQuotas>,
 }
 
 impl ClusterSettings {

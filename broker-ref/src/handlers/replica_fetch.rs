@@ -126,6 +126,21 @@ fn serve(
                             if let (Some(change), Some(r)) = (expand, replicas.as_ref()) {
                                 r.propose_isr(partition.topic(), partition.index(), change);
                             }
+                            // A throttled follower (out of sync, listed by the topic's
+                            // leader.replication.throttled.replicas) gets no records while
+                            // the leader's throttled bytes are over its rate.
+                            let records =
+                                if partition.replication_throttled(true, broker.node_id, replica) {
+                                    let quota = &broker.replication_quotas.leader;
+                                    if quota.exceeded(now) {
+                                        bytes::Bytes::new()
+                                    } else {
+                                        quota.record(records.len(), now);
+                                        records
+                                    }
+                                } else {
+                                    records
+                                };
                             budget = budget.saturating_sub(records.len());
                             data += records.len();
                             base.with_high_watermark(high_watermark)

@@ -198,9 +198,11 @@ pub struct LogConfig {
     pub unclean_leader_election_enable: bool,
     /// `preallocate` (false). Stored; segments here always grow on demand.
     pub preallocate: bool,
-    /// `leader.replication.throttled.replicas` (empty). Stored verbatim.
+    /// `leader.replication.throttled.replicas` (empty): replicas throttled on the leader side
+    /// ([`lists_replica`]).
     pub leader_replication_throttled_replicas: String,
-    /// `follower.replication.throttled.replicas` (empty). Stored verbatim.
+    /// `follower.replication.throttled.replicas` (empty): replicas throttled on the follower
+    /// side.
     pub follower_replication_throttled_replicas: String,
 }
 
@@ -237,6 +239,35 @@ impl Default for LogConfig {
             follower_replication_throttled_replicas: String::new(),
         }
     }
+}
+
+/// Whether a `*.replication.throttled.replicas` value lists replica `partition:broker` (or is
+/// `*`).
+pub fn lists_replica(list: &str, partition: i32, broker: i32) -> bool {
+    let list = list.trim();
+    if list == "*" {
+        return true;
+    }
+    list.split(',').any(|entry| {
+        entry
+            .trim()
+            .split_once(':')
+            .and_then(|(p, b)| Some((p.trim().parse::<i32>().ok()?, b.trim().parse::<i32>().ok()?)))
+            == Some((partition, broker))
+    })
+}
+
+/// Kafka's `ThrottledReplicaListValidator`: `*`, empty, or `partition:broker` entries
+/// separated by commas.
+pub(crate) fn valid_replica_list(list: &str) -> bool {
+    let list = list.trim();
+    list.is_empty()
+        || list == "*"
+        || list.split(',').all(|entry| {
+            entry.trim().split_once(':').is_some_and(|(p, b)| {
+                p.trim().parse::<u32>().is_ok() && b.trim().parse::<u32>().is_ok()
+            })
+        })
 }
 
 fn invalid(key: &str, value: &str, why: &str) -> Error {
@@ -330,10 +361,24 @@ impl LogConfig {
             "flush.messages" => self.flush_messages = long(key, value, 1, i64::MAX)?,
             "flush.ms" => self.flush_ms = long(key, value, 0, i64::MAX)?,
             "follower.replication.throttled.replicas" => {
+                if !valid_replica_list(value) {
+                    return Err(invalid(
+                        key,
+                        value,
+                        "must be `*` or partition:broker pairs separated by commas",
+                    ));
+                }
                 self.follower_replication_throttled_replicas = value.trim().to_string();
             }
             "index.interval.bytes" => self.index_interval_bytes = int(key, value, 0, i32::MAX)?,
             "leader.replication.throttled.replicas" => {
+                if !valid_replica_list(value) {
+                    return Err(invalid(
+                        key,
+                        value,
+                        "must be `*` or partition:broker pairs separated by commas",
+                    ));
+                }
                 self.leader_replication_throttled_replicas = value.trim().to_string();
             }
             "max.compaction.lag.ms" => {
@@ -479,6 +524,22 @@ impl LogConfig {
 
 #[cfg(test)]
 mod tests {
+    use super::{lists_replica, valid_replica_list};
+
+    #[test]
+    fn replica_lists_follow_kafkas_format() {
+        assert!(lists_replica("*", 3, 7));
+        assert!(lists_replica("0:1, 3:7", 3, 7));
+        assert!(!lists_replica("0:1,3:8", 3, 7));
+        assert!(!lists_replica("", 0, 1));
+        assert!(valid_replica_list("0:1,1:2"));
+        assert!(valid_replica_list("*"));
+        assert!(valid_replica_list(""));
+        assert!(!valid_replica_list("0"));
+        assert!(!valid_replica_list("a:1"));
+        assert!(!valid_replica_list("0:1,*"));
+    }
+
     use super::*;
 
     fn apply(pairs: &[(&str, &str)]) -> Result<LogConfig> {

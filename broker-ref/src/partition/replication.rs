@@ -470,6 +470,32 @@ impl Partition {
         Ok(())
     }
 
+    /// Whether replica `replica` of this partition is throttled (KIP-73): listed by the
+    /// topic's `leader.replication.throttled.replicas` (`leader_side`, with this leader's id,
+    /// as Kafka matches it) or `follower.replication.throttled.replicas` (with this follower's
+    /// id), and not in the ISR.
+    pub fn replication_throttled(
+        &self,
+        leader_side: bool,
+        listed_broker: i32,
+        replica: i32,
+    ) -> bool {
+        let listed = match self.log() {
+            Ok(log) => {
+                let c = log.config();
+                let list = if leader_side {
+                    &c.leader_replication_throttled_replicas
+                } else {
+                    &c.follower_replication_throttled_replicas
+                };
+                !list.is_empty()
+                    && crate::log::config::lists_replica(list, self.index(), listed_broker)
+            }
+            Err(_) => false,
+        };
+        listed && !self.replication().isr.contains(&replica)
+    }
+
     /// The leader takes note of a follower's log start offset from its fetch (KIP-392: a
     /// follower is a consumer's read replica only if it still has the consumer's offset).
     pub fn note_follower_log_start(&self, replica: i32, log_start: i64) {

@@ -7,6 +7,7 @@
 pub mod entity;
 pub mod manager;
 pub mod rate;
+pub mod replication;
 pub mod store;
 
 pub use manager::{QuotaKind, QuotaMetrics, Quotas};

@@ -281,6 +281,7 @@ fn cluster_deps(
             config.long("replica.fetch.backoff.ms").max(1) as u64,
         ),
         inter_broker_listener: inter_broker,
+        quotas: broker.replication_quotas.clone(),
     };
     if settings.broker {
         // This broker coordinates only the groups and transactional ids of the internal
