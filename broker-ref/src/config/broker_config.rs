@@ -202,7 +202,7 @@ impl BrokerConfig {
             }
         }
         self.listeners()?;
-        super::replica_selector::ReplicaSelector::from_config(self)?;
+        super::replica_selector::ReplicaSelector::from_class(self.get("replica.selector.class"))?;
         let dirs = self.get("log.dirs");
         if dirs.split(',').filter(|d| !d.trim().is_empty()).count() > 1 {
             return Err(Error::config(

@@ -2,7 +2,6 @@
 //! class names. Any other class is refused at startup naming the key: this broker loads no
 //! plugins.
 
-use super::BrokerConfig;
 use crate::{Error, Result};
 
 /// Kafka's default selector class: consumers read from leaders.
@@ -21,10 +20,10 @@ pub enum ReplicaSelector {
 }
 
 impl ReplicaSelector {
-    /// The selector `replica.selector.class` names; any class but Kafka's two is refused,
-    /// naming the key.
-    pub fn from_config(config: &BrokerConfig) -> Result<ReplicaSelector> {
-        match config.get(KEY).trim() {
+    /// The selector `replica.selector.class` = `class` names; any class but Kafka's two is
+    /// refused, naming the key.
+    pub fn from_class(class: &str) -> Result<ReplicaSelector> {
+        match class.trim() {
             "" | LEADER_SELECTOR => Ok(ReplicaSelector::Leader),
             RACK_AWARE_SELECTOR => Ok(ReplicaSelector::RackAware),
             other => Err(Error::config(
@@ -44,27 +43,22 @@ mod tests {
 
     #[test]
     fn only_kafkas_two_selectors_are_accepted() {
-        let with = |v: &str| {
-            BrokerConfig::from_entries([("replica.selector.class", v)])
-                .and_then(|c| ReplicaSelector::from_config(&c))
-        };
         assert_eq!(
-            with(RACK_AWARE_SELECTOR).unwrap(),
+            ReplicaSelector::from_class(RACK_AWARE_SELECTOR).unwrap(),
             ReplicaSelector::RackAware
         );
-        assert_eq!(with(LEADER_SELECTOR).unwrap(), ReplicaSelector::Leader);
         assert_eq!(
-            ReplicaSelector::from_config(
-                &BrokerConfig::from_entries(Vec::<(&str, &str)>::new()).unwrap()
-            )
-            .unwrap(),
+            ReplicaSelector::from_class(LEADER_SELECTOR).unwrap(),
+            ReplicaSelector::Leader
+        );
+        assert_eq!(
+            ReplicaSelector::from_class("").unwrap(),
             ReplicaSelector::Leader,
             "Kafka's default: no selector"
         );
-        let refused = with("com.example.MySelector").unwrap_err().to_string();
-        assert!(
-            refused.contains("replica.selector.class"),
-            "refused at startup: {refused}"
-        );
+        let refused = ReplicaSelector::from_class("com.example.MySelector")
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("replica.selector.class"), "{refused}");
     }
 }

@@ -59,7 +59,7 @@ impl<'a> ReadSite<'a> {
         let rack_aware = clustered
             && version >= 11
             && !rack_id.is_empty()
-            && ReplicaSelector::from_config(&broker.config)
+            && ReplicaSelector::from_class(broker.config.get("replica.selector.class"))
                 .is_ok_and(|s| s == ReplicaSelector::RackAware);
         ReadSite {
             followers_serve: clustered && version >= 11,
@@ -135,5 +135,16 @@ mod tests {
             1,
             "no follower holds the offset"
         );
+    }
+
+    #[test]
+    fn another_selector_class_is_refused_at_startup() {
+        let refused = crate::config::BrokerConfig::from_entries([(
+            "replica.selector.class",
+            "com.example.MySelector",
+        )])
+        .unwrap_err()
+        .to_string();
+        assert!(refused.contains("replica.selector.class"), "{refused}");
     }
 }
