@@ -408,7 +408,7 @@ public class CompatDriver {
         try (Admin ad = Admin.create(base())) {
             long to = Math.max(1000, left());
             step = "create_topics";
-            ad.createTopics(List.of(new NewTopic(t, 3, (short) 1))).all().get(to, TimeUnit.MILLISECONDS);
+            ad.createTopics(List.of(new NewTopic(t, 3, (short) ai("replication", 1)))).all().get(to, TimeUnit.MILLISECONDS);
             step = "list_topics";
             while (!ad.listTopics().names().get(to, TimeUnit.MILLISECONDS).contains(t)) {
                 if (left() <= 0) throw new Failure("created topic not listed before the deadline");
@@ -419,7 +419,7 @@ public class CompatDriver {
             if (d.partitions().size() != 3) throw new Failure("describe_topics: " + d.partitions().size() + " partitions, want 3");
             step = "create_topics again";
             try {
-                ad.createTopics(List.of(new NewTopic(t, 3, (short) 1))).all().get(to, TimeUnit.MILLISECONDS);
+                ad.createTopics(List.of(new NewTopic(t, 3, (short) ai("replication", 1)))).all().get(to, TimeUnit.MILLISECONDS);
                 throw new Failure("second create_topics succeeded (want TOPIC_ALREADY_EXISTS)");
             } catch (ExecutionException e) {
                 if (!(e.getCause() instanceof TopicExistsException)) throw new Failure("second create_topics: " + e.getCause() + " (want TOPIC_ALREADY_EXISTS)");
@@ -465,7 +465,7 @@ public class CompatDriver {
                 }
             }
             step = "create_topics";
-            ad.createTopics(List.of(new NewTopic(a("topic", ""), 1, (short) 1))).all().get(to, TimeUnit.MILLISECONDS);
+            ad.createTopics(List.of(new NewTopic(a("topic", ""), 1, (short) ai("replication", 1)))).all().get(to, TimeUnit.MILLISECONDS);
             step = "describe_configs";
             String node = ad.describeCluster().nodes().get(to, TimeUnit.MILLISECONDS).iterator().next().idString();
             ConfigResource br = new ConfigResource(ConfigResource.Type.BROKER, node);
@@ -479,14 +479,14 @@ public class CompatDriver {
     /** quota_fill: the consumed topic of the quotas scenario: a 1-partition --topic of --count
      * records, each its own batch (one producer, linger 0, batch.size below two records, no
      * compression, null key, no headers, --size-byte values), so every batch has the same size;
-     * reports the partition's size on disk (DescribeLogDirs), which the runner divides by the count. */
+     * reports the partition's size on its leader's disk (DescribeLogDirs), which the runner divides by the count. */
     static String quotaFill() throws Exception {
         int n = ai("count", 1000), size = ai("size", 8000);
         String t = a("topic", "");
         try (Admin ad = Admin.create(base())) {
             long to = Math.max(1000, left());
             step = "create_topics";
-            ad.createTopics(List.of(new NewTopic(t, 1, (short) 1))).all().get(to, TimeUnit.MILLISECONDS);
+            ad.createTopics(List.of(new NewTopic(t, 1, (short) ai("replication", 1)))).all().get(to, TimeUnit.MILLISECONDS);
             Properties x = new Properties();
             x.put("linger.ms", "0");
             x.put("batch.size", Integer.toString(size + 200));
@@ -501,7 +501,10 @@ public class CompatDriver {
                 sendAll(p, recs, "fill");
             }
             step = "describe_log_dirs";
-            String node = ad.describeCluster().nodes().get(to, TimeUnit.MILLISECONDS).iterator().next().idString();
+            // The partition's leader (on a cluster every replica holds the same batches once they
+            // are replicated; the leader has them all when acks=all returned).
+            String node = ad.describeTopics(List.of(t)).allTopicNames().get(to, TimeUnit.MILLISECONDS).get(t)
+                .partitions().get(0).leader().idString();
             long bytes = -1;
             TopicPartition tp = new TopicPartition(t, 0);
             for (LogDirDescription d : ad.describeLogDirs(List.of(Integer.parseInt(node))).allDescriptions().get(to, TimeUnit.MILLISECONDS)

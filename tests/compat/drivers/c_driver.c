@@ -18,7 +18,7 @@
 
 static const char *arg_bootstrap = "", *arg_topic = "", *arg_codecs = "none,gzip,snappy,lz4,zstd",
                   *arg_partitioner = "murmur2", *arg_group = "", *arg_stop = "", *arg_security = NULL;
-static int arg_count = 100, arg_partitions = 4;
+static int arg_count = 100, arg_partitions = 4, arg_replication = 1;
 static double arg_timeout = 60;
 static double deadline;
 static char err[2048];
@@ -522,7 +522,7 @@ static int act_admin(void) {
     odk_admin_t *a = odk_admin_new(c, e, sizeof e);
     odk_conf_destroy(c);
     if (!a) return fail("admin: %s", e);
-    odk_new_topic_t nt = {arg_topic, 3, 1, NULL, 0};
+    odk_new_topic_t nt = {arg_topic, 3, (int16_t)arg_replication, NULL, 0};
     int32_t res = 0, has = 0, rc = 0;
     step = "create_topics";
     if (odk_admin_create_topics(a, &nt, 1, &res, left_ms(), e, sizeof e) != 0) rc = fail("create_topics: %s", e);
@@ -677,6 +677,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(k, "count")) arg_count = atoi(v);
         else if (!strcmp(k, "partitions")) arg_partitions = atoi(v) > 0 ? atoi(v) : 1;
         else if (!strcmp(k, "partitioner")) arg_partitioner = v;
+        else if (!strcmp(k, "replication")) arg_replication = atoi(v) > 0 ? atoi(v) : 1;
         else if (!strcmp(k, "group")) arg_group = v;
         else if (!strcmp(k, "stop")) arg_stop = v;
         else if (!strcmp(k, "timeout")) arg_timeout = atof(v);

@@ -148,7 +148,7 @@ function makeKafka () {
   const quota = String(args._[0] || '').startsWith('quota_')
   return new Kafka({
     clientId: quota ? args['client-id'] : `compat-${libName}`,
-    brokers: [args.bootstrap || ''],
+    brokers: String(args.bootstrap || '').split(','),
     logLevel: quota ? logLevel.DEBUG : printLevel,
     logCreator,
     retry: { retries: 8 },
@@ -383,7 +383,7 @@ const actions = {
     await a.connect()
     try {
       step = 'createTopics'
-      const created = await a.createTopics({ topics: [{ topic: args.topic, numPartitions: 3, replicationFactor: 1 }], waitForLeaders: true })
+      const created = await a.createTopics({ topics: [{ topic: args.topic, numPartitions: 3, replicationFactor: Number(args.replication || 1) }], waitForLeaders: true })
       if (created !== true) throw new Failure(`createTopics returned ${created}, want true`)
       step = 'listTopics'
       while (!(await a.listTopics()).includes(args.topic)) {
@@ -396,7 +396,7 @@ const actions = {
       if (n !== 3) throw new Failure(`fetchTopicMetadata: ${n} partitions, want 3`)
       // KafkaJS reports TOPIC_ALREADY_EXISTS as `false` from createTopics, not as an error.
       step = 'createTopics again'
-      const again = await a.createTopics({ topics: [{ topic: args.topic, numPartitions: 3, replicationFactor: 1 }] })
+      const again = await a.createTopics({ topics: [{ topic: args.topic, numPartitions: 3, replicationFactor: Number(args.replication || 1) }] })
       if (again !== false) throw new Failure(`second createTopics returned ${again}, want false (TOPIC_ALREADY_EXISTS)`)
       step = 'deleteTopics'
       await a.deleteTopics({ topics: [args.topic] })

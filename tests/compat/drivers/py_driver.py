@@ -250,15 +250,15 @@ class ConfluentLike:
         t.log = log
         return t
 
-    def admin_cycle(self, topic, deadline):
+    def admin_cycle(self, topic, deadline, replication=1):
         a = self.admin_mod.AdminClient(dict(self.sec, **{"bootstrap.servers": self.bootstrap}))
-        fut = a.create_topics([self.admin_mod.NewTopic(topic, num_partitions=3, replication_factor=1)])[topic]
+        fut = a.create_topics([self.admin_mod.NewTopic(topic, num_partitions=3, replication_factor=replication)])[topic]
         fut.result(timeout=max(1, left(deadline)))
         wait_for(deadline, lambda: topic in a.list_topics(timeout=5).topics, "created topic listed")
         parts = wait_for(deadline, lambda: len(a.list_topics(topic, timeout=5).topics[topic].partitions) == 3 or None,
                          "created topic described with 3 partitions")
         try:
-            a.create_topics([self.admin_mod.NewTopic(topic, num_partitions=3, replication_factor=1)])[topic].result(
+            a.create_topics([self.admin_mod.NewTopic(topic, num_partitions=3, replication_factor=replication)])[topic].result(
                 timeout=max(1, left(deadline)))
             raise Failure("second create_topics succeeded (want TOPIC_ALREADY_EXISTS)")
         except self.ck.KafkaException as e:
@@ -477,18 +477,18 @@ class KafkaPython:
                                                       enable_idempotence=True, acks="all", linger_ms=5,
                                                       **self.sec))
 
-    def admin_cycle(self, topic, deadline):
+    def admin_cycle(self, topic, deadline, replication=1):
         from kafka.admin import KafkaAdminClient, NewTopic
         from kafka.errors import TopicAlreadyExistsError
         a = KafkaAdminClient(bootstrap_servers=self.bootstrap, **self.sec)
         try:
-            a.create_topics([NewTopic(topic, 3, 1)])
+            a.create_topics([NewTopic(topic, 3, replication)])
             wait_for(deadline, lambda: topic in a.list_topics(), "created topic listed")
             d = a.describe_topics([topic])
             if len(d) != 1 or len(d[0]["partitions"]) != 3:
                 raise Failure("describe_topics: %r (want 3 partitions)" % d)
             try:
-                a.create_topics([NewTopic(topic, 3, 1)])
+                a.create_topics([NewTopic(topic, 3, replication)])
                 raise Failure("second create_topics succeeded (want TOPIC_ALREADY_EXISTS)")
             except TopicAlreadyExistsError:
                 pass
@@ -761,7 +761,7 @@ def act_transactions(c, a, deadline):
 
 
 def act_admin(c, a, deadline):
-    c.admin_cycle(a.topic, deadline)
+    c.admin_cycle(a.topic, deadline, a.replication)
     return True, {}
 
 
@@ -835,6 +835,7 @@ def main():
     ap.add_argument("--codecs", default=",".join(CODECS))
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--replication", type=int, default=1, help="replication factor of the topics admin creates")
     ap.add_argument("--partitioner", default="murmur2", choices=["murmur2", "default"])
     ap.add_argument("--group", default="")
     ap.add_argument("--stop", default="")

@@ -524,7 +524,7 @@ async fn admin(ctx: &Ctx) -> Res<Value> {
     let new = NewTopic {
         name: topic.clone(),
         partitions: Some(3),
-        replication_factor: Some(1),
+        replication_factor: Some(ctx.num("replication", 1).max(1) as i16),
         configs: vec![],
     };
     ctx.step("create_topics");
