@@ -402,11 +402,20 @@ fn elect_leaders_preferred_and_unclean() {
         80,
         "PREFERRED_LEADER_NOT_AVAILABLE"
     );
-    assert_eq!(
-        elect(&mut cluster.client(via), "u", 0, true),
-        0,
-        "elected uncleanly"
-    );
+    // The restarted replica may not be registered and unfenced yet: until it is, there is
+    // nobody to elect (ELIGIBLE_LEADERS_NOT_AVAILABLE).
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let code = elect(&mut cluster.client(via), "u", 0, true);
+        if code == 0 {
+            break;
+        }
+        assert!(
+            code == 83 && std::time::Instant::now() < deadline,
+            "the unclean election failed with {code}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let elected = cluster.wait_partition(stale, "u", 0, Duration::from_secs(20), |p| p.leader > 0);
     assert_eq!(elected.leader, stale as i32);
     assert_eq!(elected.isr, vec![stale as i32]);

@@ -184,6 +184,15 @@ impl Controller {
         Ok(())
     }
 
+    /// [`Controller::write`] for the handlers that compute a change themselves (ACLs, SCRAM
+    /// credentials): `build` sees the committed image under the controller's write lock.
+    pub async fn write_records<T>(
+        &self,
+        build: impl FnOnce(&MetadataImage) -> Result<(Vec<MetadataRecord>, T)>,
+    ) -> Result<T> {
+        self.write(build).await
+    }
+
     /// Computes records from the committed image, writes them, and returns once applied.
     async fn write<T>(
         &self,

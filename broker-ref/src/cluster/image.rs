@@ -102,6 +102,12 @@ pub struct MetadataImage {
     /// Client quotas by entity (its components joined as text, see [`quota_key`]).
     #[serde(default)]
     pub client_quotas: BTreeMap<String, QuotaImage>,
+    /// ACLs, in creation order.
+    #[serde(default)]
+    pub acls: Vec<crate::security::acl::AclBinding>,
+    /// SCRAM credentials: user → mechanism name → credential.
+    #[serde(default)]
+    pub scram: BTreeMap<String, BTreeMap<String, crate::cluster::records::ScramCredentialRecord>>,
 }
 
 /// One client quota entity and its values.
@@ -303,6 +309,30 @@ impl MetadataImage {
                 }
                 if q.values.is_empty() {
                     self.client_quotas.remove(&k);
+                }
+            }
+            MetadataRecord::Acl { binding } => {
+                if !self.acls.contains(&binding) {
+                    self.acls.push(binding);
+                }
+            }
+            MetadataRecord::RemoveAcl { binding } => self.acls.retain(|b| *b != binding),
+            MetadataRecord::ScramCredential {
+                user,
+                mechanism,
+                credential,
+            } => {
+                self.scram
+                    .entry(user)
+                    .or_default()
+                    .insert(mechanism, credential);
+            }
+            MetadataRecord::RemoveScramCredential { user, mechanism } => {
+                if let Some(creds) = self.scram.get_mut(&user) {
+                    creds.remove(&mechanism);
+                    if creds.is_empty() {
+                        self.scram.remove(&user);
+                    }
                 }
             }
             MetadataRecord::ProducerIds {

@@ -18,6 +18,54 @@ pub struct EndpointRecord {
     pub security_protocol: i16,
 }
 
+/// A SCRAM credential as the metadata log stores it (base64 fields, as Kafka's record holds
+/// the salt, stored key and server key). `Debug` prints no key material.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScramCredentialRecord {
+    /// Salt (base64).
+    pub salt: String,
+    /// StoredKey (base64).
+    pub stored_key: String,
+    /// ServerKey (base64).
+    pub server_key: String,
+    /// Iterations.
+    pub iterations: i32,
+}
+
+impl ScramCredentialRecord {
+    /// The record of a credential.
+    pub fn of(c: &crate::security::scram::ScramCredential) -> ScramCredentialRecord {
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD;
+        ScramCredentialRecord {
+            salt: b64.encode(&c.salt),
+            stored_key: b64.encode(c.stored_key.expose()),
+            server_key: b64.encode(c.server_key.expose()),
+            iterations: c.iterations,
+        }
+    }
+
+    /// The credential it records (`None`: not base64).
+    pub fn credential(&self) -> Option<crate::security::scram::ScramCredential> {
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD;
+        Some(crate::security::scram::ScramCredential {
+            salt: b64.decode(&self.salt).ok()?,
+            stored_key: crate::security::Secret::new(b64.decode(&self.stored_key).ok()?),
+            server_key: crate::security::Secret::new(b64.decode(&self.server_key).ok()?),
+            iterations: self.iterations,
+        })
+    }
+}
+
+impl std::fmt::Debug for ScramCredentialRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScramCredentialRecord")
+            .field("iterations", &self.iterations)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The replicas of a partition reassignment in flight (KIP-455).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReassigningReplicas {
@@ -145,6 +193,32 @@ pub enum MetadataRecord {
         key: String,
         /// The value (its decimal text), or `None` to remove the key.
         value: Option<String>,
+    },
+    /// An ACL was created (KRaft's AccessControlEntryRecord).
+    Acl {
+        /// The ACL.
+        binding: crate::security::acl::AclBinding,
+    },
+    /// An ACL was deleted (RemoveAccessControlEntryRecord).
+    RemoveAcl {
+        /// The ACL.
+        binding: crate::security::acl::AclBinding,
+    },
+    /// A user's SCRAM credential for one mechanism was set (UserScramCredentialRecord).
+    ScramCredential {
+        /// User name.
+        user: String,
+        /// `SCRAM-SHA-256` or `SCRAM-SHA-512`.
+        mechanism: String,
+        /// The credential (its keys are never printed).
+        credential: ScramCredentialRecord,
+    },
+    /// A user's SCRAM credential for one mechanism was deleted.
+    RemoveScramCredential {
+        /// User name.
+        user: String,
+        /// `SCRAM-SHA-256` or `SCRAM-SHA-512`.
+        mechanism: String,
     },
     /// A block of producer ids was handed to a broker: every id below `next_producer_id` is
     /// taken.

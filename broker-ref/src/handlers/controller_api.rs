@@ -28,12 +28,15 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
     ApiRange { api_key: 18, min: 0, max: 4 },   // ApiVersions
     ApiRange { api_key: 19, min: 2, max: 7 },   // CreateTopics (forwarded by brokers)
     ApiRange { api_key: 20, min: 1, max: 6 },   // DeleteTopics (forwarded)
+    ApiRange { api_key: 30, min: 1, max: 3 },   // CreateAcls (forwarded)
+    ApiRange { api_key: 31, min: 1, max: 3 },   // DeleteAcls (forwarded)
     ApiRange { api_key: 37, min: 0, max: 3 },   // CreatePartitions (forwarded)
     ApiRange { api_key: 43, min: 0, max: 2 },   // ElectLeaders (forwarded)
     ApiRange { api_key: 44, min: 0, max: 1 },   // IncrementalAlterConfigs (topics, forwarded)
     ApiRange { api_key: 45, min: 0, max: 1 },   // AlterPartitionReassignments (forwarded)
     ApiRange { api_key: 46, min: 0, max: 0 },   // ListPartitionReassignments (forwarded)
     ApiRange { api_key: 49, min: 0, max: 1 },   // AlterClientQuotas (forwarded)
+    ApiRange { api_key: 51, min: 0, max: 0 },   // AlterUserScramCredentials (forwarded)
     ApiRange { api_key: 52, min: 0, max: 2 },   // Vote
     ApiRange { api_key: 53, min: 0, max: 1 },   // BeginQuorumEpoch
     ApiRange { api_key: 54, min: 0, max: 1 },   // EndQuorumEpoch
@@ -143,6 +146,15 @@ pub async fn handle(
         RequestKind::AlterClientQuotas(r) => controller_ops::alter_client_quotas(node, r).await,
         RequestKind::ElectLeaders(r) => {
             ResponseKind::ElectLeaders(controller_ops::elect_leaders(node, r).await)
+        }
+        RequestKind::CreateAcls(r) => {
+            super::cluster_security::create_acls_on_controller(node, ctx, r).await
+        }
+        RequestKind::DeleteAcls(r) => {
+            super::cluster_security::delete_acls_on_controller(node, ctx, r).await
+        }
+        RequestKind::AlterUserScramCredentials(r) => {
+            super::cluster_security::alter_scram_on_controller(node, r).await
         }
         RequestKind::ListPartitionReassignments(r) => ResponseKind::ListPartitionReassignments(
             super::reassignments::list_on_controller(node, &r),

@@ -13,6 +13,7 @@ mod client_quotas;
 mod cluster;
 mod cluster_admin;
 mod cluster_groups;
+pub mod cluster_security;
 pub mod cluster_txn;
 mod config_entry;
 pub mod context;

@@ -122,15 +122,28 @@ pub(super) async fn handle_unchecked(
         RequestKind::OffsetForLeaderEpoch(r) => {
             records_admin::offset_for_leader_epoch(broker, ctx, r).map(Some)
         }
-        RequestKind::CreateAcls(r) => security_admin::create_acls(broker, ctx, r).map(Some),
+        RequestKind::CreateAcls(r) => match broker.cluster_node() {
+            Some(node) => super::cluster_security::create_acls(broker, node, ctx, r)
+                .await
+                .map(Some),
+            None => security_admin::create_acls(broker, ctx, r).map(Some),
+        },
         RequestKind::DescribeAcls(r) => security_admin::describe_acls(broker, ctx, r).map(Some),
-        RequestKind::DeleteAcls(r) => security_admin::delete_acls(broker, ctx, r).map(Some),
+        RequestKind::DeleteAcls(r) => match broker.cluster_node() {
+            Some(node) => super::cluster_security::delete_acls(broker, node, ctx, r)
+                .await
+                .map(Some),
+            None => security_admin::delete_acls(broker, ctx, r).map(Some),
+        },
         RequestKind::DescribeUserScramCredentials(r) => {
             security_admin::describe_scram(broker, ctx, r).map(Some)
         }
-        RequestKind::AlterUserScramCredentials(r) => {
-            security_admin::alter_scram(broker, ctx, r).map(Some)
-        }
+        RequestKind::AlterUserScramCredentials(r) => match broker.cluster_node() {
+            Some(node) => super::cluster_security::alter_scram(broker, node, ctx, r)
+                .await
+                .map(Some),
+            None => security_admin::alter_scram(broker, ctx, r).map(Some),
+        },
         RequestKind::DescribeClientQuotas(r) => client_quotas::describe(broker, ctx, r).map(Some),
         RequestKind::AlterClientQuotas(r) => match broker.cluster_node() {
             Some(node) => cluster_admin::alter_client_quotas(broker, node, r)

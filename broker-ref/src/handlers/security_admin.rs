@@ -30,7 +30,10 @@ fn cluster_allowed(broker: &Broker, ctx: &RequestContext<'_>, op: AclOperation) 
     Authz::of(broker, ctx).is_none_or(|a| a.cluster(op))
 }
 
-fn binding_of(c: &create_acls_request::AclCreation, version: i16) -> Result<AclBinding, String> {
+pub(super) fn binding_of(
+    c: &create_acls_request::AclCreation,
+    version: i16,
+) -> Result<AclBinding, String> {
     let rtype = ResourceType::from_code(c.resource_type);
     let pattern = if version == 0 {
         PatternType::Literal
@@ -82,37 +85,72 @@ pub fn create_acls(
     ctx: &RequestContext<'_>,
     r: CreateAclsRequest,
 ) -> HandlerResult {
-    let all = |code: ErrorCode, msg: &str| {
-        ResponseKind::CreateAcls(
-            CreateAclsResponse::default().with_results(
-                r.creations
-                    .iter()
-                    .map(|_| {
-                        AclCreationResult::default()
-                            .with_error_code(code.code())
-                            .with_error_message(Some(sb(msg)))
-                    })
-                    .collect(),
-            ),
-        )
-    };
+    if let Some(refused) = create_acls_refused(broker, ctx, &r) {
+        return Ok(refused);
+    }
     let Some(authorizer) = broker.security.authorizer.as_ref() else {
-        return Ok(all(
+        return Ok(all_creations(
+            &r,
             ErrorCode::SecurityDisabled,
             "No Authorizer is configured.",
         ));
     };
+    Ok(create_acls_with(
+        authorizer,
+        &r,
+        ctx.api_version,
+        &ctx.principal().to_string(),
+    ))
+}
+
+/// One result per creation, all `code`.
+fn all_creations(r: &CreateAclsRequest, code: ErrorCode, msg: &str) -> ResponseKind {
+    ResponseKind::CreateAcls(
+        CreateAclsResponse::default().with_results(
+            r.creations
+                .iter()
+                .map(|_| {
+                    AclCreationResult::default()
+                        .with_error_code(code.code())
+                        .with_error_message(Some(sb(msg)))
+                })
+                .collect(),
+        ),
+    )
+}
+
+/// CreateAcls' refusal before anything is parsed (no authorizer, no ALTER on the cluster).
+pub(super) fn create_acls_refused(
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
+    r: &CreateAclsRequest,
+) -> Option<ResponseKind> {
+    if broker.security.authorizer.is_none() {
+        return Some(all_creations(
+            r,
+            ErrorCode::SecurityDisabled,
+            "No Authorizer is configured.",
+        ));
+    }
     if !cluster_allowed(broker, ctx, AclOperation::Alter) {
-        return Ok(all(
+        return Some(all_creations(
+            r,
             ErrorCode::ClusterAuthorizationFailed,
             "Cluster authorization failed.",
         ));
     }
-    let parsed: Vec<Result<AclBinding, String>> = r
-        .creations
-        .iter()
-        .map(|c| binding_of(c, ctx.api_version))
-        .collect();
+    None
+}
+
+/// CreateAcls against `authorizer` (the broker's, or the controller's copy of the cluster's).
+pub(super) fn create_acls_with(
+    authorizer: &crate::security::Authorizer,
+    r: &CreateAclsRequest,
+    version: i16,
+    principal: &str,
+) -> ResponseKind {
+    let parsed: Vec<Result<AclBinding, String>> =
+        r.creations.iter().map(|c| binding_of(c, version)).collect();
     let valid: Vec<AclBinding> = parsed
         .iter()
         .filter_map(|p| p.as_ref().ok().cloned())
@@ -128,14 +166,12 @@ pub fn create_acls(
                 .with_error_code(ErrorCode::UnknownServerError.code())
                 .with_error_message(Some(sb(e.to_string()))),
             (Ok(b), Ok(())) => {
-                tracing::info!(principal = %ctx.principal(), acl = ?b, "ACL created");
+                tracing::info!(principal, acl = ?b, "ACL created");
                 AclCreationResult::default()
             }
         })
         .collect();
-    Ok(ResponseKind::CreateAcls(
-        CreateAclsResponse::default().with_results(results),
-    ))
+    ResponseKind::CreateAcls(CreateAclsResponse::default().with_results(results))
 }
 
 /// A filter's wire fields (DescribeAcls' request and DeleteAcls' filters carry the same ones).
@@ -246,32 +282,71 @@ pub fn delete_acls(
     ctx: &RequestContext<'_>,
     r: DeleteAclsRequest,
 ) -> HandlerResult {
-    let all = |code: ErrorCode, msg: &str| {
-        ResponseKind::DeleteAcls(
-            DeleteAclsResponse::default().with_filter_results(
-                r.filters
-                    .iter()
-                    .map(|_| {
-                        DeleteAclsFilterResult::default()
-                            .with_error_code(code.code())
-                            .with_error_message(Some(sb(msg)))
-                    })
-                    .collect(),
-            ),
-        )
-    };
+    if let Some(refused) = delete_acls_refused(broker, ctx, &r) {
+        return Ok(refused);
+    }
     let Some(authorizer) = broker.security.authorizer.as_ref() else {
-        return Ok(all(
+        return Ok(all_filters(
+            &r,
             ErrorCode::SecurityDisabled,
             "No Authorizer is configured.",
         ));
     };
+    Ok(delete_acls_with(
+        authorizer,
+        &r,
+        ctx.api_version,
+        &ctx.principal().to_string(),
+    ))
+}
+
+/// One result per filter, all `code`.
+fn all_filters(r: &DeleteAclsRequest, code: ErrorCode, msg: &str) -> ResponseKind {
+    ResponseKind::DeleteAcls(
+        DeleteAclsResponse::default().with_filter_results(
+            r.filters
+                .iter()
+                .map(|_| {
+                    DeleteAclsFilterResult::default()
+                        .with_error_code(code.code())
+                        .with_error_message(Some(sb(msg)))
+                })
+                .collect(),
+        ),
+    )
+}
+
+/// DeleteAcls' refusal before anything is parsed (no authorizer, no ALTER on the cluster).
+pub(super) fn delete_acls_refused(
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
+    r: &DeleteAclsRequest,
+) -> Option<ResponseKind> {
+    if broker.security.authorizer.is_none() {
+        return Some(all_filters(
+            r,
+            ErrorCode::SecurityDisabled,
+            "No Authorizer is configured.",
+        ));
+    }
     if !cluster_allowed(broker, ctx, AclOperation::Alter) {
-        return Ok(all(
+        return Some(all_filters(
+            r,
             ErrorCode::ClusterAuthorizationFailed,
             "Cluster authorization failed.",
         ));
     }
+    None
+}
+
+/// DeleteAcls against `authorizer` (the broker's, or the controller's copy of the cluster's).
+pub(super) fn delete_acls_with(
+    authorizer: &crate::security::Authorizer,
+    r: &DeleteAclsRequest,
+    version: i16,
+    principal: &str,
+) -> ResponseKind {
+    let all = |code: ErrorCode, msg: &str| all_filters(r, code, msg);
     let filters: Vec<AclFilter> = r
         .filters
         .iter()
@@ -286,7 +361,7 @@ pub fn delete_acls(
                     op: f.operation,
                     perm: f.permission_type,
                 },
-                ctx.api_version,
+                version,
             )
         })
         .collect();
@@ -297,7 +372,7 @@ pub fn delete_acls(
         .collect();
     let removed = match authorizer.delete(&valid) {
         Ok(r) => r,
-        Err(e) => return Ok(all(ErrorCode::UnknownServerError, &e.to_string())),
+        Err(e) => return all(ErrorCode::UnknownServerError, &e.to_string()),
     };
     let mut removed = removed.into_iter();
     let results = filters
@@ -313,7 +388,7 @@ pub fn delete_acls(
                 .unwrap_or_default()
                 .into_iter()
                 .map(|b| {
-                    tracing::info!(principal = %ctx.principal(), acl = ?b, "ACL deleted");
+                    tracing::info!(principal, acl = ?b, "ACL deleted");
                     DeleteAclsMatchingAcl::default()
                         .with_resource_type(b.resource_type.code())
                         .with_resource_name(sb(b.name))
@@ -327,9 +402,7 @@ pub fn delete_acls(
             DeleteAclsFilterResult::default().with_matching_acls(matching)
         })
         .collect();
-    Ok(ResponseKind::DeleteAcls(
-        DeleteAclsResponse::default().with_filter_results(results),
-    ))
+    ResponseKind::DeleteAcls(DeleteAclsResponse::default().with_filter_results(results))
 }
 
 /// DescribeUserScramCredentials.
@@ -408,27 +481,57 @@ pub fn alter_scram(
     ctx: &RequestContext<'_>,
     r: AlterUserScramCredentialsRequest,
 ) -> HandlerResult {
-    let users: Vec<String> = r
-        .deletions
+    if let Some(refused) = alter_scram_refused(broker, ctx, &r) {
+        return Ok(refused);
+    }
+    Ok(alter_scram_with(
+        &broker.security.credentials,
+        &r,
+        &ctx.principal().to_string(),
+    ))
+}
+
+/// The users an AlterUserScramCredentials names, in order, each once.
+fn scram_users(r: &AlterUserScramCredentialsRequest) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    r.deletions
         .iter()
         .map(|d| d.name.to_string())
         .chain(r.upsertions.iter().map(|u| u.name.to_string()))
-        .collect();
-    if !cluster_allowed(broker, ctx, AclOperation::Alter) {
-        let mut seen = std::collections::HashSet::new();
-        let results = users
-            .into_iter()
-            .filter(|u| seen.insert(u.clone()))
-            .map(|u| {
-                AlterUserScramCredentialsResult::default()
-                    .with_user(sb(u))
-                    .with_error_code(ErrorCode::ClusterAuthorizationFailed.code())
-            })
-            .collect();
-        return Ok(ResponseKind::AlterUserScramCredentials(
-            AlterUserScramCredentialsResponse::default().with_results(results),
-        ));
+        .filter(|u| seen.insert(u.clone()))
+        .collect()
+}
+
+/// AlterUserScramCredentials' refusal (no ALTER on the cluster).
+pub(super) fn alter_scram_refused(
+    broker: &Broker,
+    ctx: &RequestContext<'_>,
+    r: &AlterUserScramCredentialsRequest,
+) -> Option<ResponseKind> {
+    if cluster_allowed(broker, ctx, AclOperation::Alter) {
+        return None;
     }
+    let results = scram_users(r)
+        .into_iter()
+        .map(|u| {
+            AlterUserScramCredentialsResult::default()
+                .with_user(sb(u))
+                .with_error_code(ErrorCode::ClusterAuthorizationFailed.code())
+        })
+        .collect();
+    Some(ResponseKind::AlterUserScramCredentials(
+        AlterUserScramCredentialsResponse::default().with_results(results),
+    ))
+}
+
+/// AlterUserScramCredentials against `store` (the broker's, or the controller's copy of the
+/// cluster's).
+pub(super) fn alter_scram_with(
+    store: &crate::security::CredentialStore,
+    r: &AlterUserScramCredentialsRequest,
+    principal: &str,
+) -> ResponseKind {
+    let users = scram_users(r);
     let mut errors: BTreeMap<String, (ErrorCode, String)> = BTreeMap::new();
     let mut deletions: BTreeMap<String, ScramMechanism> = BTreeMap::new();
     let mut upserts: BTreeMap<String, (ScramMechanism, ScramCredential)> = BTreeMap::new();
@@ -438,7 +541,6 @@ pub fn alter_scram(
             "A user credential cannot be altered twice in the same request".to_string(),
         )
     };
-    let store = &broker.security.credentials;
     for d in &r.deletions {
         let name = d.name.to_string();
         if errors.contains_key(&name) {
@@ -533,18 +635,18 @@ pub fn alter_scram(
         .map(|(u, (m, c))| (u.clone(), *m, c.clone()))
         .collect();
     let applied = store.apply(&del, ups);
-    let mut seen = std::collections::HashSet::new();
     let results = users
         .into_iter()
-        .filter(|u| seen.insert(u.clone()))
         .map(|u| {
             let result = AlterUserScramCredentialsResult::default().with_user(sb(u.clone()));
             if let Some((code, msg)) = errors.get(&u) {
-                return result.with_error_code(code.code()).with_error_message(Some(sb(msg.clone())));
+                return result
+                    .with_error_code(code.code())
+                    .with_error_message(Some(sb(msg.clone())));
             }
             match &applied {
                 Ok(_) => {
-                    tracing::info!(principal = %ctx.principal(), user = %u, "SCRAM credential altered");
+                    tracing::info!(principal, user = %u, "SCRAM credential altered");
                     result
                 }
                 Err(e) => result
@@ -553,9 +655,9 @@ pub fn alter_scram(
             }
         })
         .collect();
-    Ok(ResponseKind::AlterUserScramCredentials(
+    ResponseKind::AlterUserScramCredentials(
         AlterUserScramCredentialsResponse::default().with_results(results),
-    ))
+    )
 }
 
 /// SaslHandshake outside a SASL exchange.

@@ -241,6 +241,17 @@ impl Authorizer {
             .fold(0, |mask, op| mask | 1 << op.code())
     }
 
+    /// Every ACL, in creation order.
+    pub fn bindings(&self) -> Vec<AclBinding> {
+        self.acls.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Replaces every ACL with `acls` without writing the local file (cluster mode: the
+    /// metadata log holds them).
+    pub fn replace_all(&self, acls: Vec<AclBinding>) {
+        *self.acls.write().unwrap_or_else(|e| e.into_inner()) = acls;
+    }
+
     /// Adds ACLs (already validated), persisting once; existing ones are not duplicated.
     pub fn create(&self, bindings: &[AclBinding]) -> Result<()> {
         let mut acls = self.acls.write().unwrap_or_else(|e| e.into_inner());

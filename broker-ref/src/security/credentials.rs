@@ -114,6 +114,25 @@ impl CredentialStore {
         crate::partition::write_meta(path, &bytes)
     }
 
+    /// Every credential: (user, mechanism, credential).
+    pub fn entries(&self) -> Vec<(String, ScramMechanism, ScramCredential)> {
+        let users = self.users.read().unwrap_or_else(|e| e.into_inner());
+        users
+            .iter()
+            .flat_map(|(u, c)| c.iter().map(move |(m, c)| (u.clone(), *m, c.clone())))
+            .collect()
+    }
+
+    /// Replaces every credential without writing the local file (cluster mode: the metadata
+    /// log holds them).
+    pub fn replace_all(&self, entries: Vec<(String, ScramMechanism, ScramCredential)>) {
+        let mut next: BTreeMap<String, BTreeMap<ScramMechanism, ScramCredential>> = BTreeMap::new();
+        for (u, m, c) in entries {
+            next.entry(u).or_default().insert(m, c);
+        }
+        *self.users.write().unwrap_or_else(|e| e.into_inner()) = next;
+    }
+
     /// A user's credential for `mechanism`.
     pub fn get(&self, user: &str, mechanism: ScramMechanism) -> Option<ScramCredential> {
         let users = self.users.read().unwrap_or_else(|e| e.into_inner());

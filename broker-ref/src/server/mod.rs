@@ -345,6 +345,8 @@ fn cluster_deps(
         if let Err(e) = broker.quotas.store.replace(quotas) {
             tracing::warn!(error = %e, "cannot apply the cluster's client quotas");
         }
+        // So are ACLs and SCRAM credentials.
+        crate::handlers::cluster_security::apply_image(&broker, image);
     });
     crate::cluster::NodeDeps {
         topics,
