@@ -283,6 +283,16 @@ fn main() -> ExitCode {
             scram.push((d.user.clone(), m, d.password.expose().clone(), 4096));
         }
     }
+    if !scram.is_empty() && !config.get("controller.quorum.voters").trim().is_empty() {
+        // A node's local file is not read in cluster mode: the credential would be ignored.
+        eprintln!(
+            "odradek-broker: --add-scram (and --dev-security's user) cannot be used in cluster mode \
+             (controller.quorum.voters is set): SCRAM credentials live in the cluster's metadata log; \
+             create them with AlterUserScramCredentials (kafka-configs --alter --entity-type users \
+             --add-config 'SCRAM-SHA-256=[password=...]')"
+        );
+        return ExitCode::from(2);
+    }
     if !scram.is_empty() {
         let dir = config.log_dir();
         let stored = std::fs::create_dir_all(&dir)

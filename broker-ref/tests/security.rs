@@ -1292,6 +1292,32 @@ fn misconfigured_security_fails_at_startup_naming_the_problem() {
             "{stderr}"
         );
     }
+    // In cluster mode a node's local SCRAM file is not read: --add-scram is refused, naming
+    // the way that works, and the password is not echoed.
+    let data = temp_dir("startup-cluster");
+    let out = Command::new(env!("CARGO_BIN_EXE_odradek-broker"))
+        .arg("--override")
+        .arg(format!("log.dirs={}", data.display()))
+        .args([
+            "--override",
+            "node.id=1",
+            "--override",
+            "process.roles=broker,controller",
+        ])
+        .args(["--override", "controller.quorum.voters=1@127.0.0.1:1"])
+        .args([
+            "--add-scram",
+            "SCRAM-SHA-256=[name=alice,password=alice-secret]",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot be used in cluster mode"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("alice-secret"), "{stderr}");
 }
 
 #[test]
