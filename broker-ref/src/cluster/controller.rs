@@ -765,7 +765,7 @@ impl Controller {
     /// CreatePartitions: grows each topic to its new count (replicas placed like a create's).
     pub async fn create_partitions(
         &self,
-        growths: Vec<(String, i32)>,
+        growths: Vec<(String, i32, Option<Vec<Vec<i32>>>)>,
         validate_only: bool,
     ) -> Result<Vec<Result<()>>> {
         self.write(|image| {
@@ -776,7 +776,7 @@ impl Controller {
             let usable = Self::usable(image);
             let mut batch = Vec::new();
             let mut results = Vec::new();
-            for (name, count) in &growths {
+            for (name, count, assignments) in &growths {
                 let result = (|| {
                     let t = image.topics.get(name).ok_or_else(|| {
                         Error::kafka(ErrorCode::UnknownTopicOrPartition, "unknown topic")
@@ -789,13 +789,16 @@ impl Controller {
                         ));
                     }
                     let rf = t.partitions.values().next().map_or(1, |p| p.replicas.len());
-                    let plan = placement::assign(&brokers, current, count - current, rf)
-                        .ok_or_else(|| {
-                            Error::kafka(
-                                ErrorCode::InvalidReplicationFactor,
-                                format!("Unable to replicate the new partitions {rf} time(s): only {} broker(s) are usable.", brokers.len()),
-                            )
-                        })?;
+                    let plan = match assignments {
+                        Some(list) => explicit_assignments(image, list, count - current, rf)?,
+                        None => placement::assign(&brokers, current, count - current, rf)
+                            .ok_or_else(|| {
+                                Error::kafka(
+                                    ErrorCode::InvalidReplicationFactor,
+                                    format!("Unable to replicate the new partitions {rf} time(s): only {} broker(s) are usable.", brokers.len()),
+                                )
+                            })?,
+                    };
                     if !validate_only {
                         for (i, replicas) in plan.into_iter().enumerate() {
                             let isr: Vec<i32> =
@@ -1045,6 +1048,48 @@ impl Controller {
 
 /// KRaft's checks of one AlterPartition proposal (`validateAlterPartitionData`): the record to
 /// write, `None` when nothing changes.
+/// CreatePartitions' explicit assignments of `added` new partitions, checked as Kafka's
+/// controller checks them (INVALID_REPLICA_ASSIGNMENT with its messages).
+fn explicit_assignments(
+    image: &MetadataImage,
+    list: &[Vec<i32>],
+    added: i32,
+    rf: usize,
+) -> Result<Vec<Vec<i32>>> {
+    let invalid = |m: String| Error::kafka(ErrorCode::InvalidReplicaAssignment, m);
+    if list.len() != usize::try_from(added).unwrap_or(0) {
+        return Err(invalid(format!(
+            "Increasing the number of partitions by {added} but {} assignments provided.",
+            list.len()
+        )));
+    }
+    for replicas in list {
+        let distinct: BTreeSet<i32> = replicas.iter().copied().collect();
+        if distinct.len() != replicas.len() {
+            return Err(invalid(format!(
+                "Duplicate brokers not allowed in replica assignment: {replicas:?}."
+            )));
+        }
+        if replicas.len() != rf {
+            return Err(invalid(format!(
+                "Inconsistent replication factor between partitions: the topic has {rf} and an assignment has {}.",
+                replicas.len()
+            )));
+        }
+        let unknown: Vec<i32> = replicas
+            .iter()
+            .copied()
+            .filter(|b| !image.brokers.contains_key(b))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(invalid(format!(
+                "Unknown broker(s) in replica assignment: {unknown:?}."
+            )));
+        }
+    }
+    Ok(list.to_vec())
+}
+
 fn check_isr(
     image: &MetadataImage,
     broker_id: i32,

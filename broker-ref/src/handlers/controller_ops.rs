@@ -327,12 +327,27 @@ pub async fn create_partitions(
     node: &ClusterNode,
     r: CreatePartitionsRequest,
 ) -> CreatePartitionsResponse {
-    // Explicit assignments are refused before anything is written; the rest go together.
-    let growths: Vec<(String, i32)> = r
+    // A topic named twice is refused (both entries answered once, as Kafka does); the rest go
+    // together.
+    let mut seen = std::collections::HashSet::new();
+    let duplicates: std::collections::HashSet<String> = r
         .topics
         .iter()
-        .filter(|t| t.assignments.is_none())
-        .map(|t| (t.name.to_string(), t.count))
+        .map(|t| t.name.to_string())
+        .filter(|n| !seen.insert(n.clone()))
+        .collect();
+    let growths: Vec<(String, i32, Option<Vec<Vec<i32>>>)> = r
+        .topics
+        .iter()
+        .filter(|t| !duplicates.contains(t.name.as_str()))
+        .map(|t| {
+            let assignments = t.assignments.as_ref().map(|list| {
+                list.iter()
+                    .map(|a| a.broker_ids.iter().map(|b| b.0).collect())
+                    .collect()
+            });
+            (t.name.to_string(), t.count, assignments)
+        })
         .collect();
     let outcome = match controller(node) {
         Ok(c) => c.create_partitions(growths.clone(), r.validate_only).await,
@@ -346,22 +361,31 @@ pub async fn create_partitions(
             .collect::<Vec<_>>()
             .into_iter(),
     };
-    let results: Vec<crate::Result<()>> = r
-        .topics
+    let mut reported = std::collections::HashSet::new();
+    let topics: Vec<&kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic> =
+        r.topics
+            .iter()
+            .filter(|t| {
+                !duplicates.contains(t.name.as_str()) || reported.insert(t.name.to_string())
+            })
+            .collect();
+    let results: Vec<crate::Result<()>> = topics
         .iter()
-        .map(|t| match t.assignments {
-            Some(_) => Err(Error::kafka(
-                ErrorCode::InvalidReplicaAssignment,
-                "explicit assignments for new partitions are not supported yet",
-            )),
-            None => written
+        .map(|t| {
+            if duplicates.contains(t.name.as_str()) {
+                return Err(Error::kafka(
+                    ErrorCode::InvalidRequest,
+                    "Duplicate topic name.",
+                ));
+            }
+            written
                 .next()
-                .unwrap_or_else(|| Err(ErrorCode::UnknownServerError.into())),
+                .unwrap_or_else(|| Err(ErrorCode::UnknownServerError.into()))
         })
         .collect();
     CreatePartitionsResponse::default().with_results(
-        r.topics
-            .iter()
+        topics
+            .into_iter()
             .zip(results)
             .map(|(t, result)| {
                 let base = CreatePartitionsTopicResult::default().with_name(t.name.clone());

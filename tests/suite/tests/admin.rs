@@ -181,7 +181,8 @@ async fn create_topics_reports_each_topic_and_validate_only_creates_nothing() {
     let (_, r) = admin.describe_topics(&[&checked]).await.unwrap().remove(0);
     assert_eq!(code(&r), ErrorCode::UnknownTopicOrPartition);
 
-    // Per-item errors next to a success.
+    // Per-item errors next to a success (a replication factor above the broker count).
+    let brokers = admin.describe_cluster().await.unwrap().brokers.len() as i16;
     let ok = topic_name("ct-ok");
     let results = admin
         .create_topics(
@@ -189,7 +190,7 @@ async fn create_topics_reports_each_topic_and_validate_only_creates_nothing() {
                 NewTopic::new(&a).partitions(3),
                 NewTopic::new(topic_name("ct-zero")).partitions(0),
                 NewTopic::new(topic_name("ct-cfg")).config("retention.ms", "soon"),
-                NewTopic::new(topic_name("ct-rf")).replication_factor(3),
+                NewTopic::new(topic_name("ct-rf")).replication_factor(brokers + 1),
                 NewTopic::new(&ok),
             ],
             false,
@@ -604,8 +605,13 @@ async fn cluster_topics_and_log_dirs() {
         assert_eq!(p.partition, i as i32);
         let leader = p.leader.unwrap();
         assert!(ids.contains(&leader));
-        assert_eq!(p.replicas, vec![leader]);
-        assert_eq!(p.isr, vec![leader]);
+        // One replica on a single broker, the default replication factor on a cluster.
+        assert!(p.replicas.contains(&leader), "{p:?}");
+        assert!(p.isr.contains(&leader), "{p:?}");
+        assert!(p.isr.iter().all(|r| p.replicas.contains(r)), "{p:?}");
+        if ids.len() == 1 {
+            assert_eq!(p.replicas, vec![leader]);
+        }
         assert!(p.error.is_none());
     }
     assert_eq!(code(&described[1].1), ErrorCode::UnknownTopicOrPartition);
