@@ -159,6 +159,62 @@ fn a_partition_moves_between_brokers_and_a_stuck_move_can_be_cancelled() {
         ErrorCode::from_code(fetch.responses[0].partitions[0].error_code),
         ErrorCode::NotLeaderOrFollower
     );
+
+    // CreatePartitions with explicit assignments (checked as Kafka checks them).
+    use kafka_protocol::messages::create_partitions_request::{
+        CreatePartitionsAssignment, CreatePartitionsTopic,
+    };
+    let grow = |count: i32, assignments: Option<Vec<Vec<i32>>>, twice: bool| {
+        let topic = CreatePartitionsTopic::default()
+            .with_name(common::topic_name(TOPIC))
+            .with_count(count)
+            .with_assignments(assignments.map(|list| {
+                list.into_iter()
+                    .map(|ids| {
+                        CreatePartitionsAssignment::default()
+                            .with_broker_ids(ids.into_iter().map(BrokerId).collect())
+                    })
+                    .collect()
+            }));
+        let topics = if twice {
+            vec![topic.clone(), topic]
+        } else {
+            vec![topic]
+        };
+        let r = cluster.client(2).call(
+            &CreatePartitionsRequest::default()
+                .with_timeout_ms(10_000)
+                .with_topics(topics),
+            3,
+        );
+        r.results
+            .iter()
+            .map(|x| ErrorCode::from_code(x.error_code))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        grow(2, None, true),
+        [ErrorCode::InvalidRequest],
+        "named twice: one answer"
+    );
+    assert_eq!(
+        grow(3, Some(vec![vec![3, 1]]), false),
+        [ErrorCode::InvalidReplicaAssignment],
+        "two new partitions, one assignment"
+    );
+    assert_eq!(
+        grow(2, Some(vec![vec![3]]), false),
+        [ErrorCode::InvalidReplicaAssignment],
+        "the topic's replication factor is 2"
+    );
+    assert_eq!(
+        grow(2, Some(vec![vec![3, 9]]), false),
+        [ErrorCode::InvalidReplicaAssignment],
+        "broker 9 is unknown"
+    );
+    assert_eq!(grow(2, Some(vec![vec![1, 3]]), false), [ErrorCode::NoError]);
+    let added = cluster.wait_partition(2, TOPIC, 1, Duration::from_secs(10), |p| p.leader > 0);
+    assert_eq!(added.replicas, [1, 3]);
 }
 
 /// Sets `configs` on `resource` (2 topic, 4 broker) through `client`.
