@@ -765,7 +765,7 @@ impl Controller {
     /// CreatePartitions: grows each topic to its new count (replicas placed like a create's).
     pub async fn create_partitions(
         &self,
-        growths: Vec<(String, i32, Option<Vec<Vec<i32>>>)>,
+        growths: Vec<Growth>,
         validate_only: bool,
     ) -> Result<Vec<Result<()>>> {
         self.write(|image| {
@@ -1048,6 +1048,10 @@ impl Controller {
 
 /// KRaft's checks of one AlterPartition proposal (`validateAlterPartitionData`): the record to
 /// write, `None` when nothing changes.
+/// A CreatePartitions entry: topic, new partition count, explicit replica lists of the new
+/// partitions (`None`: placed by the controller).
+pub type Growth = (String, i32, Option<Vec<Vec<i32>>>);
+
 /// CreatePartitions' explicit assignments of `added` new partitions, checked as Kafka's
 /// controller checks them (INVALID_REPLICA_ASSIGNMENT with its messages).
 fn explicit_assignments(

@@ -336,7 +336,7 @@ pub async fn create_partitions(
         .map(|t| t.name.to_string())
         .filter(|n| !seen.insert(n.clone()))
         .collect();
-    let growths: Vec<(String, i32, Option<Vec<Vec<i32>>>)> = r
+    let growths: Vec<crate::cluster::controller::Growth> = r
         .topics
         .iter()
         .filter(|t| !duplicates.contains(t.name.as_str()))
