@@ -103,8 +103,8 @@ pub struct BrokerProxy {
 }
 
 impl BrokerProxy {
-    /// A proxy in front of `upstream` (`host:port` of one broker of the cluster). Must run
-    /// inside a tokio runtime.
+    /// A proxy in front of `upstream` (`host:port` of one broker of the cluster; of a bootstrap
+    /// list, the first). Must run inside a tokio runtime.
     pub fn start(upstream: &str) -> BrokerProxy {
         Self::started(upstream, false)
     }
@@ -117,6 +117,8 @@ impl BrokerProxy {
     }
 
     fn started(upstream: &str, apart: bool) -> BrokerProxy {
+        // A bootstrap list (an external cluster): the proxy fronts its first broker.
+        let upstream = upstream.split(',').next().unwrap_or(upstream).trim();
         let (cut, _) = watch::channel(0u64);
         let (stopped, _) = watch::channel(false);
         let inner = Arc::new(Inner {
