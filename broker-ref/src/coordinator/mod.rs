@@ -73,6 +73,39 @@ pub(crate) struct InternalTopic {
     creating: Mutex<()>,
 }
 
+/// Calls `each` with every batch of a coordinator's `partition` in offset order, up to its
+/// high watermark, or its log end with `to_log_end` (a new leader loading what it has).
+pub(crate) fn read_batches(
+    partition: &crate::partition::Partition,
+    to_log_end: bool,
+    mut each: impl FnMut(&odradek::records::RecordBatch) -> Result<()>,
+) -> Result<()> {
+    let mut offset = partition.log_start_offset();
+    let end = if to_log_end {
+        partition.follower_position()?.0
+    } else {
+        partition.high_watermark()
+    };
+    while offset < end {
+        let data = if to_log_end {
+            partition.read_to_log_end(offset, 8 << 20)?
+        } else {
+            partition.read(offset, 8 << 20, true, false)?.records
+        };
+        let mut progressed = false;
+        for batch in RecordBatches::new(data) {
+            let batch = batch?;
+            each(&batch)?;
+            progressed |= batch.next_offset() > offset;
+            offset = offset.max(batch.next_offset());
+        }
+        if !progressed {
+            break;
+        }
+    }
+    Ok(())
+}
+
 impl InternalTopic {
     /// `name` with `partitions` partitions, compacted, segments of `segment_bytes`, batches
     /// kept as the coordinator wrote them.
@@ -290,63 +323,43 @@ impl GroupCoordinator {
         let mut metadata: HashMap<String, Option<storage::StoredGroup>> = HashMap::new();
         let mut pending = txn_replay::ReplayPending::default();
         for partition in partitions {
-            let mut offset = partition.log_start_offset();
-            let end = if to_log_end {
-                partition.follower_position()?.0
-            } else {
-                partition.high_watermark()
-            };
-            while offset < end {
-                let data = if to_log_end {
-                    partition.read_to_log_end(offset, 8 << 20)?
+            read_batches(partition, to_log_end, |batch| {
+                if batch.is_control() {
+                    pending.on_marker(partition.index(), batch, &mut offsets);
                 } else {
-                    partition.read(offset, 8 << 20, true, false)?.records
-                };
-                let mut progressed = false;
-                for batch in RecordBatches::new(data) {
-                    let batch = batch?;
-                    let next = batch.next_offset();
-                    if batch.is_control() {
-                        pending.on_marker(partition.index(), &batch, &mut offsets);
-                    } else {
-                        let txn_pid = (batch.is_transactional() && batch.producer_id() >= 0)
-                            .then(|| batch.producer_id());
-                        for r in batch.records()? {
-                            let r = r?;
-                            let Some(key) = r.key.as_ref() else { continue };
-                            match storage::decode(key, r.value.as_ref()) {
-                                Some(CoordinatorRecord::Offset {
-                                    group,
-                                    topic,
-                                    partition: p,
-                                    value,
-                                }) => match (txn_pid, value) {
-                                    (Some(pid), Some(v)) => {
-                                        pending.add(partition.index(), pid, group, (topic, p), v)
-                                    }
-                                    (Some(_), None) => {}
-                                    (None, value) => {
-                                        let g = offsets.entry(group).or_default();
-                                        match value {
-                                            Some(v) => g.insert((topic, p), v),
-                                            None => g.remove(&(topic, p)),
-                                        };
-                                    }
-                                },
-                                Some(CoordinatorRecord::Group { group, value }) => {
-                                    metadata.insert(group, value);
+                    let txn_pid = (batch.is_transactional() && batch.producer_id() >= 0)
+                        .then(|| batch.producer_id());
+                    for r in batch.records()? {
+                        let r = r?;
+                        let Some(key) = r.key.as_ref() else { continue };
+                        match storage::decode(key, r.value.as_ref()) {
+                            Some(CoordinatorRecord::Offset {
+                                group,
+                                topic,
+                                partition: p,
+                                value,
+                            }) => match (txn_pid, value) {
+                                (Some(pid), Some(v)) => {
+                                    pending.add(partition.index(), pid, group, (topic, p), v)
                                 }
-                                None => {}
+                                (Some(_), None) => {}
+                                (None, value) => {
+                                    let g = offsets.entry(group).or_default();
+                                    match value {
+                                        Some(v) => g.insert((topic, p), v),
+                                        None => g.remove(&(topic, p)),
+                                    };
+                                }
+                            },
+                            Some(CoordinatorRecord::Group { group, value }) => {
+                                metadata.insert(group, value);
                             }
+                            None => {}
                         }
                     }
-                    progressed |= next > offset;
-                    offset = offset.max(next);
                 }
-                if !progressed {
-                    break;
-                }
-            }
+                Ok(())
+            })?;
         }
         let mut open_txns = pending.into_open();
         let now = Instant::now();

@@ -144,6 +144,21 @@ pub async fn create_acls(
     Ok(ResponseKind::CreateAcls(answer))
 }
 
+/// Runs `change` (the single node's logic) on a copy of the image's ACLs, under the
+/// controller's write lock, and writes what it changed.
+async fn change_acls(
+    node: &ClusterNode,
+    change: impl FnOnce(&Authorizer) -> ResponseKind,
+) -> crate::Result<ResponseKind> {
+    super::controller_ops::controller(node)?
+        .write_records(|image| {
+            let scratch = acl_copy(image);
+            let answer = change(&scratch);
+            Ok((acl_changes(&image.acls, scratch.bindings()), answer))
+        })
+        .await
+}
+
 /// CreateAcls on the controller.
 pub async fn create_acls_on_controller(
     node: &ClusterNode,
@@ -151,30 +166,9 @@ pub async fn create_acls_on_controller(
     r: CreateAclsRequest,
 ) -> ResponseKind {
     let version = ctx.api_version;
-    let outcome = match super::controller_ops::controller(node) {
-        Ok(c) => {
-            c.write_records(|image| {
-                let scratch = acl_copy(image);
-                let answer = local::create_acls_with(&scratch, &r, version, FORWARDED);
-                Ok((acl_changes(&image.acls, scratch.bindings()), answer))
-            })
-            .await
-        }
-        Err(e) => Err(e),
-    };
-    outcome.unwrap_or_else(|e| refuse_creations(&r, e.code()))
-}
-
-fn refuse_creations(r: &CreateAclsRequest, code: ErrorCode) -> ResponseKind {
-    use kafka_protocol::messages::create_acls_response::AclCreationResult;
-    ResponseKind::CreateAcls(
-        kafka_protocol::messages::CreateAclsResponse::default().with_results(
-            r.creations
-                .iter()
-                .map(|_| AclCreationResult::default().with_error_code(code.code()))
-                .collect(),
-        ),
-    )
+    change_acls(node, |a| local::create_acls_with(a, &r, version, FORWARDED))
+        .await
+        .unwrap_or_else(|e| local::all_creations(&r, e.code(), &e.to_string()))
 }
 
 /// DeleteAcls on a broker in cluster mode.
@@ -241,29 +235,10 @@ pub async fn delete_acls_on_controller(
     ctx: &RequestContext<'_>,
     r: DeleteAclsRequest,
 ) -> ResponseKind {
-    use kafka_protocol::messages::delete_acls_response::DeleteAclsFilterResult;
     let version = ctx.api_version;
-    let outcome = match super::controller_ops::controller(node) {
-        Ok(c) => {
-            c.write_records(|image| {
-                let scratch = acl_copy(image);
-                let answer = local::delete_acls_with(&scratch, &r, version, FORWARDED);
-                Ok((acl_changes(&image.acls, scratch.bindings()), answer))
-            })
-            .await
-        }
-        Err(e) => Err(e),
-    };
-    outcome.unwrap_or_else(|e| {
-        ResponseKind::DeleteAcls(
-            kafka_protocol::messages::DeleteAclsResponse::default().with_filter_results(
-                r.filters
-                    .iter()
-                    .map(|_| DeleteAclsFilterResult::default().with_error_code(e.code().code()))
-                    .collect(),
-            ),
-        )
-    })
+    change_acls(node, |a| local::delete_acls_with(a, &r, version, FORWARDED))
+        .await
+        .unwrap_or_else(|e| local::all_filters(&r, e.code(), &e.to_string()))
 }
 
 /// AlterUserScramCredentials on a broker in cluster mode.

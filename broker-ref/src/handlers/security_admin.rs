@@ -104,7 +104,7 @@ pub fn create_acls(
 }
 
 /// One result per creation, all `code`.
-fn all_creations(r: &CreateAclsRequest, code: ErrorCode, msg: &str) -> ResponseKind {
+pub(super) fn all_creations(r: &CreateAclsRequest, code: ErrorCode, msg: &str) -> ResponseKind {
     ResponseKind::CreateAcls(
         CreateAclsResponse::default().with_results(
             r.creations
@@ -301,7 +301,7 @@ pub fn delete_acls(
 }
 
 /// One result per filter, all `code`.
-fn all_filters(r: &DeleteAclsRequest, code: ErrorCode, msg: &str) -> ResponseKind {
+pub(super) fn all_filters(r: &DeleteAclsRequest, code: ErrorCode, msg: &str) -> ResponseKind {
     ResponseKind::DeleteAcls(
         DeleteAclsResponse::default().with_filter_results(
             r.filters

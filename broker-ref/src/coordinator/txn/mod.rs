@@ -32,7 +32,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use odradek::records::{BatchBuilder, Compression, RecordBatches};
+use odradek::records::{BatchBuilder, Compression};
 use odradek::ErrorCode;
 
 use crate::clock::now_ms;
@@ -699,37 +699,18 @@ fn read_states(
     to_log_end: bool,
 ) -> Result<Vec<(String, Option<TxnMetadata>)>> {
     let mut out = Vec::new();
-    let mut offset = partition.log_start_offset();
-    let end = if to_log_end {
-        partition.follower_position()?.0
-    } else {
-        partition.high_watermark()
-    };
-    while offset < end {
-        let data = if to_log_end {
-            partition.read_to_log_end(offset, 8 << 20)?
-        } else {
-            partition.read(offset, 8 << 20, true, false)?.records
-        };
-        let mut progressed = false;
-        for batch in RecordBatches::new(data) {
-            let batch = batch?;
-            if !batch.is_control() {
-                for r in batch.records()? {
-                    let r = r?;
-                    let Some(key) = r.key.as_ref() else { continue };
-                    if let Some(state) = storage::decode(key, r.value.as_ref()) {
-                        out.push(state);
-                    }
+    crate::coordinator::read_batches(partition, to_log_end, |batch| {
+        if !batch.is_control() {
+            for r in batch.records()? {
+                let r = r?;
+                let Some(key) = r.key.as_ref() else { continue };
+                if let Some(state) = storage::decode(key, r.value.as_ref()) {
+                    out.push(state);
                 }
             }
-            progressed |= batch.next_offset() > offset;
-            offset = offset.max(batch.next_offset());
         }
-        if !progressed {
-            break;
-        }
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
