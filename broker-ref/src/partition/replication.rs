@@ -545,14 +545,12 @@ impl Partition {
     /// carries client metadata, KIP-392) follows; `current_leader_epoch` (≥ 0) must be the
     /// partition's (FENCED_LEADER_EPOCH when older, UNKNOWN_LEADER_EPOCH when newer).
     pub fn check_readable(&self, current_leader_epoch: i32, followers_serve: bool) -> Result<()> {
-        if !followers_serve {
-            return self.check_leader(current_leader_epoch);
-        }
         let r = self.replication();
         let epoch = match r.role {
             Role::Single => super::state::LEADER_EPOCH,
-            Role::Leader | Role::Follower { .. } => r.leader_epoch,
-            Role::None => return Err(ErrorCode::NotLeaderOrFollower.into()),
+            Role::Leader => r.leader_epoch,
+            Role::Follower { .. } if followers_serve => r.leader_epoch,
+            Role::Follower { .. } | Role::None => return Err(ErrorCode::NotLeaderOrFollower.into()),
         };
         if current_leader_epoch >= 0 {
             if current_leader_epoch < epoch {
@@ -569,21 +567,7 @@ impl Partition {
     /// this broker must lead, and a `current_leader_epoch` (≥ 0) must be the partition's
     /// (FENCED_LEADER_EPOCH when older, UNKNOWN_LEADER_EPOCH when newer).
     pub fn check_leader(&self, current_leader_epoch: i32) -> Result<()> {
-        let r = self.replication();
-        let epoch = match r.role {
-            Role::Single => super::state::LEADER_EPOCH,
-            Role::Leader => r.leader_epoch,
-            Role::Follower { .. } | Role::None => return Err(ErrorCode::NotLeaderOrFollower.into()),
-        };
-        if current_leader_epoch >= 0 {
-            if current_leader_epoch < epoch {
-                return Err(ErrorCode::FencedLeaderEpoch.into());
-            }
-            if current_leader_epoch > epoch {
-                return Err(ErrorCode::UnknownLeaderEpoch.into());
-            }
-        }
-        Ok(())
+        self.check_readable(current_leader_epoch, false)
     }
 
     /// Whether a produce with `acks` may append now: this broker leads, and for acks=all the
