@@ -10,6 +10,7 @@ protocol described in tests/compat/README.md ("Drivers"): the last stdout line i
 before it.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import sys
@@ -253,7 +254,10 @@ class ConfluentLike:
     def admin_cycle(self, topic, deadline, replication=1):
         a = self.admin_mod.AdminClient(dict(self.sec, **{"bootstrap.servers": self.bootstrap}))
         fut = a.create_topics([self.admin_mod.NewTopic(topic, num_partitions=3, replication_factor=replication)])[topic]
-        fut.result(timeout=max(1, left(deadline)))
+        try:
+            fut.result(timeout=max(1, left(deadline)))
+        except concurrent.futures.TimeoutError:
+            raise Failure("create_topics: no result for the topic before the deadline")
         wait_for(deadline, lambda: topic in a.list_topics(timeout=5).topics, "created topic listed")
         parts = wait_for(deadline, lambda: len(a.list_topics(topic, timeout=5).topics[topic].partitions) == 3 or None,
                          "created topic described with 3 partitions")
@@ -264,7 +268,10 @@ class ConfluentLike:
         except self.ck.KafkaException as e:
             if e.args[0].code() != self.ck.KafkaError.TOPIC_ALREADY_EXISTS:
                 raise Failure("second create_topics: %s (want TOPIC_ALREADY_EXISTS)" % e)
-        a.delete_topics([topic])[topic].result(timeout=max(1, left(deadline)))
+        try:
+            a.delete_topics([topic])[topic].result(timeout=max(1, left(deadline)))
+        except concurrent.futures.TimeoutError:
+            raise Failure("delete_topics: no result for the topic before the deadline")
         wait_for(deadline, lambda: topic not in a.list_topics(timeout=5).topics, "deleted topic gone from the listing")
         return parts
 
