@@ -15,6 +15,10 @@ pub struct Progress {
     pub last_fetch_ms: Option<u64>,
     /// When it last fetched up to the leader's log end (ms).
     pub last_caught_up_ms: Option<u64>,
+    /// The high watermark the leader last sent it: a fetch from a replica that has not seen
+    /// the current one is answered at once, not held (it would otherwise learn of a commit
+    /// only when its wait ends).
+    pub sent_high_watermark: i64,
 }
 
 /// A fetch the leader holds until new entries or a new high watermark arrive, or its wait ends.
@@ -28,6 +32,8 @@ pub struct ParkedFetch {
     pub fetch_offset: i64,
     /// When it is answered empty.
     pub deadline: u64,
+    /// The replica it fetches for.
+    pub replica: NodeId,
 }
 
 /// The leader's state for its epoch.
@@ -81,6 +87,25 @@ impl LeaderState {
         p.last_fetch_ms = Some(now);
         if fetch_offset >= leader_end {
             p.last_caught_up_ms = Some(now);
+        }
+    }
+
+    /// The high watermark last sent to `replica` (0 before any).
+    pub fn sent_high_watermark(&self, replica: NodeId) -> i64 {
+        self.voters
+            .get(&replica)
+            .or_else(|| self.observers.get(&replica))
+            .map_or(0, |p| p.sent_high_watermark)
+    }
+
+    /// Notes that `replica` was sent `high_watermark`.
+    pub fn note_sent_high_watermark(&mut self, replica: NodeId, high_watermark: i64) {
+        if let Some(p) = self
+            .voters
+            .get_mut(&replica)
+            .or_else(|| self.observers.get_mut(&replica))
+        {
+            p.sent_high_watermark = p.sent_high_watermark.max(high_watermark);
         }
     }
 

@@ -216,8 +216,16 @@ impl Quorum {
                     l.record_fetch(replica, fetch_offset, end, now);
                 }
                 self.maybe_advance_high_watermark();
-                if fetch_offset < end {
+                let hw = self.high_watermark;
+                let behind = match &self.role {
+                    Role::Leader(l) => l.sent_high_watermark(replica) < hw,
+                    _ => false,
+                };
+                if fetch_offset < end || behind {
                     let r = self.fetch_response_from(fetch_offset);
+                    if let Role::Leader(l) = &mut self.role {
+                        l.note_sent_high_watermark(replica, hw);
+                    }
                     self.respond(from, id, r);
                 } else {
                     let deadline = self.now + self.config.fetch_max_wait_ms;
@@ -227,6 +235,7 @@ impl Quorum {
                             id,
                             fetch_offset,
                             deadline,
+                            replica,
                         });
                     }
                 }
@@ -330,8 +339,12 @@ impl Quorum {
             .into_iter()
             .partition(|p| all || p.fetch_offset < end || p.deadline <= now);
         l.parked = waiting;
+        let hw = self.high_watermark;
         for p in due {
             let r = self.fetch_response_from(p.fetch_offset);
+            if let Role::Leader(l) = &mut self.role {
+                l.note_sent_high_watermark(p.replica, hw);
+            }
             self.respond(p.from, p.id, r);
         }
     }
