@@ -215,6 +215,24 @@ fn a_partition_moves_between_brokers_and_a_stuck_move_can_be_cancelled() {
     assert_eq!(grow(2, Some(vec![vec![1, 3]]), false), [ErrorCode::NoError]);
     let added = cluster.wait_partition(2, TOPIC, 1, Duration::from_secs(10), |p| p.leader > 0);
     assert_eq!(added.replicas, [1, 3]);
+
+    // DeleteTopics v1 (names in the v0-5 field) through a broker deletes on every node.
+    let deleted = cluster.client(3).call(
+        &DeleteTopicsRequest::default()
+            .with_timeout_ms(10_000)
+            .with_topic_names(vec![common::topic_name(TOPIC)]),
+        1,
+    );
+    assert_eq!(deleted.responses.len(), 1, "{deleted:?}");
+    assert_eq!(deleted.responses[0].error_code, 0, "{deleted:?}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while cluster.metadata(2, &[TOPIC]).topics[0].error_code == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the topic is still listed by node 2"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Sets `configs` on `resource` (2 topic, 4 broker) through `client`.

@@ -134,6 +134,31 @@ pub async fn delete_topics(
         }
     }
     request.topics.retain(|t| t.name.is_some());
+    // v0-5 name topics in `topic_names`, a field the version the controller is sent (v6)
+    // does not carry: both lists name every topic, the one the wire version has is sent.
+    let by_name: Vec<TopicName> = request.topic_names.clone();
+    for name in by_name {
+        if !request
+            .topics
+            .iter()
+            .any(|t| t.name.as_ref() == Some(&name))
+        {
+            request.topics.push(
+                kafka_protocol::messages::delete_topics_request::DeleteTopicState::default()
+                    .with_name(Some(name)),
+            );
+        }
+    }
+    let named: Vec<TopicName> = request
+        .topics
+        .iter()
+        .filter_map(|t| t.name.clone())
+        .collect();
+    for name in named {
+        if !request.topic_names.contains(&name) {
+            request.topic_names.push(name);
+        }
+    }
     if !broker.config.bool("delete.topic.enable") {
         return Err(Error::kafka(
             ErrorCode::TopicDeletionDisabled,

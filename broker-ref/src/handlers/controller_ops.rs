@@ -322,7 +322,8 @@ pub async fn delete_topics(node: &ClusterNode, r: DeleteTopicsRequest) -> Delete
     DeleteTopicsResponse::default().with_responses(responses)
 }
 
-/// CreatePartitions (explicit assignments are not supported yet and are refused).
+/// CreatePartitions (a topic named twice is refused; explicit assignments are checked by the
+/// controller).
 pub async fn create_partitions(
     node: &ClusterNode,
     r: CreatePartitionsRequest,
