@@ -234,6 +234,7 @@ async fn fetch_once(
             };
             let bytes = p.records.as_ref().map_or(0, |r| r.len());
             if bytes > 0
+                && settings.quotas.follower.limit() != i64::MAX
                 && partition.replication_throttled(false, settings.node_id, settings.node_id)
             {
                 settings.quotas.follower.record(bytes, now);

@@ -129,18 +129,20 @@ fn serve(
                             // A throttled follower (out of sync, listed by the topic's
                             // leader.replication.throttled.replicas) gets no records while
                             // the leader's throttled bytes are over its rate.
-                            let records =
-                                if partition.replication_throttled(true, broker.node_id, replica) {
-                                    let quota = &broker.replication_quotas.leader;
-                                    if quota.exceeded(now) {
-                                        bytes::Bytes::new()
-                                    } else {
-                                        quota.record(records.len(), now);
-                                        records
-                                    }
+                            // (The topic's list is read only when a rate is set.)
+                            let quota = &broker.replication_quotas.leader;
+                            let records = if quota.limit() != i64::MAX
+                                && partition.replication_throttled(true, broker.node_id, replica)
+                            {
+                                if quota.exceeded(now) {
+                                    bytes::Bytes::new()
                                 } else {
+                                    quota.record(records.len(), now);
                                     records
-                                };
+                                }
+                            } else {
+                                records
+                            };
                             budget = budget.saturating_sub(records.len());
                             data += records.len();
                             base.with_high_watermark(high_watermark)

@@ -426,17 +426,7 @@ impl TransactionCoordinator {
         {
             return;
         }
-        meta.state = if prepared.commit {
-            TxnState::CompleteCommit
-        } else {
-            TxnState::CompleteAbort
-        };
-        meta.partitions.clear();
-        meta.last_update_ms = now_ms();
-        if let Err(e) = self.persist(txn_id, Some(meta)) {
-            // The markers are written; the next coordinator redoes them from the Prepare state.
-            tracing::warn!(transactional_id = txn_id, error = %e, "persisting a completed transaction failed");
-        }
+        self.mark_complete(txn_id, meta, prepared.commit);
         drop(txns);
         self.completed.notify_waiters();
     }
@@ -469,6 +459,11 @@ impl TransactionCoordinator {
     fn finish(&self, txn_id: &str, meta: &mut TxnMetadata) {
         let commit = meta.state == TxnState::PrepareCommit;
         self.write_markers(meta, commit);
+        self.mark_complete(txn_id, meta, commit);
+    }
+
+    /// Moves a transaction whose markers are written to its Complete state and persists it.
+    fn mark_complete(&self, txn_id: &str, meta: &mut TxnMetadata, commit: bool) {
         meta.state = if commit {
             TxnState::CompleteCommit
         } else {
@@ -477,7 +472,8 @@ impl TransactionCoordinator {
         meta.partitions.clear();
         meta.last_update_ms = now_ms();
         if let Err(e) = self.persist(txn_id, Some(meta)) {
-            // The markers are written; a restart redoes them from the Prepare state.
+            // The markers are written; a restart (or the next coordinator) redoes them from
+            // the Prepare state.
             tracing::warn!(transactional_id = txn_id, error = %e, "persisting a completed transaction failed");
         }
     }
