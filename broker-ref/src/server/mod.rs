@@ -324,10 +324,16 @@ fn cluster_deps(
     );
     // Client quotas are the cluster's: every broker applies the image's.
     let weak = Arc::downgrade(broker);
+    // The hook runs on every reconcile (each new image and once a second): state that follows
+    // the image is rebuilt only when an entry was applied since.
+    let applied = std::sync::atomic::AtomicI64::new(-1);
     let on_image: crate::cluster::replicas::ImageHook = Arc::new(move |image| {
         let Some(broker) = weak.upgrade() else {
             return;
         };
+        if applied.swap(image.offset, std::sync::atomic::Ordering::AcqRel) == image.offset {
+            return;
+        }
         let mut quotas = crate::quota::store::QuotaMap::new();
         for q in image.client_quotas.values() {
             let Ok(entity) = crate::quota::entity::entity_from_wire(
