@@ -214,8 +214,55 @@ def test_fork_guard(producer_conf, topic):
     _, status = os.waitpid(pid, 0)
     out = os.read(r, 1000)
     os.close(r)
+    assert os.WIFEXITED(status), f"child died: wait status {status}"
     assert os.WEXITSTATUS(status) == 0
     assert out == b"_STATE 0"
     # The parent's producer is unaffected.
     p.produce(topic, b"parent-again")
     assert p.flush(10) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork()")
+def test_fork_while_the_parent_is_busy(producer_conf, topic):
+    """Forks while the parent's runtime threads send, park and wake: state a parent thread left
+    half-updated (a lock, a wait queue) must not reach the child's fresh runtime."""
+    p = Producer(producer_conf)
+    stop = threading.Event()
+    sent = [0]
+
+    def keep_producing():
+        while not stop.is_set():
+            try:
+                p.produce(topic, b"busy")
+                sent[0] += 1
+            except BufferError:
+                p.poll(0.01)
+            p.poll(0)
+
+    worker = threading.Thread(target=keep_producing)
+    worker.start()
+    try:
+        for round_ in range(8):
+            time.sleep(0.02)
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # child: only this thread exists here
+                code = 1
+                try:
+                    q = Producer(producer_conf)
+                    q.produce(topic, b"child")
+                    os.write(w, b"%d" % q.flush(10))
+                    code = 0
+                finally:
+                    os._exit(code)
+            os.close(w)
+            _, status = os.waitpid(pid, 0)
+            out = os.read(r, 100)
+            os.close(r)
+            assert os.WIFEXITED(status), f"round {round_}: child died: wait status {status}"
+            assert (os.WEXITSTATUS(status), out) == (0, b"0"), f"round {round_}"
+    finally:
+        stop.set()
+        worker.join()
+    assert p.flush(10) == 0
+    assert sent[0] > 0
