@@ -8,7 +8,8 @@
 //! the broker-level topic defaults at once (every partition without a topic override follows),
 //! and the log cleaner reads its settings before each pass.
 //!
-//! Kafka keeps these values in its metadata log; this single-node broker keeps them in
+//! Kafka keeps these values in its metadata log, and so does cluster mode (the image's `Config`
+//! records reach [`DynamicConfig::follow`]); a single-node broker keeps them in
 //! `<log.dir>/dynamic-broker-configs`, a properties file replaced atomically (temporary file,
 //! fsync, rename, directory fsync), one `broker.<key>=<value>` or `cluster-default.<key>=<value>`
 //! line per value (documented in `docs/storage.md`).
@@ -315,8 +316,57 @@ impl DynamicConfig {
         validate_only: bool,
     ) -> Result<Option<BrokerConfig>> {
         let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let (values, effective) = self.plan(&state, level, changes, replace_all)?;
+        if validate_only {
+            return Ok(None);
+        }
+        if values != state.0 {
+            crate::partition::write_meta(&self.path, values.render().as_bytes())?;
+        }
+        *state = (values, effective.clone());
+        Ok(Some(effective))
+    }
+
+    /// The values `level` would hold after `changes` (validated as [`DynamicConfig::alter`]
+    /// does); nothing changes. Cluster mode sends these to the controller.
+    pub fn values_after(
+        &self,
+        level: Level,
+        changes: &[(String, Op, Option<String>)],
+        replace_all: bool,
+    ) -> Result<BTreeMap<String, String>> {
+        let state = self.state.read().unwrap_or_else(|e| e.into_inner());
+        let (values, _) = self.plan(&state, level, changes, replace_all)?;
+        Ok(values.level(level).clone())
+    }
+
+    /// Takes both levels' values from the cluster's metadata (cluster mode, where the metadata
+    /// log and not the local file holds them): nothing is written here. The new effective
+    /// configuration, for the caller to apply, if anything changed; an error (the values kept)
+    /// when they do not validate against this broker's static configuration.
+    pub fn follow(&self, values: DynamicValues) -> Result<Option<BrokerConfig>> {
+        let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        if values == state.0 {
+            return Ok(None);
+        }
+        let effective = self
+            .static_config
+            .with_dynamic(&values.cluster_default, &values.broker)?;
+        *state = (values, effective.clone());
+        Ok(Some(effective))
+    }
+
+    /// The values and effective configuration after `changes` to `level`, every key checked
+    /// and the result validated against the configuration in `state`.
+    fn plan(
+        &self,
+        state: &(DynamicValues, BrokerConfig),
+        level: Level,
+        changes: &[(String, Op, Option<String>)],
+        replace_all: bool,
+    ) -> Result<(DynamicValues, BrokerConfig)> {
         let mut values = state.0.clone();
-        let current = state.1.clone();
+        let current = &state.1;
         let target = values.level_mut(level);
         if replace_all {
             target.clear();
@@ -369,15 +419,8 @@ impl DynamicConfig {
                 Error::Config { message, .. } => Error::kafka(ErrorCode::InvalidRequest, message),
                 other => other,
             })?;
-        check_reconfiguration(&current, &effective)?;
-        if validate_only {
-            return Ok(None);
-        }
-        if values != state.0 {
-            crate::partition::write_meta(&self.path, values.render().as_bytes())?;
-        }
-        *state = (values, effective.clone());
-        Ok(Some(effective))
+        check_reconfiguration(current, &effective)?;
+        Ok((values, effective))
     }
 }
 

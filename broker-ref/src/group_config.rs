@@ -345,13 +345,67 @@ impl GroupConfigs {
         validate_only: bool,
         broker: &BrokerConfig,
     ) -> Result<()> {
+        let mut groups = self.groups.write().unwrap_or_else(|e| e.into_inner());
+        let props = Self::plan(&groups, group, changes, replace_all, broker)?;
+        if validate_only {
+            return Ok(());
+        }
+        let mut next = groups.clone();
+        if props.is_empty() {
+            next.remove(group);
+        } else {
+            next.insert(group.to_string(), props);
+        }
+        if next != *groups {
+            let bytes = serde_json::to_vec_pretty(&next)
+                .map_err(|e| Error::config(FILE, format!("cannot encode: {e}")))?;
+            crate::partition::write_meta(&self.path, &bytes)?;
+            *groups = next;
+        }
+        Ok(())
+    }
+
+    /// The overrides `group` would have after `changes` (validated as [`GroupConfigs::alter`]
+    /// does); nothing changes. Cluster mode sends these to the controller.
+    pub fn overrides_after(
+        &self,
+        group: &str,
+        changes: &[(String, Op, Option<String>)],
+        replace_all: bool,
+        broker: &BrokerConfig,
+    ) -> Result<BTreeMap<String, String>> {
+        let groups = self.groups.read().unwrap_or_else(|e| e.into_inner());
+        Self::plan(&groups, group, changes, replace_all, broker)
+    }
+
+    /// Takes every group's overrides from the cluster's metadata (cluster mode: the metadata
+    /// log, not the local file, holds them); nothing is written here.
+    pub fn follow(&self, all: BTreeMap<String, BTreeMap<String, String>>) {
+        *self.groups.write().unwrap_or_else(|e| e.into_inner()) = all;
+    }
+
+    /// Whether any group has overrides.
+    pub fn is_empty(&self) -> bool {
+        self.groups
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    }
+
+    /// `group`'s overrides after `changes`, validated.
+    fn plan(
+        groups: &BTreeMap<String, BTreeMap<String, String>>,
+        group: &str,
+        changes: &[(String, Op, Option<String>)],
+        replace_all: bool,
+        broker: &BrokerConfig,
+    ) -> Result<BTreeMap<String, String>> {
         if group.is_empty() {
             return Err(Error::kafka(
                 ErrorCode::InvalidRequest,
                 "Default group resources are not allowed.",
             ));
         }
-        let mut groups = self.groups.write().unwrap_or_else(|e| e.into_inner());
         let mut props = if replace_all {
             BTreeMap::new()
         } else {
@@ -402,22 +456,7 @@ impl GroupConfigs {
             }
         }
         validate(&props, broker)?;
-        if validate_only {
-            return Ok(());
-        }
-        let mut next = groups.clone();
-        if props.is_empty() {
-            next.remove(group);
-        } else {
-            next.insert(group.to_string(), props);
-        }
-        if next != *groups {
-            let bytes = serde_json::to_vec_pretty(&next)
-                .map_err(|e| Error::config(FILE, format!("cannot encode: {e}")))?;
-            crate::partition::write_meta(&self.path, &bytes)?;
-            *groups = next;
-        }
-        Ok(())
+        Ok(props)
     }
 }
 

@@ -26,8 +26,9 @@ pub const PRODUCER_ID_BLOCK: i32 = 1000;
 /// How long a write waits to be committed and applied.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// One topic's config change: the topic and its keys set (`Some`) or removed (`None`).
-pub type TopicConfigChange = (String, Vec<(String, Option<String>)>);
+/// One config resource's change: its type (Kafka's codes: 2 topic, 4 broker, 32 group), its
+/// name, and its keys set (`Some`) or removed (`None`).
+pub type ConfigChange = (i8, String, Vec<(String, Option<String>)>);
 
 /// Checks a topic's config overrides.
 pub type ConfigCheck = Arc<dyn Fn(&BTreeMap<String, String>) -> Result<()> + Send + Sync>;
@@ -823,41 +824,46 @@ impl Controller {
         .await
     }
 
-    /// Topic config changes: per topic, keys set (`Some`) or removed (`None`); the topic's
-    /// resulting overrides are checked before anything is written. One result per topic.
-    pub async fn alter_topic_configs(
+    /// Config changes of topics, brokers (the cluster-wide default `""` or a node id) and
+    /// groups: per resource, keys set (`Some`) or removed (`None`). A topic must exist and its
+    /// resulting overrides are checked here; brokers and groups come checked by the broker that
+    /// forwards them (it holds the static configuration they are validated against). One result
+    /// per resource.
+    pub async fn alter_configs(
         &self,
-        changes: Vec<TopicConfigChange>,
+        changes: Vec<ConfigChange>,
         validate_only: bool,
     ) -> Result<Vec<Result<()>>> {
         self.write(|image| {
             let mut batch = Vec::new();
             let mut results = Vec::new();
-            for (topic, keys) in &changes {
+            for (resource_type, name, keys) in &changes {
                 let result = (|| {
-                    if !image.topics.contains_key(topic) {
-                        return Err(Error::kafka(
-                            ErrorCode::UnknownTopicOrPartition,
-                            format!("unknown topic `{topic}`"),
-                        ));
+                    if *resource_type == 2 {
+                        if !image.topics.contains_key(name) {
+                            return Err(Error::kafka(
+                                ErrorCode::UnknownTopicOrPartition,
+                                format!("unknown topic `{name}`"),
+                            ));
+                        }
+                        let mut overrides = image
+                            .configs
+                            .get(&config_key(2, name))
+                            .cloned()
+                            .unwrap_or_default();
+                        for (k, v) in keys {
+                            match v {
+                                Some(v) => overrides.insert(k.clone(), v.clone()),
+                                None => overrides.remove(k),
+                            };
+                        }
+                        (self.settings.validate_topic_config)(&overrides)?;
                     }
-                    let mut overrides = image
-                        .configs
-                        .get(&config_key(2, topic))
-                        .cloned()
-                        .unwrap_or_default();
-                    for (k, v) in keys {
-                        match v {
-                            Some(v) => overrides.insert(k.clone(), v.clone()),
-                            None => overrides.remove(k),
-                        };
-                    }
-                    (self.settings.validate_topic_config)(&overrides)?;
                     if !validate_only {
                         for (k, v) in keys {
                             batch.push(MetadataRecord::Config {
-                                resource_type: 2,
-                                resource_name: topic.clone(),
+                                resource_type: *resource_type,
+                                resource_name: name.clone(),
                                 name: k.clone(),
                                 value: v.clone(),
                             });

@@ -268,13 +268,56 @@ pub async fn auto_create(node: &ClusterNode, names: Vec<String>) {
     }
 }
 
-/// Sends topic config changes (the resulting overrides of each topic, as SET and DELETE of the
-/// keys that change) to the controller and waits until this broker has them. One result per
-/// topic.
-async fn change_topic_configs(
+/// One config resource's wanted values: its type (2 topic, 4 broker, 32 group), its name and the
+/// whole set of values it should hold.
+type WantedConfig = (i8, String, BTreeMap<String, String>);
+
+/// The values a config resource holds on this broker now (as the metadata image gave them).
+fn current_values(broker: &Broker, resource_type: i8, name: &str) -> BTreeMap<String, String> {
+    match resource_type {
+        2 => broker
+            .topics
+            .get(name)
+            .map(|t| t.overrides())
+            .unwrap_or_default(),
+        4 => match super::broker_configs::level_of(broker, name) {
+            Ok(level) => broker.dynamic.values().level(level).clone(),
+            Err(_) => BTreeMap::new(),
+        },
+        _ => broker.group_configs.overrides(name),
+    }
+}
+
+/// The values a BROKER (4) or GROUP (32) resource would hold after `changes`, validated here
+/// (this broker holds the static configuration they are checked against); `replace_all`:
+/// AlterConfigs.
+fn values_after(
+    broker: &Broker,
+    resource_type: i8,
+    name: &str,
+    changes: &[(String, crate::dynamic_config::Op, Option<String>)],
+    replace_all: bool,
+) -> Result<BTreeMap<String, String>> {
+    if resource_type == 4 {
+        let level = super::broker_configs::level_of(broker, name)?;
+        broker.dynamic.values_after(level, changes, replace_all)
+    } else {
+        broker.group_configs.overrides_after(
+            name,
+            changes,
+            replace_all,
+            &broker.dynamic.effective(),
+        )
+    }
+}
+
+/// Sends config changes (the resulting values of each resource, as SET and DELETE of the keys
+/// that change) to the controller and waits until this broker has them. One result per
+/// resource.
+async fn change_configs(
     broker: &Broker,
     node: &ClusterNode,
-    wanted: Vec<(String, BTreeMap<String, String>)>,
+    wanted: Vec<WantedConfig>,
     validate_only: bool,
 ) -> Vec<Result<()>> {
     use kafka_protocol::messages::incremental_alter_configs_request::{
@@ -288,12 +331,8 @@ async fn change_topic_configs(
     }
     let resources = wanted
         .iter()
-        .map(|(topic, overrides)| {
-            let current = broker
-                .topics
-                .get(topic)
-                .map(|t| t.overrides())
-                .unwrap_or_default();
+        .map(|(resource_type, name, overrides)| {
+            let current = current_values(broker, *resource_type, name);
             let mut configs: Vec<AlterableConfig> = overrides
                 .iter()
                 .filter(|(k, v)| current.get(*k) != Some(*v))
@@ -315,8 +354,8 @@ async fn change_topic_configs(
                     }),
             );
             AlterConfigsResource::default()
-                .with_resource_type(2)
-                .with_resource_name(sb(topic))
+                .with_resource_type(*resource_type)
+                .with_resource_name(sb(name))
                 .with_configs(configs)
         })
         .collect();
@@ -356,13 +395,12 @@ async fn change_topic_configs(
     if !validate_only {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while tokio::time::Instant::now() < deadline {
-            let applied = wanted.iter().zip(&results).all(|((topic, overrides), r)| {
-                r.is_err()
-                    || broker
-                        .topics
-                        .get(topic)
-                        .is_some_and(|t| &t.overrides() == overrides)
-            });
+            let applied = wanted
+                .iter()
+                .zip(&results)
+                .all(|((resource_type, name, values), r)| {
+                    r.is_err() || &current_values(broker, *resource_type, name) == values
+                });
             if applied {
                 break;
             }
@@ -399,8 +437,13 @@ fn in_request_order<R: Default>(
         .collect()
 }
 
-/// IncrementalAlterConfigs in cluster mode: topic resources go to the controller (their
-/// resulting overrides computed and validated here), the others are this broker's.
+/// Config resources whose values live in the metadata log in cluster mode: topics, brokers and
+/// groups.
+const IN_METADATA: [i8; 3] = [2, 4, 32];
+
+/// IncrementalAlterConfigs in cluster mode: topic, broker and group resources go to the
+/// controller (their resulting values computed and validated here); any other is answered here
+/// (refused as a single node refuses it).
 pub async fn incremental_alter_configs(
     broker: &Broker,
     node: &ClusterNode,
@@ -411,11 +454,13 @@ pub async fn incremental_alter_configs(
     use kafka_protocol::messages::IncrementalAlterConfigsResponse;
     let validate_only = request.validate_only;
     let mut local = request.clone();
-    local.resources.retain(|r| r.resource_type != 2);
+    local
+        .resources
+        .retain(|r| !IN_METADATA.contains(&r.resource_type));
     let mut outcomes: Vec<Option<Result<()>>> = Vec::new();
     let mut wanted = Vec::new();
     for r in request.resources.iter() {
-        if r.resource_type != 2 {
+        if !IN_METADATA.contains(&r.resource_type) {
             outcomes.push(None);
             continue;
         }
@@ -435,18 +480,25 @@ pub async fn incremental_alter_configs(
                 ErrorCode::InvalidRequest,
                 "Error due to duplicate config keys",
             ))
-        } else {
+        } else if r.resource_type == 2 {
             super::admin_configs::overrides_after(broker, &r.resource_name, &ops)
+        } else {
+            ops.iter()
+                .map(|(k, op, v)| Ok((k.clone(), super::broker_configs::op_of(*op)?, v.clone())))
+                .collect::<Result<Vec<_>>>()
+                .and_then(|changes| {
+                    values_after(broker, r.resource_type, &r.resource_name, &changes, false)
+                })
         };
         match computed {
-            Ok(overrides) => {
-                wanted.push((r.resource_name.to_string(), overrides));
+            Ok(values) => {
+                wanted.push((r.resource_type, r.resource_name.to_string(), values));
                 outcomes.push(Some(Ok(())));
             }
             Err(e) => outcomes.push(Some(Err(e))),
         }
     }
-    let sent = change_topic_configs(broker, node, wanted, validate_only).await;
+    let sent = change_configs(broker, node, wanted, validate_only).await;
     let others = match super::admin_configs::incremental_alter(broker, ctx, local)? {
         ResponseKind::IncrementalAlterConfigs(r) => r.responses,
         _ => Vec::new(),
@@ -472,8 +524,8 @@ pub async fn incremental_alter_configs(
     ))
 }
 
-/// AlterConfigs in cluster mode: a topic's whole set of overrides goes to the controller; the
-/// other resources are this broker's.
+/// AlterConfigs in cluster mode: a topic's, broker level's or group's whole set of values goes
+/// to the controller; any other resource is answered here.
 pub async fn alter_configs(
     broker: &Broker,
     node: &ClusterNode,
@@ -484,31 +536,42 @@ pub async fn alter_configs(
     use kafka_protocol::messages::AlterConfigsResponse;
     let validate_only = request.validate_only;
     let mut local = request.clone();
-    local.resources.retain(|r| r.resource_type != 2);
+    local
+        .resources
+        .retain(|r| !IN_METADATA.contains(&r.resource_type));
     let mut outcomes: Vec<Option<Result<()>>> = Vec::new();
     let mut wanted = Vec::new();
     for r in request.resources.iter() {
-        if r.resource_type != 2 {
+        if !IN_METADATA.contains(&r.resource_type) {
             outcomes.push(None);
             continue;
         }
-        let overrides: BTreeMap<String, String> = r
+        let values: BTreeMap<String, String> = r
             .configs
             .iter()
             .filter_map(|c| Some((c.name.to_string(), c.value.as_ref()?.to_string())))
             .collect();
-        match broker
-            .topics
-            .set_overrides(&r.resource_name, overrides.clone(), true)
-        {
-            Ok(()) => {
-                wanted.push((r.resource_name.to_string(), overrides));
+        let checked = if r.resource_type == 2 {
+            broker
+                .topics
+                .set_overrides(&r.resource_name, values.clone(), true)
+                .map(|()| values)
+        } else {
+            let changes: Vec<_> = values
+                .iter()
+                .map(|(k, v)| (k.clone(), crate::dynamic_config::Op::Set, Some(v.clone())))
+                .collect();
+            values_after(broker, r.resource_type, &r.resource_name, &changes, true)
+        };
+        match checked {
+            Ok(values) => {
+                wanted.push((r.resource_type, r.resource_name.to_string(), values));
                 outcomes.push(Some(Ok(())));
             }
             Err(e) => outcomes.push(Some(Err(e))),
         }
     }
-    let sent = change_topic_configs(broker, node, wanted, validate_only).await;
+    let sent = change_configs(broker, node, wanted, validate_only).await;
     let others = match super::admin_configs::alter(broker, ctx, local)? {
         ResponseKind::AlterConfigs(r) => r.responses,
         _ => Vec::new(),

@@ -32,7 +32,7 @@ pub const CONTROLLER_APIS: &[ApiRange] = &[
     ApiRange { api_key: 31, min: 1, max: 3 },   // DeleteAcls (forwarded)
     ApiRange { api_key: 37, min: 0, max: 3 },   // CreatePartitions (forwarded)
     ApiRange { api_key: 43, min: 0, max: 2 },   // ElectLeaders (forwarded)
-    ApiRange { api_key: 44, min: 0, max: 1 },   // IncrementalAlterConfigs (topics, forwarded)
+    ApiRange { api_key: 44, min: 0, max: 1 },   // IncrementalAlterConfigs (topics, brokers, groups; forwarded)
     ApiRange { api_key: 45, min: 0, max: 1 },   // AlterPartitionReassignments (forwarded)
     ApiRange { api_key: 46, min: 0, max: 0 },   // ListPartitionReassignments (forwarded)
     ApiRange { api_key: 49, min: 0, max: 1 },   // AlterClientQuotas (forwarded)
@@ -140,9 +140,9 @@ pub async fn handle(
         RequestKind::CreatePartitions(r) => {
             ResponseKind::CreatePartitions(controller_ops::create_partitions(node, r).await)
         }
-        RequestKind::IncrementalAlterConfigs(r) => ResponseKind::IncrementalAlterConfigs(
-            controller_ops::alter_topic_configs(node, r).await,
-        ),
+        RequestKind::IncrementalAlterConfigs(r) => {
+            ResponseKind::IncrementalAlterConfigs(controller_ops::alter_configs(node, r).await)
+        }
         RequestKind::AlterClientQuotas(r) => controller_ops::alter_client_quotas(node, r).await,
         RequestKind::ElectLeaders(r) => {
             ResponseKind::ElectLeaders(controller_ops::elect_leaders(node, r).await)

@@ -402,9 +402,50 @@ pub async fn create_partitions(
     )
 }
 
-/// IncrementalAlterConfigs of topics (SET and DELETE only: the broker that forwards it turns
-/// APPEND and SUBTRACT into the resulting values).
-pub async fn alter_topic_configs(
+/// Whether the controller takes a forwarded change of one resource's `keys` (SET: `Some`,
+/// DELETE: `None`): topics are checked by the controller itself; broker and group resources
+/// name a valid level and keys this broker can change at runtime (the forwarding broker
+/// validated the values against its whole configuration).
+fn forwarded_config_refusal(
+    resource_type: i8,
+    name: &str,
+    keys: &[(String, Option<String>)],
+) -> Option<Error> {
+    use crate::dynamic_config::{check_change, Level};
+    match resource_type {
+        2 => None,
+        4 => {
+            let level = if name.is_empty() {
+                Level::ClusterDefault
+            } else if name.parse::<i32>().is_ok_and(|id| id >= 0) {
+                Level::Broker
+            } else {
+                return Some(Error::kafka(
+                    ErrorCode::InvalidRequest,
+                    format!("invalid broker id `{name}`"),
+                ));
+            };
+            keys.iter()
+                .find_map(|(k, v)| check_change(k, v.as_deref(), level).err())
+        }
+        32 if name.is_empty() => Some(Error::kafka(
+            ErrorCode::InvalidRequest,
+            "Default group resources are not allowed.",
+        )),
+        32 => keys.iter().find_map(|(k, _)| {
+            crate::group_config::refusal(k)
+                .map(|m| Error::kafka(ErrorCode::InvalidConfig, format!("group config `{k}`: {m}")))
+        }),
+        other => Some(Error::kafka(
+            ErrorCode::InvalidRequest,
+            format!("unsupported resource type {other}"),
+        )),
+    }
+}
+
+/// IncrementalAlterConfigs of topics, brokers and groups (SET and DELETE only: the broker that
+/// forwards it turns APPEND and SUBTRACT into the resulting values).
+pub async fn alter_configs(
     node: &ClusterNode,
     r: kafka_protocol::messages::IncrementalAlterConfigsRequest,
 ) -> kafka_protocol::messages::IncrementalAlterConfigsResponse {
@@ -424,19 +465,23 @@ pub async fn alter_topic_configs(
                 _ => None,
             })
             .collect();
-        match (res.resource_type, keys) {
-            (2, Some(keys)) => {
-                changes.push((res.resource_name.to_string(), keys));
+        let Some(keys) = keys else {
+            refused.push(Some(Error::kafka(
+                ErrorCode::InvalidRequest,
+                "the controller takes SET (with a value) and DELETE only",
+            )));
+            continue;
+        };
+        match forwarded_config_refusal(res.resource_type, &res.resource_name, &keys) {
+            Some(e) => refused.push(Some(e)),
+            None => {
+                changes.push((res.resource_type, res.resource_name.to_string(), keys));
                 refused.push(None);
             }
-            _ => refused.push(Some(Error::kafka(
-                ErrorCode::InvalidRequest,
-                "the controller takes SET and DELETE of topic configs only",
-            ))),
         }
     }
     let outcome = match controller(node) {
-        Ok(c) => c.alter_topic_configs(changes, r.validate_only).await,
+        Ok(c) => c.alter_configs(changes, r.validate_only).await,
         Err(e) => Err(e),
     };
     let mut written = match outcome {

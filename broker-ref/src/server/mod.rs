@@ -232,6 +232,17 @@ fn cluster_deps(
     settings: &crate::cluster::ClusterSettings,
 ) -> crate::cluster::NodeDeps {
     let config = &broker.config;
+    // The metadata log holds dynamic broker and group configs in cluster mode: values a single
+    // node stored in its data directory are replaced by the cluster's as soon as it has them.
+    if broker.dynamic.values() != crate::dynamic_config::DynamicValues::default()
+        || !broker.group_configs.is_empty()
+    {
+        tracing::warn!(
+            "dynamic-broker-configs / group-configs.json in the data directory are not used in \
+             cluster mode (the cluster's metadata holds these configs): set them again with \
+             IncrementalAlterConfigs through any broker"
+        );
+    }
     let topics = broker.topics.clone();
     let validator = topics.clone();
     let controller = crate::cluster::controller::ControllerSettings {
@@ -351,8 +362,9 @@ fn cluster_deps(
         if let Err(e) = broker.quotas.store.replace(quotas) {
             tracing::warn!(error = %e, "cannot apply the cluster's client quotas");
         }
-        // So are ACLs and SCRAM credentials.
+        // So are ACLs and SCRAM credentials, and broker and group configs.
         crate::handlers::cluster_security::apply_image(&broker, image);
+        follow_configs(&broker, image);
     });
     crate::cluster::NodeDeps {
         topics,
@@ -364,6 +376,40 @@ fn cluster_deps(
         on_image,
         producer_ids: broker.producer_ids.clone(),
     }
+}
+
+/// Applies the dynamic broker configs (the cluster-wide default and this node's) and the group
+/// configs of the cluster's metadata image. Values this broker's static configuration refuses
+/// are logged and the previous ones kept.
+fn follow_configs(broker: &Broker, image: &crate::cluster::image::MetadataImage) {
+    use crate::cluster::image::config_key;
+    let level = |name: &str| {
+        image
+            .configs
+            .get(&config_key(4, name))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let values = crate::dynamic_config::DynamicValues {
+        broker: level(&broker.node_id.to_string()),
+        cluster_default: level(""),
+    };
+    match broker.dynamic.follow(values) {
+        Ok(Some(effective)) => match broker.apply_dynamic(&effective) {
+            Ok(()) => tracing::info!("dynamic broker configs changed (cluster metadata)"),
+            Err(e) => tracing::warn!(error = %e, "cannot apply the cluster's broker configs"),
+        },
+        Ok(None) => {}
+        Err(e) => tracing::warn!(error = %e, "cannot apply the cluster's broker configs"),
+    }
+    let prefix = config_key(32, "");
+    let groups = image
+        .configs
+        .range(prefix.clone()..)
+        .take_while(|(k, _)| k.starts_with(&prefix))
+        .map(|(k, v)| (k[prefix.len()..].to_string(), v.clone()))
+        .collect();
+    broker.group_configs.follow(groups);
 }
 
 /// Serves one accepted connection until it closes or `shutdown` turns true: the building block
