@@ -2,6 +2,10 @@
 //! `allow.everyone.if.no.acl.found=true`): an ACL created through one broker is enforced by the
 //! partition's leader on another and listed by every broker, deleted through a third; a SCRAM
 //! credential set through one broker is known to all, and both survive a node's restart.
+//! And the nodes' own connections over SASL_SSL (controller and inter-broker listeners): a
+//! cluster that replicates that way, the controller listener's authentication and
+//! authorization, a node with a wrong password or an untrusted CA kept out (and logged, without
+//! its secret).
 
 #![allow(clippy::unwrap_used)]
 
@@ -157,5 +161,227 @@ fn acls_and_scram_credentials_are_the_clusters() {
         .leader as usize;
     eventually("the write is allowed again", || {
         produce_code(&mut cluster.client(now_leader)) == ErrorCode::NoError
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nodes talking to each other over SASL_SSL
+
+const NODE_SECRET: &str = "node-pw-7f3a";
+const GUEST_SECRET: &str = "guest-pw-91c2";
+
+/// A CA, a node certificate for 127.0.0.1 (key and chain in one PEM key store) and another CA.
+fn node_pki() -> std::path::PathBuf {
+    fn ca(name: &str) -> (String, rcgen::Issuer<'static, rcgen::KeyPair>) {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        p.distinguished_name.push(rcgen::DnType::CommonName, name);
+        p.key_usages = vec![
+            rcgen::KeyUsagePurpose::KeyCertSign,
+            rcgen::KeyUsagePurpose::CrlSign,
+        ];
+        let cert = p.self_signed(&key).unwrap();
+        (cert.pem(), rcgen::Issuer::new(p, key))
+    }
+    let dir = common::temp_dir("cluster-pki");
+    let (ca_pem, issuer) = ca("odradek cluster test CA");
+    let (other_pem, _) = ca("some other CA");
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut p =
+        rcgen::CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".into()]).unwrap();
+    p.distinguished_name
+        .push(rcgen::DnType::CommonName, "odradek-node");
+    let cert = p.signed_by(&key, &issuer).unwrap();
+    std::fs::write(dir.join("ca.pem"), ca_pem).unwrap();
+    std::fs::write(dir.join("other-ca.pem"), other_pem).unwrap();
+    std::fs::write(
+        dir.join("node.pem"),
+        format!("{}{}", key.serialize_pem(), cert.pem()),
+    )
+    .unwrap();
+    dir
+}
+
+/// PLAIN's JAAS for a listener: this node logs in as `node` with `password`; the listener
+/// accepts `node` and `guest`.
+fn plain_jaas(password: &str) -> String {
+    format!(
+        "org.apache.kafka.common.security.plain.PlainLoginModule required \
+         username=\"node\" password=\"{password}\" user_node=\"{NODE_SECRET}\" \
+         user_guest=\"{GUEST_SECRET}\";"
+    )
+}
+
+/// DescribeQuorum on node `id`'s controller listener as `user` over SASL_SSL: the top-level
+/// error code, or the connection's error.
+fn describe_quorum_as(
+    cluster: &LocalCluster,
+    id: usize,
+    ca: &std::path::Path,
+    user: &str,
+    password: &str,
+) -> Result<i16, String> {
+    use odradek::net::{ConnectParams, Connection};
+    use odradek::security::SecurityConfig;
+    let mut security = SecurityConfig::default();
+    for (k, v) in [
+        ("security.protocol", "SASL_SSL"),
+        ("ssl.ca.location", ca.to_str().unwrap()),
+        ("sasl.mechanism", "PLAIN"),
+        ("sasl.username", user),
+        ("sasl.password", password),
+    ] {
+        security.set(k, v).unwrap();
+    }
+    security.prepare().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let c = Connection::connect(
+            &format!("127.0.0.1:{}", cluster.controller_port(id)),
+            ConnectParams {
+                client_id: "cluster-security-test",
+                setup_timeout: Duration::from_secs(5),
+                request_timeout: Duration::from_secs(5),
+                max_in_flight: 1,
+                max_response_size: 1 << 20,
+                security: &security,
+                node_id: id as i32,
+                on_throttle: None,
+            },
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        let request = DescribeQuorumRequest::default().with_topics(vec![
+            describe_quorum_request::TopicData::default()
+                .with_topic_name(common::topic_name("__cluster_metadata"))
+                .with_partitions(vec![
+                    describe_quorum_request::PartitionData::default().with_partition_index(0)
+                ]),
+        ]);
+        c.send_versioned(&request, 1)
+            .await
+            .map(|r| r.error_code)
+            .map_err(|e| e.to_string())
+    })
+}
+
+#[test]
+fn nodes_connect_to_each_other_over_sasl_ssl_and_refuse_wrong_logins_and_certificates() {
+    let pki = node_pki();
+    let store = pki.join("node.pem");
+    let ca = pki.join("ca.pem");
+    let (store, ca_text) = (store.to_str().unwrap(), ca.to_str().unwrap());
+    let jaas = plain_jaas(NODE_SECRET);
+    let mut cluster = LocalCluster::start_with_internal_listener(
+        3,
+        &[
+            (
+                "listener.security.protocol.map",
+                "PLAINTEXT:PLAINTEXT,INTERNAL:SASL_SSL,CONTROLLER:SASL_SSL",
+            ),
+            ("sasl.enabled.mechanisms", "PLAIN"),
+            ("sasl.mechanism.inter.broker.protocol", "PLAIN"),
+            ("sasl.mechanism.controller.protocol", "PLAIN"),
+            ("listener.name.internal.plain.sasl.jaas.config", &jaas),
+            ("listener.name.controller.plain.sasl.jaas.config", &jaas),
+            ("ssl.keystore.type", "PEM"),
+            ("ssl.keystore.location", store),
+            ("ssl.truststore.type", "PEM"),
+            ("ssl.truststore.location", ca_text),
+            (
+                "authorizer.class.name",
+                "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            ),
+            ("allow.everyone.if.no.acl.found", "false"),
+            // The nodes' login, and this test's client on the PLAINTEXT listener.
+            ("super.users", "User:node;User:ANONYMOUS"),
+        ],
+    );
+    cluster.wait_brokers(1, 3, Duration::from_secs(30));
+    let create = CreateTopicsRequest::default()
+        .with_timeout_ms(30_000)
+        .with_topics(vec![CreatableTopic::default()
+            .with_name(common::topic_name("t"))
+            .with_num_partitions(1)
+            .with_replication_factor(3)]);
+    assert_eq!(cluster.client(1).call(&create, 7).topics[0].error_code, 0);
+    let leader = cluster
+        .wait_partition(1, "t", 0, Duration::from_secs(15), |p| {
+            p.leader > 0 && p.isr.len() == 3
+        })
+        .leader as usize;
+    assert_eq!(
+        produce_code(&mut cluster.client(leader)),
+        ErrorCode::NoError,
+        "acks=all answered: every follower fetched over SASL_SSL"
+    );
+
+    // The controller listener authenticates and authorizes: a wrong password is refused, an
+    // authenticated principal without CLUSTER_ACTION / DESCRIBE gets
+    // CLUSTER_AUTHORIZATION_FAILED, a node's principal is served.
+    let wrong = describe_quorum_as(&cluster, 1, &ca, "node", "not-the-password");
+    assert!(wrong.is_err(), "{wrong:?}");
+    assert_eq!(
+        describe_quorum_as(&cluster, 1, &ca, "guest", GUEST_SECRET),
+        Ok(ErrorCode::ClusterAuthorizationFailed.code())
+    );
+    assert_eq!(
+        describe_quorum_as(&cluster, 1, &ca, "node", NODE_SECRET),
+        Ok(0)
+    );
+
+    // A node that logs in with a wrong password, or trusts another CA, does not join.
+    let others: Vec<usize> = (1..=3).filter(|n| *n != 3).collect();
+    let bad_jaas = plain_jaas("not-the-password");
+    let other_ca = pki.join("other-ca.pem");
+    for bad in [
+        vec![
+            (
+                "listener.name.controller.plain.sasl.jaas.config",
+                bad_jaas.as_str(),
+            ),
+            (
+                "listener.name.internal.plain.sasl.jaas.config",
+                bad_jaas.as_str(),
+            ),
+        ],
+        vec![("ssl.truststore.location", other_ca.to_str().unwrap())],
+    ] {
+        cluster.kill(3);
+        cluster.wait_brokers(others[0], 2, Duration::from_secs(15));
+        cluster.start_node_with(3, &bad);
+        std::thread::sleep(Duration::from_secs(4));
+        assert_eq!(
+            cluster.metadata(others[0], &[]).brokers.len(),
+            2,
+            "node 3 joined with {:?}",
+            bad.iter().map(|(k, _)| *k).collect::<Vec<_>>()
+        );
+    }
+    let log = cluster.log(3);
+    assert!(
+        log.contains("refused this node's login") && log.contains("SASL_AUTHENTICATION_FAILED"),
+        "the wrong login is logged"
+    );
+    assert!(
+        log.contains("UnknownIssuer"),
+        "the untrusted certificate is logged"
+    );
+    assert!(!log.contains(NODE_SECRET), "a secret in node 3's log");
+    assert!(
+        !log.contains("not-the-password"),
+        "a secret in node 3's log"
+    );
+
+    // With its own settings back it joins again and catches up.
+    cluster.kill(3);
+    cluster.start_node(3);
+    cluster.wait_brokers(others[0], 3, Duration::from_secs(30));
+    cluster.wait_partition(others[0], "t", 0, Duration::from_secs(30), |p| {
+        p.isr.len() == 3
     });
 }

@@ -11,7 +11,6 @@ use std::time::Duration;
 use kafka_protocol::messages::{fetch_request, BrokerId, FetchRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use odradek::net::{ConnectParams, Connection};
-use odradek::security::SecurityConfig;
 use odradek::ErrorCode;
 use tokio::sync::watch;
 
@@ -58,7 +57,7 @@ pub async fn run(
     image: SharedImage,
 ) {
     let mut connection: Option<Arc<Connection>> = None;
-    let security = SecurityConfig::default();
+    let security = settings.inter_broker_security.clone();
     let client_id = format!("odradek-replica-fetcher-{}", settings.node_id);
     // Partitions whose last answer was an error rest for `fetch_backoff` (Kafka's delayed
     // partitions): one refused partition must not turn the fetch into a busy loop for all.

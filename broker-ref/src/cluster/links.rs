@@ -22,18 +22,26 @@ use crate::{Error, Result};
 pub struct BrokerLinks {
     client_id: String,
     listener: String,
+    security: SecurityConfig,
     image: SharedImage,
     timeout: Duration,
     connections: Mutex<HashMap<i32, Arc<Connection>>>,
 }
 
 impl BrokerLinks {
-    /// Links of broker `node_id` to the `listener` endpoints the image lists; `timeout`
-    /// bounds connecting and each request.
-    pub fn new(node_id: i32, listener: &str, image: SharedImage, timeout: Duration) -> Self {
+    /// Links of broker `node_id` to the `listener` endpoints the image lists, with that
+    /// listener's `security`; `timeout` bounds connecting and each request.
+    pub fn new(
+        node_id: i32,
+        listener: &str,
+        security: SecurityConfig,
+        image: SharedImage,
+        timeout: Duration,
+    ) -> Self {
         BrokerLinks {
             client_id: format!("odradek-broker-{node_id}"),
             listener: listener.to_string(),
+            security,
             image,
             timeout,
             connections: Mutex::new(HashMap::new()),
@@ -63,7 +71,7 @@ impl BrokerLinks {
                 format!("broker {broker} has no {} endpoint", self.listener),
             )
         })?;
-        let security = SecurityConfig::default();
+        let security = &self.security;
         let c = Connection::connect(
             &address,
             ConnectParams {
@@ -72,7 +80,7 @@ impl BrokerLinks {
                 request_timeout: self.timeout,
                 max_in_flight: 16,
                 max_response_size: 16 << 20,
-                security: &security,
+                security,
                 node_id: broker,
                 on_throttle: None,
             },

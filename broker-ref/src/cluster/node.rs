@@ -42,6 +42,9 @@ pub struct NodeDeps {
     pub on_image: super::replicas::ImageHook,
     /// Producer ids: in cluster mode in blocks from the controller.
     pub producer_ids: Arc<crate::coordinator::producer_ids::ProducerIdManager>,
+    /// How this node connects to the controller listener of the others (quorum and broker to
+    /// controller calls): `security::inter_node`.
+    pub controller_security: odradek::security::SecurityConfig,
 }
 
 /// A running cluster node.
@@ -84,6 +87,7 @@ impl ClusterNode {
             settings.node_id,
             &settings.voters,
             Duration::from_millis(settings.quorum.request_timeout_ms),
+            deps.controller_security.clone(),
         ));
         let image = SharedImage::default();
         let started_ms = crate::clock::now_ms();
@@ -107,6 +111,7 @@ impl ClusterNode {
             Arc::new(super::links::BrokerLinks::new(
                 settings.node_id,
                 &deps.replicas.inter_broker_listener,
+                deps.replicas.inter_broker_security.clone(),
                 image.clone(),
                 Duration::from_secs(30),
             ))

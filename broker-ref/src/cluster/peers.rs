@@ -31,7 +31,13 @@ pub struct Peers {
     connections: BTreeMap<(NodeId, Lane), Mutex<Option<Arc<Connection>>>>,
     security: SecurityConfig,
     timeout: Duration,
+    /// When a failed login to each peer was last logged (at most one warning per peer every
+    /// [`AUTH_WARN_EVERY`]: the quorum retries many times a second).
+    auth_warned: std::sync::Mutex<BTreeMap<NodeId, std::time::Instant>>,
 }
+
+/// How often a peer's refused login (SASL or TLS) is logged again.
+const AUTH_WARN_EVERY: Duration = Duration::from_secs(30);
 
 impl Peers {
     /// Connections to `voters` (id → `host:port`) for node `node_id` of `cluster_id`;
@@ -41,6 +47,7 @@ impl Peers {
         node_id: NodeId,
         voters: &BTreeMap<NodeId, (String, u16)>,
         timeout: Duration,
+        security: SecurityConfig,
     ) -> Peers {
         let addresses: BTreeMap<NodeId, String> = voters
             .iter()
@@ -56,8 +63,9 @@ impl Peers {
             client_id: format!("odradek-node-{node_id}"),
             addresses,
             connections,
-            security: SecurityConfig::default(),
+            security,
             timeout,
+            auth_warned: std::sync::Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -92,9 +100,28 @@ impl Peers {
                 on_throttle: None,
             },
         )
-        .await?;
+        .await
+        .inspect_err(|e| self.warn_refused_login(to, addr, e))?;
         *slot = Some(c.clone());
         Ok(c)
+    }
+
+    /// Logs a refused login (wrong credentials, an untrusted or mismatched certificate) to
+    /// `to`: retrying cannot fix it, an operator must.
+    fn warn_refused_login(&self, to: NodeId, addr: &str, e: &odradek::Error) {
+        if !e.is_authentication() {
+            return;
+        }
+        let now = std::time::Instant::now();
+        let mut warned = self.auth_warned.lock().unwrap_or_else(|p| p.into_inner());
+        if warned
+            .get(&to)
+            .is_some_and(|at| now.duration_since(*at) < AUTH_WARN_EVERY)
+        {
+            return;
+        }
+        warned.insert(to, now);
+        tracing::warn!(node = to, addr, error = %e, "controller listener refused this node's login (check its TLS trust store and SASL settings)");
     }
 
     async fn forget(&self, to: NodeId, lane: Lane) {

@@ -52,6 +52,8 @@ pub struct ReplicaSettings {
     pub fetch_backoff: Duration,
     /// `inter.broker.listener.name`: the listener followers fetch from.
     pub inter_broker_listener: String,
+    /// How this broker connects to that listener of the others (`security::inter_node`).
+    pub inter_broker_security: odradek::security::SecurityConfig,
     /// The broker's replication throttles (`follower.replication.throttled.rate`).
     pub quotas: std::sync::Arc<crate::quota::replication::ReplicationQuotas>,
 }

@@ -198,6 +198,10 @@ const HONOURED: &[&str] = &[
     "sasl.oauthbearer.clock.skew.seconds",
     "authorizer.class.name",
     "principal.builder.class",
+    // The connections between nodes (cluster mode, `security::inter_node`).
+    "sasl.mechanism.inter.broker.protocol",
+    "sasl.mechanism.controller.protocol",
+    "ssl.endpoint.identification.algorithm",
 ];
 
 /// Where this broker's default differs from Kafka's, and why: a broker that starts with no
@@ -295,27 +299,15 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
     ("sasl.kerberos.", "GSSAPI (Kerberos) is not offered"),
     (
         "sasl.login.",
-        "the broker opens no client connections of its own (no inter-broker SASL login)",
+        "Java's SASL login tuning: connections between nodes log in with the JAAS username and password whenever they connect",
     ),
     (
         "sasl.client.callback.handler.class",
-        "the broker opens no client connections of its own",
-    ),
-    (
-        "sasl.mechanism.inter.broker.protocol",
-        "no inter-broker connections",
-    ),
-    (
-        "sasl.mechanism.controller.protocol",
-        "no controller connections",
+        "no callback plugins: connections between nodes log in with the JAAS username and password",
     ),
     (
         "sasl.oauthbearer.",
         "client-side OAUTHBEARER login settings: the broker logs in to nothing",
-    ),
-    (
-        "ssl.endpoint.identification.algorithm",
-        "applies to client connections; the broker opens none",
     ),
     (
         "ssl.keymanager.algorithm",

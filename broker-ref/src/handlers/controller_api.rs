@@ -6,8 +6,10 @@
 
 use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::{
-    describe_quorum_response, ApiKey, ApiVersionsResponse, BrokerId, DescribeQuorumRequest,
-    DescribeQuorumResponse, RequestKind, ResponseKind,
+    describe_quorum_response, AllocateProducerIdsResponse, AlterPartitionResponse, ApiKey,
+    ApiVersionsResponse, BeginQuorumEpochResponse, BrokerHeartbeatResponse, BrokerId,
+    BrokerRegistrationResponse, DescribeQuorumRequest, DescribeQuorumResponse,
+    EndQuorumEpochResponse, FetchSnapshotResponse, RequestKind, ResponseKind, VoteResponse,
 };
 use odradek::ErrorCode;
 use odradek_quorum::{QuorumInfo, ReplicaInfo};
@@ -18,6 +20,7 @@ use super::kafka4_api_versions::ApiRange;
 use super::reply::sb;
 use crate::cluster::quorum_wire::{self, METADATA_TOPIC};
 use crate::cluster::ClusterNode;
+use crate::security::acl::AclOperation;
 use crate::{Error, Result};
 
 /// The APIs and versions a controller listener serves (Fetch from v12: KRaft's fetch needs
@@ -25,11 +28,13 @@ use crate::{Error, Result};
 #[rustfmt::skip]
 pub const CONTROLLER_APIS: &[ApiRange] = &[
     ApiRange { api_key: 1, min: 12, max: 12 },  // Fetch (__cluster_metadata)
+    ApiRange { api_key: 17, min: 0, max: 1 },   // SaslHandshake (SASL controller listeners)
     ApiRange { api_key: 18, min: 0, max: 4 },   // ApiVersions
     ApiRange { api_key: 19, min: 2, max: 7 },   // CreateTopics (forwarded by brokers)
     ApiRange { api_key: 20, min: 1, max: 6 },   // DeleteTopics (forwarded)
     ApiRange { api_key: 30, min: 1, max: 3 },   // CreateAcls (forwarded)
     ApiRange { api_key: 31, min: 1, max: 3 },   // DeleteAcls (forwarded)
+    ApiRange { api_key: 36, min: 0, max: 2 },   // SaslAuthenticate
     ApiRange { api_key: 37, min: 0, max: 3 },   // CreatePartitions (forwarded)
     ApiRange { api_key: 43, min: 0, max: 2 },   // ElectLeaders (forwarded)
     ApiRange { api_key: 44, min: 0, max: 1 },   // IncrementalAlterConfigs (topics, brokers, groups; forwarded)
@@ -279,4 +284,77 @@ async fn describe_quorum(
 /// Whether `api_key` is one a controller listener serves.
 pub fn serves(api_key: ApiKey) -> bool {
     controller_range(api_key as i16).is_some()
+}
+
+/// What the principal of a request on a controller listener must be allowed on the cluster
+/// when an authorizer is configured, as Kafka's controller checks it: nothing for ApiVersions,
+/// DESCRIBE for DescribeQuorum, CLUSTER_ACTION for everything else (the requests of other
+/// nodes, including the admin requests brokers forward once they authorized their client).
+pub fn required_operation(body: &RequestKind) -> Option<AclOperation> {
+    match body {
+        RequestKind::ApiVersions(_) => None,
+        RequestKind::DescribeQuorum(_) => Some(AclOperation::Describe),
+        _ => Some(AclOperation::ClusterAction),
+    }
+}
+
+/// The answer to a controller-listener request whose principal lacks
+/// [`required_operation`]: CLUSTER_AUTHORIZATION_FAILED where the response carries an error
+/// for the whole request; the connection closes for the other forwarded APIs (only a node
+/// sends them, and a node without CLUSTER_ACTION is misconfigured: the log says so).
+pub fn refused(
+    broker: &crate::broker::Broker,
+    ctx: &RequestContext<'_>,
+    body: &RequestKind,
+) -> Result<Option<ResponseKind>> {
+    let code = ErrorCode::ClusterAuthorizationFailed;
+    let e = code.code();
+    tracing::warn!(
+        principal = %ctx.connection.principal,
+        peer = %ctx.connection.peer,
+        api = odradek::protocol::api_name(ctx.api_key as i16),
+        "refused on the controller listener: the principal needs CLUSTER_ACTION on the cluster \
+         (put the nodes' principal in super.users or grant it)"
+    );
+    let response = match body {
+        RequestKind::Vote(_) => ResponseKind::Vote(VoteResponse::default().with_error_code(e)),
+        RequestKind::BeginQuorumEpoch(_) => {
+            ResponseKind::BeginQuorumEpoch(BeginQuorumEpochResponse::default().with_error_code(e))
+        }
+        RequestKind::EndQuorumEpoch(_) => {
+            ResponseKind::EndQuorumEpoch(EndQuorumEpochResponse::default().with_error_code(e))
+        }
+        RequestKind::FetchSnapshot(_) => {
+            ResponseKind::FetchSnapshot(FetchSnapshotResponse::default().with_error_code(e))
+        }
+        RequestKind::DescribeQuorum(_) => {
+            ResponseKind::DescribeQuorum(DescribeQuorumResponse::default().with_error_code(e))
+        }
+        RequestKind::BrokerRegistration(_) => ResponseKind::BrokerRegistration(
+            BrokerRegistrationResponse::default().with_error_code(e),
+        ),
+        RequestKind::BrokerHeartbeat(_) => {
+            ResponseKind::BrokerHeartbeat(BrokerHeartbeatResponse::default().with_error_code(e))
+        }
+        RequestKind::AlterPartition(_) => {
+            ResponseKind::AlterPartition(AlterPartitionResponse::default().with_error_code(e))
+        }
+        RequestKind::AllocateProducerIds(_) => ResponseKind::AllocateProducerIds(
+            AllocateProducerIdsResponse::default().with_error_code(e),
+        ),
+        RequestKind::Fetch(_)
+        | RequestKind::CreateTopics(_)
+        | RequestKind::ElectLeaders(_)
+        | RequestKind::AlterPartitionReassignments(_)
+        | RequestKind::ListPartitionReassignments(_) => {
+            return super::error_response::error_response(broker, ctx, body, code)
+        }
+        _ => {
+            return Err(Error::kafka(
+                code,
+                "the principal needs CLUSTER_ACTION on the controller listener",
+            ))
+        }
+    };
+    Ok(Some(response))
 }

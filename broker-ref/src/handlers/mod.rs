@@ -72,6 +72,12 @@ pub async fn handle(
 ) -> crate::Result<Option<ResponseKind>> {
     if let Some(node) = broker.cluster_node() {
         if node.settings.is_controller_listener(ctx.listener()) {
+            let denied = authz::Authz::of(broker, ctx).is_some_and(|az| {
+                controller_api::required_operation(&body).is_some_and(|op| !az.cluster(op))
+            });
+            if denied {
+                return controller_api::refused(broker, ctx, &body);
+            }
             return controller_api::handle(node, ctx, body).await;
         }
         if !matches!(body, RequestKind::ApiVersions(_)) {

@@ -17,6 +17,7 @@ pub mod authorizer;
 pub mod credentials;
 pub mod dev;
 pub mod dn;
+pub mod inter_node;
 pub mod jaas;
 pub mod listeners;
 pub mod oauth;

@@ -107,21 +107,6 @@ pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
     let cluster = crate::cluster::ClusterSettings::from_config(&config)?;
     let credentials = Arc::new(CredentialStore::open(&dir)?);
     let securities = security::listener_security(&config, &credentials)?;
-    if let Some(c) = &cluster {
-        for sec in &securities {
-            if c.is_controller_listener(&sec.spec.name)
-                && sec.spec.protocol != SecurityProtocol::Plaintext
-            {
-                return Err(Error::config(
-                    "listener.security.protocol.map",
-                    format!(
-                        "controller listener {} must be PLAINTEXT: controllers do not connect to each other over TLS or SASL yet",
-                        sec.spec.name
-                    ),
-                ));
-            }
-        }
-    }
     let mut bound = Vec::with_capacity(securities.len());
     let mut endpoints = Vec::with_capacity(securities.len());
     for sec in securities {
@@ -189,7 +174,7 @@ pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
     let (shutdown, shutdown_rx) = watch::channel(false);
     let mut tasks = Vec::new();
     if let Some(settings) = cluster {
-        let deps = cluster_deps(&broker, &settings);
+        let deps = cluster_deps(&broker, &settings)?;
         let (node, node_tasks) = crate::cluster::ClusterNode::start(
             settings,
             &broker.config.log_dir(),
@@ -230,7 +215,7 @@ pub async fn start(config: BrokerConfig) -> Result<RunningBroker> {
 fn cluster_deps(
     broker: &Arc<Broker>,
     settings: &crate::cluster::ClusterSettings,
-) -> crate::cluster::NodeDeps {
+) -> Result<crate::cluster::NodeDeps> {
     let config = &broker.config;
     // The metadata log holds dynamic broker and group configs in cluster mode: values a single
     // node stored in its data directory are replaced by the cluster's as soon as it has them.
@@ -291,6 +276,11 @@ fn cluster_deps(
         fetch_backoff: std::time::Duration::from_millis(
             config.long("replica.fetch.backoff.ms").max(1) as u64,
         ),
+        inter_broker_security: security::inter_node::client_security(
+            config,
+            &inter_broker,
+            "sasl.mechanism.inter.broker.protocol",
+        )?,
         inter_broker_listener: inter_broker,
         quotas: broker.replication_quotas.clone(),
     };
@@ -366,7 +356,12 @@ fn cluster_deps(
         crate::handlers::cluster_security::apply_image(&broker, image);
         follow_configs(&broker, image);
     });
-    crate::cluster::NodeDeps {
+    let controller_security = security::inter_node::client_security(
+        config,
+        &settings.controller_listeners[0],
+        "sasl.mechanism.controller.protocol",
+    )?;
+    Ok(crate::cluster::NodeDeps {
         topics,
         controller,
         endpoints,
@@ -375,7 +370,8 @@ fn cluster_deps(
         on_leadership,
         on_image,
         producer_ids: broker.producer_ids.clone(),
-    }
+        controller_security,
+    })
 }
 
 /// Applies the dynamic broker configs (the cluster-wide default and this node's) and the group

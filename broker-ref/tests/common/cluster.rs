@@ -33,11 +33,23 @@ pub struct LocalCluster {
     controller_ports: Vec<u16>,
     dirs: Vec<PathBuf>,
     extra: Vec<(String, String)>,
+    /// Nodes also listen on `INTERNAL` (an ephemeral port), the inter-broker listener.
+    internal: bool,
 }
 
 impl LocalCluster {
     /// Starts `n` nodes with `extra` overrides on each.
     pub fn start(n: usize, extra: &[(&str, &str)]) -> LocalCluster {
+        Self::start_nodes(n, extra, false)
+    }
+
+    /// [`LocalCluster::start`] with a third listener, `INTERNAL`, that brokers replicate and
+    /// call each other on (`inter.broker.listener.name`); PLAINTEXT unless `extra` maps it.
+    pub fn start_with_internal_listener(n: usize, extra: &[(&str, &str)]) -> LocalCluster {
+        Self::start_nodes(n, extra, true)
+    }
+
+    fn start_nodes(n: usize, extra: &[(&str, &str)], internal: bool) -> LocalCluster {
         let mut c = LocalCluster {
             nodes: (0..n).map(|_| None).collect(),
             controller_ports: free_ports(n),
@@ -48,6 +60,7 @@ impl LocalCluster {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            internal,
         };
         for id in 1..=n {
             c.start_node(id);
@@ -57,6 +70,11 @@ impl LocalCluster {
 
     /// Starts node `id` (again) on its data directory.
     pub fn start_node(&mut self, id: usize) {
+        self.start_node_with(id, &[]);
+    }
+
+    /// Starts node `id` (again) with `more` overrides after the cluster's, for this start only.
+    pub fn start_node_with(&mut self, id: usize, more: &[(&str, &str)]) {
         let voters = self
             .controller_ports
             .iter()
@@ -65,7 +83,12 @@ impl LocalCluster {
             .collect::<Vec<_>>()
             .join(",");
         let listeners = format!(
-            "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:{}",
+            "PLAINTEXT://127.0.0.1:0,{}CONTROLLER://127.0.0.1:{}",
+            if self.internal {
+                "INTERNAL://127.0.0.1:0,"
+            } else {
+                ""
+            },
             self.controller_ports[id - 1]
         );
         let node = id.to_string();
@@ -79,7 +102,7 @@ impl LocalCluster {
             ("controller.listener.names", "CONTROLLER"),
             (
                 "listener.security.protocol.map",
-                "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
             ),
             ("cluster.id", "local-cluster-test"),
             ("controller.quorum.election.timeout.ms", "300"),
@@ -92,9 +115,13 @@ impl LocalCluster {
             ("min.insync.replicas", "2"),
             ("num.partitions", "3"),
         ];
+        if self.internal {
+            overrides.push(("inter.broker.listener.name", "INTERNAL"));
+        }
         for (k, v) in &self.extra {
             overrides.push((k, v));
         }
+        overrides.extend_from_slice(more);
         self.nodes[id - 1] = Some(BrokerProcess::start(&self.dirs[id - 1], &overrides));
     }
 
@@ -110,6 +137,17 @@ impl LocalCluster {
         if let Some(n) = self.nodes[id - 1].take() {
             n.stop();
         }
+    }
+
+    /// Everything node `id` logged, over all its starts.
+    pub fn log(&self, id: usize) -> String {
+        std::fs::read_to_string(super::BrokerProcess::log_path(&self.dirs[id - 1]))
+            .unwrap_or_default()
+    }
+
+    /// The controller listener's port of node `id`.
+    pub fn controller_port(&self, id: usize) -> u16 {
+        self.controller_ports[id - 1]
     }
 
     /// The client address of node `id`, if running.

@@ -82,13 +82,20 @@ impl BrokerProcess {
         for (k, v) in overrides {
             cmd.arg("--override").arg(format!("{k}={v}"));
         }
+        // The log goes beside the data directory (tests read it, e.g. to check that no secret
+        // is printed), or to the terminal with ODRADEK_TEST_LOG.
+        let stderr = if std::env::var_os("ODRADEK_TEST_LOG").is_some() {
+            Stdio::inherit()
+        } else {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(Self::log_path(data_dir))
+                .map_or_else(|_| Stdio::null(), Stdio::from)
+        };
         let mut child = cmd
             .stdout(Stdio::piped())
-            .stderr(if std::env::var_os("ODRADEK_TEST_LOG").is_some() {
-                Stdio::inherit()
-            } else {
-                Stdio::null()
-            })
+            .stderr(stderr)
             .spawn()
             .expect("spawn broker");
         let stdout = child.stdout.take().unwrap();
@@ -104,6 +111,11 @@ impl BrokerProcess {
             addr,
             data_dir: data_dir.to_path_buf(),
         }
+    }
+
+    /// Where the broker on `data_dir` logs (every start appends).
+    pub fn log_path(data_dir: &Path) -> PathBuf {
+        data_dir.with_extension("stderr.log")
     }
 
     /// SIGKILL, no chance to flush.
