@@ -86,6 +86,10 @@ pub fn with_librdkafka_producer_defaults(
 /// from the whole configuration, so the order properties are set in does not matter.
 pub fn check_property(key: &str, value: &str) -> Result<(), ClientError> {
     let key = key.trim();
+    if let Some(property) = odradek::rdkafka_config::property(key) {
+        odradek::rdkafka_config::check_range(&property, value)
+            .map_err(|e| ClientError::from_core(&e, crate::Stage::Request))?;
+    }
     match key {
         "statistics.interval.ms" | "queue.buffering.max.messages" => {
             parse_u64(key, value).map(drop)
@@ -108,6 +112,10 @@ pub fn split<K: AsRef<str>, V: AsRef<str>>(
     let mut core = Vec::new();
     for (k, v) in entries {
         let (key, value) = (k.as_ref().trim(), v.as_ref());
+        if let Some(property) = odradek::rdkafka_config::property(key) {
+            odradek::rdkafka_config::check_range(&property, value)
+                .map_err(|e| ClientError::from_core(&e, crate::Stage::Request))?;
+        }
         match key {
             "statistics.interval.ms" => {
                 let ms = parse_u64(key, value)?;
@@ -128,6 +136,9 @@ pub fn split<K: AsRef<str>, V: AsRef<str>>(
     }
     let config = ClientConfig::from_map(core)
         .map_err(|e| ClientError::from_core(&e, crate::Stage::Request))?;
+    if let Some(filter) = config.debug_filter() {
+        crate::debug_log::install_filter(&filter);
+    }
     Ok((config, settings))
 }
 
@@ -177,5 +188,107 @@ mod tests {
         assert!(e.message().contains("enable.partition.eof"));
         let (core, _) = split([("bootstrap.servers", "h:1"), ("transactional.id", "t")]).unwrap();
         assert_eq!(core.producer.transactional_id.as_deref(), Some("t"));
+    }
+
+    /// A value librdkafka accepts for `p` (its default where it has one).
+    fn sample(p: &odradek::rdkafka_config::Property) -> String {
+        let first = |sep: &str| p.range.split(sep).next().unwrap_or("").trim().to_string();
+        match p.kind {
+            "CSV flags" => first(","),
+            _ if !p.default.is_empty() => p.default.to_string(),
+            "boolean" => "true".into(),
+            "integer" => first(" .. "),
+            k if k.starts_with("enum") => first(","),
+            _ => String::new(),
+        }
+    }
+
+    /// Walks librdkafka's whole property table (docs/configuration.md): every property is
+    /// honoured, accepted without effect (and named for the startup log line), accepted only at
+    /// the values that mean what Odradek does, or refused naming the property.
+    #[test]
+    fn every_librdkafka_property_is_answered_as_the_table_says() {
+        use odradek::rdkafka_config::{properties, status, Status};
+        let with = |key: &str, value: &str| {
+            let mut entries = vec![("bootstrap.servers".to_string(), "h:1".to_string())];
+            if !key.starts_with("sasl.oauthbearer.client") {
+                entries.push((key.to_string(), value.to_string()));
+            }
+            split(entries)
+        };
+        let mut checked = 0;
+        for p in properties() {
+            let value = sample(&p);
+            match status(p.name).unwrap() {
+                Status::Core | Status::Binding => {
+                    // Values that only work together with others are set alone here.
+                    if let Err(e) = check_property(p.name, &value) {
+                        panic!("{} = {value:?} refused: {e}", p.name);
+                    }
+                }
+                Status::NotApplicable(_) => {
+                    let (core, _) = with(p.name, &value)
+                        .unwrap_or_else(|e| panic!("{} = {value:?} refused: {e}", p.name));
+                    assert!(
+                        core.not_applicable.iter().any(|k| k == p.name),
+                        "{}",
+                        p.name
+                    );
+                }
+                Status::Only(values, _) => {
+                    for v in values {
+                        let (core, _) = with(p.name, v)
+                            .unwrap_or_else(|e| panic!("{} = {v:?} refused: {e}", p.name));
+                        assert!(core.not_applicable.is_empty(), "{}", p.name);
+                    }
+                    let e = with(p.name, "something-else").unwrap_err();
+                    assert!(e.message().contains(p.name), "{e}");
+                }
+                Status::Api => {
+                    let e = with(p.name, "x").unwrap_err();
+                    assert!(
+                        e.message().contains(p.name) && e.message().contains("API"),
+                        "{e}"
+                    );
+                }
+            }
+            checked += 1;
+        }
+        assert_eq!(checked, 199);
+    }
+
+    #[test]
+    fn librdkafka_ranges_aliases_and_debug_contexts() {
+        let e = check_property("batch.num.messages", "0").unwrap_err();
+        assert!(
+            e.message().contains("outside allowed range 1..1000000"),
+            "{e}"
+        );
+        let e = check_property("statistics.interval.ms", "86400001").unwrap_err();
+        assert!(e.message().contains("statistics.interval.ms"), "{e}");
+        let (c, _) = split([
+            ("bootstrap.servers", "h:1"),
+            ("socket.keepalive.enable", "true"),
+            ("socket.nagle.disable", "false"),
+            ("broker.address.family", "v4"),
+            ("socket.timeout.ms", "12000"),
+            ("auto.commit.enable", "false"),
+            ("debug", "broker,cgrp"),
+        ])
+        .unwrap();
+        assert!(c.socket.keepalive && !c.socket.nodelay);
+        assert_eq!(c.socket.family, odradek::net::AddressFamily::V4);
+        assert_eq!(c.request_timeout, Duration::from_millis(12000));
+        assert!(!c.consumer.enable_auto_commit);
+        assert_eq!(
+            c.debug_filter().as_deref(),
+            Some("odradek::net=debug,odradek::protocol=debug,odradek::consumer=debug")
+        );
+        let e = check_property("debug", "broker,nonsense").unwrap_err();
+        assert!(e.message().contains("nonsense"), "{e}");
+        let e = check_property("builtin.features", "gzip,sasl_gssapi").unwrap_err();
+        assert!(e.message().contains("sasl_gssapi"), "{e}");
+        let e = check_property("group.protocol", "consumer").unwrap_err();
+        assert!(e.message().contains("KIP-848"), "{e}");
     }
 }

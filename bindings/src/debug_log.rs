@@ -1,6 +1,9 @@
 //! `ODRADEK_CLIENT_LOG`: the core's own log on stderr, for diagnosing a client from any
 //! language without code changes (librdkafka's `debug` property plays this part there).
 //!
+//! The `debug` property does the same for its contexts ([`install_filter`]);
+//! `ODRADEK_CLIENT_LOG` wins when both are set.
+//!
 //! Unset (the default), nothing is installed. Set to `1` (or any value that is not a filter),
 //! the `odradek` crates log at debug level; any other value is a `tracing` filter
 //! (`odradek=trace`, `odradek::consumer=debug,odradek=info`, ...). Installed once per process,
@@ -27,5 +30,23 @@ pub fn install_from_env() {
             .with_env_filter(filter)
             .with_writer(std::io::stderr)
             .try_init();
+    });
+}
+
+/// Installs the stderr log with `filter` (the `debug` property's, see
+/// `odradek::ClientConfig::debug_filter`), unless `ODRADEK_CLIENT_LOG` or an earlier client
+/// installed one: like librdkafka's default log sink, once per process.
+pub fn install_filter(filter: &str) {
+    if std::env::var_os("ODRADEK_CLIENT_LOG").is_some() {
+        install_from_env();
+        return;
+    }
+    INSTALL.call_once(|| {
+        if let Ok(filter) = tracing_subscriber::EnvFilter::try_new(filter) {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_writer(std::io::stderr)
+                .try_init();
+        }
     });
 }

@@ -251,6 +251,7 @@ fn describe_quorum_as(
                 security: &security,
                 node_id: id as i32,
                 on_throttle: None,
+                socket: Default::default(),
             },
         )
         .await

@@ -179,7 +179,57 @@ pub struct ClientConfig {
     pub consumer: ConsumerConfig,
     /// `security.protocol`, `ssl.*`, `sasl.*`.
     pub security: SecurityConfig,
+    /// Socket options (`socket.keepalive.enable`, `socket.nagle.disable`, buffer sizes,
+    /// `broker.address.family`).
+    pub socket: crate::net::SocketOptions,
+    /// librdkafka's `debug` contexts (empty: none), see [`ClientConfig::debug_filter`].
+    pub debug: Vec<String>,
+    /// librdkafka properties that were set and have no effect here
+    /// ([`crate::rdkafka_config::Status::NotApplicable`]); named in one log line when the
+    /// configuration is validated.
+    pub not_applicable: Vec<String>,
 }
+
+/// librdkafka's `debug` contexts.
+pub const DEBUG_CONTEXTS: &[&str] = &[
+    "generic",
+    "broker",
+    "topic",
+    "metadata",
+    "feature",
+    "queue",
+    "msg",
+    "protocol",
+    "cgrp",
+    "security",
+    "fetch",
+    "interceptor",
+    "plugin",
+    "consumer",
+    "admin",
+    "eos",
+    "mock",
+    "assignor",
+    "conf",
+    "telemetry",
+    "all",
+];
+
+/// The features `builtin.features` may ask for that this build has (librdkafka's names).
+pub const BUILTIN_FEATURES: &[&str] = &[
+    "gzip",
+    "snappy",
+    "ssl",
+    "sasl",
+    "regex",
+    "lz4",
+    "sasl_plain",
+    "sasl_scram",
+    "zstd",
+    "sasl_oauthbearer",
+    "http",
+    "oidc",
+];
 
 /// What a consumer does when it has no valid position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -362,6 +412,9 @@ impl Default for ClientConfig {
                 assignors: vec!["range".into(), "cooperative-sticky".into()],
             },
             security: SecurityConfig::default(),
+            socket: crate::net::SocketOptions::default(),
+            debug: Vec::new(),
+            not_applicable: Vec::new(),
         }
     }
 }
@@ -413,10 +466,66 @@ impl ClientConfig {
         Ok(c)
     }
 
-    /// Sets one property.
+    /// Sets one property. librdkafka's integer properties are range-checked as librdkafka
+    /// checks them; a librdkafka property Odradek does not act on is accepted or refused as
+    /// [`crate::rdkafka_config`] says.
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        if let Some(property) = crate::rdkafka_config::property(key) {
+            crate::rdkafka_config::check_range(&property, value)?;
+        }
         let p = &mut self.producer;
         match key {
+            "builtin.features" => {
+                let missing: Vec<String> = split_list(value)
+                    .into_iter()
+                    .filter(|f| !BUILTIN_FEATURES.contains(&f.to_ascii_lowercase().as_str()))
+                    .collect();
+                if !missing.is_empty() {
+                    return Err(Error::config(
+                        key,
+                        format!("not built in: {}", missing.join(", ")),
+                    ));
+                }
+            }
+            "debug" => {
+                let contexts = split_list(&value.to_ascii_lowercase());
+                if let Some(bad) = contexts.iter().find(|c| !DEBUG_CONTEXTS.contains(&c.as_str())) {
+                    return Err(Error::config(
+                        key,
+                        format!("Invalid value \"{bad}\" for configuration property \"debug\""),
+                    ));
+                }
+                self.debug = contexts;
+            }
+            "socket.timeout.ms" => self.request_timeout = parse_ms(key, value)?,
+            "topic.metadata.refresh.interval.ms" => {
+                let ms: i64 = parse_num(key, value)?;
+                // -1 (and 0) turn the periodic refresh off, as in librdkafka.
+                self.metadata_max_age = match u64::try_from(ms) {
+                    Ok(ms) if ms > 0 => Duration::from_millis(ms),
+                    _ => Duration::from_secs(100 * 365 * 24 * 3600),
+                };
+            }
+            "socket.keepalive.enable" => self.socket.keepalive = parse_bool(key, value)?,
+            "socket.nagle.disable" => self.socket.nodelay = parse_bool(key, value)?,
+            "socket.send.buffer.bytes" => self.socket.send_buffer = parse_num(key, value)?,
+            "socket.receive.buffer.bytes" => self.socket.receive_buffer = parse_num(key, value)?,
+            "broker.address.family" => {
+                self.socket.family = match value.trim().to_ascii_lowercase().as_str() {
+                    "any" => crate::net::AddressFamily::Any,
+                    "v4" => crate::net::AddressFamily::V4,
+                    "v6" => crate::net::AddressFamily::V6,
+                    _ => return Err(Error::config(key, format!("`{value}` is not any, v4 or v6"))),
+                }
+            }
+            // A topic-level `inherit` keeps the global codec.
+            "compression.codec" if value.trim().eq_ignore_ascii_case("inherit") => {}
+            "sasl.oauthbearer.client.credentials.client.id" => {
+                self.security.set("sasl.oauthbearer.client.id", value)?
+            }
+            "sasl.oauthbearer.client.credentials.client.secret" => {
+                self.security.set("sasl.oauthbearer.client.secret", value)?
+            }
             "bootstrap.servers" | "metadata.broker.list" => {
                 self.bootstrap_servers = split_list(value)
             }
@@ -542,7 +651,14 @@ impl ClientConfig {
                 p.transactional_id = Some(value.to_string()).filter(|t| !t.is_empty())
             }
             "transaction.timeout.ms" => p.transaction_timeout = parse_ms(key, value)?,
-            k if SecurityConfig::handles(k) => self.security.set(k, value)?,
+            k if SecurityConfig::handles(k) => match crate::rdkafka_config::accept_unhandled(k, value) {
+                Some(answer) => {
+                    if answer? {
+                        self.not_applicable.push(k.to_string());
+                    }
+                }
+                None => self.security.set(k, value)?,
+            },
             _ => return self.set_consumer(key, value),
         }
         Ok(())
@@ -591,7 +707,9 @@ impl ClientConfig {
                     }
                 }
             }
-            "enable.auto.commit" => c.enable_auto_commit = parse_bool(key, value)?,
+            "enable.auto.commit" | "auto.commit.enable" => {
+                c.enable_auto_commit = parse_bool(key, value)?
+            }
             "auto.commit.interval.ms" => c.auto_commit_interval = parse_ms(key, value)?,
             "group.instance.id" => {
                 c.group_instance_id = Some(value.to_string()).filter(|g| !g.is_empty())
@@ -618,9 +736,50 @@ impl ClientConfig {
                 let kb: usize = parse_num(key, value)?;
                 c.max_buffered_bytes = kb.saturating_mul(1024);
             }
-            _ => return Err(Error::config(key, "unknown configuration key")),
+            _ => match crate::rdkafka_config::accept_unhandled(key, value) {
+                Some(answer) => {
+                    if answer? {
+                        self.not_applicable.push(key.to_string());
+                    }
+                }
+                None => return Err(Error::config(key, "unknown configuration key")),
+            },
         }
         Ok(())
+    }
+
+    /// A `tracing` filter for the `debug` contexts (`None` when none is set): each context
+    /// names the client modules that log what librdkafka logs under it. The bindings install
+    /// it on stderr (librdkafka's default log sink); a Rust application passes it to its own
+    /// subscriber.
+    pub fn debug_filter(&self) -> Option<String> {
+        let mut targets: Vec<&str> = Vec::new();
+        for c in &self.debug {
+            let add: &[&str] = match c.as_str() {
+                "all" | "generic" => &["odradek"],
+                "broker" | "feature" | "protocol" => &["odradek::net", "odradek::protocol"],
+                "topic" | "metadata" => &["odradek::cluster"],
+                "msg" | "queue" | "eos" => &["odradek::producer"],
+                "cgrp" | "consumer" | "fetch" | "assignor" => &["odradek::consumer"],
+                "security" => &["odradek::security"],
+                "admin" => &["odradek::admin"],
+                "conf" => &["odradek::config"],
+                // interceptor, plugin, mock, telemetry: nothing here logs under them.
+                _ => &[],
+            };
+            for t in add {
+                if !targets.contains(t) {
+                    targets.push(t);
+                }
+            }
+        }
+        (!targets.is_empty()).then(|| {
+            targets
+                .iter()
+                .map(|t| format!("{t}=debug"))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
     }
 
     /// Sets the application's OAUTHBEARER token callback (confluent-kafka's `oauth_cb`,
@@ -642,6 +801,12 @@ impl ClientConfig {
     }
 
     fn validate(&mut self) -> Result<()> {
+        if !self.not_applicable.is_empty() {
+            tracing::info!(
+                properties = %self.not_applicable.join(", "),
+                "librdkafka properties accepted without effect (see docs/configuration.md)"
+            );
+        }
         if let Some(max) = self.receive_message_max_bytes {
             if max < fetch_response_room(self.consumer.fetch_max_bytes) {
                 return Err(Error::config(

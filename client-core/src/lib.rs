@@ -21,6 +21,7 @@ mod error_code;
 pub mod net;
 pub mod producer;
 pub mod protocol;
+pub mod rdkafka_config;
 pub mod records;
 pub mod security;
 mod types;

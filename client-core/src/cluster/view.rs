@@ -356,6 +356,7 @@ impl Cluster {
                     security: &c.security,
                     node_id,
                     on_throttle: Some(&self.throttle_sink),
+                    socket: c.socket,
                 },
             )
             .await

@@ -32,6 +32,104 @@ pub struct ConnectParams<'a> {
     pub node_id: i32,
     /// Where throttle times are reported.
     pub on_throttle: Option<&'a ThrottleSink>,
+    /// TCP options of the socket.
+    pub socket: SocketOptions,
+}
+
+/// Which addresses of a broker's name a connection may use (`broker.address.family`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AddressFamily {
+    /// IPv4 and IPv6 (`any`).
+    #[default]
+    Any,
+    /// IPv4 only (`v4`).
+    V4,
+    /// IPv6 only (`v6`).
+    V6,
+}
+
+/// TCP options, librdkafka's `socket.*` and `broker.address.family`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SocketOptions {
+    /// `socket.nagle.disable` (true): TCP_NODELAY.
+    pub nodelay: bool,
+    /// `socket.keepalive.enable` (false): SO_KEEPALIVE.
+    pub keepalive: bool,
+    /// `socket.send.buffer.bytes` (0: the system's default): SO_SNDBUF.
+    pub send_buffer: u32,
+    /// `socket.receive.buffer.bytes` (0: the system's default): SO_RCVBUF.
+    pub receive_buffer: u32,
+    /// `broker.address.family`.
+    pub family: AddressFamily,
+}
+
+impl Default for SocketOptions {
+    fn default() -> Self {
+        SocketOptions {
+            nodelay: true,
+            keepalive: false,
+            send_buffer: 0,
+            receive_buffer: 0,
+            family: AddressFamily::Any,
+        }
+    }
+}
+
+impl SocketOptions {
+    /// Whether `addr` is of a family these options allow.
+    fn allows(&self, addr: &std::net::SocketAddr) -> bool {
+        match self.family {
+            AddressFamily::Any => true,
+            AddressFamily::V4 => addr.is_ipv4(),
+            AddressFamily::V6 => addr.is_ipv6(),
+        }
+    }
+
+    /// Applies the options to a connected socket; a failure is logged (the connection works
+    /// without them, as librdkafka's does).
+    fn apply(&self, stream: &TcpStream) {
+        if let Err(e) = stream.set_nodelay(self.nodelay) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            let fd = stream.as_raw_fd();
+            let set = |option: libc::c_int, value: libc::c_int, name: &str| {
+                // SAFETY: `fd` is the open socket `stream` owns for the duration of this call;
+                // the option value is a c_int the call only reads.
+                let rc = unsafe {
+                    libc::setsockopt(
+                        fd,
+                        libc::SOL_SOCKET,
+                        option,
+                        (&value as *const libc::c_int).cast(),
+                        std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                    )
+                };
+                if rc != 0 {
+                    tracing::debug!(option = name, error = %std::io::Error::last_os_error(), "cannot set a socket option");
+                }
+            };
+            if self.keepalive {
+                set(libc::SO_KEEPALIVE, 1, "SO_KEEPALIVE");
+            }
+            if self.send_buffer > 0 {
+                set(
+                    libc::SO_SNDBUF,
+                    self.send_buffer.min(i32::MAX as u32) as libc::c_int,
+                    "SO_SNDBUF",
+                );
+            }
+            if self.receive_buffer > 0 {
+                set(
+                    libc::SO_RCVBUF,
+                    self.receive_buffer.min(i32::MAX as u32) as libc::c_int,
+                    "SO_RCVBUF",
+                );
+            }
+        }
+    }
 }
 
 impl Connection {
@@ -47,8 +145,17 @@ impl Connection {
                 .map_err(|e| conn_err(addr, format!("cannot resolve: {e}")))?
                 .collect();
         let mut last_err = conn_err(addr, "resolved to no address");
+        if !resolved.is_empty() && !resolved.iter().any(|a| params.socket.allows(a)) {
+            last_err = conn_err(
+                addr,
+                format!(
+                    "no address of the family broker.address.family allows ({:?})",
+                    params.socket.family
+                ),
+            );
+        }
         let mut stream = None;
-        for sa in resolved {
+        for sa in resolved.into_iter().filter(|a| params.socket.allows(a)) {
             match tokio::time::timeout_at(deadline, TcpStream::connect(sa)).await {
                 Ok(Ok(s)) => {
                     stream = Some(s);
@@ -59,7 +166,7 @@ impl Connection {
             }
         }
         let stream = stream.ok_or(last_err)?;
-        let _ = stream.set_nodelay(true);
+        params.socket.apply(&stream);
         let security = params.security;
         let (read, write): (BoxRead, BoxWrite) = if security.protocol.tls() {
             let config = security

@@ -7,5 +7,5 @@ mod connection;
 pub mod dns;
 mod sasl;
 
-pub use connect::ConnectParams;
+pub use connect::{AddressFamily, ConnectParams, SocketOptions};
 pub use connection::{Connection, ConnectionStats, ThrottleEvent, ThrottleSink, ThrottleWindow};
