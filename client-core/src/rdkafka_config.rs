@@ -73,10 +73,40 @@ pub fn property(name: &str) -> Option<Property> {
     properties().find(|p| p.name == name)
 }
 
+/// Integer properties the Java client has under the same name. Their values are checked by
+/// the client's own rules, which follow the Java client where its range is wider (KafkaJS and
+/// Java-style configurations set them too); librdkafka's ranges apply to the others.
+pub const SHARED_WITH_JAVA: &[&str] = &[
+    "max.in.flight.requests.per.connection",
+    "metadata.max.age.ms",
+    "metadata.recovery.rebootstrap.trigger.ms",
+    "socket.connection.setup.timeout.ms",
+    "connections.max.idle.ms",
+    "reconnect.backoff.ms",
+    "reconnect.backoff.max.ms",
+    "retry.backoff.ms",
+    "retry.backoff.max.ms",
+    "session.timeout.ms",
+    "heartbeat.interval.ms",
+    "max.poll.interval.ms",
+    "auto.commit.interval.ms",
+    "max.partition.fetch.bytes",
+    "fetch.max.bytes",
+    "fetch.min.bytes",
+    "max.poll.records",
+    "transaction.timeout.ms",
+    "retries",
+    "batch.size",
+    "acks",
+    "request.timeout.ms",
+    "delivery.timeout.ms",
+    "compression.level",
+];
+
 /// librdkafka's range check of an integer property: its message shape, and only where
-/// librdkafka refuses the value.
+/// librdkafka refuses the value (never for [`SHARED_WITH_JAVA`] names).
 pub fn check_range(p: &Property, value: &str) -> Result<()> {
-    if p.kind != "integer" {
+    if p.kind != "integer" || SHARED_WITH_JAVA.contains(&p.name) {
         return Ok(());
     }
     let Some((lo, hi)) = p.range.split_once(" .. ") else {
