@@ -103,6 +103,15 @@ pub fn check_property(key: &str, value: &str) -> Result<(), ClientError> {
     }
 }
 
+/// The log filter of a `debug` value (`None` when it names no context), checked as the client
+/// checks it: for shells that send the log to the application's logger instead of stderr.
+pub fn debug_filter_of(value: &str) -> Result<Option<String>, ClientError> {
+    let mut c = ClientConfig::default();
+    c.set("debug", value)
+        .map_err(|e| ClientError::from_core(&e, crate::Stage::Request))?;
+    Ok(c.debug_filter())
+}
+
 /// Splits `entries` into the core's configuration and the binding's settings. Unknown keys fail
 /// with `_INVALID_ARG` naming the key, like the core.
 pub fn split<K: AsRef<str>, V: AsRef<str>>(

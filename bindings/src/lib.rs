@@ -24,6 +24,7 @@ pub mod config;
 pub mod consumer;
 pub mod debug_log;
 mod error;
+pub mod log_router;
 pub mod metadata;
 pub mod producer;
 pub mod runtime;

@@ -318,6 +318,10 @@ pub struct AdminCore {
     errors: Option<Arc<ErrorQueue>>,
     /// Notified when a throttle report or an error arrives.
     signal: Arc<Signal>,
+    /// confluent-kafka's `logger=`, served by `poll` with the core's log lines.
+    logger: Option<Py<PyAny>>,
+    /// The log lines waiting for `logger`.
+    log: Option<Arc<odradek_bindings::log_router::LogQueue>>,
 }
 
 impl AdminCore {
@@ -328,6 +332,7 @@ impl AdminCore {
     /// Runs `error_cb` for each waiting error, then `throttle_cb` for the throttle reports;
     /// returns how many callbacks ran.
     fn serve(&self, py: Python<'_>) -> PyResult<usize> {
+        conf::serve_log_to(py, self.logger.as_ref(), self.log.as_ref())?;
         let mut ran = 0;
         if let (Some(cb), Some(q)) = (&self.error_cb, &self.errors) {
             let mut waiting = q.take().into_iter();
@@ -363,7 +368,8 @@ impl AdminCore {
         conf: Option<&Bound<'_, PyAny>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let (props, mut cbs) = conf::parse(py, conf, kwargs)?;
+        let (mut props, mut cbs) = conf::parse(py, conf, kwargs)?;
+        conf::attach_logger(py, &mut props, &mut cbs)?;
         let (config, _settings) =
             crate::oauth::split_config(py, props, cbs.oauth_cb.take()).py(py)?;
         let handle = runtime::runtime().py(py)?;
@@ -389,6 +395,8 @@ impl AdminCore {
             error_cb,
             errors,
             signal,
+            logger: cbs.logger.take(),
+            log: cbs.log.take(),
         })
     }
 

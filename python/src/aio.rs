@@ -157,6 +157,11 @@ impl AioProducer {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let (props, cbs) = conf::parse(py, conf, kwargs)?;
+        if cbs.logger.is_some() {
+            return Err(PyTypeError::new_err(
+                "AIOProducer does not take logger= (nothing polls it): use debug= (stderr) or the synchronous Producer",
+            ));
+        }
         if cbs.on_delivery.is_some() {
             return Err(PyTypeError::new_err(
                 "AIOProducer reports deliveries through the futures send() returns; on_delivery is not used",

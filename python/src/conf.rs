@@ -16,6 +16,57 @@ pub struct Callbacks {
     pub on_commit: Option<Py<PyAny>>,
     pub logger: Option<Py<PyAny>>,
     pub oauth_cb: Option<Py<PyAny>>,
+    /// The core's log lines waiting for `logger` (see [`attach_logger`]).
+    pub log: Option<std::sync::Arc<odradek_bindings::log_router::LogQueue>>,
+}
+
+/// With a `logger`, the client's log goes to it rather than stderr, as confluent-kafka's
+/// `logger=` does: the core's warnings and errors, and the `debug` contexts (taken out of
+/// `props`, after the same check the client makes).
+pub fn attach_logger(
+    py: Python<'_>,
+    props: &mut Vec<(String, String)>,
+    cbs: &mut Callbacks,
+) -> PyResult<()> {
+    if cbs.logger.is_none() {
+        return Ok(());
+    }
+    let mut debug = None;
+    for (_, v) in props.iter().filter(|(k, _)| k.trim() == "debug") {
+        debug = odradek_bindings::config::debug_filter_of(v)
+            .map_err(|e| crate::errors::to_py_err(py, e))?;
+    }
+    props.retain(|(k, _)| k.trim() != "debug");
+    let filter = odradek_bindings::log_router::logger_filter(debug.as_deref());
+    cbs.log = Some(odradek_bindings::log_router::register(&filter));
+    Ok(())
+}
+
+/// Hands the waiting log lines to `logger` (`logger.log(level, "%s: %s", module, message)`,
+/// Python's levels), on the thread that polls.
+pub fn serve_log(py: Python<'_>, cbs: &Callbacks) -> PyResult<()> {
+    serve_log_to(py, cbs.logger.as_ref(), cbs.log.as_ref())
+}
+
+/// [`serve_log`] for a client that keeps its logger and queue apart from its callbacks.
+pub fn serve_log_to(
+    py: Python<'_>,
+    logger: Option<&Py<PyAny>>,
+    queue: Option<&std::sync::Arc<odradek_bindings::log_router::LogQueue>>,
+) -> PyResult<()> {
+    let (Some(logger), Some(queue)) = (logger, queue) else {
+        return Ok(());
+    };
+    for line in queue.take() {
+        let level = match line.level {
+            tracing::Level::ERROR => 40,
+            tracing::Level::WARN => 30,
+            tracing::Level::INFO => 20,
+            _ => 10,
+        };
+        logger.call_method1(py, "log", (level, "%s: %s", line.target, line.message))?;
+    }
+    Ok(())
 }
 
 fn value_string(key: &str, v: &Bound<'_, PyAny>) -> PyResult<String> {

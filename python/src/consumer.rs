@@ -67,6 +67,7 @@ impl Consumer {
     }
 
     fn serve_stats(&self, py: Python<'_>) -> PyResult<()> {
+        conf::serve_log(py, &self.cbs)?;
         if let Some(cb) = &self.cbs.stats_cb {
             for json in self.client.take_stats() {
                 cb.call1(py, (json,))?;
@@ -177,7 +178,8 @@ impl Consumer {
         conf: Option<&Bound<'_, PyAny>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let (props, mut cbs) = conf::parse(py, conf, kwargs)?;
+        let (mut props, mut cbs) = conf::parse(py, conf, kwargs)?;
+        conf::attach_logger(py, &mut props, &mut cbs)?;
         let (config, settings) =
             crate::oauth::split_config(py, props, cbs.oauth_cb.take()).py(py)?;
         let client = py

@@ -183,7 +183,8 @@ impl Producer {
         conf: Option<&Bound<'_, PyAny>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let (props, mut cbs) = conf::parse(py, conf, kwargs)?;
+        let (mut props, mut cbs) = conf::parse(py, conf, kwargs)?;
+        conf::attach_logger(py, &mut props, &mut cbs)?;
         let props = odradek_bindings::config::with_librdkafka_producer_defaults(props);
         let (config, settings) =
             crate::oauth::split_config(py, props, cbs.oauth_cb.take()).py(py)?;
@@ -379,6 +380,7 @@ impl Producer {
     fn poll(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<usize> {
         let deadline = wait::deadline(timeout);
         loop {
+            conf::serve_log(py, &self.cbs)?;
             let events = self.client.take_events(usize::MAX);
             let throttles = self.client.take_throttles();
             if !events.is_empty() || !throttles.is_empty() {
@@ -401,6 +403,7 @@ impl Producer {
         let deadline = wait::deadline(timeout);
         self.client.start_flush();
         loop {
+            conf::serve_log(py, &self.cbs)?;
             let events = self.client.take_events(usize::MAX);
             let throttles = self.client.take_throttles();
             if !events.is_empty() || !throttles.is_empty() {

@@ -90,3 +90,36 @@ def test_what_cannot_be_honoured_is_refused_naming_the_property(bootstrap, key, 
         Producer({"bootstrap.servers": bootstrap, key: value})
     text = str(e.value)
     assert key in text and why in text, text
+
+
+class Lines:
+    """A logging.Logger stand-in that keeps what it is given (confluent-kafka calls
+    logger.log(level, fmt, *args))."""
+
+    def __init__(self):
+        self.records = []
+
+    def log(self, level, fmt, *args):
+        self.records.append((level, fmt % args))
+
+
+def test_logger_gets_the_debug_contexts_and_stderr_does_not(bootstrap, topic):
+    import logging
+    with_debug, without = Lines(), Lines()
+    for lines, extra in ((with_debug, {"debug": "metadata"}), (without, {})):
+        # The first bootstrap server refuses connections: the client says so at debug level.
+        p = Producer({"bootstrap.servers": "127.0.0.1:1," + bootstrap, "logger": lines,
+                      "linger.ms": 1, **extra})
+        p.produce(topic, b"v")
+        assert p.flush(30) == 0
+        p.poll(0)
+    unreachable = [m for level, m in with_debug.records
+                   if level == logging.DEBUG and "bootstrap server unreachable" in m]
+    assert unreachable and unreachable[0].startswith("odradek::cluster"), with_debug.records
+    assert not [r for r in without.records if r[0] < logging.WARNING], without.records
+
+
+def test_a_bad_debug_context_is_refused_with_a_logger_too(bootstrap):
+    with pytest.raises(KafkaException) as e:
+        Producer({"bootstrap.servers": bootstrap, "debug": "nonsense", "logger": Lines()})
+    assert "nonsense" in str(e.value)
