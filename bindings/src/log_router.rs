@@ -156,6 +156,36 @@ impl Visit for Line {
 struct RouterLayer;
 
 impl<S: Subscriber> Layer<S> for RouterLayer {
+    fn register_callsite(
+        &self,
+        _metadata: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        // Filters come and go with clients: ask `enabled` every time.
+        tracing::subscriber::Interest::sometimes()
+    }
+
+    /// Only events some sink wants are built (the hot paths' trace events cost a check).
+    fn enabled(&self, metadata: &tracing::Metadata<'_>, _ctx: Context<'_, S>) -> bool {
+        let Some(router) = ROUTER.get() else {
+            return false;
+        };
+        if !metadata.is_event() {
+            return true;
+        }
+        let (target, level) = (metadata.target(), metadata.level());
+        router
+            .stderr
+            .read()
+            .ok()
+            .and_then(|s| s.as_ref().map(|t| t.would_enable(target, level)))
+            .unwrap_or(false)
+            || router.queues.read().is_ok_and(|q| {
+                q.iter()
+                    .filter_map(Weak::upgrade)
+                    .any(|q| q.filter.would_enable(target, level))
+            })
+    }
+
     fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
         let Some(router) = ROUTER.get() else {
             return;
