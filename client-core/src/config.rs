@@ -297,6 +297,10 @@ pub struct ProducerConfig {
     pub linger: Duration,
     /// `batch.size` (16384).
     pub batch_size: usize,
+    /// librdkafka's `batch.num.messages`: the most records in one batch (no limit unless set;
+    /// librdkafka's default is 10000, which `batch.size` reaches first at Odradek's defaults
+    /// for records above 1 byte).
+    pub batch_num_messages: usize,
     /// `buffer.memory` (33554432); librdkafka's `queue.buffering.max.kbytes` sets it in KiB.
     /// Every record takes its size from admission until its batch settles; held records too.
     pub buffer_memory: usize,
@@ -375,6 +379,7 @@ impl Default for ClientConfig {
                 acks: Acks::All,
                 linger: Duration::from_millis(5),
                 batch_size: 16_384,
+                batch_num_messages: usize::MAX,
                 buffer_memory: 33_554_432,
                 max_block: Duration::from_millis(60_000),
                 max_request_size: 1_048_576,
@@ -585,6 +590,7 @@ impl ClientConfig {
                 }
             }
             "buffer.memory" => p.buffer_memory = parse_num(key, value)?,
+            "batch.num.messages" => p.batch_num_messages = parse_num::<usize>(key, value)?.max(1),
             "queue.buffering.max.kbytes" => {
                 let kb: usize = parse_num(key, value)?;
                 if kb == 0 {

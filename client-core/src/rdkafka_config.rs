@@ -219,7 +219,6 @@ pub fn status(name: &str) -> Option<Status> {
             "the sticky partitioner moves on when a batch is full (batch.size), as Kafka's Java \
              client does",
         ),
-        "batch.num.messages" => NotApplicable("batches are bounded by batch.size (bytes) only"),
         "queue.buffering.backpressure.threshold" => NotApplicable(
             "requests are sent as soon as a connection has room (max.in.flight)",
         ),

@@ -98,6 +98,8 @@ pub(crate) struct Accumulator {
     /// the same topic instead of allocating a name per record.
     last_topic: Option<Arc<str>>,
     batch_size: usize,
+    /// `batch.num.messages`: the most records in one batch.
+    max_records: usize,
     compression: Compression,
     level: Option<i32>,
     /// Batches carry the transactional attribute (a producer with `transactional.id`).
@@ -111,6 +113,7 @@ fn earliest(a: Option<Instant>, b: Instant) -> Option<Instant> {
 impl Accumulator {
     pub fn new(
         batch_size: usize,
+        max_records: usize,
         compression: Compression,
         level: Option<i32>,
         transactional: bool,
@@ -119,6 +122,7 @@ impl Accumulator {
             queues: HashMap::new(),
             last_topic: None,
             batch_size,
+            max_records: max_records.max(1),
             compression,
             level,
             transactional,
@@ -141,6 +145,7 @@ impl Accumulator {
             queue,
             tp,
             batch_size: self.batch_size,
+            max_records: self.max_records,
             compression: self.compression,
             level: self.level,
             transactional: self.transactional,
@@ -188,6 +193,7 @@ impl Accumulator {
         let mut out = Drained::default();
         let mut request_bytes: HashMap<i32, usize> = HashMap::new();
         let batch_size = self.batch_size;
+        let max_records = self.max_records;
         for (tp, queue) in self.queues.iter_mut() {
             let Some(front) = queue.batches.front() else {
                 continue;
@@ -210,7 +216,9 @@ impl Accumulator {
                 Some(at) => at,
                 None => front.created + p.linger,
             };
-            let full = front.bytes >= batch_size || queue.batches.len() > 1;
+            let full = front.bytes >= batch_size
+                || front.record_count() >= max_records
+                || queue.batches.len() > 1;
             let leader_now = (p.leader)(&tp.topic, tp.partition);
             // A retry skips the rest of its backoff once the partition has a new leader.
             let moved =
@@ -360,6 +368,7 @@ pub(crate) struct QueueRun<'a> {
     queue: &'a mut PartitionQueue,
     tp: TopicPartition,
     batch_size: usize,
+    max_records: usize,
     compression: Compression,
     level: Option<i32>,
     transactional: bool,
@@ -387,6 +396,7 @@ impl QueueRun<'_> {
         let size_in_open = queue
             .batches
             .back()
+            .filter(|b| b.record_count() < self.max_records)
             .and_then(|b| b.room_for(timestamp, key, value, headers, self.batch_size));
         let fits = size_in_open.is_some();
         if !fits {
@@ -410,7 +420,9 @@ impl QueueRun<'_> {
             memory,
             completion,
         )?;
-        let batch_full = batch.bytes >= self.batch_size || queue.batches.len() > 1;
+        let batch_full = batch.bytes >= self.batch_size
+            || batch.record_count() >= self.max_records
+            || queue.batches.len() > 1;
         Ok(Appended {
             batch_full,
             new_batch: !fits,
@@ -463,9 +475,36 @@ mod tests {
     }
 
     #[test]
+    fn batch_num_messages_caps_the_records_of_a_batch() {
+        let sem = Arc::new(tokio::sync::Semaphore::new(1 << 20));
+        let mut acc = Accumulator::new(1 << 16, 3, Compression::None, None, false);
+        let mut full = Vec::new();
+        for ts in 0..7 {
+            let permit = sem.clone().try_acquire_many_owned(100).unwrap();
+            let a = acc
+                .append(
+                    "t",
+                    0,
+                    ts,
+                    None,
+                    Some(b"v"),
+                    &[],
+                    80,
+                    permit,
+                    Completion::None,
+                )
+                .unwrap();
+            full.push(a.batch_full);
+        }
+        assert_eq!(full, [false, false, true, true, true, true, true]);
+        let counts: Vec<usize> = acc.take_unsent().iter().map(|b| b.record_count()).collect();
+        assert_eq!(counts, [3, 3, 1]);
+    }
+
+    #[test]
     fn batch_completion_gives_each_grouped_record_its_offset() {
         let sem = Arc::new(tokio::sync::Semaphore::new(1 << 20));
-        let mut acc = Accumulator::new(1 << 16, Compression::None, None, false);
+        let mut acc = Accumulator::new(1 << 16, usize::MAX, Compression::None, None, false);
         let g = Group::new(4, [0, 1, 3].into_iter());
         let batch = DeliveryBatch::new(Some(g.clone()));
         for (i, ts) in [(0usize, 10i64), (1, 11), (3, 13)] {
@@ -495,7 +534,7 @@ mod tests {
     #[test]
     fn a_retry_in_backoff_goes_at_once_to_a_new_leader_and_waits_for_the_old_one() {
         let sem = Arc::new(tokio::sync::Semaphore::new(1 << 20));
-        let mut acc = Accumulator::new(1 << 10, Compression::None, None, false);
+        let mut acc = Accumulator::new(1 << 10, usize::MAX, Compression::None, None, false);
         append_unwaited(&mut acc, &sem, 0);
         let params = |leader: &'static (dyn Fn(&str, i32) -> Option<i32> + Sync)| {
             flushing_params(leader, None)
@@ -535,7 +574,7 @@ mod tests {
     fn a_partition_never_has_more_batches_in_flight_than_max_in_flight() {
         let sem = Arc::new(tokio::sync::Semaphore::new(1 << 20));
         // Batches of one record each: every append past the first opens a new batch.
-        let mut acc = Accumulator::new(1, Compression::None, None, false);
+        let mut acc = Accumulator::new(1, usize::MAX, Compression::None, None, false);
         for ts in 0..20 {
             append_unwaited(&mut acc, &sem, ts);
         }
@@ -576,7 +615,7 @@ mod tests {
     #[test]
     fn failing_a_batch_fails_every_grouped_record() {
         let sem = Arc::new(tokio::sync::Semaphore::new(1 << 20));
-        let mut acc = Accumulator::new(1 << 16, Compression::None, None, false);
+        let mut acc = Accumulator::new(1 << 16, usize::MAX, Compression::None, None, false);
         let g = Group::new(2, [0, 1].into_iter());
         let batch = DeliveryBatch::new(Some(g.clone()));
         for i in 0..2 {

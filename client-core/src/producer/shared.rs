@@ -55,6 +55,7 @@ impl Shared {
             .map(|id| TransactionManager::new(id, p.transaction_timeout));
         let accumulator = Accumulator::new(
             p.batch_size,
+            p.batch_num_messages,
             p.compression,
             p.compression_level,
             txn.is_some(),
