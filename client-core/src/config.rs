@@ -181,13 +181,52 @@ pub struct ClientConfig {
     pub security: SecurityConfig,
     /// Socket options (`socket.keepalive.enable`, `socket.nagle.disable`, buffer sizes,
     /// `broker.address.family`).
-    pub socket: crate::net::SocketOptions,
+    pub socket: SocketOptions,
     /// librdkafka's `debug` contexts (empty: none), see [`ClientConfig::debug_filter`].
     pub debug: Vec<String>,
     /// librdkafka properties that were set and have no effect here
     /// ([`crate::rdkafka_config::Status::NotApplicable`]); named in one log line when the
     /// configuration is validated.
     pub not_applicable: Vec<String>,
+}
+
+/// Which addresses of a broker's name a connection may use (`broker.address.family`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AddressFamily {
+    /// IPv4 and IPv6 (`any`).
+    #[default]
+    Any,
+    /// IPv4 only (`v4`).
+    V4,
+    /// IPv6 only (`v6`).
+    V6,
+}
+
+/// TCP options, librdkafka's `socket.*` and `broker.address.family`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SocketOptions {
+    /// `socket.nagle.disable` (true): TCP_NODELAY.
+    pub nodelay: bool,
+    /// `socket.keepalive.enable` (false): SO_KEEPALIVE.
+    pub keepalive: bool,
+    /// `socket.send.buffer.bytes` (0: the system's default): SO_SNDBUF.
+    pub send_buffer: u32,
+    /// `socket.receive.buffer.bytes` (0: the system's default): SO_RCVBUF.
+    pub receive_buffer: u32,
+    /// `broker.address.family`.
+    pub family: AddressFamily,
+}
+
+impl Default for SocketOptions {
+    fn default() -> Self {
+        SocketOptions {
+            nodelay: true,
+            keepalive: false,
+            send_buffer: 0,
+            receive_buffer: 0,
+            family: AddressFamily::Any,
+        }
+    }
 }
 
 /// librdkafka's `debug` contexts.
@@ -417,7 +456,7 @@ impl Default for ClientConfig {
                 assignors: vec!["range".into(), "cooperative-sticky".into()],
             },
             security: SecurityConfig::default(),
-            socket: crate::net::SocketOptions::default(),
+            socket: SocketOptions::default(),
             debug: Vec::new(),
             not_applicable: Vec::new(),
         }
@@ -517,9 +556,9 @@ impl ClientConfig {
             "socket.receive.buffer.bytes" => self.socket.receive_buffer = parse_num(key, value)?,
             "broker.address.family" => {
                 self.socket.family = match value.trim().to_ascii_lowercase().as_str() {
-                    "any" => crate::net::AddressFamily::Any,
-                    "v4" => crate::net::AddressFamily::V4,
-                    "v6" => crate::net::AddressFamily::V6,
+                    "any" => AddressFamily::Any,
+                    "v4" => AddressFamily::V4,
+                    "v6" => AddressFamily::V6,
                     _ => return Err(Error::config(key, format!("`{value}` is not any, v4 or v6"))),
                 }
             }

@@ -36,47 +36,17 @@ pub struct ConnectParams<'a> {
     pub socket: SocketOptions,
 }
 
-/// Which addresses of a broker's name a connection may use (`broker.address.family`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum AddressFamily {
-    /// IPv4 and IPv6 (`any`).
-    #[default]
-    Any,
-    /// IPv4 only (`v4`).
-    V4,
-    /// IPv6 only (`v6`).
-    V6,
-}
+pub use crate::config::{AddressFamily, SocketOptions};
 
-/// TCP options, librdkafka's `socket.*` and `broker.address.family`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SocketOptions {
-    /// `socket.nagle.disable` (true): TCP_NODELAY.
-    pub nodelay: bool,
-    /// `socket.keepalive.enable` (false): SO_KEEPALIVE.
-    pub keepalive: bool,
-    /// `socket.send.buffer.bytes` (0: the system's default): SO_SNDBUF.
-    pub send_buffer: u32,
-    /// `socket.receive.buffer.bytes` (0: the system's default): SO_RCVBUF.
-    pub receive_buffer: u32,
-    /// `broker.address.family`.
-    pub family: AddressFamily,
-}
-
-impl Default for SocketOptions {
-    fn default() -> Self {
-        SocketOptions {
-            nodelay: true,
-            keepalive: false,
-            send_buffer: 0,
-            receive_buffer: 0,
-            family: AddressFamily::Any,
-        }
-    }
-}
-
-impl SocketOptions {
+/// What [`ConnectParams::socket`] does to a connection.
+trait ApplySocketOptions {
     /// Whether `addr` is of a family these options allow.
+    fn allows(&self, addr: &std::net::SocketAddr) -> bool;
+    /// Applies the options to a connected socket.
+    fn apply(&self, stream: &TcpStream);
+}
+
+impl ApplySocketOptions for SocketOptions {
     fn allows(&self, addr: &std::net::SocketAddr) -> bool {
         match self.family {
             AddressFamily::Any => true,
@@ -85,8 +55,7 @@ impl SocketOptions {
         }
     }
 
-    /// Applies the options to a connected socket; a failure is logged (the connection works
-    /// without them, as librdkafka's does).
+    /// A failure is logged: the connection works without them, as librdkafka's does.
     fn apply(&self, stream: &TcpStream) {
         if let Err(e) = stream.set_nodelay(self.nodelay) {
             tracing::debug!(error = %e, "cannot set TCP_NODELAY");
