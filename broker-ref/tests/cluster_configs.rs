@@ -8,15 +8,15 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::cluster::LocalCluster;
+use common::{eventually, sb};
 use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
 use kafka_protocol::messages::incremental_alter_configs_request::{
     AlterConfigsResource, AlterableConfig,
 };
 use kafka_protocol::messages::*;
-use kafka_protocol::protocol::StrBytes;
 use odradek::ErrorCode;
 
 const BROKER: i8 = 4;
@@ -24,18 +24,6 @@ const GROUP: i8 = 32;
 /// Kafka's ConfigSource codes.
 const DYNAMIC_BROKER: i8 = 2;
 const DYNAMIC_DEFAULT_BROKER: i8 = 3;
-
-fn sb(s: &str) -> StrBytes {
-    StrBytes::from_string(s.to_string())
-}
-
-fn eventually(what: &str, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !ok() {
-        assert!(Instant::now() < deadline, "never: {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 /// Sets (`Some`) or deletes (`None`) one key of one resource through `node`; the error code.
 fn alter(

@@ -11,28 +11,33 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::cluster::LocalCluster;
-use common::{one_record, produce_request, Client};
+use common::{eventually, one_record, produce_request, sb, Client};
 use kafka_protocol::messages::alter_user_scram_credentials_request::ScramCredentialUpsertion;
 use kafka_protocol::messages::create_acls_request::AclCreation;
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
 use kafka_protocol::messages::delete_acls_request::DeleteAclsFilter;
 use kafka_protocol::messages::*;
-use kafka_protocol::protocol::StrBytes;
 use odradek::ErrorCode;
 
-fn sb(s: &str) -> StrBytes {
-    StrBytes::from_string(s.to_string())
-}
-
-fn eventually(what: &str, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !ok() {
-        assert!(Instant::now() < deadline, "never: {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+/// Once the three brokers are up, creates topic `t` (one partition, replication factor 3)
+/// through node 1 and waits until all three replicas are in sync; its leader.
+fn replicated_topic_t(cluster: &LocalCluster) -> usize {
+    cluster.wait_brokers(1, 3, Duration::from_secs(30));
+    let create = CreateTopicsRequest::default()
+        .with_timeout_ms(30_000)
+        .with_topics(vec![CreatableTopic::default()
+            .with_name(common::topic_name("t"))
+            .with_num_partitions(1)
+            .with_replication_factor(3)]);
+    assert_eq!(cluster.client(1).call(&create, 7).topics[0].error_code, 0);
+    cluster
+        .wait_partition(1, "t", 0, Duration::from_secs(15), |p| {
+            p.leader > 0 && p.isr.len() == 3
+        })
+        .leader as usize
 }
 
 fn produce_code(client: &mut Client) -> ErrorCode {
@@ -77,19 +82,7 @@ fn acls_and_scram_credentials_are_the_clusters() {
             ("allow.everyone.if.no.acl.found", "true"),
         ],
     );
-    cluster.wait_brokers(1, 3, Duration::from_secs(30));
-    let create = CreateTopicsRequest::default()
-        .with_timeout_ms(30_000)
-        .with_topics(vec![CreatableTopic::default()
-            .with_name(common::topic_name("t"))
-            .with_num_partitions(1)
-            .with_replication_factor(3)]);
-    assert_eq!(cluster.client(1).call(&create, 7).topics[0].error_code, 0);
-    let leader = cluster
-        .wait_partition(1, "t", 0, Duration::from_secs(10), |p| {
-            p.leader > 0 && p.isr.len() == 3
-        })
-        .leader as usize;
+    let leader = replicated_topic_t(&cluster);
     let others: Vec<usize> = (1..=3).filter(|n| *n != leader).collect();
     assert_eq!(
         produce_code(&mut cluster.client(leader)),
@@ -172,18 +165,7 @@ const GUEST_SECRET: &str = "guest-pw-91c2";
 
 /// A CA, a node certificate for 127.0.0.1 (key and chain in one PEM key store) and another CA.
 fn node_pki() -> std::path::PathBuf {
-    fn ca(name: &str) -> (String, rcgen::Issuer<'static, rcgen::KeyPair>) {
-        let key = rcgen::KeyPair::generate().unwrap();
-        let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        p.distinguished_name.push(rcgen::DnType::CommonName, name);
-        p.key_usages = vec![
-            rcgen::KeyUsagePurpose::KeyCertSign,
-            rcgen::KeyUsagePurpose::CrlSign,
-        ];
-        let cert = p.self_signed(&key).unwrap();
-        (cert.pem(), rcgen::Issuer::new(p, key))
-    }
+    use common::test_ca as ca;
     let dir = common::temp_dir("cluster-pki");
     let (ca_pem, issuer) = ca("odradek cluster test CA");
     let (other_pem, _) = ca("some other CA");
@@ -302,19 +284,7 @@ fn nodes_connect_to_each_other_over_sasl_ssl_and_refuse_wrong_logins_and_certifi
             ("super.users", "User:node;User:ANONYMOUS"),
         ],
     );
-    cluster.wait_brokers(1, 3, Duration::from_secs(30));
-    let create = CreateTopicsRequest::default()
-        .with_timeout_ms(30_000)
-        .with_topics(vec![CreatableTopic::default()
-            .with_name(common::topic_name("t"))
-            .with_num_partitions(1)
-            .with_replication_factor(3)]);
-    assert_eq!(cluster.client(1).call(&create, 7).topics[0].error_code, 0);
-    let leader = cluster
-        .wait_partition(1, "t", 0, Duration::from_secs(15), |p| {
-            p.leader > 0 && p.isr.len() == 3
-        })
-        .leader as usize;
+    let leader = replicated_topic_t(&cluster);
     assert_eq!(
         produce_code(&mut cluster.client(leader)),
         ErrorCode::NoError,

@@ -24,6 +24,34 @@ pub struct BrokerProcess {
     pub data_dir: PathBuf,
 }
 
+/// A `StrBytes` of `s`.
+pub fn sb(s: &str) -> StrBytes {
+    StrBytes::from_string(s.to_string())
+}
+
+/// Waits up to 15 s for `ok`, failing the test with `what`.
+pub fn eventually(what: &str, mut ok: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while !ok() {
+        assert!(std::time::Instant::now() < deadline, "never: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A self-signed CA made at test time: its PEM and the issuer to sign with.
+pub fn test_ca(name: &str) -> (String, rcgen::Issuer<'static, rcgen::KeyPair>) {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    p.distinguished_name.push(rcgen::DnType::CommonName, name);
+    p.key_usages = vec![
+        rcgen::KeyUsagePurpose::KeyCertSign,
+        rcgen::KeyUsagePurpose::CrlSign,
+    ];
+    let cert = p.self_signed(&key).unwrap();
+    (cert.pem(), rcgen::Issuer::new(p, key))
+}
+
 /// `n` distinct free loopback ports (bound together, then released).
 pub fn free_ports(n: usize) -> Vec<u16> {
     let listeners: Vec<std::net::TcpListener> = (0..n)
