@@ -276,11 +276,16 @@ fn cluster_deps(
         fetch_backoff: std::time::Duration::from_millis(
             config.long("replica.fetch.backoff.ms").max(1) as u64,
         ),
-        inter_broker_security: security::inter_node::client_security(
-            config,
-            &inter_broker,
-            "sasl.mechanism.inter.broker.protocol",
-        )?,
+        // A controller-only node makes no inter-broker connections.
+        inter_broker_security: if settings.broker {
+            security::inter_node::client_security(
+                config,
+                &inter_broker,
+                "sasl.mechanism.inter.broker.protocol",
+            )?
+        } else {
+            odradek::security::SecurityConfig::default()
+        },
         inter_broker_listener: inter_broker,
         quotas: broker.replication_quotas.clone(),
     };
