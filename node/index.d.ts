@@ -419,6 +419,14 @@ export interface Admin {
   fetchTopicOffsetsByTimestamp(topic: string, timestamp?: number): Promise<{ partition: number, offset: string }[]>
   listGroups(): Promise<{ groups: { groupId: string, protocolType: string }[] }>
   describeGroups(groupIds: string[]): Promise<{ groups: GroupDescription[] }>
+  createPartitions(options: { validateOnly?: boolean, timeout?: number, topicPartitions: { topic: string, count: number }[] }): Promise<boolean>
+  describeConfigs(options: { resources: { type: number, name: string, configNames?: string[] }[], includeSynonyms?: false }): Promise<{ throttleTime: number, resources: { errorCode: number, errorMessage: string | null, resourceType: number, resourceName: string, configEntries: { configName: string, configValue: string | null, readOnly: boolean, isDefault: boolean, configSource: number, isSensitive: boolean, configSynonyms: never[] }[] }[] }>
+  alterConfigs(options: { validateOnly?: boolean, resources: { type: number, name: string, configEntries: { name: string, value: string }[] }[] }): Promise<{ throttleTime: number, resources: { errorCode: number, errorMessage: string | null, resourceType: number, resourceName: string }[] }>
+  deleteGroups(groupIds: string[]): Promise<{ groupId: string, errorCode: number }[]>
+  deleteTopicRecords(options: { topic: string, partitions: { partition: number, offset: string }[] }): Promise<void>
+  setOffsets(options: { groupId: string, topic: string, partitions: { partition: number, offset: string }[] }): Promise<void>
+  resetOffsets(options: { groupId: string, topic: string, earliest?: boolean }): Promise<void>
+  describeCluster(): Promise<{ brokers: { nodeId: number, host: string, port: number }[], controller: number | null, clusterId: string }>
   createAcls(options: { acl: AclEntry[] }): Promise<boolean>
   describeAcls(options: AclFilter): Promise<{ throttleTime: number, errorCode: number, errorMessage: string | null, resources: AclResource[] }>
   deleteAcls(options: { filters: AclFilter[] }): Promise<{ throttleTime: number, filterResponses: DeleteAclResponse[] }>
@@ -461,6 +469,8 @@ export class KafkaJSProtocolError extends KafkaJSError {}
 export class KafkaJSOffsetOutOfRange extends KafkaJSProtocolError { readonly topic: string; readonly partition: number }
 export class KafkaJSCreateTopicError extends KafkaJSProtocolError { readonly topic: string }
 export class KafkaJSDeleteTopicError extends KafkaJSProtocolError { readonly topic: string }
+export class KafkaJSDeleteGroupsError extends KafkaJSError { readonly groups: { groupId: string, errorCode: number, error?: KafkaJSError }[] }
+export class KafkaJSDeleteTopicRecordsError extends KafkaJSError { readonly partitions: { partition: number, offset: string, error: KafkaJSError }[] }
 /** odradek's: an alterClientQuotas entry the broker refused (`type` e.g. `INVALID_REQUEST`). */
 export class KafkaJSClientQuotaError extends KafkaJSProtocolError { readonly entity: ClientQuotaEntityComponent[] }
 export class KafkaJSConnectionError extends KafkaJSError { readonly broker?: string }

@@ -21,6 +21,8 @@ export const {
   KafkaJSOffsetOutOfRange,
   KafkaJSCreateTopicError,
   KafkaJSDeleteTopicError,
+  KafkaJSDeleteGroupsError,
+  KafkaJSDeleteTopicRecordsError,
   KafkaJSClientQuotaError,
   KafkaJSConnectionError,
   KafkaJSRequestTimeoutError,

@@ -7,7 +7,7 @@ const { resolveBrokers, adminProps } = require('./config')
 const { Instrumentation, throttleListener, clientErrorListener } = require('./events')
 const {
   KafkaJSError, KafkaJSNonRetriableError, KafkaJSCreateTopicError, KafkaJSDeleteTopicError,
-  KafkaJSAggregateError, KafkaJSTimeout, KafkaJSClientQuotaError, fromNative, parse
+  KafkaJSDeleteGroupsError, KafkaJSDeleteTopicRecordsError, KafkaJSAggregateError, KafkaJSTimeout, KafkaJSClientQuotaError, fromNative, parse
 } = require('./errors')
 
 const EVENTS = {
@@ -181,6 +181,127 @@ class Admin {
       }
     }
     return out
+  }
+
+  /** Raises partition counts (KafkaJS's `createPartitions`); resolves true. */
+  async createPartitions ({ validateOnly = false, timeout, topicPartitions } = {}) {
+    if (!Array.isArray(topicPartitions)) throw new KafkaJSNonRetriableError(`Invalid topic partitions array ${topicPartitions}`)
+    if (topicPartitions.length === 0) throw new KafkaJSNonRetriableError('Empty topic partitions array')
+    for (const tp of topicPartitions) {
+      if (!tp || typeof tp.topic !== 'string' || !tp.topic) throw new KafkaJSNonRetriableError('Invalid topic partitions array, the topic names have to be a valid string')
+      if (!Number.isInteger(tp.count)) throw new KafkaJSNonRetriableError(`Invalid partition count ${tp.count} for topic ${tp.topic}`)
+      if (tp.assignments !== undefined) throw new KafkaJSNonRetriableError('createPartitions: explicit replica assignments are not supported by this client; leave `assignments` out to let the cluster place the new partitions')
+    }
+    const results = await this._call(n => n.createPartitions(topicPartitions.map(({ topic, count }) => ({ topic, count })), validateOnly))
+    const failures = results.filter(r => r.error).map(r => fromNative(r.error))
+    if (failures.length === 1) throw failures[0]
+    if (failures.length > 1) throw new KafkaJSAggregateError('Partition creation errors', failures)
+    return true
+  }
+
+  /** KafkaJS's `describeConfigs` (configSynonyms are not fetched: `includeSynonyms` is refused). */
+  async describeConfigs ({ resources, includeSynonyms = false } = {}) {
+    checkResources(resources)
+    if (includeSynonyms) throw new KafkaJSNonRetriableError('describeConfigs: includeSynonyms is not supported by this client')
+    const results = await this._call(n => n.describeConfigs(
+      resources.map(r => ({ resourceType: r.type, resourceName: String(r.name) })),
+      resources.map(r => (r.configNames || []).map(String))))
+    const failed = results.find(r => r.error)
+    if (failed) throw fromNative(failed.error)
+    return {
+      throttleTime: 0,
+      resources: results.map(r => ({
+        errorCode: 0,
+        errorMessage: null,
+        resourceType: r.resourceType,
+        resourceName: r.resourceName,
+        configEntries: r.configEntries.map(e => ({
+          configName: e.configName,
+          configValue: e.configValue === undefined ? null : e.configValue,
+          readOnly: e.readOnly,
+          isDefault: e.isDefault,
+          configSource: e.configSource,
+          isSensitive: e.isSensitive,
+          configSynonyms: []
+        }))
+      }))
+    }
+  }
+
+  /** KafkaJS's `alterConfigs` (Kafka's AlterConfigs: each resource's entries replace its set). */
+  async alterConfigs ({ validateOnly = false, resources } = {}) {
+    checkResources(resources)
+    for (const r of resources) {
+      if (!Array.isArray(r.configEntries)) throw new KafkaJSNonRetriableError(`Invalid configEntries for resource ${r.name}`)
+    }
+    const results = await this._call(n => n.alterConfigs(resources.map(r => ({
+      resourceType: r.type,
+      resourceName: String(r.name),
+      configEntries: r.configEntries.map(({ name, value }) => ({ name, value: String(value) }))
+    })), validateOnly))
+    const failed = results.find(r => r.error)
+    if (failed) throw fromNative(failed.error)
+    return {
+      throttleTime: 0,
+      resources: results.map(r => ({ errorCode: 0, errorMessage: null, resourceType: r.resourceType, resourceName: r.resourceName }))
+    }
+  }
+
+  /** Deletes empty groups; resolves `[{ groupId, errorCode }]`, rejects with a KafkaJSDeleteGroupsError listing every group when one failed. */
+  async deleteGroups (groupIds) {
+    if (!Array.isArray(groupIds)) throw new KafkaJSNonRetriableError(`Invalid groupIds array ${groupIds}`)
+    if (groupIds.length === 0) return []
+    const results = await this._call(n => n.deleteGroups(groupIds))
+    const groups = results.map(r => {
+      const error = r.error ? fromNative(r.error) : null
+      return error ? { groupId: r.name, errorCode: error.code, error } : { groupId: r.name, errorCode: 0 }
+    })
+    if (groups.some(g => g.error)) {
+      throw new KafkaJSDeleteGroupsError(groups.length === 1 ? groups[0].error : 'Error in DeleteGroups', groups)
+    }
+    return groups
+  }
+
+  /** Deletes the records before each offset (`-1`: the high watermark) of the partitions of a topic. */
+  async deleteTopicRecords ({ topic, partitions } = {}) {
+    if (!topic || typeof topic !== 'string') throw new KafkaJSNonRetriableError(`Invalid topic "${topic}"`)
+    if (!Array.isArray(partitions) || partitions.length === 0) throw new KafkaJSNonRetriableError('Invalid partitions')
+    const results = await this._call(n => n.deleteRecords(topic, partitions.map(p => ({ partition: p.partition, offset: String(p.offset) }))))
+    const failed = results.filter(r => r.error).map(r => ({
+      partition: r.partition,
+      offset: String((partitions.find(p => p.partition === r.partition) || {}).offset),
+      error: fromNative(r.error)
+    }))
+    if (failed.length) throw new KafkaJSDeleteTopicRecordsError({ partitions: failed })
+  }
+
+  /** Sets a group's committed offsets of a topic's partitions (the group must have no members). */
+  async setOffsets ({ groupId, topic, partitions } = {}) {
+    if (!groupId) throw new KafkaJSNonRetriableError(`Invalid groupId ${groupId}`)
+    if (!topic) throw new KafkaJSNonRetriableError(`Invalid topic ${topic}`)
+    if (!Array.isArray(partitions) || partitions.length === 0) throw new KafkaJSNonRetriableError('Invalid partitions')
+    const results = await this._call(n => n.setGroupOffsets(groupId, topic, partitions.map(p => ({ partition: p.partition, offset: String(p.offset) }))))
+    const failures = results.filter(r => r.error).map(r => fromNative(r.error))
+    if (failures.length === 1) throw failures[0]
+    if (failures.length > 1) throw new KafkaJSAggregateError('Offset commit errors', failures)
+  }
+
+  /** Moves a group's offsets of a topic to its log end, or its start with `earliest`. */
+  async resetOffsets ({ groupId, topic, earliest = false } = {}) {
+    if (!groupId) throw new KafkaJSNonRetriableError(`Invalid groupId ${groupId}`)
+    if (!topic) throw new KafkaJSNonRetriableError(`Invalid topic ${topic}`)
+    const ends = await this.fetchTopicOffsets(topic)
+    await this.setOffsets({ groupId, topic, partitions: ends.map(e => ({ partition: e.partition, offset: earliest ? e.low : e.high })) })
+  }
+
+  /** The brokers, the controller's id and the cluster id. */
+  async describeCluster () {
+    const d = await this._call(n => n.describeCluster())
+    return {
+      brokers: d.brokers.map(({ nodeId, host, port }) => ({ nodeId, host, port })),
+      controller: d.controller === undefined ? null : d.controller,
+      clusterId: d.clusterId
+    }
   }
 
   async listGroups () {
@@ -369,6 +490,16 @@ function wireAcl (a) {
     host: a.host,
     operation: a.operation,
     permissionType: a.permissionType
+  }
+}
+
+/** Checks describeConfigs / alterConfigs resources as KafkaJS does. */
+function checkResources (resources) {
+  if (!Array.isArray(resources)) throw new KafkaJSNonRetriableError(`Invalid resources array ${resources}`)
+  if (resources.length === 0) throw new KafkaJSNonRetriableError('Resources array cannot be empty')
+  for (const r of resources) {
+    if (!r || (r.type !== 2 && r.type !== 4)) throw new KafkaJSNonRetriableError(`Invalid resource type ${r && r.type}: TOPIC (2) and BROKER (4) are supported`)
+    if (r.name === undefined || r.name === null || r.name === '') throw new KafkaJSNonRetriableError(`Invalid resource name ${r.name}`)
   }
 }
 

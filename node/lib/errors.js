@@ -74,6 +74,25 @@ class KafkaJSDeleteTopicError extends KafkaJSProtocolError {
   }
 }
 
+/** deleteGroups: `groups` lists every group with its `errorCode` and `error`. */
+class KafkaJSDeleteGroupsError extends KafkaJSError {
+  constructor (e, groups = []) {
+    super(e)
+    this.name = 'KafkaJSDeleteGroupsError'
+    this.groups = groups
+  }
+}
+
+/** deleteTopicRecords: `partitions` lists the failed partitions with their `error`. */
+class KafkaJSDeleteTopicRecordsError extends KafkaJSError {
+  constructor ({ partitions }) {
+    const first = partitions[0] && partitions[0].error
+    super(first || 'deleteTopicRecords failed', { retriable: !!(first && first.retriable) })
+    this.name = 'KafkaJSDeleteTopicRecordsError'
+    this.partitions = partitions
+  }
+}
+
 /** odradek's: an alterClientQuotas entry the broker refused (KafkaJS has no quota calls). */
 class KafkaJSClientQuotaError extends KafkaJSProtocolError {
   constructor (e, entity) {
@@ -207,6 +226,8 @@ module.exports = {
   KafkaJSOffsetOutOfRange,
   KafkaJSCreateTopicError,
   KafkaJSDeleteTopicError,
+  KafkaJSDeleteGroupsError,
+  KafkaJSDeleteTopicRecordsError,
   KafkaJSClientQuotaError,
   KafkaJSConnectionError,
   KafkaJSRequestTimeoutError,

@@ -23,6 +23,7 @@
 
 mod admin;
 mod admin_acl;
+mod admin_configs;
 mod admin_quotas;
 mod avro;
 mod client_errors;
