@@ -49,6 +49,23 @@ export declare class NativeAdmin {
   describeAcls(wanted: AclSpec): Promise<Array<AclSpec>>
   /** DeleteAcls: per filter, its error or the ACLs it matched. */
   deleteAcls(filters: Array<AclSpec>): Promise<Array<DeleteAclsResult>>
+  /** Raises topics' partition counts; one result per topic. */
+  createPartitions(topics: Array<PartitionCount>, validateOnly: boolean): Promise<Array<ItemResult>>
+  /** Every config entry of each resource (`names`: only those, when given). */
+  describeConfigs(resources: Array<ResourceSpec>, names?: Array<Array<string>> | undefined | null): Promise<Array<ResourceResult>>
+  /** Legacy AlterConfigs: each resource's values become exactly its `config_entries`. */
+  alterConfigs(resources: Array<ResourceSpec>, validateOnly: boolean): Promise<Array<ResourceResult>>
+  /** Deletes groups; one result per group. */
+  deleteGroups(groups: Array<string>): Promise<Array<ItemResult>>
+  /**
+   * Deletes the records of `topic`'s partitions before each offset (-1: the high
+   * watermark); per partition, the new low watermark or the error.
+   */
+  deleteRecords(topic: string, partitions: Array<PartitionAt>): Promise<Array<PartitionResult>>
+  /** Sets a group's committed offsets of `topic`'s partitions (the group must be empty). */
+  setGroupOffsets(group: string, topic: string, partitions: Array<PartitionAt>): Promise<Array<PartitionResult>>
+  /** The brokers, the controller and the cluster id. */
+  describeCluster(): Promise<ClusterInfo>
   /**
    * DescribeClientQuotas: the entities the filter selects with their quotas (an error of
    * the request rejects the promise).
@@ -240,6 +257,16 @@ export interface AclSpec {
   permissionType: number
 }
 
+/** A broker in describeCluster. */
+export interface BrokerInfo {
+  /** Node id. */
+  nodeId: number
+  /** Host. */
+  host: string
+  /** Port. */
+  port: number
+}
+
 /** One client-level error. */
 export interface ClientErrorInfo {
   /** The numeric code (librdkafka's `RD_KAFKA_RESP_ERR__*` numbering for client-side codes). */
@@ -248,6 +275,16 @@ export interface ClientErrorInfo {
   name: string
   /** What happened (never a secret). */
   message: string
+}
+
+/** describeCluster's answer. */
+export interface ClusterInfo {
+  /** Brokers. */
+  brokers: Array<BrokerInfo>
+  /** The controller's id (null when unknown). */
+  controller?: number
+  /** The cluster id. */
+  clusterId: string
 }
 
 /** A config entry. */
@@ -264,6 +301,22 @@ export interface DeleteAclsResult {
   error?: string
   /** The ACLs it matched. */
   matchingAcls: Array<MatchingAcl>
+}
+
+/** One described config entry, in KafkaJS's names. */
+export interface DescribedEntry {
+  /** Name. */
+  configName: string
+  /** Value (null when sensitive or unset). */
+  configValue?: string
+  /** Whether it cannot be altered. */
+  readOnly: boolean
+  /** Whether the value is the default. */
+  isDefault: boolean
+  /** Kafka's `ConfigSource` code. */
+  configSource: number
+  /** Whether the value is sensitive. */
+  isSensitive: boolean
 }
 
 /** A described group. */
@@ -348,6 +401,22 @@ export interface MemberDescription {
   memberAssignment: Buffer
 }
 
+/** A partition and an offset. */
+export interface PartitionAt {
+  /** Partition. */
+  partition: number
+  /** Offset, as KafkaJS's strings. */
+  offset: string
+}
+
+/** A topic and its new total partition count. */
+export interface PartitionCount {
+  /** Topic. */
+  topic: string
+  /** The new total. */
+  count: number
+}
+
 /** A partition in topic metadata (KafkaJS's `PartitionMetadata`). */
 export interface PartitionInfo {
   /** Error code (0: none). */
@@ -372,6 +441,16 @@ export interface PartitionOffset {
   offset: string
   /** Commit metadata, where there is one. */
   metadata?: string
+}
+
+/** A partition's outcome. */
+export interface PartitionResult {
+  /** Partition. */
+  partition: number
+  /** Encoded error, null on success. */
+  error?: string
+  /** deleteTopicRecords: the new low watermark. */
+  lowWatermark?: string
 }
 
 /** One partition's outcome of a `send` call (KafkaJS's `RecordMetadata`). */
@@ -461,6 +540,28 @@ export interface RebalanceEvent {
   kind: string
   /** The partitions concerned. */
   partitions: Array<JsTopicPartition>
+}
+
+/** One resource's answer. */
+export interface ResourceResult {
+  /** Resource type. */
+  resourceType: number
+  /** Resource name. */
+  resourceName: string
+  /** Encoded error, null on success. */
+  error?: string
+  /** Its entries (describeConfigs). */
+  configEntries: Array<DescribedEntry>
+}
+
+/** A config resource: KafkaJS's `ConfigResourceTypes` code (2 topic, 4 broker) and its name. */
+export interface ResourceSpec {
+  /** Resource type. */
+  resourceType: number
+  /** Resource name (a broker's id in decimal). */
+  resourceName: string
+  /** For alterConfigs: the resource's whole set of values. */
+  configEntries?: Array<ConfigEntry>
 }
 
 /** What a cluster starts with. */
