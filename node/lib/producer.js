@@ -144,8 +144,16 @@ class Producer {
     return this._sendBatch({ topicMessages, acks, timeout, compression })
   }
 
-  async _sendBatch ({ topicMessages, acks, compression }) {
+  async _sendBatch ({ topicMessages, acks, timeout, compression }) {
     this._check(topicMessages)
+    if (timeout !== undefined && timeout !== null) {
+      // KafkaJS sends `timeout` as the Produce request's timeout; here it is the producer's
+      // request.timeout.ms, fixed when it connects: a different value is refused, not ignored.
+      const fixed = Number((this._base && this._base['request.timeout.ms']) || 30000)
+      if (Number(timeout) !== fixed) {
+        throw new KafkaJSNonRetriableError(`send({ timeout: ${timeout} }): this producer's produce requests wait ${fixed} ms; set 'request.timeout.ms' (or the client's requestTimeout) to ${timeout} instead`)
+      }
+    }
     const a = acksName(acks)
     if (this._idempotent && a !== 'all') {
       throw new KafkaJSNonRetriableError("Not requiring ack for all messages invalidates the idempotent producer's EoS guarantees")

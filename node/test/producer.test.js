@@ -210,3 +210,19 @@ test('held records count against buffer.memory: a full buffer rejects the call a
     (err) => err.type === 'UNKNOWN_TOPIC_OR_PARTITION')
   await producer.disconnect()
 })
+
+test('send({ timeout }): the producer request timeout is accepted, another value is refused naming request.timeout.ms', async () => {
+  const topic = await topicWith(1)
+  const timed = new Kafka({ clientId: 'timeout-test', brokers: [broker.bootstrap], logLevel: 0, requestTimeout: 20000 })
+  const p = timed.producer()
+  await p.connect()
+  try {
+    const [meta] = await p.send({ topic, timeout: 20000, messages: [{ value: 'x' }] })
+    assert.equal(meta.errorCode, 0)
+    await assert.rejects(p.send({ topic, timeout: 5000, messages: [{ value: 'y' }] }),
+      (e) => e instanceof KafkaJSError && /request\.timeout\.ms/.test(e.message) && /20000/.test(e.message))
+  } finally {
+    await p.disconnect()
+  }
+  assert.deepEqual((await readBack(topic, 1)).map(m => m.value.toString()), ['x'])
+})

@@ -112,7 +112,7 @@ for (const client of CLIENTS) {
         await cluster.setBrokerDown(1)
         assert.equal(cluster.isBrokerUp(1), false)
         // The client reports it: the send fails.
-        await assert.rejects(producer.send({ topic: 't', messages: [{ value: 'lost' }], timeout: 1000 }))
+        await assert.rejects(producer.send({ topic: 't', messages: [{ value: 'lost' }], timeout: 500 }))
         await cluster.setBrokerUp(1)
         await waitFor('a send after the broker came back', async () => {
           try {
