@@ -219,8 +219,28 @@ function consumerProps (opts, fromBeginning) {
   if (opts.maxInFlightRequests !== undefined && opts.maxInFlightRequests !== null) {
     out['max.in.flight.requests.per.connection'] = String(opts.maxInFlightRequests)
   }
+  if (opts.partitionAssigners !== undefined && opts.partitionAssigners !== null) {
+    out['partition.assignment.strategy'] = assignmentStrategy(opts.partitionAssigners)
+  }
   retryProps(opts.retry, out)
   return Object.assign(out, passThrough(opts))
+}
+
+/**
+ * KafkaJS's `partitionAssigners`: its round-robin assigner (`PartitionAssigners.roundRobin`,
+ * KafkaJS's default) is the core's `roundrobin`; a custom assigner function cannot run in the
+ * core's group protocol and is refused (Kafka's assignors are chosen with the
+ * `partition.assignment.strategy` property: range, roundrobin, sticky, cooperative-sticky).
+ */
+function assignmentStrategy (assigners) {
+  const { PartitionAssigners } = require('./constants')
+  if (!Array.isArray(assigners) || assigners.length === 0) {
+    throw new KafkaJSNonRetriableError('partitionAssigners must be a non-empty array')
+  }
+  return assigners.map(a => {
+    if (a === PartitionAssigners.roundRobin) return 'roundrobin'
+    throw new KafkaJSNonRetriableError("partitionAssigners: only PartitionAssigners.roundRobin is supported; choose Kafka's assignors with 'partition.assignment.strategy' (range, roundrobin, sticky, cooperative-sticky)")
+  }).join(',')
 }
 
 /** Admin client properties from `kafka.admin(options)`. */

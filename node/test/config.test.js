@@ -53,3 +53,12 @@ test('retry.restartOnFailure must be a function, refused by name otherwise', () 
     assert.throws(() => producerProps({ retry: { restartOnFailure: bad } }), /retry\.restartOnFailure/)
   }
 })
+
+test('partitionAssigners: KafkaJS round-robin is the core roundrobin; a custom assigner is refused by name', () => {
+  const { PartitionAssigners } = require('..')
+  assert.equal(consumerProps({ groupId: 'g', partitionAssigners: [PartitionAssigners.roundRobin] }, false)['partition.assignment.strategy'], 'roundrobin')
+  assert.equal(consumerProps({ groupId: 'g' }, false)['partition.assignment.strategy'], undefined)
+  const custom = () => ({ name: 'MyAssigner', version: 1, assign: async () => [], protocol: () => ({}) })
+  assert.throws(() => consumerProps({ groupId: 'g', partitionAssigners: [custom] }, false), /partition\.assignment\.strategy/)
+  assert.throws(() => consumerProps({ groupId: 'g', partitionAssigners: [] }, false), /non-empty/)
+})
