@@ -135,6 +135,14 @@ export declare class NativeConsumer {
   close(): Promise<void>
 }
 
+/** The core's log lines a filter selects, waiting for JavaScript. */
+export declare class NativeLog {
+  /** Starts receiving the lines `filter` selects (`odradek=info`, `odradek=debug`, ...). */
+  constructor(filter: string)
+  /** Takes every waiting line, oldest first. */
+  take(): Array<CoreLogLine>
+}
+
 /** The native producer (one per KafkaJS producer and acks/compression combination). */
 export declare class NativeProducer {
   /** Creates a producer from Kafka property names (nothing is connected yet). */
@@ -293,6 +301,16 @@ export interface ConfigEntry {
   name: string
   /** Value. */
   value: string
+}
+
+/** One log line of the core. */
+export interface CoreLogLine {
+  /** `ERROR`, `WARN`, `INFO`, `DEBUG` or `TRACE`. */
+  level: string
+  /** The module that logged it. */
+  target: string
+  /** The message and its fields. */
+  message: string
 }
 
 /** One delete filter's outcome. */

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
-use tracing_subscriber::filter::Targets;
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 
@@ -64,6 +64,54 @@ impl LogQueue {
 struct Router {
     stderr: RwLock<Option<Targets>>,
     queues: RwLock<Vec<Weak<LogQueue>>>,
+    /// The most verbose level any filter asks for (tracing's `LevelFilter` as a number:
+    /// 0 off .. 5 trace), so that callsites no sink wants stay disabled at tracing's own cost.
+    max_level: std::sync::atomic::AtomicU8,
+}
+
+/// `LevelFilter` as a number (0 off, 1 error .. 5 trace).
+fn level_rank(l: LevelFilter) -> u8 {
+    match l.into_level() {
+        None => 0,
+        Some(Level::ERROR) => 1,
+        Some(Level::WARN) => 2,
+        Some(Level::INFO) => 3,
+        Some(Level::DEBUG) => 4,
+        Some(_) => 5,
+    }
+}
+
+fn rank_level(r: u8) -> LevelFilter {
+    match r {
+        0 => LevelFilter::OFF,
+        1 => LevelFilter::ERROR,
+        2 => LevelFilter::WARN,
+        3 => LevelFilter::INFO,
+        4 => LevelFilter::DEBUG,
+        _ => LevelFilter::TRACE,
+    }
+}
+
+/// The most verbose level `t` enables for any target.
+fn most_verbose(t: &Targets) -> u8 {
+    let mut max = t.default_level().map_or(0, level_rank);
+    for (_, l) in t.iter() {
+        max = max.max(level_rank(l));
+    }
+    max
+}
+
+impl Router {
+    /// Raises the level hint to `t`'s and has tracing recompute which callsites are enabled.
+    fn widen(&self, t: &Targets) {
+        let wanted = most_verbose(t);
+        let before = self
+            .max_level
+            .fetch_max(wanted, std::sync::atomic::Ordering::AcqRel);
+        if wanted > before {
+            tracing::callsite::rebuild_interest_cache();
+        }
+    }
 }
 
 static ROUTER: OnceLock<Router> = OnceLock::new();
@@ -90,6 +138,7 @@ pub fn log_to_stderr(filter: &str) {
     let router = router();
     if let Ok(mut stderr) = router.stderr.write() {
         if stderr.is_none() {
+            router.widen(&t);
             *stderr = Some(t);
         }
     }
@@ -102,7 +151,9 @@ pub fn register(filter: &str) -> Arc<LogQueue> {
         filter: targets(filter).unwrap_or_else(|| Targets::new().with_default(Level::WARN)),
         lines: Mutex::new(VecDeque::new()),
     });
-    if let Ok(mut queues) = router().queues.write() {
+    let router = router();
+    router.widen(&queue.filter);
+    if let Ok(mut queues) = router.queues.write() {
         queues.retain(|q| q.strong_count() > 0);
         queues.push(Arc::downgrade(&queue));
     }
@@ -162,6 +213,14 @@ impl<S: Subscriber> Layer<S> for RouterLayer {
     ) -> tracing::subscriber::Interest {
         // Filters come and go with clients: ask `enabled` every time.
         tracing::subscriber::Interest::sometimes()
+    }
+
+    /// The most verbose level any sink has asked for (never narrowed: a dropped client's
+    /// level stays until the process ends, which costs checks, not output).
+    fn max_level_hint(&self) -> Option<LevelFilter> {
+        Some(ROUTER.get().map_or(LevelFilter::OFF, |r| {
+            rank_level(r.max_level.load(std::sync::atomic::Ordering::Acquire))
+        }))
     }
 
     /// Only events some sink wants are built (the hot paths' trace events cost a check).

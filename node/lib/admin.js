@@ -43,6 +43,7 @@ class Admin {
 
   async connect () {
     const servers = await resolveBrokers(this._kafka._brokers)
+    this._kafka._holdCoreLog(this)
     try {
       const props = { ...this._kafka._props, 'bootstrap.servers': servers, ...adminProps(this._options) }
       const n = new native.NativeAdmin(props, this._kafka._tokenProvider)
@@ -51,6 +52,7 @@ class Admin {
       await n.connect()
       this._native = n
     } catch (e) {
+      this._kafka._releaseCoreLog(this)
       throw fromNative(e)
     }
     this._instrumentation.emit(EVENTS.CONNECT, null)
@@ -59,6 +61,7 @@ class Admin {
   async disconnect () {
     if (this._native) this._native.close()
     this._native = null
+    this._kafka._releaseCoreLog(this)
     this._instrumentation.emit(EVENTS.DISCONNECT, null)
   }
 

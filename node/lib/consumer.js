@@ -97,9 +97,11 @@ class Consumer {
   async connect () {
     this._servers = await resolveBrokers(this._kafka._brokers)
     const probe = new native.NativeAdmin({ ...this._kafka._props, 'bootstrap.servers': this._servers }, this._kafka._tokenProvider)
+    this._kafka._holdCoreLog(this)
     try {
       await probe.connect()
     } catch (e) {
+      this._kafka._releaseCoreLog(this)
       throw fromNative(e)
     } finally {
       probe.close()
@@ -681,6 +683,7 @@ class Consumer {
   async disconnect () {
     this._cancelRestart()
     await this._disconnect()
+    this._kafka._releaseCoreLog(this)
   }
 
   /** Stops, then closes the native consumer (leaving the group); a scheduled restart stays. */

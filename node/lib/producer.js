@@ -54,9 +54,11 @@ class Producer {
     const servers = await resolveBrokers(this._kafka._brokers)
     this._base = { ...this._kafka._props, 'bootstrap.servers': servers, ...this._props }
     const main = this._native('all', undefined)
+    this._kafka._holdCoreLog(this)
     try {
       await main.connect()
     } catch (e) {
+      this._kafka._releaseCoreLog(this)
       throw fromNative(e)
     }
     this._connected = true
@@ -68,6 +70,7 @@ class Producer {
     this._natives.clear()
     this._connected = false
     await Promise.all(natives.map(n => n.close().catch(() => {})))
+    this._kafka._releaseCoreLog(this)
     this._instrumentation.emit(EVENTS.DISCONNECT, null)
   }
 

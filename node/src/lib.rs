@@ -29,6 +29,7 @@ mod avro;
 mod client_errors;
 mod consumer;
 mod error;
+mod log;
 mod oauth;
 mod pack;
 mod producer;
