@@ -246,3 +246,59 @@ fn hint_protocol(e: Error, security: &SecurityConfig) -> Error {
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    fn option(stream: &TcpStream, level: libc::c_int, name: libc::c_int) -> libc::c_int {
+        use std::os::fd::AsRawFd;
+        let mut value: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: the socket is open and `value` / `len` are valid for the call to write.
+        let rc = unsafe {
+            libc::getsockopt(
+                stream.as_raw_fd(),
+                level,
+                name,
+                (&mut value as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
+        value
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn socket_options_reach_the_socket() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let plain = TcpStream::connect(addr).await.unwrap();
+        SocketOptions::default().apply(&plain);
+        assert_eq!(option(&plain, libc::SOL_SOCKET, libc::SO_KEEPALIVE), 0);
+        assert!(plain.nodelay().unwrap(), "Nagle is off by default, as in librdkafka");
+
+        let tuned = TcpStream::connect(addr).await.unwrap();
+        let options = SocketOptions {
+            nodelay: false,
+            keepalive: true,
+            send_buffer: 300_000,
+            receive_buffer: 300_000,
+            family: AddressFamily::V4,
+        };
+        options.apply(&tuned);
+        assert_ne!(option(&tuned, libc::SOL_SOCKET, libc::SO_KEEPALIVE), 0);
+        assert!(!tuned.nodelay().unwrap());
+        // The kernel caps and doubles what it is given; the buffers grew past the defaults.
+        for name in [libc::SO_SNDBUF, libc::SO_RCVBUF] {
+            assert!(
+                option(&tuned, libc::SOL_SOCKET, name) > option(&plain, libc::SOL_SOCKET, name)
+            );
+        }
+        assert!(options.allows(&addr));
+        let v6: std::net::SocketAddr = "[::1]:9092".parse().unwrap();
+        assert!(!options.allows(&v6));
+    }
+}
