@@ -278,24 +278,26 @@ mod tests {
         let plain = TcpStream::connect(addr).await.unwrap();
         SocketOptions::default().apply(&plain);
         assert_eq!(option(&plain, libc::SOL_SOCKET, libc::SO_KEEPALIVE), 0);
-        assert!(plain.nodelay().unwrap(), "Nagle is off by default, as in librdkafka");
+        assert!(
+            plain.nodelay().unwrap(),
+            "Nagle is off by default, as in librdkafka"
+        );
 
         let tuned = TcpStream::connect(addr).await.unwrap();
         let options = SocketOptions {
             nodelay: false,
             keepalive: true,
-            send_buffer: 300_000,
-            receive_buffer: 300_000,
+            send_buffer: 100_000,
+            receive_buffer: 100_000,
             family: AddressFamily::V4,
         };
         options.apply(&tuned);
         assert_ne!(option(&tuned, libc::SOL_SOCKET, libc::SO_KEEPALIVE), 0);
         assert!(!tuned.nodelay().unwrap());
-        // The kernel caps and doubles what it is given; the buffers grew past the defaults.
+        // An explicit size is what the socket reports (Linux doubles it for its bookkeeping).
         for name in [libc::SO_SNDBUF, libc::SO_RCVBUF] {
-            assert!(
-                option(&tuned, libc::SOL_SOCKET, name) > option(&plain, libc::SOL_SOCKET, name)
-            );
+            let v = option(&tuned, libc::SOL_SOCKET, name);
+            assert!(v == 100_000 || v == 200_000, "{v}");
         }
         assert!(options.allows(&addr));
         let v6: std::net::SocketAddr = "[::1]:9092".parse().unwrap();
