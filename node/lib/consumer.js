@@ -96,15 +96,16 @@ class Consumer {
 
   async connect () {
     this._servers = await resolveBrokers(this._kafka._brokers)
-    const probe = new native.NativeAdmin({ ...this._kafka._props, 'bootstrap.servers': this._servers }, this._kafka._tokenProvider)
     this._kafka._holdCoreLog(this)
+    let probe = null
     try {
+      probe = new native.NativeAdmin({ ...this._kafka._props, 'bootstrap.servers': this._servers }, this._kafka._tokenProvider)
       await probe.connect()
     } catch (e) {
       this._kafka._releaseCoreLog(this)
       throw fromNative(e)
     } finally {
-      probe.close()
+      if (probe) probe.close()
     }
     this._instrumentation.emit(EVENTS.CONNECT, null)
   }

@@ -53,9 +53,9 @@ class Producer {
     if (this._connected) return
     const servers = await resolveBrokers(this._kafka._brokers)
     this._base = { ...this._kafka._props, 'bootstrap.servers': servers, ...this._props }
-    const main = this._native('all', undefined)
     this._kafka._holdCoreLog(this)
     try {
+      const main = this._native('all', undefined)
       await main.connect()
     } catch (e) {
       this._kafka._releaseCoreLog(this)

@@ -3,7 +3,6 @@
 // namespace, with the module as `target`: debug lines at DEBUG, none below the level asked for.
 const { test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const net = require('node:net')
 const { Kafka, logLevel } = require('..')
 const { startBroker, waitFor, uniqueName } = require('./helpers/broker')
 
@@ -12,20 +11,16 @@ let broker
 before(async () => { broker = await startBroker() })
 after(async () => { await broker.stop() })
 
-async function deadAddress () {
-  const server = net.createServer()
-  await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address()
-  await new Promise(resolve => server.close(resolve))
-  return `127.0.0.1:${port}`
-}
+// Port 1 refuses connections (a released ephemeral port could be taken by another test's
+// broker meanwhile).
+const DEAD = '127.0.0.1:1'
 
 /** Sends one record through a client whose first bootstrap server is dead; its log lines. */
 async function sendLogged (level) {
   const logs = []
   const kafka = new Kafka({
     clientId: 'core-log-test',
-    brokers: [await deadAddress(), broker.bootstrap],
+    brokers: [DEAD, broker.bootstrap],
     logLevel: level,
     logCreator: () => ({ namespace, level, log }) => logs.push({ namespace, level, ...log })
   })
