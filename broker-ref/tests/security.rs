@@ -6,6 +6,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -67,18 +69,7 @@ fn leaf(
     (cert.pem(), key.serialize_pem())
 }
 
-fn ca(name: &str) -> (String, rcgen::Issuer<'static, rcgen::KeyPair>) {
-    let key = rcgen::KeyPair::generate().unwrap();
-    let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    p.distinguished_name.push(rcgen::DnType::CommonName, name);
-    p.key_usages = vec![
-        rcgen::KeyUsagePurpose::KeyCertSign,
-        rcgen::KeyUsagePurpose::CrlSign,
-    ];
-    let cert = p.self_signed(&key).unwrap();
-    (cert.pem(), rcgen::Issuer::new(p, key))
-}
+use common::test_ca as ca;
 
 impl Pki {
     fn make() -> Pki {

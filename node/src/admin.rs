@@ -151,6 +151,17 @@ pub(crate) fn reason(e: odradek::Error) -> String {
     error::request(e).reason
 }
 
+/// Per-item results (topic or group name, outcome) as [`ItemResult`]s.
+pub(crate) fn item_results<T>(results: Vec<(String, odradek::Result<T>)>) -> Vec<ItemResult> {
+    results
+        .into_iter()
+        .map(|(name, r)| ItemResult {
+            name,
+            error: r.err().map(reason),
+        })
+        .collect()
+}
+
 fn topic_info(name: String, result: odradek::Result<TopicDescription>) -> TopicInfo {
     match result {
         Ok(d) => TopicInfo {
@@ -275,13 +286,7 @@ impl NativeAdmin {
                 .create_topics(&specs, validate_only)
                 .await
                 .map_err(error::request)?;
-            Ok(results
-                .into_iter()
-                .map(|(name, r)| ItemResult {
-                    name,
-                    error: r.err().map(reason),
-                })
-                .collect())
+            Ok(item_results(results))
         })
     }
 
@@ -296,13 +301,7 @@ impl NativeAdmin {
         rt::promise(env, async move {
             let names: Vec<&str> = topics.iter().map(String::as_str).collect();
             let results = core.delete_topics(&names).await.map_err(error::request)?;
-            Ok(results
-                .into_iter()
-                .map(|(name, r)| ItemResult {
-                    name,
-                    error: r.err().map(reason),
-                })
-                .collect())
+            Ok(item_results(results))
         })
     }
 

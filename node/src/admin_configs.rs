@@ -9,7 +9,7 @@ use napi_derive::napi;
 use odradek::admin::{ConfigResource, ConfigSource};
 use odradek::producer::TopicPartition;
 
-use crate::admin::{reason, ConfigEntry, ItemResult, NativeAdmin};
+use crate::admin::{item_results, reason, ConfigEntry, ItemResult, NativeAdmin};
 use crate::{error, rt};
 
 /// A topic and its new total partition count.
@@ -118,24 +118,26 @@ fn resource(spec: &ResourceSpec) -> napi::Result<ConfigResource> {
     }
 }
 
-fn source_code(s: ConfigSource) -> i32 {
-    match s {
-        ConfigSource::DynamicTopic => 1,
-        ConfigSource::DynamicBroker => 2,
-        ConfigSource::DynamicDefaultBroker => 3,
-        ConfigSource::StaticBroker => 4,
-        ConfigSource::Default => 5,
-        ConfigSource::DynamicBrokerLogger => 6,
-        ConfigSource::ClientMetrics => 7,
-        ConfigSource::Group => 8,
-        ConfigSource::Unknown(v) => i32::from(v),
-    }
-}
-
-fn offset_of(text: &str) -> napi::Result<i64> {
-    text.trim()
-        .parse::<i64>()
-        .map_err(|_| error::invalid(format!("invalid offset `{text}`")))
+/// `topic`'s partitions at the offsets KafkaJS gives as strings.
+fn partitions_at(
+    topic: &str,
+    partitions: &[PartitionAt],
+) -> napi::Result<Vec<(TopicPartition, i64)>> {
+    partitions
+        .iter()
+        .map(|p| {
+            let offset = p
+                .offset
+                .trim()
+                .parse::<i64>()
+                .map_err(|_| error::invalid(format!("invalid offset `{}`", p.offset)))?;
+            let tp = TopicPartition {
+                topic: topic.into(),
+                partition: p.partition,
+            };
+            Ok((tp, offset))
+        })
+        .collect()
 }
 
 #[napi]
@@ -156,13 +158,7 @@ impl NativeAdmin {
                 .create_partitions(&items, validate_only)
                 .await
                 .map_err(error::request)?;
-            Ok(results
-                .into_iter()
-                .map(|(name, r)| ItemResult {
-                    name,
-                    error: r.err().map(reason),
-                })
-                .collect())
+            Ok(item_results(results))
         })
     }
 
@@ -203,7 +199,7 @@ impl NativeAdmin {
                                 .filter(|e| only.is_none_or(|n| n.contains(&e.name)))
                                 .map(|e| DescribedEntry {
                                     is_default: e.source == ConfigSource::Default,
-                                    config_source: source_code(e.source),
+                                    config_source: i32::from(e.source.wire()),
                                     config_name: e.name,
                                     config_value: e.value,
                                     read_only: e.read_only,
@@ -271,13 +267,7 @@ impl NativeAdmin {
         rt::promise(env, async move {
             let names: Vec<&str> = groups.iter().map(String::as_str).collect();
             let results = core.delete_groups(&names).await.map_err(error::request)?;
-            Ok(results
-                .into_iter()
-                .map(|(name, r)| ItemResult {
-                    name,
-                    error: r.err().map(reason),
-                })
-                .collect())
+            Ok(item_results(results))
         })
     }
 
@@ -290,18 +280,7 @@ impl NativeAdmin {
         topic: String,
         partitions: Vec<PartitionAt>,
     ) -> napi::Result<PromiseRaw<'env, Vec<PartitionResult>>> {
-        let before = partitions
-            .iter()
-            .map(|p| {
-                Ok((
-                    TopicPartition {
-                        topic: topic.as_str().into(),
-                        partition: p.partition,
-                    },
-                    offset_of(&p.offset)?,
-                ))
-            })
-            .collect::<napi::Result<Vec<_>>>()?;
+        let before = partitions_at(&topic, &partitions)?;
         let core = self.core.clone();
         rt::promise(env, async move {
             let results = core.delete_records(&before).await.map_err(error::request)?;
@@ -332,18 +311,7 @@ impl NativeAdmin {
         topic: String,
         partitions: Vec<PartitionAt>,
     ) -> napi::Result<PromiseRaw<'env, Vec<PartitionResult>>> {
-        let offsets = partitions
-            .iter()
-            .map(|p| {
-                Ok((
-                    TopicPartition {
-                        topic: topic.as_str().into(),
-                        partition: p.partition,
-                    },
-                    offset_of(&p.offset)?,
-                ))
-            })
-            .collect::<napi::Result<Vec<_>>>()?;
+        let offsets = partitions_at(&topic, &partitions)?;
         let core = self.core.clone();
         rt::promise(env, async move {
             let results = core

@@ -158,17 +158,7 @@ fn config_resource(restype: i32, name: String) -> PyResult<ConfigResource> {
 /// Kafka's wire value of a config source (confluent-kafka reports `ConfigEntry.source` as
 /// this integer).
 fn source_value(source: ConfigSource) -> i32 {
-    match source {
-        ConfigSource::DynamicTopic => 1,
-        ConfigSource::DynamicBroker => 2,
-        ConfigSource::DynamicDefaultBroker => 3,
-        ConfigSource::StaticBroker => 4,
-        ConfigSource::Default => 5,
-        ConfigSource::DynamicBrokerLogger => 6,
-        ConfigSource::ClientMetrics => 7,
-        ConfigSource::Group => 8,
-        ConfigSource::Unknown(v) => i32::from(v),
-    }
+    i32::from(source.wire())
 }
 
 /// A described config entry: `(name, value, source, read_only, sensitive)`.

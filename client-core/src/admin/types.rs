@@ -135,6 +135,21 @@ impl ConfigSource {
         }
     }
 
+    /// The wire value (the inverse of [`ConfigSource::from_wire`]).
+    pub fn wire(self) -> i8 {
+        match self {
+            ConfigSource::DynamicTopic => 1,
+            ConfigSource::DynamicBroker => 2,
+            ConfigSource::DynamicDefaultBroker => 3,
+            ConfigSource::StaticBroker => 4,
+            ConfigSource::Default => 5,
+            ConfigSource::DynamicBrokerLogger => 6,
+            ConfigSource::ClientMetrics => 7,
+            ConfigSource::Group => 8,
+            ConfigSource::Unknown(v) => v,
+        }
+    }
+
     /// Kafka's name for the source (`DYNAMIC_TOPIC_CONFIG`, `DEFAULT_CONFIG`, …).
     pub fn name(self) -> &'static str {
         match self {
