@@ -193,6 +193,9 @@ pub struct Group {
     pub pending_txn: HashMap<i64, HashMap<(String, i32), CommittedOffset>>,
     /// When the group last became empty (ms), for offset expiry.
     pub empty_since_ms: i64,
+    /// The group's consumer-protocol (KIP-848) state, when it is a consumer group; its classic
+    /// members are then empty (offsets stay in [`Group::offsets`]).
+    pub consumer: Option<super::consumer::group::ConsumerGroup>,
     dirty: bool,
 }
 
@@ -218,8 +221,14 @@ impl Group {
             offsets: HashMap::new(),
             pending_txn: HashMap::new(),
             empty_since_ms: now_ms,
+            consumer: None,
             dirty: false,
         }
+    }
+
+    /// Whether the group has members of either protocol.
+    pub fn has_members(&self) -> bool {
+        !self.members.is_empty() || self.consumer.as_ref().is_some_and(|c| !c.members.is_empty())
     }
 
     /// Restores a group persisted after a rebalance; members get a fresh session.
@@ -885,6 +894,7 @@ impl Group {
         !self.members.is_empty()
             || !self.pending.is_empty()
             || self.state == GroupState::PreparingRebalance
+            || self.consumer.as_ref().is_some_and(|c| c.needs_timer())
     }
 
     /// Checks that a member may commit offsets now.

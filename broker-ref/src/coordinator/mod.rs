@@ -7,6 +7,7 @@
 //! static members survive a restart. State transitions are in [`group`]; this module owns the
 //! groups, the waiting JoinGroup/SyncGroup requests, the timers and the persistence.
 
+pub mod consumer;
 pub mod group;
 pub mod producer_ids;
 pub mod storage;
@@ -52,6 +53,10 @@ pub struct GroupCoordinator {
     max_metadata: usize,
     /// `group.max.size`: members a classic group admits.
     max_group_size: usize,
+    /// `group.consumer.max.size`: members a consumer group admits.
+    max_consumer_group_size: usize,
+    /// `group.consumer.session.timeout.ms`: the session replayed consumer-group members get.
+    consumer_session: Duration,
     offsets_partitions: i32,
     retention_ms: i64,
     /// Ids of the groups [`GroupCoordinator::tick`] visits (locked after `groups`).
@@ -165,6 +170,10 @@ impl GroupCoordinator {
             ),
             max_metadata: broker_config.int("offset.metadata.max.bytes").max(0) as usize,
             max_group_size: broker_config.int("group.max.size").max(1) as usize,
+            max_consumer_group_size: broker_config.int("group.consumer.max.size").max(1) as usize,
+            consumer_session: Duration::from_millis(
+                broker_config.int("group.consumer.session.timeout.ms").max(0) as u64,
+            ),
             offsets_partitions: partitions,
             retention_ms: i64::from(broker_config.int("offsets.retention.minutes"))
                 .saturating_mul(60_000),
@@ -321,6 +330,7 @@ impl GroupCoordinator {
     ) -> Result<()> {
         let mut offsets: HashMap<String, HashMap<(String, i32), CommittedOffset>> = HashMap::new();
         let mut metadata: HashMap<String, Option<storage::StoredGroup>> = HashMap::new();
+        let mut consumer: HashMap<String, consumer::storage::Replayed> = HashMap::new();
         let mut pending = txn_replay::ReplayPending::default();
         for partition in partitions {
             read_batches(partition, to_log_end, |batch| {
@@ -354,6 +364,9 @@ impl GroupCoordinator {
                             Some(CoordinatorRecord::Group { group, value }) => {
                                 metadata.insert(group, value);
                             }
+                            Some(CoordinatorRecord::Consumer { group, record }) => {
+                                consumer.entry(group).or_default().apply(record);
+                            }
                             None => {}
                         }
                     }
@@ -365,25 +378,41 @@ impl GroupCoordinator {
         let now = Instant::now();
         let now_ms = now_ms();
         let mut groups = self.lock();
+        let topics = consumer::coordinate::RegistryTopics(&self.log.topics);
+        let mut consumer: HashMap<String, consumer::group::ConsumerGroup> = consumer
+            .into_iter()
+            .filter_map(|(name, r)| {
+                use consumer::group::Topics;
+                let g = r.into_group(&name, now, self.consumer_session, &|id| topics.name_of(id))?;
+                Some((name, g))
+            })
+            .collect();
         let names: std::collections::HashSet<String> = offsets
             .keys()
             .chain(metadata.keys())
             .chain(open_txns.keys())
+            .chain(consumer.keys())
             .cloned()
             .collect();
         for name in names {
             let offs = offsets.remove(&name).unwrap_or_default();
             let txn = open_txns.remove(&name).unwrap_or_default();
+            let modern = consumer.remove(&name);
             let mut group = match metadata.remove(&name).flatten() {
-                Some(stored) => Group::restore(&name, stored, offs, now, now_ms),
-                None if offs.is_empty() && txn.is_empty() => continue,
-                None => {
+                Some(stored) if modern.is_none() => {
+                    Group::restore(&name, stored, offs, now, now_ms)
+                }
+                None if offs.is_empty() && txn.is_empty() && modern.is_none() => continue,
+                // A consumer group (a classic record of the same id is older: the group was
+                // converted), or offsets only.
+                _ => {
                     let mut g = Group::new(&name, now_ms);
                     g.offsets = offs;
                     g
                 }
             };
             group.pending_txn = txn;
+            group.consumer = modern;
             groups.insert(name, group);
         }
         tracing::info!(groups = groups.len(), "group coordinator loaded");
@@ -458,6 +487,18 @@ impl GroupCoordinator {
                 .entry(group_id.to_string())
                 .or_insert_with(|| Group::new(group_id, now_ms()));
             self.timed().insert(group_id.to_string());
+            if let Some(c) = group.consumer.as_ref() {
+                if !c.members.is_empty() {
+                    // Online migration of a consumer group to the classic protocol is not
+                    // served: classic members cannot join while consumer-protocol ones are in.
+                    return error_join(ErrorCode::InconsistentGroupProtocol, &params.member_id);
+                }
+                // An empty consumer group becomes a classic one.
+                if self.append(group_id, consumer::storage::tombstones(c)).is_err() {
+                    return error_join(ErrorCode::CoordinatorNotAvailable, &params.member_id);
+                }
+                group.consumer = None;
+            }
             if !group.admits_joining(&params.member_id, self.max_group_size) {
                 group.refuse_joining(&params.member_id, Instant::now(), self.initial_delay);
                 self.persist_if_dirty(group);
@@ -578,7 +619,11 @@ impl GroupCoordinator {
         let group = groups
             .entry(group_id.to_string())
             .or_insert_with(|| Group::new(group_id, now_ms()));
-        if let Err(code) = group.validate_commit(member_id, generation, instance_id) {
+        let valid = match group.consumer.as_ref() {
+            Some(c) => c.validate_commit(member_id, generation, api_version),
+            None => group.validate_commit(member_id, generation, instance_id),
+        };
+        if let Err(code) = valid {
             return offsets.into_iter().map(|(tp, ..)| (tp, code)).collect();
         }
         let now = now_ms();
@@ -695,15 +740,10 @@ impl GroupCoordinator {
         let Some(group) = groups.get(group_id) else {
             return ErrorCode::GroupIdNotFound;
         };
-        if !group.members.is_empty() {
+        if group.has_members() {
             return ErrorCode::NonEmptyGroup;
         }
-        let mut records: Vec<(Bytes, Option<Bytes>)> = group
-            .offsets
-            .keys()
-            .map(|(t, p)| storage::offset_record(group_id, t, *p, None))
-            .collect();
-        records.push(storage::group_record(group_id, None));
+        let records = group_tombstones(group);
         if self.append(group_id, records).is_err() {
             return ErrorCode::CoordinatorNotAvailable;
         }
@@ -719,7 +759,13 @@ impl GroupCoordinator {
     ) -> Result<Vec<PartitionResult>, ErrorCode> {
         let mut groups = self.lock();
         let group = groups.get_mut(group_id).ok_or(ErrorCode::GroupIdNotFound)?;
-        let subscribed = group.subscribed_topics();
+        let subscribed: Vec<String> = match group.consumer.as_ref() {
+            Some(c) => c
+                .subscribed_topics(&consumer::coordinate::RegistryTopics(&self.log.topics))
+                .into_iter()
+                .collect(),
+            None => group.subscribed_topics(),
+        };
         let mut results = Vec::new();
         let mut records = Vec::new();
         for tp in partitions {
@@ -755,6 +801,13 @@ impl GroupCoordinator {
             };
             group.tick(now, now_ms, self.initial_delay);
             self.persist_if_dirty(group);
+            if let Some(c) = group.consumer.as_mut() {
+                if c.tick(now) && c.members.is_empty() {
+                    group.empty_since_ms = now_ms;
+                }
+                // A failed write is retried on the next tick (the group stays dirty).
+                let _ = self.persist_consumer(group);
+            }
             group.needs_timer()
         });
     }
@@ -770,7 +823,7 @@ impl GroupCoordinator {
         let expired_groups: Vec<String> = groups
             .values()
             .filter(|g| {
-                g.members.is_empty()
+                !g.has_members()
                     && g.state == GroupState::Empty
                     && now_ms - g.empty_since_ms > self.retention_ms
             })
@@ -778,12 +831,7 @@ impl GroupCoordinator {
             .collect();
         for id in expired_groups {
             if let Some(group) = groups.get(&id) {
-                let mut records: Vec<(Bytes, Option<Bytes>)> = group
-                    .offsets
-                    .keys()
-                    .map(|(t, p)| storage::offset_record(&id, t, *p, None))
-                    .collect();
-                records.push(storage::group_record(&id, None));
+                let records = group_tombstones(group);
                 if self.append(&id, records).is_ok() {
                     tracing::info!(group = %id, "expired offsets of empty group (offsets.retention.minutes)");
                     groups.remove(&id);
@@ -798,6 +846,10 @@ impl GroupCoordinator {
 pub struct GroupSummary {
     /// Group id.
     pub group_id: String,
+    /// `classic` or `consumer` (KIP-848), as ListGroups v5 names group types.
+    pub group_type: &'static str,
+    /// State, as Kafka names it for the group's type.
+    pub state_name: &'static str,
     /// State.
     pub state: GroupState,
     /// Protocol type.
@@ -809,10 +861,19 @@ pub struct GroupSummary {
 }
 
 fn summary(g: &Group) -> GroupSummary {
+    let (group_type, state_name) = match g.consumer.as_ref() {
+        Some(c) => ("consumer", c.state().name()),
+        None => ("classic", g.state.name()),
+    };
     GroupSummary {
         group_id: g.id.clone(),
+        group_type,
+        state_name,
         state: g.state,
-        protocol_type: g.protocol_type.clone().unwrap_or_default(),
+        protocol_type: match g.consumer {
+            Some(_) => "consumer".to_string(),
+            None => g.protocol_type.clone().unwrap_or_default(),
+        },
         protocol: if g.state == GroupState::Stable {
             g.protocol.clone().unwrap_or_default()
         } else {
@@ -833,6 +894,20 @@ fn summary(g: &Group) -> GroupSummary {
             })
             .collect(),
     }
+}
+
+/// Tombstones for everything a group has in `__consumer_offsets` (it is deleted or expired).
+fn group_tombstones(group: &Group) -> Vec<(Bytes, Option<Bytes>)> {
+    let mut records: Vec<(Bytes, Option<Bytes>)> = group
+        .offsets
+        .keys()
+        .map(|(t, p)| storage::offset_record(&group.id, t, *p, None))
+        .collect();
+    if let Some(c) = group.consumer.as_ref() {
+        records.extend(consumer::storage::tombstones(c));
+    }
+    records.push(storage::group_record(&group.id, None));
+    records
 }
 
 fn missing_offset() -> CommittedOffset {

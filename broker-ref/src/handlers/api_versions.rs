@@ -47,6 +47,8 @@ pub const ADVERTISED_APIS: &[ApiKey] = &[
     ApiKey::ListGroups,
     ApiKey::DeleteGroups,
     ApiKey::OffsetDelete,
+    ApiKey::ConsumerGroupHeartbeat,
+    ApiKey::ConsumerGroupDescribe,
     ApiKey::InitProducerId,
     ApiKey::AddPartitionsToTxn,
     ApiKey::AddOffsetsToTxn,
@@ -146,17 +148,30 @@ pub fn handle(
         .with_error_code(0)
         .with_api_keys(api_keys);
     if version >= 3 {
-        // Only metadata.version is finalized: advertising transaction.version or group.version
-        // would tell clients to use protocols (KIP-890, KIP-848) this broker does not serve.
+        // metadata.version and group.version 1 (KIP-848's consumer groups) are finalized;
+        // transaction.version is not: it would tell clients to use KIP-890's second phase,
+        // which this broker does not serve.
         response = response
-            .with_supported_features(vec![SupportedFeatureKey::default()
-                .with_name(sb("metadata.version"))
-                .with_min_version(7)
-                .with_max_version(27)])
-            .with_finalized_features(vec![FinalizedFeatureKey::default()
-                .with_name(sb("metadata.version"))
-                .with_min_version_level(27)
-                .with_max_version_level(27)])
+            .with_supported_features(vec![
+                SupportedFeatureKey::default()
+                    .with_name(sb("metadata.version"))
+                    .with_min_version(7)
+                    .with_max_version(27),
+                SupportedFeatureKey::default()
+                    .with_name(sb("group.version"))
+                    .with_min_version(0)
+                    .with_max_version(1),
+            ])
+            .with_finalized_features(vec![
+                FinalizedFeatureKey::default()
+                    .with_name(sb("metadata.version"))
+                    .with_min_version_level(27)
+                    .with_max_version_level(27),
+                FinalizedFeatureKey::default()
+                    .with_name(sb("group.version"))
+                    .with_min_version_level(1)
+                    .with_max_version_level(1),
+            ])
             .with_finalized_features_epoch(1);
     }
     ResponseKind::ApiVersions(response)

@@ -278,6 +278,42 @@ pub async fn handle(
         RequestKind::LeaveGroup(r) if !az.allowed(Op::Read, Rt::Group, &r.group_id) => {
             whole(broker, ctx, &body, ErrorCode::GroupAuthorizationFailed)
         }
+        RequestKind::ConsumerGroupHeartbeat(r) => {
+            if !az.allowed(Op::Read, Rt::Group, &r.group_id) {
+                return whole(broker, ctx, &body, ErrorCode::GroupAuthorizationFailed);
+            }
+            // Kafka refuses a subscription naming a topic the member may not describe.
+            let denied = r
+                .subscribed_topic_names
+                .iter()
+                .flatten()
+                .any(|t| !az.allowed(Op::Describe, Rt::Topic, t));
+            if denied {
+                return whole(broker, ctx, &body, TOPIC_DENIED);
+            }
+            inner!(body)
+        }
+        RequestKind::ConsumerGroupDescribe(r) => {
+            let (denied, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut r.group_ids)
+                .into_iter()
+                .partition(|g| !az.allowed(Op::Describe, Rt::Group, g));
+            r.group_ids = kept;
+            let out = inner!(body)?;
+            Ok(out.map(|resp| match resp {
+                ResponseKind::ConsumerGroupDescribe(mut d) => {
+                    for g in denied {
+                        d.groups.push(
+                            consumer_group_describe_response::DescribedGroup::default()
+                                .with_group_id(g)
+                                .with_error_code(ErrorCode::GroupAuthorizationFailed.code())
+                                .with_authorized_operations(i32::MIN),
+                        );
+                    }
+                    ResponseKind::ConsumerGroupDescribe(d)
+                }
+                other => other,
+            }))
+        }
         RequestKind::DescribeGroups(r) => {
             let (denied, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut r.groups)
                 .into_iter()

@@ -214,6 +214,8 @@ fn groups_of(body: &RequestKind) -> Vec<String> {
         RequestKind::OffsetFetch(r) => r.groups.iter().map(|g| g.group_id.to_string()).collect(),
         RequestKind::DescribeGroups(r) => r.groups.iter().map(|g| g.to_string()).collect(),
         RequestKind::DeleteGroups(r) => r.groups_names.iter().map(|g| g.to_string()).collect(),
+        RequestKind::ConsumerGroupHeartbeat(r) => vec![r.group_id.to_string()],
+        RequestKind::ConsumerGroupDescribe(r) => r.group_ids.iter().map(|g| g.to_string()).collect(),
         _ => Vec::new(),
     }
 }

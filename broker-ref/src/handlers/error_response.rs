@@ -50,6 +50,8 @@ pub const SUPPORTED: &[ApiKey] = &[
     ApiKey::SyncGroup,
     ApiKey::Heartbeat,
     ApiKey::LeaveGroup,
+    ApiKey::ConsumerGroupHeartbeat,
+    ApiKey::ConsumerGroupDescribe,
     ApiKey::CreateTopics,
     ApiKey::InitProducerId,
     ApiKey::AddPartitionsToTxn,
@@ -107,6 +109,24 @@ pub fn error_response(
         RequestKind::LeaveGroup(_) => {
             ResponseKind::LeaveGroup(LeaveGroupResponse::default().with_error_code(e))
         }
+        RequestKind::ConsumerGroupHeartbeat(_) => ResponseKind::ConsumerGroupHeartbeat(
+            ConsumerGroupHeartbeatResponse::default()
+                .with_error_code(e)
+                .with_member_epoch(-1),
+        ),
+        RequestKind::ConsumerGroupDescribe(r) => ResponseKind::ConsumerGroupDescribe(
+            ConsumerGroupDescribeResponse::default().with_groups(
+                r.group_ids
+                    .iter()
+                    .map(|g| {
+                        consumer_group_describe_response::DescribedGroup::default()
+                            .with_group_id(g.clone())
+                            .with_error_code(e)
+                            .with_authorized_operations(i32::MIN)
+                    })
+                    .collect(),
+            ),
+        ),
         RequestKind::CreateTopics(r) => ResponseKind::CreateTopics(create_topics(r, e)),
         RequestKind::InitProducerId(_) => ResponseKind::InitProducerId(
             InitProducerIdResponse::default()

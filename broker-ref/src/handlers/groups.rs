@@ -413,6 +413,15 @@ pub fn describe_groups(
         .groups
         .iter()
         .map(|id| match broker.groups.describe(id) {
+            // Kafka answers DescribeGroups for classic groups only.
+            Some(s) if s.group_type == "consumer" => DescribedGroup::default()
+                .with_group_id(id.clone())
+                .with_group_state(sb("Dead"))
+                .with_error_code(ErrorCode::GroupIdNotFound.code())
+                .with_error_message(Some(sb(format!(
+                    "Group {} is not a classic group.",
+                    id.as_str()
+                )))),
             None => DescribedGroup::default()
                 .with_group_id(id.clone())
                 .with_group_state(sb("Dead"))
@@ -423,7 +432,7 @@ pub fn describe_groups(
                 }),
             Some(s) => DescribedGroup::default()
                 .with_group_id(id.clone())
-                .with_group_state(sb(s.state.name()))
+                .with_group_state(sb(s.state_name))
                 .with_protocol_type(sb(s.protocol_type))
                 .with_protocol_data(sb(s.protocol))
                 .with_members(
@@ -469,14 +478,14 @@ pub fn list_groups(
         .groups
         .list()
         .into_iter()
-        .filter(|g| states.is_empty() || states.contains(&g.state.name().to_lowercase()))
-        .filter(|_| types.is_empty() || types.contains(&"classic".to_string()))
+        .filter(|g| states.is_empty() || states.contains(&g.state_name.to_lowercase()))
+        .filter(|g| types.is_empty() || types.contains(&g.group_type.to_string()))
         .map(|g| {
             ListedGroup::default()
                 .with_group_id(GroupId(sb(g.group_id)))
                 .with_protocol_type(sb(g.protocol_type))
-                .with_group_state(sb(g.state.name()))
-                .with_group_type(sb("classic"))
+                .with_group_state(sb(g.state_name))
+                .with_group_type(sb(g.group_type))
         })
         .collect();
     Ok(ResponseKind::ListGroups(

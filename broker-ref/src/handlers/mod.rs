@@ -16,6 +16,7 @@ mod cluster_groups;
 pub mod cluster_security;
 pub mod cluster_txn;
 mod config_entry;
+mod consumer_groups;
 pub mod context;
 pub mod controller_api;
 mod controller_ops;

@@ -116,6 +116,12 @@ pub(super) async fn handle_unchecked(
         RequestKind::ListGroups(r) => groups::list_groups(broker, ctx, r).map(Some),
         RequestKind::DeleteGroups(r) => groups::delete_groups(broker, ctx, r).map(Some),
         RequestKind::OffsetDelete(r) => groups::offset_delete(broker, ctx, r).map(Some),
+        RequestKind::ConsumerGroupHeartbeat(r) => {
+            super::consumer_groups::heartbeat(broker, ctx, r).map(Some)
+        }
+        RequestKind::ConsumerGroupDescribe(r) => {
+            super::consumer_groups::describe(broker, ctx, r).map(Some)
+        }
         RequestKind::DescribeCluster(r) => Ok(Some(cluster::describe_cluster(broker, ctx, &r))),
         RequestKind::DescribeLogDirs(r) => cluster::describe_log_dirs(broker, ctx, r).map(Some),
         RequestKind::DeleteRecords(r) => records_admin::delete_records(broker, ctx, r).map(Some),

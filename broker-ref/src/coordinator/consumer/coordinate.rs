@@ -1,0 +1,183 @@
+//! The group coordinator's consumer-protocol calls: ConsumerGroupHeartbeat and
+//! ConsumerGroupDescribe on the groups it owns, persisted in `__consumer_offsets`.
+
+use std::time::Instant;
+
+use odradek::ErrorCode;
+use uuid::Uuid;
+
+use super::group::{self, ConsumerGroup, Heartbeat, HeartbeatAnswer, Limits, Topics};
+use super::storage;
+use crate::clock::now_ms;
+use crate::coordinator::group::Group;
+use crate::coordinator::GroupCoordinator;
+use crate::partition::TopicRegistry;
+
+/// The broker's topics as a consumer group sees them (internal topics are never subscribed).
+pub struct RegistryTopics<'a>(pub &'a TopicRegistry);
+
+impl Topics for RegistryTopics<'_> {
+    fn lookup(&self, name: &str) -> Option<(Uuid, i32)> {
+        self.0
+            .get(name)
+            .filter(|t| !t.is_internal())
+            .map(|t| (t.id, t.partition_count()))
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.0
+            .list()
+            .into_iter()
+            .filter(|t| !t.is_internal())
+            .map(|t| t.name.clone())
+            .collect()
+    }
+
+    fn name_of(&self, id: Uuid) -> Option<String> {
+        self.0.get_by_id(id).map(|t| t.name.clone())
+    }
+}
+
+/// A consumer group's state for ConsumerGroupDescribe.
+#[derive(Debug, Clone)]
+pub struct ConsumerGroupView {
+    /// The group.
+    pub group: ConsumerGroup,
+    /// The assignor its target assignment uses.
+    pub assignor: &'static str,
+}
+
+impl GroupCoordinator {
+    /// Handles ConsumerGroupHeartbeat. `session_timeout_ms` and `heartbeat_interval_ms` are the
+    /// group's settings (its overrides, else the broker's defaults).
+    pub fn consumer_heartbeat(
+        &self,
+        group_id: &str,
+        hb: Heartbeat,
+        session_timeout_ms: i32,
+        heartbeat_interval_ms: i32,
+    ) -> HeartbeatAnswer {
+        if group_id.is_empty() {
+            return HeartbeatAnswer::error(
+                ErrorCode::InvalidRequest,
+                "GroupId can't be empty.",
+                &hb.member_id,
+            );
+        }
+        if let Err((code, message)) = group::validate(&hb) {
+            return HeartbeatAnswer::error(code, message, &hb.member_id);
+        }
+        if let Err(e) = self.ensure_topic() {
+            return HeartbeatAnswer::error(
+                ErrorCode::CoordinatorNotAvailable,
+                e.to_string(),
+                &hb.member_id,
+            );
+        }
+        let limits = Limits {
+            session_timeout: std::time::Duration::from_millis(session_timeout_ms.max(0) as u64),
+            heartbeat_interval_ms,
+            max_size: self.max_consumer_group_size,
+        };
+        let now = Instant::now();
+        let mut groups = self.lock();
+        let joining = hb.member_epoch == group::JOIN_EPOCH;
+        let group = match groups.get_mut(group_id) {
+            Some(g) => g,
+            None if joining => groups
+                .entry(group_id.to_string())
+                .or_insert_with(|| Group::new(group_id, now_ms())),
+            None => {
+                return HeartbeatAnswer::error(
+                    ErrorCode::UnknownMemberId,
+                    format!("Group {group_id} not found."),
+                    &hb.member_id,
+                )
+            }
+        };
+        if group.consumer.is_none() {
+            if group.has_members() {
+                // A classic group in use (online migration is not served).
+                return HeartbeatAnswer::error(
+                    ErrorCode::GroupIdNotFound,
+                    format!("Group {group_id} is not a consumer group."),
+                    &hb.member_id,
+                );
+            }
+            if !joining {
+                return HeartbeatAnswer::error(
+                    ErrorCode::UnknownMemberId,
+                    format!("Member {} is not a member of group.", hb.member_id),
+                    &hb.member_id,
+                );
+            }
+            // An empty classic group (or only offsets) becomes a consumer group; its classic
+            // metadata goes.
+            let tombstone = crate::coordinator::storage::group_record(group_id, None);
+            if let Err(e) = self.append(group_id, vec![tombstone]) {
+                return HeartbeatAnswer::error(
+                    ErrorCode::CoordinatorNotAvailable,
+                    e.to_string(),
+                    &hb.member_id,
+                );
+            }
+            group.consumer = Some(ConsumerGroup::new(group_id));
+        }
+        let was_empty = !group.has_members();
+        let topics = RegistryTopics(&self.log.topics);
+        let answer = match group.consumer.as_mut() {
+            Some(c) => c.heartbeat(hb, &topics, limits, now),
+            None => return HeartbeatAnswer::error(ErrorCode::UnknownServerError, "", ""),
+        };
+        if group.has_members() {
+            self.timed().insert(group_id.to_string());
+        } else if !was_empty {
+            group.empty_since_ms = now_ms();
+        }
+        match self.persist_consumer(group) {
+            Ok(()) => answer,
+            Err(code) => HeartbeatAnswer::error(
+                code,
+                "the group's state could not be written",
+                &answer.member_id,
+            ),
+        }
+    }
+
+    /// Writes what changed in `group`'s consumer-protocol state since it was last written.
+    pub(crate) fn persist_consumer(&self, group: &mut Group) -> Result<(), ErrorCode> {
+        let Some(c) = group.consumer.as_mut() else {
+            return Ok(());
+        };
+        if !c.take_dirty() {
+            return Ok(());
+        }
+        let topics = RegistryTopics(&self.log.topics);
+        let (records, written) = storage::changes(c, &|id| topics.name_of(id));
+        if let Err(e) = self.append(&group.id, records) {
+            tracing::warn!(group = %group.id, error = %e, "persisting consumer group state failed");
+            return Err(ErrorCode::CoordinatorNotAvailable);
+        }
+        c.written = written;
+        Ok(())
+    }
+
+    /// A consumer group's state for ConsumerGroupDescribe: `Err(GROUP_ID_NOT_FOUND)` for an
+    /// unknown group or one of the classic protocol.
+    pub fn consumer_describe(&self, group_id: &str) -> Result<ConsumerGroupView, ErrorCode> {
+        let groups = self.lock();
+        let c = groups
+            .get(group_id)
+            .and_then(|g| g.consumer.as_ref())
+            .ok_or(ErrorCode::GroupIdNotFound)?;
+        Ok(ConsumerGroupView {
+            assignor: c.current_assignor(),
+            group: c.clone(),
+        })
+    }
+
+    /// Names the topics of the broker for `id`.
+    pub fn topic_name(&self, id: Uuid) -> Option<String> {
+        RegistryTopics(&self.log.topics).name_of(id)
+    }
+}
