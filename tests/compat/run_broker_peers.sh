@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Third-party clients (confluent-kafka, kafka-python) against odradek-broker:
-# tests/compat/test_broker_peers.py, test_groups.py and test_transactions.py under pytest, in the
+# tests/compat/test_broker_peers.py, test_groups.py, test_groups_kip848.py and test_transactions.py under pytest, in the
 # venv of python-peers.sh.
 #
 #   tests/compat/run_broker_peers.sh [pytest args...]
@@ -32,7 +32,7 @@ log "broker: $ODRADEK_BROKER_BIN"
 
 cd "$ROOT"
 # Both suites unless the arguments name test files themselves (path.py, path.py::test, a directory).
-files=(tests/compat/test_broker_peers.py tests/compat/test_groups.py tests/compat/test_transactions.py)
+files=(tests/compat/test_broker_peers.py tests/compat/test_groups.py tests/compat/test_groups_kip848.py tests/compat/test_transactions.py)
 for arg in "$@"; do
   case "$arg" in
     -*) ;;

@@ -152,6 +152,10 @@ const HONOURED: &[&str] = &[
     "group.consumer.max.session.timeout.ms",
     "group.consumer.min.heartbeat.interval.ms",
     "group.consumer.max.heartbeat.interval.ms",
+    // KIP-848 consumer groups (`crate::coordinator::consumer`).
+    "group.consumer.max.size",
+    "group.consumer.assignors",
+    "group.coordinator.rebalance.protocols",
     "offsets.topic.num.partitions",
     "offsets.topic.segment.bytes",
     "offsets.retention.minutes",
@@ -467,12 +471,20 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
     ("errors.deadletterqueue.", "no share groups (KIP-932)"),
     ("group.streams.", "no streams groups (KIP-1071)"),
     (
-        "group.consumer.",
-        "no consumer-protocol groups (KIP-848) yet",
+        "group.consumer.migration.policy",
+        "online migration of a group with members is not served (as with `disabled`): a classic group in use refuses consumer-protocol members (GROUP_ID_NOT_FOUND) and a consumer group in use refuses classic ones (INCONSISTENT_GROUP_PROTOCOL); an empty group converts either way",
     ),
     (
-        "group.coordinator.rebalance.protocols",
-        "the classic protocol is served; the others are refused by API version",
+        "group.consumer.regex.refresh.interval.ms",
+        "subscription regexes are re-evaluated on every heartbeat, so new topics join at once",
+    ),
+    (
+        "group.consumer.assignor.offload.enable",
+        "the assignors run inline on the heartbeat",
+    ),
+    (
+        "group.consumer.",
+        "the target assignment is computed on the heartbeat that needs it, without batching (as with an interval of 0)",
     ),
     (
         "group.coordinator.",

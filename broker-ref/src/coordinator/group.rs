@@ -228,7 +228,11 @@ impl Group {
 
     /// Whether the group has members of either protocol.
     pub fn has_members(&self) -> bool {
-        !self.members.is_empty() || self.consumer.as_ref().is_some_and(|c| !c.members.is_empty())
+        !self.members.is_empty()
+            || self
+                .consumer
+                .as_ref()
+                .is_some_and(|c| !c.members.is_empty())
     }
 
     /// Restores a group persisted after a rebalance; members get a fresh session.

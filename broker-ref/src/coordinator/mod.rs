@@ -57,6 +57,10 @@ pub struct GroupCoordinator {
     max_consumer_group_size: usize,
     /// `group.consumer.session.timeout.ms`: the session replayed consumer-group members get.
     consumer_session: Duration,
+    /// `group.consumer.assignors`, as assignor names (the first is the default).
+    consumer_assignors: Vec<&'static str>,
+    /// `consumer` is in `group.coordinator.rebalance.protocols`.
+    consumer_protocol: bool,
     offsets_partitions: i32,
     retention_ms: i64,
     /// Ids of the groups [`GroupCoordinator::tick`] visits (locked after `groups`).
@@ -155,6 +159,25 @@ impl GroupCoordinator {
         log: CoordinatorLog,
     ) -> Result<GroupCoordinator> {
         let partitions = broker_config.int("offsets.topic.num.partitions").max(1);
+        let mut consumer_assignors = Vec::new();
+        for entry in broker_config.get("group.consumer.assignors").split(',') {
+            let name = consumer::assignor::configured(entry).ok_or_else(|| {
+                Error::config(
+                    "group.consumer.assignors",
+                    format!(
+                        "assignor `{}` is not available: odradek-broker has uniform and range (custom assignor classes cannot run)",
+                        entry.trim()
+                    ),
+                )
+            })?;
+            if !consumer_assignors.contains(&name) {
+                consumer_assignors.push(name);
+            }
+        }
+        let consumer_protocol = broker_config
+            .get("group.coordinator.rebalance.protocols")
+            .split(',')
+            .any(|p| p.trim().eq_ignore_ascii_case("consumer"));
         let coordinator = GroupCoordinator {
             log,
             groups: Mutex::new(HashMap::new()),
@@ -171,8 +194,12 @@ impl GroupCoordinator {
             max_metadata: broker_config.int("offset.metadata.max.bytes").max(0) as usize,
             max_group_size: broker_config.int("group.max.size").max(1) as usize,
             max_consumer_group_size: broker_config.int("group.consumer.max.size").max(1) as usize,
+            consumer_assignors,
+            consumer_protocol,
             consumer_session: Duration::from_millis(
-                broker_config.int("group.consumer.session.timeout.ms").max(0) as u64,
+                broker_config
+                    .int("group.consumer.session.timeout.ms")
+                    .max(0) as u64,
             ),
             offsets_partitions: partitions,
             retention_ms: i64::from(broker_config.int("offsets.retention.minutes"))
@@ -383,7 +410,8 @@ impl GroupCoordinator {
             .into_iter()
             .filter_map(|(name, r)| {
                 use consumer::group::Topics;
-                let g = r.into_group(&name, now, self.consumer_session, &|id| topics.name_of(id))?;
+                let g =
+                    r.into_group(&name, now, self.consumer_session, &|id| topics.name_of(id))?;
                 Some((name, g))
             })
             .collect();
@@ -494,7 +522,10 @@ impl GroupCoordinator {
                     return error_join(ErrorCode::InconsistentGroupProtocol, &params.member_id);
                 }
                 // An empty consumer group becomes a classic one.
-                if self.append(group_id, consumer::storage::tombstones(c)).is_err() {
+                if self
+                    .append(group_id, consumer::storage::tombstones(c))
+                    .is_err()
+                {
                     return error_join(ErrorCode::CoordinatorNotAvailable, &params.member_id);
                 }
                 group.consumer = None;

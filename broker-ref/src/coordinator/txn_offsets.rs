@@ -38,9 +38,22 @@ impl GroupCoordinator {
             .or_insert_with(|| Group::new(&req.group_id, now_ms()));
         let anonymous = req.generation < 0 && req.member_id.is_empty() && req.instance_id.is_none();
         if !anonymous {
-            if let Err(code) =
-                group.validate_commit(&req.member_id, req.generation, req.instance_id.as_deref())
-            {
+            let valid = match group.consumer.as_ref() {
+                // A consumer-protocol member commits with its member epoch; a stale one is
+                // ILLEGAL_GENERATION here, as in Kafka.
+                Some(c) => c
+                    .validate_commit(&req.member_id, req.generation, i16::MAX)
+                    .map_err(|code| match code {
+                        ErrorCode::StaleMemberEpoch => ErrorCode::IllegalGeneration,
+                        other => other,
+                    }),
+                None => group.validate_commit(
+                    &req.member_id,
+                    req.generation,
+                    req.instance_id.as_deref(),
+                ),
+            };
+            if let Err(code) = valid {
                 return all(code, req.offsets);
             }
         }

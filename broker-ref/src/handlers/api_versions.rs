@@ -162,16 +162,21 @@ pub fn handle(
                     .with_min_version(0)
                     .with_max_version(1),
             ])
-            .with_finalized_features(vec![
-                FinalizedFeatureKey::default()
-                    .with_name(sb("metadata.version"))
-                    .with_min_version_level(27)
-                    .with_max_version_level(27),
-                FinalizedFeatureKey::default()
-                    .with_name(sb("group.version"))
-                    .with_min_version_level(1)
-                    .with_max_version_level(1),
-            ])
+            .with_finalized_features(
+                std::iter::once(
+                    FinalizedFeatureKey::default()
+                        .with_name(sb("metadata.version"))
+                        .with_min_version_level(27)
+                        .with_max_version_level(27),
+                )
+                .chain(broker.groups.consumer_protocol_enabled().then(|| {
+                    FinalizedFeatureKey::default()
+                        .with_name(sb("group.version"))
+                        .with_min_version_level(1)
+                        .with_max_version_level(1)
+                }))
+                .collect(),
+            )
             .with_finalized_features_epoch(1);
     }
     ResponseKind::ApiVersions(response)

@@ -215,7 +215,9 @@ fn groups_of(body: &RequestKind) -> Vec<String> {
         RequestKind::DescribeGroups(r) => r.groups.iter().map(|g| g.to_string()).collect(),
         RequestKind::DeleteGroups(r) => r.groups_names.iter().map(|g| g.to_string()).collect(),
         RequestKind::ConsumerGroupHeartbeat(r) => vec![r.group_id.to_string()],
-        RequestKind::ConsumerGroupDescribe(r) => r.group_ids.iter().map(|g| g.to_string()).collect(),
+        RequestKind::ConsumerGroupDescribe(r) => {
+            r.group_ids.iter().map(|g| g.to_string()).collect()
+        }
         _ => Vec::new(),
     }
 }

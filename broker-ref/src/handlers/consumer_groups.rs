@@ -63,22 +63,22 @@ pub fn heartbeat(
                 .collect(),
         )
     });
-    let failed = !answer.error.is_ok();
-    Ok(ResponseKind::ConsumerGroupHeartbeat(
+    // As Kafka answers: an error carries only its code and message.
+    let response = if answer.error.is_ok() {
+        ConsumerGroupHeartbeatResponse::default()
+            .with_member_id(Some(sb(answer.member_id)))
+            .with_member_epoch(answer.member_epoch)
+            .with_heartbeat_interval_ms(answer.heartbeat_interval_ms)
+            .with_assignment(assignment)
+    } else {
         ConsumerGroupHeartbeatResponse::default()
             .with_error_code(answer.error.code())
             .with_error_message(answer.message.map(sb))
-            .with_member_id((!failed || !answer.member_id.is_empty()).then(|| sb(answer.member_id)))
-            .with_member_epoch(answer.member_epoch)
-            .with_heartbeat_interval_ms(answer.heartbeat_interval_ms)
-            .with_assignment(assignment),
-    ))
+    };
+    Ok(ResponseKind::ConsumerGroupHeartbeat(response))
 }
 
-fn described(
-    broker: &Broker,
-    a: &Assignment,
-) -> describe::Assignment {
+fn described(broker: &Broker, a: &Assignment) -> describe::Assignment {
     describe::Assignment::default().with_topic_partitions(
         a.iter()
             .map(|(t, ps)| {
@@ -119,7 +119,6 @@ pub fn describe(
                         format!("Group {} not found.", id.as_str())
                     };
                     return base
-                        .with_group_state(sb("Dead"))
                         .with_error_code(code.code())
                         .with_error_message(Some(sb(message)));
                 }
@@ -138,7 +137,10 @@ pub fn describe(
                         .with_client_id(sb(m.client_id.clone()))
                         .with_client_host(sb(m.client_host.clone()))
                         .with_subscribed_topic_names(
-                            m.topic_names.iter().map(|n| TopicName(sb(n.clone()))).collect(),
+                            m.topic_names
+                                .iter()
+                                .map(|n| TopicName(sb(n.clone())))
+                                .collect(),
                         )
                         .with_subscribed_topic_regex(m.topic_regex.clone().map(sb))
                         .with_assignment(described(broker, &m.current.assigned))

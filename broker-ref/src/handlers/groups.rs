@@ -333,6 +333,16 @@ pub fn offset_fetch(
                         .flat_map(|t| t.partition_indexes.iter().map(|p| (t.name.to_string(), *p)))
                         .collect()
                 });
+                // v9: a consumer-protocol member names itself and its epoch.
+                let member = g.member_id.as_ref().map(|m| m.as_str());
+                if let Err(code) = broker
+                    .groups
+                    .validate_fetch(&g.group_id, member, g.member_epoch)
+                {
+                    return OffsetFetchResponseGroup::default()
+                        .with_group_id(g.group_id.clone())
+                        .with_error_code(code.code());
+                }
                 let entries = broker.groups.fetch_offsets(&g.group_id, wanted.as_deref());
                 let unstable = unstable_set(broker, &g.group_id, r.require_stable);
                 let topics = group_by_topic(entries)
@@ -413,15 +423,21 @@ pub fn describe_groups(
         .groups
         .iter()
         .map(|id| match broker.groups.describe(id) {
-            // Kafka answers DescribeGroups for classic groups only.
+            // Kafka answers DescribeGroups for classic groups only: a consumer group is "Dead",
+            // with GROUP_ID_NOT_FOUND from v6.
+            Some(s) if s.group_type == "consumer" && ctx.api_version >= 6 => {
+                DescribedGroup::default()
+                    .with_group_id(id.clone())
+                    .with_group_state(sb("Dead"))
+                    .with_error_code(ErrorCode::GroupIdNotFound.code())
+                    .with_error_message(Some(sb(format!(
+                        "Group {} is not a classic group.",
+                        id.as_str()
+                    ))))
+            }
             Some(s) if s.group_type == "consumer" => DescribedGroup::default()
                 .with_group_id(id.clone())
-                .with_group_state(sb("Dead"))
-                .with_error_code(ErrorCode::GroupIdNotFound.code())
-                .with_error_message(Some(sb(format!(
-                    "Group {} is not a classic group.",
-                    id.as_str()
-                )))),
+                .with_group_state(sb("Dead")),
             None => DescribedGroup::default()
                 .with_group_id(id.clone())
                 .with_group_state(sb("Dead"))

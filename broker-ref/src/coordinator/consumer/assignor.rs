@@ -13,15 +13,28 @@ use uuid::Uuid;
 /// Partitions by topic id: a member's assignment.
 pub type Assignment = BTreeMap<Uuid, BTreeSet<i32>>;
 
-/// The names the broker accepts in `group.remote.assignor`, in Kafka's default order
-/// (`group.consumer.assignors`: the first is used when members name none).
+/// The assignors this broker has, in Kafka's default order of `group.consumer.assignors`.
 pub const ASSIGNORS: &[&str] = &["uniform", "range"];
+
+/// Reads one entry of `group.consumer.assignors`: an assignor's name or Kafka's class name for
+/// it; `None` for anything else (custom assignor classes cannot run here).
+pub fn configured(entry: &str) -> Option<&'static str> {
+    match entry.trim() {
+        "uniform" | "org.apache.kafka.coordinator.group.assignor.UniformAssignor" => {
+            Some("uniform")
+        }
+        "range" | "org.apache.kafka.coordinator.group.assignor.RangeAssignor" => Some("range"),
+        _ => None,
+    }
+}
 
 /// What an assignor sees of one member.
 #[derive(Debug, Clone, Default)]
 pub struct MemberSpec {
     /// Topic ids the member subscribes to that exist (names and regex resolved).
     pub topics: BTreeSet<Uuid>,
+    /// Static membership id (`range` orders static members first, by this id).
+    pub instance_id: Option<String>,
 }
 
 /// Computes the target assignment of every member with `assignor` (one of [`ASSIGNORS`]).
@@ -67,8 +80,7 @@ fn uniform(
         for (t, ps) in assignment {
             for p in ps {
                 let held = load.get(m).copied().unwrap_or(0);
-                if held < cap && eligible(m, t) && exists(t, *p) && !owner.contains_key(&(*t, *p))
-                {
+                if held < cap && eligible(m, t) && exists(t, *p) && !owner.contains_key(&(*t, *p)) {
                     owner.insert((*t, *p), m);
                     *load.entry(m).or_default() += 1;
                 }
@@ -134,23 +146,32 @@ fn balance<'a>(
     }
 }
 
-/// `range`: per topic, the subscribed members in member-id order get contiguous ranges
-/// (the first `partitions % members` one more), so members subscribing to co-partitioned
-/// topics get the same partition numbers of each. Sticky within that shape: when a member's
-/// range size is unchanged and its previous partitions of the topic form such a range that no
-/// one else keeps, it keeps them.
+/// `range`, as Kafka's (not sticky: recomputed from scratch): members in order (static members
+/// first by instance id, then the others by member id); per topic, its subscribers in that
+/// order get contiguous ranges (the first `partitions % subscribers` one more), so members
+/// subscribing to co-partitioned topics get the same partition numbers of each.
 fn range(
     members: &BTreeMap<String, MemberSpec>,
     partitions: &BTreeMap<Uuid, i32>,
     _previous: &HashMap<String, Assignment>,
 ) -> HashMap<String, Assignment> {
-    let mut out: HashMap<String, Assignment> =
-        members.keys().map(|m| (m.clone(), Assignment::new())).collect();
+    let mut out: HashMap<String, Assignment> = members
+        .keys()
+        .map(|m| (m.clone(), Assignment::new()))
+        .collect();
+    let mut ordered: Vec<(&String, &MemberSpec)> = members.iter().collect();
+    ordered.sort_by(|(a, sa), (b, sb)| {
+        (sa.instance_id.is_none(), &sa.instance_id, a).cmp(&(
+            sb.instance_id.is_none(),
+            &sb.instance_id,
+            b,
+        ))
+    });
     for (topic, count) in partitions {
-        let subscribed: Vec<&String> = members
+        let subscribed: Vec<&String> = ordered
             .iter()
             .filter(|(_, s)| s.topics.contains(topic))
-            .map(|(m, _)| m)
+            .map(|(m, _)| *m)
             .collect();
         if subscribed.is_empty() || *count <= 0 {
             continue;
@@ -185,8 +206,10 @@ fn collect(
     members: &BTreeMap<String, MemberSpec>,
     owner: BTreeMap<(Uuid, i32), &str>,
 ) -> HashMap<String, Assignment> {
-    let mut out: HashMap<String, Assignment> =
-        members.keys().map(|m| (m.clone(), Assignment::new())).collect();
+    let mut out: HashMap<String, Assignment> = members
+        .keys()
+        .map(|m| (m.clone(), Assignment::new()))
+        .collect();
     for ((t, p), m) in owner {
         if let Some(a) = out.get_mut(m) {
             a.entry(t).or_default().insert(p);
@@ -206,6 +229,7 @@ mod tests {
                     m.to_string(),
                     MemberSpec {
                         topics: ts.iter().copied().collect(),
+                        instance_id: None,
                     },
                 )
             })
@@ -278,6 +302,11 @@ mod tests {
         assert_eq!(out["a"][&t2], BTreeSet::from([0, 1, 2]));
         assert_eq!(out["b"][&t1], BTreeSet::from([3, 4]));
         assert_eq!(owners(&out).len(), 10);
+        // Static members come first, by instance id.
+        let mut m = members(&[("a", &[t1]), ("b", &[t1])]);
+        m.get_mut("b").unwrap().instance_id = Some("i".into());
+        let out = assign("range", &m, &parts, &HashMap::new());
+        assert_eq!(out["b"][&t1], BTreeSet::from([0, 1, 2]));
     }
 
     #[test]

@@ -64,7 +64,14 @@ impl GroupCoordinator {
                 &hb.member_id,
             );
         }
-        if let Err((code, message)) = group::validate(&hb) {
+        if !self.consumer_protocol {
+            return HeartbeatAnswer::error(
+                ErrorCode::UnsupportedVersion,
+                "The consumer group protocol is not enabled (group.coordinator.rebalance.protocols).",
+                &hb.member_id,
+            );
+        }
+        if let Err((code, message)) = group::validate(&hb, &self.consumer_assignors) {
             return HeartbeatAnswer::error(code, message, &hb.member_id);
         }
         if let Err(e) = self.ensure_topic() {
@@ -78,6 +85,11 @@ impl GroupCoordinator {
             session_timeout: std::time::Duration::from_millis(session_timeout_ms.max(0) as u64),
             heartbeat_interval_ms,
             max_size: self.max_consumer_group_size,
+            default_assignor: self
+                .consumer_assignors
+                .first()
+                .copied()
+                .unwrap_or("uniform"),
         };
         let now = Instant::now();
         let mut groups = self.lock();
@@ -89,8 +101,8 @@ impl GroupCoordinator {
                 .or_insert_with(|| Group::new(group_id, now_ms())),
             None => {
                 return HeartbeatAnswer::error(
-                    ErrorCode::UnknownMemberId,
-                    format!("Group {group_id} not found."),
+                    ErrorCode::GroupIdNotFound,
+                    format!("Consumer group {group_id} not found."),
                     &hb.member_id,
                 )
             }
@@ -106,8 +118,8 @@ impl GroupCoordinator {
             }
             if !joining {
                 return HeartbeatAnswer::error(
-                    ErrorCode::UnknownMemberId,
-                    format!("Member {} is not a member of group.", hb.member_id),
+                    ErrorCode::GroupIdNotFound,
+                    format!("Group {group_id} is not a consumer group."),
                     &hb.member_id,
                 );
             }
@@ -165,15 +177,51 @@ impl GroupCoordinator {
     /// A consumer group's state for ConsumerGroupDescribe: `Err(GROUP_ID_NOT_FOUND)` for an
     /// unknown group or one of the classic protocol.
     pub fn consumer_describe(&self, group_id: &str) -> Result<ConsumerGroupView, ErrorCode> {
+        if !self.consumer_protocol {
+            return Err(ErrorCode::UnsupportedVersion);
+        }
+        let default = self
+            .consumer_assignors
+            .first()
+            .copied()
+            .unwrap_or("uniform");
         let groups = self.lock();
         let c = groups
             .get(group_id)
             .and_then(|g| g.consumer.as_ref())
             .ok_or(ErrorCode::GroupIdNotFound)?;
         Ok(ConsumerGroupView {
-            assignor: c.current_assignor(),
+            assignor: c.current_assignor(default),
             group: c.clone(),
         })
+    }
+
+    /// Checks an OffsetFetch v9+ naming a member: for a consumer group, a named member must exist
+    /// and fetch with its current epoch (UNKNOWN_MEMBER_ID / STALE_MEMBER_EPOCH); without a
+    /// member (an admin), or for other groups, anything goes.
+    pub fn validate_fetch(
+        &self,
+        group_id: &str,
+        member_id: Option<&str>,
+        epoch: i32,
+    ) -> Result<(), ErrorCode> {
+        let Some(member_id) = member_id else {
+            return Ok(());
+        };
+        if epoch < 0 && member_id.is_empty() {
+            return Ok(());
+        }
+        let groups = self.lock();
+        match groups.get(group_id).and_then(|g| g.consumer.as_ref()) {
+            Some(c) => c.validate_fetch(member_id, epoch),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether consumer-protocol groups are served (`consumer` is in
+    /// `group.coordinator.rebalance.protocols`).
+    pub fn consumer_protocol_enabled(&self) -> bool {
+        self.consumer_protocol
     }
 
     /// Names the topics of the broker for `id`.

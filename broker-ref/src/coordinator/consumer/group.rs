@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use odradek::ErrorCode;
 use uuid::Uuid;
 
-use super::assignor::{self, Assignment, MemberSpec, ASSIGNORS};
+use super::assignor::{self, Assignment, MemberSpec};
 use super::reconcile::{self, MemberState, Reconciled};
 
 /// Member epoch a member sends to join (or rejoin after being fenced).
@@ -101,6 +101,8 @@ pub struct Limits {
     pub heartbeat_interval_ms: i32,
     /// `group.consumer.max.size`.
     pub max_size: usize,
+    /// The first of `group.consumer.assignors`: used when no member names one.
+    pub default_assignor: &'static str,
 }
 
 /// One member.
@@ -224,19 +226,18 @@ fn new_member_id() -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Uuid::new_v4().as_bytes())
 }
 
-/// Checks a heartbeat's fields as Kafka does before anything else.
-pub fn validate(hb: &Heartbeat) -> Result<(), (ErrorCode, String)> {
+/// Checks a heartbeat's fields as Kafka does before anything else; `assignors` are the
+/// configured ones (`group.consumer.assignors`).
+pub fn validate(hb: &Heartbeat, assignors: &[&str]) -> Result<(), (ErrorCode, String)> {
     let invalid = |m: &str| Err((ErrorCode::InvalidRequest, m.to_string()));
-    if hb.instance_id.as_deref() == Some("") {
+    if hb.instance_id.as_deref().is_some_and(|i| i.trim().is_empty()) {
         return invalid("InstanceId can't be empty.");
     }
-    if hb.rack_id.as_deref() == Some("") {
+    if hb.rack_id.as_deref().is_some_and(|r| r.trim().is_empty()) {
         return invalid("RackId can't be empty.");
     }
-    if hb.version >= 1 || hb.member_epoch != JOIN_EPOCH {
-        if hb.member_id.is_empty() {
-            return invalid("MemberId can't be empty.");
-        }
+    if (hb.version >= 1 || hb.member_epoch != JOIN_EPOCH) && hb.member_id.trim().is_empty() {
+        return invalid("MemberId can't be empty.");
     }
     match hb.member_epoch {
         JOIN_EPOCH => {
@@ -259,10 +260,13 @@ pub fn validate(hb: &Heartbeat) -> Result<(), (ErrorCode, String)> {
         _ => {}
     }
     if let Some(a) = hb.server_assignor.as_deref() {
-        if !ASSIGNORS.contains(&a) {
+        if !assignors.contains(&a) {
             return Err((
                 ErrorCode::UnsupportedAssignor,
-                format!("ServerAssignor {a} is not supported. Supported assignors: uniform, range."),
+                format!(
+                    "ServerAssignor {a} is not supported. Supported assignors: {}.",
+                    assignors.join(", ")
+                ),
             ));
         }
     }
@@ -304,7 +308,8 @@ impl ConsumerGroup {
         } else if self.assignment_epoch < self.group_epoch {
             State::Assigning
         } else if self.members.values().any(|m| {
-            m.current.state != MemberState::Stable || m.current.member_epoch != self.assignment_epoch
+            m.current.state != MemberState::Stable
+                || m.current.member_epoch != self.assignment_epoch
         }) {
             State::Reconciling
         } else {
@@ -375,13 +380,13 @@ impl ConsumerGroup {
         member.client_id = hb.client_id.clone();
         member.client_host = hb.client_host.clone();
         member.session_deadline = now + limits.session_timeout;
-        self.refresh_target(topics, changed);
+        self.refresh_target(topics, changed, limits.default_assignor);
         self.reconcile(&member_id, hb.owned.as_ref(), now);
         let Some(member) = self.members.get(&member_id) else {
             return HeartbeatAnswer::error(ErrorCode::UnknownMemberId, "", &member_id);
         };
-        let assignment = (full || member.current.assigned != before)
-            .then(|| member.current.assigned.clone());
+        let assignment =
+            (full || member.current.assigned != before).then(|| member.current.assigned.clone());
         HeartbeatAnswer {
             error: ErrorCode::NoError,
             message: None,
@@ -407,7 +412,10 @@ impl ConsumerGroup {
             )
         };
         if hb.member_epoch != JOIN_EPOCH {
-            let member = self.members.get(&hb.member_id).ok_or_else(|| unknown(&hb.member_id))?;
+            let member = self
+                .members
+                .get(&hb.member_id)
+                .ok_or_else(|| unknown(&hb.member_id))?;
             if let Some(instance) = hb.instance_id.as_deref() {
                 if member.instance_id.as_deref() != Some(instance) {
                     return Err((
@@ -569,9 +577,12 @@ impl ConsumerGroup {
             }
         };
         if hb.member_epoch == STATIC_LEAVE_EPOCH {
-            // Kept, assignment and all, until its session ends or the instance returns.
+            // Kept with its assignment until its session ends or the instance returns; what it
+            // was giving up is released.
             if let Some(m) = self.members.get_mut(&id) {
                 m.current.member_epoch = STATIC_LEAVE_EPOCH;
+                m.current.pending_revocation.clear();
+                m.revocation_deadline = None;
                 self.dirty = true;
             }
         } else {
@@ -596,7 +607,12 @@ impl ConsumerGroup {
     /// Bumps the group epoch once if `changed` (members or subscriptions) or the subscribed
     /// topics changed (created, deleted, partitions added), and recomputes the target
     /// assignment when it is behind the group epoch.
-    fn refresh_target(&mut self, topics: &dyn Topics, changed: bool) {
+    fn refresh_target(
+        &mut self,
+        topics: &dyn Topics,
+        changed: bool,
+        default_assignor: &'static str,
+    ) {
         let mut regexes = RegexCache::default();
         let subscriptions: BTreeMap<String, BTreeSet<String>> = self
             .members
@@ -623,30 +639,40 @@ impl ConsumerGroup {
         let specs: BTreeMap<String, MemberSpec> = subscriptions
             .iter()
             .map(|(id, names)| {
-                let topics = names.iter().filter_map(|n| ids.get(n.as_str()).copied()).collect();
-                (id.clone(), MemberSpec { topics })
+                let topics = names
+                    .iter()
+                    .filter_map(|n| ids.get(n.as_str()).copied())
+                    .collect();
+                let instance_id = self.members.get(id).and_then(|m| m.instance_id.clone());
+                (
+                    id.clone(),
+                    MemberSpec {
+                        topics,
+                        instance_id,
+                    },
+                )
             })
             .collect();
-        let assignor = self.current_assignor();
+        let assignor = self.current_assignor(default_assignor);
         self.target = assignor::assign(assignor, &specs, &self.subscribed_metadata, &self.target);
         self.assignment_epoch = self.group_epoch;
         self.dirty = true;
         tracing::debug!(group = %self.id, epoch = self.group_epoch, assignor, "consumer group target assignment computed");
     }
 
-    /// The assignor most members prefer, else the default (ties: the default's order).
-    pub fn current_assignor(&self) -> &'static str {
-        let mut votes: HashMap<&str, usize> = HashMap::new();
+    /// The assignor most members name (ties: the name first in order), else `default`.
+    pub fn current_assignor(&self, default: &'static str) -> &'static str {
+        let mut votes: BTreeMap<&'static str, usize> = BTreeMap::new();
         for m in self.members.values() {
-            if let Some(a) = m.server_assignor.as_deref() {
+            if let Some(a) = m.server_assignor.as_deref().and_then(assignor::configured) {
                 *votes.entry(a).or_default() += 1;
             }
         }
-        ASSIGNORS
-            .iter()
-            .copied()
-            .max_by_key(|a| (votes.get(a).copied().unwrap_or(0), std::cmp::Reverse(*a == "range")))
-            .unwrap_or("uniform")
+        let best = votes.values().copied().max().unwrap_or(0);
+        votes
+            .into_iter()
+            .find(|(_, n)| *n == best && best > 0)
+            .map_or(default, |(a, _)| a)
     }
 
     /// Moves member `id` one step towards its target.
@@ -664,7 +690,10 @@ impl ConsumerGroup {
             others.values().any(|m| {
                 m.id != id
                     && (m.current.assigned.get(&t).is_some_and(|s| s.contains(&p))
-                        || m.current.pending_revocation.get(&t).is_some_and(|s| s.contains(&p)))
+                        || m.current
+                            .pending_revocation
+                            .get(&t)
+                            .is_some_and(|s| s.contains(&p)))
             })
         };
         let next = reconcile::next(
@@ -679,11 +708,9 @@ impl ConsumerGroup {
         };
         if next != member.current {
             if next.state == MemberState::UnrevokedPartitions {
-                if member.revocation_deadline.is_none() {
-                    member.revocation_deadline = Some(
-                        now + Duration::from_millis(member.rebalance_timeout_ms.max(0) as u64),
-                    );
-                }
+                // Re-armed on every change that leaves the member revoking.
+                member.revocation_deadline =
+                    Some(now + Duration::from_millis(member.rebalance_timeout_ms.max(0) as u64));
             } else {
                 member.revocation_deadline = None;
             }
@@ -703,7 +730,10 @@ impl ConsumerGroup {
                 if m.session_deadline <= now {
                     Some((m.id.clone(), "session timed out"))
                 } else if m.revocation_deadline.is_some_and(|d| d <= now) {
-                    Some((m.id.clone(), "did not revoke partitions within its rebalance timeout"))
+                    Some((
+                        m.id.clone(),
+                        "did not revoke partitions within its rebalance timeout",
+                    ))
                 } else {
                     None
                 }
@@ -718,23 +748,22 @@ impl ConsumerGroup {
     }
 
     /// Checks an OffsetCommit (member epoch in the generation field) from member `member_id`.
-    /// As in Kafka: with no member id and a negative epoch, a commit from outside the group
-    /// succeeds while the group is empty; a member must commit with its current epoch
-    /// (STALE_MEMBER_EPOCH otherwise) and with OffsetCommit v9 or later.
+    /// As in Kafka: a negative epoch commits from outside the group while it has no members;
+    /// a member must commit with its current epoch (STALE_MEMBER_EPOCH otherwise) and with
+    /// OffsetCommit v9 or later.
     pub fn validate_commit(
         &self,
         member_id: &str,
         epoch: i32,
         api_version: i16,
     ) -> Result<(), ErrorCode> {
-        if member_id.is_empty() && epoch < 0 {
-            return if self.members.is_empty() {
-                Ok(())
-            } else {
-                Err(ErrorCode::UnknownMemberId)
-            };
+        if epoch < 0 && self.members.is_empty() {
+            return Ok(());
         }
-        let member = self.members.get(member_id).ok_or(ErrorCode::UnknownMemberId)?;
+        let member = self
+            .members
+            .get(member_id)
+            .ok_or(ErrorCode::UnknownMemberId)?;
         if api_version < 9 {
             return Err(ErrorCode::UnsupportedVersion);
         }
@@ -746,7 +775,10 @@ impl ConsumerGroup {
 
     /// Checks an OffsetFetch naming a member (v9+): an unknown member or another epoch fails.
     pub fn validate_fetch(&self, member_id: &str, epoch: i32) -> Result<(), ErrorCode> {
-        let member = self.members.get(member_id).ok_or(ErrorCode::UnknownMemberId)?;
+        let member = self
+            .members
+            .get(member_id)
+            .ok_or(ErrorCode::UnknownMemberId)?;
         if epoch != member.current.member_epoch {
             return Err(ErrorCode::StaleMemberEpoch);
         }

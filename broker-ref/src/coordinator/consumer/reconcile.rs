@@ -100,7 +100,11 @@ fn compute(
     let mut revoke = Assignment::new();
     let mut gained = Assignment::new();
     let mut unreleased = false;
-    let topics: BTreeSet<Uuid> = target.keys().chain(current.assigned.keys()).copied().collect();
+    let topics: BTreeSet<Uuid> = target
+        .keys()
+        .chain(current.assigned.keys())
+        .copied()
+        .collect();
     let empty = BTreeSet::new();
     for topic in topics {
         let want = target.get(&topic).unwrap_or(&empty);

@@ -101,8 +101,8 @@ fn member_value(m: &Member) -> Bytes {
             compact_str(v, Some(n));
         }
         compact_str(v, m.topic_regex.as_deref());
-        compact_str(v, m.server_assignor.as_deref());
         v.put_i32(m.rebalance_timeout_ms);
+        compact_str(v, m.server_assignor.as_deref());
     })
 }
 
@@ -192,7 +192,13 @@ pub fn changes(
 /// Tombstones for every record of `g` (the group is deleted).
 pub fn tombstones(g: &ConsumerGroup) -> Vec<Record> {
     let mut out = Vec::new();
-    for id in g.written.members.keys().chain(g.members.keys()).collect::<BTreeSet<_>>() {
+    for id in g
+        .written
+        .members
+        .keys()
+        .chain(g.members.keys())
+        .collect::<BTreeSet<_>>()
+    {
         out.push((key(CURRENT_MEMBER, &g.id, Some(id)), None));
         out.push((key(TARGET_MEMBER, &g.id, Some(id)), None));
         out.push((key(MEMBER_METADATA, &g.id, Some(id)), None));
@@ -359,9 +365,9 @@ pub(crate) fn decode(
                     for _ in 0..v.len()?.unwrap_or(0) {
                         names.push(v.str()?);
                     }
-                    let regex = v.nullable_str()?;
-                    let assignor = v.nullable_str()?;
+                    let regex = v.nullable_str()?.filter(|r| !r.is_empty());
                     let rebalance_timeout_ms = v.i32()?;
+                    let assignor = v.nullable_str()?;
                     Some(Box::new(stored_member(
                         member.clone()?,
                         instance_id,
@@ -538,6 +544,7 @@ mod tests {
             session_timeout: std::time::Duration::from_secs(45),
             heartbeat_interval_ms: 5000,
             max_size: 10,
+            default_assignor: "uniform",
         };
         let mut g = ConsumerGroup::new("g");
         let join = |id: &str| Heartbeat {

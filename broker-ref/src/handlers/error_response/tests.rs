@@ -108,6 +108,12 @@ fn request(key: ApiKey, v: i16) -> RequestKind {
         ApiKey::SyncGroup => RequestKind::SyncGroup(SyncGroupRequest::default()),
         ApiKey::Heartbeat => RequestKind::Heartbeat(HeartbeatRequest::default()),
         ApiKey::LeaveGroup => RequestKind::LeaveGroup(LeaveGroupRequest::default()),
+        ApiKey::ConsumerGroupHeartbeat => RequestKind::ConsumerGroupHeartbeat(
+            ConsumerGroupHeartbeatRequest::default().with_member_id(s("m")),
+        ),
+        ApiKey::ConsumerGroupDescribe => RequestKind::ConsumerGroupDescribe(
+            ConsumerGroupDescribeRequest::default().with_group_ids(vec![GroupId(s("g"))]),
+        ),
         ApiKey::CreateTopics => RequestKind::CreateTopics(
             CreateTopicsRequest::default()
                 .with_topics(vec![CreatableTopic::default().with_name(name("new"))]),
@@ -204,6 +210,8 @@ fn codes(response: &ResponseKind) -> Vec<i16> {
         ResponseKind::SyncGroup(r) => vec![r.error_code],
         ResponseKind::Heartbeat(r) => vec![r.error_code],
         ResponseKind::LeaveGroup(r) => vec![r.error_code],
+        ResponseKind::ConsumerGroupHeartbeat(r) => vec![r.error_code],
+        ResponseKind::ConsumerGroupDescribe(r) => r.groups.iter().map(|g| g.error_code).collect(),
         ResponseKind::CreateTopics(r) => r.topics.iter().map(|t| t.error_code).collect(),
         ResponseKind::InitProducerId(r) => vec![r.error_code],
         ResponseKind::AddPartitionsToTxn(r) => r

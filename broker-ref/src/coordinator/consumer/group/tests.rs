@@ -1,4 +1,5 @@
 use super::*;
+use crate::coordinator::consumer::assignor::ASSIGNORS;
 
 struct Catalog(Vec<(&'static str, u128, i32)>);
 
@@ -25,6 +26,7 @@ fn limits() -> Limits {
         session_timeout: Duration::from_secs(45),
         heartbeat_interval_ms: 5000,
         max_size: 3,
+        default_assignor: "uniform",
     }
 }
 
@@ -124,34 +126,54 @@ fn epochs_are_fenced_as_kafka_fences_them() {
     let a3 = g.heartbeat(beat("a", 1, &kept), &t(), limits(), now);
     assert_eq!(a3.member_epoch, 2);
     let late = g.heartbeat(beat("a", 1, &kept), &t(), limits(), now);
-    assert_eq!(late.error, ErrorCode::NoError, "previous epoch, subset owned");
+    assert_eq!(
+        late.error,
+        ErrorCode::NoError,
+        "previous epoch, subset owned"
+    );
     let wrong = g.heartbeat(beat("a", 1, &owned), &t(), limits(), now);
-    assert_eq!(wrong.error, ErrorCode::FencedMemberEpoch, "previous epoch, more owned");
+    assert_eq!(
+        wrong.error,
+        ErrorCode::FencedMemberEpoch,
+        "previous epoch, more owned"
+    );
 }
 
 #[test]
 fn requests_are_validated_before_anything_changes() {
     let mut bad = join("a", &["t"]);
     bad.rebalance_timeout_ms = -1;
-    assert!(validate(&bad).is_err());
+    assert!(validate(&bad, ASSIGNORS).is_err());
     let mut bad = join("", &["t"]);
     bad.version = 1;
-    assert_eq!(validate(&bad).unwrap_err().0, ErrorCode::InvalidRequest);
+    assert_eq!(
+        validate(&bad, ASSIGNORS).unwrap_err().0,
+        ErrorCode::InvalidRequest
+    );
     let mut v0 = join("", &["t"]);
     v0.version = 0;
-    assert!(validate(&v0).is_ok(), "v0 joins without a member id");
+    assert!(
+        validate(&v0, ASSIGNORS).is_ok(),
+        "v0 joins without a member id"
+    );
     let mut bad = join("a", &["t"]);
     bad.subscribed_topic_names = None;
-    assert!(validate(&bad).is_err());
+    assert!(validate(&bad, ASSIGNORS).is_err());
     let mut bad = join("a", &["t"]);
     bad.server_assignor = Some("sticky".into());
-    assert_eq!(validate(&bad).unwrap_err().0, ErrorCode::UnsupportedAssignor);
+    assert_eq!(
+        validate(&bad, ASSIGNORS).unwrap_err().0,
+        ErrorCode::UnsupportedAssignor
+    );
     let mut bad = join("a", &["t"]);
     bad.subscribed_topic_regex = Some("(".into());
-    assert_eq!(validate(&bad).unwrap_err().0, ErrorCode::InvalidRegularExpression);
+    assert_eq!(
+        validate(&bad, ASSIGNORS).unwrap_err().0,
+        ErrorCode::InvalidRegularExpression
+    );
     let mut bad = beat("a", -2, &Assignment::new());
     bad.instance_id = None;
-    assert!(validate(&bad).is_err());
+    assert!(validate(&bad, ASSIGNORS).is_err());
 }
 
 #[test]
@@ -244,7 +266,11 @@ fn a_regex_subscription_follows_new_topics() {
     let grown = Catalog(vec![("t", 1, 6), ("other", 2, 2), ("t2", 3, 1)]);
     let owned = a.assignment.unwrap();
     let b = g.heartbeat(beat("a", a.member_epoch, &owned), &grown, limits(), now);
-    assert_eq!(count(b.assignment.as_ref().unwrap()), 7, "t2 joins the subscription");
+    assert_eq!(
+        count(b.assignment.as_ref().unwrap()),
+        7,
+        "t2 joins the subscription"
+    );
     assert!(b.member_epoch > a.member_epoch);
 }
 
@@ -254,9 +280,19 @@ fn leaving_frees_partitions_for_the_rest() {
     let now = Instant::now();
     g.heartbeat(join("a", &["t"]), &t(), limits(), now);
     let b1 = g.heartbeat(join("b", &["t"]), &t(), limits(), now);
-    let left = g.heartbeat(beat("a", LEAVE_EPOCH, &Assignment::new()), &t(), limits(), now);
+    let left = g.heartbeat(
+        beat("a", LEAVE_EPOCH, &Assignment::new()),
+        &t(),
+        limits(),
+        now,
+    );
     assert_eq!(left.member_epoch, LEAVE_EPOCH);
-    let b2 = g.heartbeat(beat("b", b1.member_epoch, &Assignment::new()), &t(), limits(), now);
+    let b2 = g.heartbeat(
+        beat("b", b1.member_epoch, &Assignment::new()),
+        &t(),
+        limits(),
+        now,
+    );
     assert_eq!(count(b2.assignment.as_ref().unwrap()), 6);
     assert_eq!(g.state(), State::Stable);
 }
@@ -267,8 +303,26 @@ fn commits_need_the_current_epoch() {
     let now = Instant::now();
     let a = g.heartbeat(join("a", &["t"]), &t(), limits(), now);
     assert_eq!(g.validate_commit("a", a.member_epoch, 9), Ok(()));
-    assert_eq!(g.validate_commit("a", a.member_epoch - 1, 9), Err(ErrorCode::StaleMemberEpoch));
-    assert_eq!(g.validate_commit("x", 1, 9), Err(ErrorCode::UnknownMemberId));
-    assert_eq!(g.validate_commit("a", a.member_epoch, 8), Err(ErrorCode::UnsupportedVersion));
-    assert_eq!(g.validate_commit("", -1, 9), Err(ErrorCode::UnknownMemberId));
+    assert_eq!(
+        g.validate_commit("a", a.member_epoch - 1, 9),
+        Err(ErrorCode::StaleMemberEpoch)
+    );
+    assert_eq!(
+        g.validate_commit("x", 1, 9),
+        Err(ErrorCode::UnknownMemberId)
+    );
+    assert_eq!(
+        g.validate_commit("a", a.member_epoch, 8),
+        Err(ErrorCode::UnsupportedVersion)
+    );
+    assert_eq!(
+        g.validate_commit("", -1, 9),
+        Err(ErrorCode::UnknownMemberId)
+    );
+    let empty = ConsumerGroup::new("e");
+    assert_eq!(
+        empty.validate_commit("", -1, 9),
+        Ok(()),
+        "an admin commit to an empty group"
+    );
 }
