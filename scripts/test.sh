@@ -70,8 +70,10 @@ if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   kdir=$(mktemp -d)
   trap 'tests/compat/kafka.sh stop "$kdir" >/dev/null 2>&1 || true; rm -rf "$out" "$kdir"' EXIT
   # quota.window.num=2: the suite's quota rate tests (tests/suite/tests/quotas.rs) measure 20 s
-  # against short quota windows.
-  kafka_addr=$(ODRADEK_KAFKA_EXTRA_PROPS="quota.window.num=2" tests/compat/kafka.sh start "$kdir")
+  # against short quota windows. The group.consumer.* values: KIP-848 groups heartbeat every
+  # 500 ms (Kafka's floor is 5 s), as the suite's own broker does (tests/suite/tests/groups_kip848.rs).
+  kafka_props=$'quota.window.num=2\ngroup.consumer.heartbeat.interval.ms=500\ngroup.consumer.min.heartbeat.interval.ms=500\ngroup.consumer.session.timeout.ms=6000\ngroup.consumer.min.session.timeout.ms=6000'
+  kafka_addr=$(ODRADEK_KAFKA_EXTRA_PROPS="$kafka_props" tests/compat/kafka.sh start "$kdir")
   ODRADEK_TEST_BOOTSTRAP="$kafka_addr" cargo test -p odradek-suite
   ODRADEK_TEST_BOOTSTRAP="$kafka_addr" cargo test -p odradek-eos
   # Broker fidelity: the same requests to a fresh odradek-broker and to this Kafka, answers

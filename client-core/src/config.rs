@@ -325,6 +325,22 @@ pub struct ConsumerConfig {
     pub max_poll_interval: Duration,
     /// `partition.assignment.strategy` (Kafka's default: range, cooperative-sticky).
     pub assignors: Vec<String>,
+    /// `group.protocol` (classic): `consumer` is KIP-848's protocol, where the broker assigns.
+    pub group_protocol: GroupProtocol,
+    /// `group.remote.assignor` (none: the broker's default): the server-side assignor a
+    /// consumer-protocol member asks for.
+    pub remote_assignor: Option<String>,
+    /// Classic-protocol settings given explicitly (refused with `group.protocol=consumer`).
+    pub(crate) classic_settings: Vec<&'static str>,
+}
+
+/// The consumer group protocol (`group.protocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupProtocol {
+    /// JoinGroup / SyncGroup / Heartbeat, the client assigns (Kafka's default).
+    Classic,
+    /// KIP-848's ConsumerGroupHeartbeat: the broker assigns, members reconcile incrementally.
+    Consumer,
 }
 
 /// Producer settings.
@@ -454,6 +470,9 @@ impl Default for ClientConfig {
                 heartbeat_interval: Duration::from_millis(3000),
                 max_poll_interval: Duration::from_millis(300_000),
                 assignors: vec!["range".into(), "cooperative-sticky".into()],
+                group_protocol: GroupProtocol::Classic,
+                remote_assignor: None,
+                classic_settings: Vec::new(),
             },
             security: SecurityConfig::default(),
             socket: SocketOptions::default(),
@@ -759,8 +778,35 @@ impl ClientConfig {
             "group.instance.id" => {
                 c.group_instance_id = Some(value.to_string()).filter(|g| !g.is_empty())
             }
-            "session.timeout.ms" => c.session_timeout = parse_ms(key, value)?,
-            "heartbeat.interval.ms" => c.heartbeat_interval = parse_ms(key, value)?,
+            "session.timeout.ms" => {
+                c.session_timeout = parse_ms(key, value)?;
+                c.classic_settings.push("session.timeout.ms");
+            }
+            "heartbeat.interval.ms" => {
+                c.heartbeat_interval = parse_ms(key, value)?;
+                c.classic_settings.push("heartbeat.interval.ms");
+            }
+            "group.protocol" => {
+                c.group_protocol = match value.trim().to_ascii_lowercase().as_str() {
+                    "classic" => GroupProtocol::Classic,
+                    "consumer" => GroupProtocol::Consumer,
+                    _ => {
+                        return Err(Error::config(
+                            key,
+                            format!("`{value}` is not classic or consumer"),
+                        ))
+                    }
+                }
+            }
+            "group.remote.assignor" => {
+                c.remote_assignor = Some(value.trim().to_string()).filter(|a| !a.is_empty())
+            }
+            "group.protocol.type" => {
+                if value.trim() != "consumer" {
+                    return Err(Error::config(key, "only consumer groups are supported"));
+                }
+                c.classic_settings.push("group.protocol.type");
+            }
             "max.poll.interval.ms" => c.max_poll_interval = parse_ms(key, value)?,
             "partition.assignment.strategy" => {
                 let names: Vec<String> = split_list(value);
@@ -776,6 +822,7 @@ impl ClientConfig {
                     }
                 }
                 c.assignors = names;
+                c.classic_settings.push("partition.assignment.strategy");
             }
             "queued.max.messages.kbytes" => {
                 let kb: usize = parse_num(key, value)?;
@@ -846,6 +893,23 @@ impl ClientConfig {
     }
 
     fn validate(&mut self) -> Result<()> {
+        if self.consumer.group_protocol == GroupProtocol::Consumer {
+            // As librdkafka: these belong to the classic protocol; the broker decides them.
+            if let Some(key) = self.consumer.classic_settings.first() {
+                let why = match *key {
+                    "partition.assignment.strategy" => {
+                        "is not supported for `group.protocol=consumer`. Use `group.remote.assignor` instead"
+                    }
+                    "group.protocol.type" => "is not supported for `group.protocol=consumer`",
+                    _ => "is not supported for `group.protocol=consumer`. It is defined broker side",
+                };
+                return Err(Error::config(*key, why));
+            }
+        } else if self.consumer.remote_assignor.is_some() {
+            // Accepted as librdkafka accepts it; only the consumer protocol uses it.
+            self.not_applicable
+                .push("group.remote.assignor".to_string());
+        }
         if !self.not_applicable.is_empty() {
             tracing::info!(
                 properties = %self.not_applicable.join(", "),

@@ -283,15 +283,7 @@ pub fn status(name: &str) -> Option<Status> {
             &["none"],
             "tokens come from the token endpoint, not a cloud metadata service",
         ),
-        "group.protocol" => Only(
-            &["classic"],
-            "the consumer group protocol (KIP-848, group.protocol=consumer) is not supported yet",
-        ),
         "group.protocol.type" => Only(&["consumer"], "only consumer groups"),
-        "group.remote.assignor" => Only(
-            &[""],
-            "broker-side assignors need group.protocol=consumer (KIP-848), not supported yet",
-        ),
         "offset.store.method" => Only(
             &["broker"],
             "offsets are stored with the group coordinator only",

@@ -51,6 +51,8 @@ pub const CLIENT_APIS: &[ApiKey] = &[
     ApiKey::DescribeUserScramCredentials,
     ApiKey::AlterUserScramCredentials,
     ApiKey::ElectLeaders,
+    ApiKey::ConsumerGroupHeartbeat,
+    ApiKey::ConsumerGroupDescribe,
 ];
 
 /// The highest version of `key` the client code fills the fields of (negotiation never goes

@@ -230,7 +230,11 @@ fn new_member_id() -> String {
 /// configured ones (`group.consumer.assignors`).
 pub fn validate(hb: &Heartbeat, assignors: &[&str]) -> Result<(), (ErrorCode, String)> {
     let invalid = |m: &str| Err((ErrorCode::InvalidRequest, m.to_string()));
-    if hb.instance_id.as_deref().is_some_and(|i| i.trim().is_empty()) {
+    if hb
+        .instance_id
+        .as_deref()
+        .is_some_and(|i| i.trim().is_empty())
+    {
         return invalid("InstanceId can't be empty.");
     }
     if hb.rack_id.as_deref().is_some_and(|r| r.trim().is_empty()) {

@@ -412,6 +412,82 @@ impl GroupClient {
     }
 }
 
+/// One ConsumerGroupHeartbeat's fields (KIP-848); `None` / -1 mean "unchanged since the last
+/// heartbeat", as on the wire.
+#[derive(Debug, Clone, Default)]
+pub struct ConsumerHeartbeat {
+    /// Member epoch (0 joins, -1 leaves, -2 leaves temporarily).
+    pub member_epoch: i32,
+    /// Static membership id.
+    pub instance_id: Option<String>,
+    /// Rack.
+    pub rack_id: Option<String>,
+    /// Rebalance timeout (`max.poll.interval.ms`), -1 when unchanged.
+    pub rebalance_timeout_ms: i32,
+    /// Subscribed topic names.
+    pub topic_names: Option<Vec<String>>,
+    /// Subscribed regular expression ("" for none; v1+).
+    pub topic_regex: Option<String>,
+    /// Preferred server assignor.
+    pub server_assignor: Option<String>,
+    /// Partitions owned, by topic id.
+    pub owned:
+        Option<Vec<kafka_protocol::messages::consumer_group_heartbeat_request::TopicPartitions>>,
+}
+
+impl ConsumerHeartbeat {
+    /// A request with every field unchanged (a leave sets its epoch).
+    pub fn leaving() -> Self {
+        ConsumerHeartbeat {
+            rebalance_timeout_ms: -1,
+            ..ConsumerHeartbeat::default()
+        }
+    }
+}
+
+impl GroupClient {
+    /// One ConsumerGroupHeartbeat (KIP-848) for this member. The coordinator is looked up when
+    /// unknown and forgotten after a coordinator error (the caller resends in full).
+    pub async fn consumer_heartbeat(
+        &mut self,
+        hb: &ConsumerHeartbeat,
+    ) -> Result<kafka_protocol::messages::ConsumerGroupHeartbeatResponse> {
+        use kafka_protocol::messages::{ApiKey, ConsumerGroupHeartbeatRequest};
+        let conn = self.connection().await?;
+        let version = conn.versions().version(ApiKey::ConsumerGroupHeartbeat)?;
+        let regex = match (&hb.topic_regex, version) {
+            (Some(re), 0) if !re.is_empty() => {
+                return Err(Error::config(
+                    "subscribe",
+                    "a regular-expression subscription on the consumer group protocol needs                      ConsumerGroupHeartbeat v1 (Kafka 4.0+)",
+                ))
+            }
+            (_, 0) => None,
+            (re, _) => re.clone(),
+        };
+        let request = ConsumerGroupHeartbeatRequest::default()
+            .with_group_id(GroupId(sb(&self.group_id)))
+            .with_member_id(sb(&self.member_id))
+            .with_member_epoch(hb.member_epoch)
+            .with_instance_id(hb.instance_id.as_deref().map(sb))
+            .with_rack_id(hb.rack_id.as_deref().map(sb))
+            .with_rebalance_timeout_ms(hb.rebalance_timeout_ms)
+            .with_subscribed_topic_names(
+                hb.topic_names
+                    .as_ref()
+                    .map(|ns| ns.iter().map(|n| TopicName(sb(n))).collect()),
+            )
+            .with_subscribed_topic_regex(regex.as_deref().map(sb))
+            .with_server_assignor(hb.server_assignor.as_deref().map(sb))
+            .with_topic_partitions(hb.owned.clone());
+        let response = conn.send_versioned(&request, version).await?;
+        if Self::is_coordinator_error(ErrorCode::from_code(response.error_code)) {
+            self.forget_coordinator();
+        }
+        Ok(response)
+    }
+}
+
 /// FindCoordinator for `group_id`, asked of another broker than `exclude`: a coordinator
 /// whose answer is in doubt (see `GroupClient::second_opinion`) or one given up on.
 async fn find_coordinator(cluster: &Cluster, group_id: &str, exclude: Option<i32>) -> Result<i32> {

@@ -8,6 +8,7 @@
 
 mod assignors;
 pub(crate) mod client;
+mod kip848;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -206,6 +207,9 @@ async fn partition_counts(shared: &Shared, topics: &[String]) -> HashMap<String,
 
 /// The membership task: runs until the consumer unsubscribes or closes.
 pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
+    if shared.cluster.config().consumer.group_protocol == crate::config::GroupProtocol::Consumer {
+        return kip848::run(shared, m).await;
+    }
     let cfg = shared.cluster.config().consumer.clone();
     let assignors: Vec<Assignor> = cfg
         .assignors
