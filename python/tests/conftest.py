@@ -132,13 +132,20 @@ class ExternalBroker:
         return ""
 
 
+# What the external broker of the compatibility tier has (kafka.sh's server.properties plus the
+# group.consumer.* values scripts/test.sh passes in ODRADEK_KAFKA_EXTRA_PROPS).
+KIP848_FAST = {"group.consumer.heartbeat.interval.ms": "500", "group.consumer.min.heartbeat.interval.ms": "500",
+               "group.consumer.session.timeout.ms": "6000", "group.consumer.min.session.timeout.ms": "6000"}
+EXTERNAL_HAS = {("group.initial.rebalance.delay.ms", "0")} | set(KIP848_FAST.items())
+
+
 def module_broker(workdir, overrides=None):
     """A started broker for a test module: ours with `overrides`, or the external one.
 
     Only overrides the external broker (tests/compat/kafka.sh) already has may be passed."""
     if EXTERNAL_BOOTSTRAP:
         unlike = {k: v for k, v in (overrides or {}).items()
-                  if (k, v) not in {("group.initial.rebalance.delay.ms", "0")}}
+                  if (k, v) not in EXTERNAL_HAS}
         assert not unlike, "external broker cannot provide %r" % unlike
         return ExternalBroker(EXTERNAL_BOOTSTRAP)
     return Broker(workdir, overrides).start()

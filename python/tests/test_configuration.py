@@ -68,7 +68,10 @@ def test_every_property_at_its_default_still_round_trips(bootstrap, topic):
      "topic.metadata.refresh.interval.ms": 30000, "broker.address.family": "v4",
      "debug": "broker,protocol", "api.version.request": True,
      "enable.metrics.push": False, "client.dns.lookup": "use_all_dns_ips"},
-], ids=["tuned-producer", "tuned-consumer", "cloud-debug"])
+    # A KIP-848 consumer: the broker assigns.
+    {"group.id": "g", "group.protocol": "consumer", "group.remote.assignor": "uniform",
+     "group.instance.id": "worker-1", "max.poll.interval.ms": 60000},
+], ids=["tuned-producer", "tuned-consumer", "cloud-debug", "kip848-consumer"])
 def test_realistic_configurations_are_accepted(bootstrap, conf):
     if "group.id" in conf:
         Consumer({**conf, "bootstrap.servers": bootstrap}).close()
@@ -77,7 +80,6 @@ def test_realistic_configurations_are_accepted(bootstrap, conf):
 
 
 @pytest.mark.parametrize("key,value,why", [
-    ("group.protocol", "consumer", "KIP-848"),
     ("ssl.crl.location", "/etc/crl.pem", "revocation"),
     ("queuing.strategy", "lifo", "order"),
     ("offset.store.method", "file", "coordinator"),
@@ -90,6 +92,19 @@ def test_what_cannot_be_honoured_is_refused_naming_the_property(bootstrap, key, 
         Producer({"bootstrap.servers": bootstrap, key: value})
     text = str(e.value)
     assert key in text and why in text, text
+
+
+@pytest.mark.parametrize("key,value", [
+    ("session.timeout.ms", 10000),
+    ("heartbeat.interval.ms", 1000),
+    ("partition.assignment.strategy", "range"),
+])
+def test_classic_settings_are_refused_with_the_consumer_protocol(bootstrap, key, value):
+    # As confluent-kafka refuses them: the broker decides these on the consumer protocol.
+    with pytest.raises(KafkaException) as e:
+        Consumer({"bootstrap.servers": bootstrap, "group.id": "g", "group.protocol": "consumer", key: value})
+    text = str(e.value)
+    assert key in text and "group.protocol=consumer" in text, text
 
 
 class Lines:

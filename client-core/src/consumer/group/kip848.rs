@@ -138,6 +138,8 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
         Topics::Names(n) => (n.clone(), String::new()),
         Topics::Pattern(re) => (Vec::new(), re.as_str().to_string()),
     };
+    // The consumer protocol is incremental: rebalance events carry only the change.
+    m.cooperative.store(true, Ordering::Release);
     {
         let mut g = group.lock().await;
         if g.member_id.is_empty() {

@@ -1,0 +1,145 @@
+"""Consumer groups on KIP-848's consumer protocol (group.protocol=consumer): odradek members
+alone, and a mixed group of odradek and confluent-kafka (librdkafka) members sharing partitions.
+
+Every member tracks what it owns from its rebalance callbacks (incremental on this protocol);
+a shared tracker fails the test the moment two members own one partition, and every produced
+record must be consumed.
+"""
+import threading
+import time
+
+import pytest
+
+import confluent_kafka
+import odradek
+
+from conftest import KIP848_FAST, module_broker, produce_n
+
+DEADLINE = 30
+
+
+@pytest.fixture(scope="module")
+def kbroker(tmp_path_factory):
+    b = module_broker(tmp_path_factory.mktemp("kip848-broker"), KIP848_FAST)
+    yield b
+    b.stop()
+
+
+class Tracker:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.owned = {}
+        self.overlaps = []
+        self.values = set()
+        self.kinds = []
+
+    def change(self, who, kind, parts):
+        with self.lock:
+            mine = self.owned.setdefault(who, set())
+            keys = {(p.topic, p.partition) for p in parts}
+            if kind == "assign":
+                mine |= keys
+            else:
+                mine -= keys
+            self.kinds.append((who, kind, len(keys)))
+            seen = {}
+            for w, ps in self.owned.items():
+                for p in ps:
+                    if p in seen:
+                        self.overlaps.append("%s owned by %s and %s" % (p, seen[p], w))
+                    seen[p] = w
+
+    def sizes(self):
+        with self.lock:
+            return {w: len(ps) for w, ps in self.owned.items()}
+
+
+class Member:
+    """A consumer of either library on the consumer protocol, polled on its own thread."""
+
+    def __init__(self, lib, name, bootstrap, group, topic, tracker):
+        self.name, self.tracker = name, tracker
+        self.stop_flag = threading.Event()
+        self.failure = None
+        self.consumer = lib.Consumer({
+            "bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer",
+            "client.id": name, "auto.offset.reset": "earliest", "auto.commit.interval.ms": 200,
+        })
+        self.consumer.subscribe(
+            [topic],
+            on_assign=lambda c, ps: tracker.change(name, "assign", ps),
+            on_revoke=lambda c, ps: tracker.change(name, "revoke", ps),
+            on_lost=lambda c, ps: tracker.change(name, "lost", ps))
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        try:
+            while not self.stop_flag.is_set():
+                m = self.consumer.poll(0.1)
+                if m is not None and not m.error():
+                    with self.tracker.lock:
+                        self.tracker.values.add(m.value())
+            self.consumer.close()
+        except BaseException as e:  # reported by stop()
+            self.failure = e
+
+    def stop(self):
+        self.stop_flag.set()
+        self.thread.join(DEADLINE)
+        assert not self.thread.is_alive()
+        if self.failure:
+            raise self.failure
+
+
+def wait_for(cond, what):
+    deadline = time.monotonic() + DEADLINE
+    while not cond():
+        assert time.monotonic() < deadline, "timed out waiting for %s" % what()
+        time.sleep(0.05)
+
+
+def even(tracker, names, partitions):
+    sizes = tracker.sizes()
+    got = [sizes.get(n, 0) for n in names]
+    return sum(got) == partitions and max(got) - min(got) <= 1
+
+
+@pytest.mark.parametrize("libs", [("odradek", "odradek"), ("odradek", "confluent"), ("confluent", "odradek")],
+                         ids=["odradek-only", "odradek-first", "confluent-first"])
+def test_members_share_partitions_and_consume_everything(kbroker, topic, libs):
+    group = "g848-" + topic
+    fill = [b"v%d" % i for i in range(300)]
+    for p in range(3):
+        produce_n(kbroker.bootstrap, topic, 100, partition=p, value=lambda i, p=p: b"v%d" % (p * 100 + i))
+    tracker = Tracker()
+    lib = {"odradek": odradek, "confluent": confluent_kafka}
+    first = Member(lib[libs[0]], "first", kbroker.bootstrap, group, topic, tracker)
+    wait_for(lambda: even(tracker, ["first"], 3), tracker.sizes)
+    second = Member(lib[libs[1]], "second", kbroker.bootstrap, group, topic, tracker)
+    wait_for(lambda: even(tracker, ["first", "second"], 3) and tracker.sizes().get("second"), tracker.sizes)
+    wait_for(lambda: tracker.values >= set(fill), lambda: len(set(fill) - tracker.values))
+    # The second leaves: the first takes everything back.
+    second.stop()
+    wait_for(lambda: even(tracker, ["first"], 3), tracker.sizes)
+    first.stop()
+    assert not tracker.overlaps, tracker.overlaps
+    assert all(kind != "lost" for _, kind, _ in tracker.kinds), tracker.kinds
+
+
+def test_one_member_gets_every_partition_and_names_itself(kbroker, topic):
+    group = "g848c-" + topic
+    produce_n(kbroker.bootstrap, topic, 3)   # creates the topic (3 partitions)
+    events = []
+    c = odradek.Consumer({"bootstrap.servers": kbroker.bootstrap, "group.id": group,
+                          "group.protocol": "consumer", "auto.offset.reset": "earliest"})
+    c.subscribe([topic], on_assign=lambda cons, ps: events.append(("assign", len(ps))),
+                on_revoke=lambda cons, ps: events.append(("revoke", len(ps))))
+    deadline = time.monotonic() + DEADLINE
+    while ("assign", 3) not in events:
+        assert time.monotonic() < deadline, events
+        c.poll(0.1)
+    assert len(c.assignment()) == 3
+    member = c.memberid()
+    assert member and len(member) == 22, member   # the client names itself (KIP-1082)
+    c.close()
