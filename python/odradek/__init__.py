@@ -31,7 +31,7 @@ from ._odradek import (
     libversion,
     version,
 )
-from .admin import ConsumerGroupState, ConsumerGroupTopicPartitions, IsolationLevel, Node
+from .admin import ConsumerGroupState, ConsumerGroupType, ConsumerGroupTopicPartitions, IsolationLevel, Node
 from .serializing import DeserializingConsumer, SerializingProducer
 
 __version__ = version()[0]
@@ -49,6 +49,7 @@ __all__ = [
     "Consumer",
     "ConsumerGroupMetadata",
     "ConsumerGroupState",
+    "ConsumerGroupType",
     "ConsumerGroupTopicPartitions",
     "DeserializingConsumer",
     "IsolationLevel",

@@ -66,6 +66,7 @@ __all__ = [
     "NewTopic",
     "NewPartitions",
     "ConsumerGroupState",
+    "ConsumerGroupType",
     "ConsumerGroupListing",
     "ListConsumerGroupsResult",
     "ConsumerGroupDescription",
@@ -145,14 +146,28 @@ class ConsumerGroupState(Enum):
         }.get(state, cls.UNKNOWN)
 
 
+class ConsumerGroupType(Enum):
+    """A group's protocol (values as confluent-kafka numbers them): ``CONSUMER`` is KIP-848's."""
+
+    UNKNOWN = 0
+    CONSUMER = 1
+    CLASSIC = 2
+
+    @classmethod
+    def _from_broker(cls, group_type: str) -> "ConsumerGroupType":
+        return {"consumer": cls.CONSUMER, "classic": cls.CLASSIC}.get(group_type.lower(), cls.UNKNOWN)
+
+
 class ConsumerGroupListing:
     """One group of :meth:`AdminClient.list_consumer_groups`."""
 
     def __init__(self, group_id: str, is_simple_consumer_group: bool,
-                 state: ConsumerGroupState = ConsumerGroupState.UNKNOWN) -> None:
+                 state: ConsumerGroupState = ConsumerGroupState.UNKNOWN,
+                 type: ConsumerGroupType = ConsumerGroupType.UNKNOWN) -> None:
         self.group_id = group_id
         self.is_simple_consumer_group = is_simple_consumer_group
         self.state = state
+        self.type = type
 
 
 class ListConsumerGroupsResult:
@@ -175,12 +190,15 @@ class MemberDescription:
     """One member of a described group."""
 
     def __init__(self, member_id: str, client_id: str, host: str, assignment: MemberAssignment,
-                 group_instance_id: Optional[str] = None) -> None:
+                 group_instance_id: Optional[str] = None,
+                 target_assignment: Optional[MemberAssignment] = None) -> None:
         self.member_id = member_id
         self.client_id = client_id
         self.host = host
         self.assignment = assignment
         self.group_instance_id = group_instance_id
+        # What the broker means the member to own (KIP-848 groups; None in a classic group).
+        self.target_assignment = target_assignment
 
 
 class ConsumerGroupDescription:
@@ -189,13 +207,17 @@ class ConsumerGroupDescription:
 
     def __init__(self, group_id: str, is_simple_consumer_group: bool,
                  members: List[MemberDescription], partition_assignor: str,
-                 state: ConsumerGroupState, coordinator: Any = None) -> None:
+                 state: ConsumerGroupState, coordinator: Any = None,
+                 authorized_operations: Optional[List[Any]] = None,
+                 type: ConsumerGroupType = ConsumerGroupType.UNKNOWN) -> None:
         self.group_id = group_id
         self.is_simple_consumer_group = is_simple_consumer_group
         self.members = members
         self.partition_assignor = partition_assignor
         self.state = state
         self.coordinator = coordinator
+        self.authorized_operations = authorized_operations
+        self.type = type
 
 
 class ConsumerGroupTopicPartitions:
@@ -623,20 +645,28 @@ class AdminClient(SecurityAdminMixin, QuotaAdminMixin):
 
     def list_consumer_groups(
         self, request_timeout: float = -1, states: Optional[Set[ConsumerGroupState]] = None,
-        **kwargs: Any,
+        types: Optional[Set[ConsumerGroupType]] = None, **kwargs: Any,
     ) -> "concurrent.futures.Future[ListConsumerGroupsResult]":
-        """Every consumer group on every broker (optionally only those in ``states``)."""
-        _only_options("list_consumer_groups", kwargs, types=None)
+        """Every consumer group on every broker (optionally only those in ``states`` and of
+        ``types``)."""
+        _only_options("list_consumer_groups", kwargs)
         if states is not None and not isinstance(states, set):
             raise TypeError("'states' must be a set")
+        if types is not None and not isinstance(types, set):
+            raise TypeError("'types' must be a set")
+        if types and not all(isinstance(t, ConsumerGroupType) for t in types):
+            raise TypeError("All elements of types must be of type ConsumerGroupType")
 
-        def convert(raw: Tuple[List[Tuple[str, str, str]], List[KafkaError]]) -> Any:
+        def convert(raw: Tuple[List[Tuple[str, str, str, str]], List[KafkaError]]) -> Any:
             listings = [
-                ConsumerGroupListing(gid, ptype == "", ConsumerGroupState._from_broker(state))
-                for gid, ptype, state in raw[0]
+                ConsumerGroupListing(gid, ptype == "", ConsumerGroupState._from_broker(state),
+                                     ConsumerGroupType._from_broker(gtype))
+                for gid, ptype, state, gtype in raw[0]
             ]
             if states:
                 listings = [g for g in listings if g.state in states]
+            if types:
+                listings = [g for g in listings if g.type in types]
             return ListConsumerGroupsResult(listings, list(raw[1]))
 
         out, raw = _chained(convert)
@@ -933,16 +963,20 @@ class AdminClient(SecurityAdminMixin, QuotaAdminMixin):
         return self._core.list_topics(topic, timeout)
 
 
-def _describe(raw: Tuple[str, str, str, str, List[Any]]) -> ConsumerGroupDescription:
-    gid, state, ptype, protocol, members = raw
+def _describe(raw: Tuple[str, str, str, str, List[Any], str]) -> ConsumerGroupDescription:
+    gid, state, ptype, protocol, members, gtype = raw
+
+    def assignment(parts: List[Tuple[str, int]]) -> MemberAssignment:
+        return MemberAssignment([TopicPartition(t, p) for t, p in parts])
+
     described = [
-        MemberDescription(member_id, client_id, host,
-                          MemberAssignment([TopicPartition(t, p) for t, p in parts]),
-                          instance_id)
-        for member_id, instance_id, client_id, host, parts in members
+        MemberDescription(member_id, client_id, host, assignment(parts), instance_id,
+                          None if target is None else assignment(target))
+        for member_id, instance_id, client_id, host, parts, target in members
     ]
     return ConsumerGroupDescription(gid, ptype == "", described, protocol,
-                                    ConsumerGroupState._from_broker(state))
+                                    ConsumerGroupState._from_broker(state),
+                                    type=ConsumerGroupType._from_broker(gtype))
 
 
 def _failed(code: int, reason: str) -> "concurrent.futures.Future[Any]":

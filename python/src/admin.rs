@@ -220,20 +220,31 @@ fn offset_spec(value: i64) -> PyResult<OffsetSpec> {
 
 /// A member as `describe_groups` returns it: `(member_id, group_instance_id, client_id,
 /// host, [(topic, partition)])`.
-type MemberTuple = (String, Option<String>, String, String, Vec<(String, i32)>);
+/// (member id, instance id, client id, host, assignment, target assignment: `None` in a
+/// classic group).
+type MemberTuple = (
+    String,
+    Option<String>,
+    String,
+    String,
+    Vec<(String, i32)>,
+    Option<Vec<(String, i32)>>,
+);
 
 fn member_tuple(m: GroupMember) -> MemberTuple {
-    let parts = m
-        .assignment
-        .into_iter()
-        .map(|tp| (tp.topic.to_string(), tp.partition))
-        .collect();
+    let pairs = |ps: Vec<TopicPartition>| -> Vec<(String, i32)> {
+        ps.into_iter()
+            .map(|tp| (tp.topic.to_string(), tp.partition))
+            .collect()
+    };
+    let target = (m.member_epoch >= 0).then(|| pairs(m.target_assignment));
     (
         m.member_id,
         m.group_instance_id,
         m.client_id,
         m.client_host,
-        parts,
+        pairs(m.assignment),
+        target,
     )
 }
 
@@ -611,7 +622,7 @@ impl AdminCore {
                             Ok(groups) => valid.extend(
                                 groups
                                     .into_iter()
-                                    .map(|g| (g.group_id, g.protocol_type, g.state)),
+                                    .map(|g| (g.group_id, g.protocol_type, g.state, g.group_type)),
                             ),
                             Err(e) => errors
                                 .push(kafka_error(py, ClientError::from_core(&e, Stage::Request))?),
@@ -648,7 +659,14 @@ impl AdminCore {
                 settle_with(futures, results, |py, d| {
                     let members: Vec<MemberTuple> =
                         d.members.into_iter().map(member_tuple).collect();
-                    let t = (d.group_id, d.state, d.protocol_type, d.protocol, members);
+                    let t = (
+                        d.group_id,
+                        d.state,
+                        d.protocol_type,
+                        d.protocol,
+                        members,
+                        d.group_type,
+                    );
                     Ok(t.into_pyobject(py)?.into_any().unbind())
                 })
             },

@@ -460,7 +460,7 @@ def test_group_call_options_are_honoured_or_refused_by_name(bootstrap):
     with pytest.raises(NotImplementedError, match="require_stable"):
         admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions("g")],
                                           require_stable=True)
-    with pytest.raises(NotImplementedError, match="types"):
+    with pytest.raises(TypeError, match="ConsumerGroupType"):
         admin.list_consumer_groups(types={"CLASSIC"})
     # Their no-op values are accepted, as confluent-kafka's defaults: the call goes out (an
     # unknown group is described as DEAD by odradek-broker, GROUP_ID_NOT_FOUND by Kafka 4.x).

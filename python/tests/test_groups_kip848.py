@@ -143,3 +143,39 @@ def test_one_member_gets_every_partition_and_names_itself(kbroker, topic):
     member = c.memberid()
     assert member and len(member) == 22, member   # the client names itself (KIP-1082)
     c.close()
+
+
+def test_admin_describes_and_lists_either_kind_of_group(kbroker, topic):
+    from odradek import ConsumerGroupState, ConsumerGroupType
+    from odradek.admin import AdminClient
+    produce_n(kbroker.bootstrap, topic, 3)
+    tracker = Tracker()
+    modern = Member(odradek, "modern", kbroker.bootstrap, "g848a-" + topic, topic, tracker)
+    classic = odradek.Consumer({"bootstrap.servers": kbroker.bootstrap, "group.id": "gcl-" + topic,
+                                "auto.offset.reset": "earliest"})
+    classic.subscribe([topic])
+    admin = AdminClient({"bootstrap.servers": kbroker.bootstrap})
+    try:
+        wait_for(lambda: len(classic.assignment()) == 3 or classic.poll(0.1) and False, lambda: classic.assignment())
+        wait_for(lambda: even(tracker, ["modern"], 3), tracker.sizes)
+
+        def described(group):
+            return admin.describe_consumer_groups([group])[group].result(DEADLINE)
+
+        d = described("g848a-" + topic)
+        assert d.type == ConsumerGroupType.CONSUMER
+        assert d.state == ConsumerGroupState.STABLE
+        assert d.partition_assignor == "uniform"
+        (m,) = d.members
+        assert len(m.assignment.topic_partitions) == 3
+        assert sorted(tp.partition for tp in m.target_assignment.topic_partitions) == [0, 1, 2]
+        c = described("gcl-" + topic)
+        assert c.type == ConsumerGroupType.CLASSIC
+        assert c.members[0].target_assignment is None
+        listed = admin.list_consumer_groups(types={ConsumerGroupType.CONSUMER}).result(DEADLINE)
+        ids = {g.group_id: g.type for g in listed.valid}
+        assert ids.get("g848a-" + topic) == ConsumerGroupType.CONSUMER
+        assert "gcl-" + topic not in ids
+    finally:
+        modern.stop()
+        classic.close()

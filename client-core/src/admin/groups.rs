@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
 use kafka_protocol::messages::{
-    ApiKey, DeleteGroupsRequest, DescribeGroupsRequest, FindCoordinatorRequest, GroupId,
-    ListGroupsRequest, OffsetFetchRequest, TopicName,
+    ApiKey, ConsumerGroupDescribeRequest, DeleteGroupsRequest, DescribeGroupsRequest,
+    FindCoordinatorRequest, GroupId, ListGroupsRequest, OffsetFetchRequest, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -25,9 +25,11 @@ pub struct GroupListing {
     pub group_id: String,
     /// `consumer` for consumer groups, "" for groups that only commit offsets.
     pub protocol_type: String,
-    /// `Stable`, `Empty`, `PreparingRebalance`, `CompletingRebalance`, `Dead` ("" when the
-    /// broker does not say).
+    /// `Stable`, `Empty`, `PreparingRebalance`, `CompletingRebalance`, `Dead`, or for a
+    /// consumer-protocol group `Assigning` / `Reconciling` ("" when the broker does not say).
     pub state: String,
+    /// `classic` or `consumer` (KIP-848) ("" from a broker before ListGroups v5).
+    pub group_type: String,
 }
 
 /// One member of a described group.
@@ -46,8 +48,13 @@ pub struct GroupMember {
     /// The member's metadata as the broker returned it (the consumer protocol's subscription
     /// for `consumer` groups): what KafkaJS's `describeGroups` hands out.
     pub metadata_bytes: bytes::Bytes,
-    /// The member's assignment as the broker returned it.
+    /// The member's assignment as the broker returned it (classic groups).
     pub assignment_bytes: bytes::Bytes,
+    /// A consumer-protocol member's epoch (-1 in a classic group).
+    pub member_epoch: i32,
+    /// What the broker means the member to own (consumer-protocol groups; empty in a classic
+    /// group, where the leader assigns).
+    pub target_assignment: Vec<TopicPartition>,
 }
 
 /// A described group.
@@ -63,6 +70,12 @@ pub struct GroupDescription {
     pub protocol: String,
     /// Members.
     pub members: Vec<GroupMember>,
+    /// `classic`, or `consumer` for a KIP-848 group.
+    pub group_type: String,
+    /// A consumer-protocol group's epoch and its target assignment's epoch (-1 for classic).
+    pub group_epoch: i32,
+    /// The epoch of the target assignment (-1 for classic).
+    pub assignment_epoch: i32,
 }
 
 /// A committed offset as `list_group_offsets` reports it.
@@ -165,6 +178,7 @@ impl Call for ListGroups<'_> {
                 group_id: g.group_id.to_string(),
                 protocol_type: g.protocol_type.to_string(),
                 state: g.group_state.to_string(),
+                group_type: g.group_type.to_string(),
             })
             .collect();
         Ok(items
@@ -183,7 +197,74 @@ impl Call for ListGroups<'_> {
     }
 }
 
-/// DescribeGroups, per coordinator.
+/// Partitions of a ConsumerGroupDescribe assignment, by name.
+fn named(
+    a: &kafka_protocol::messages::consumer_group_describe_response::Assignment,
+) -> Vec<TopicPartition> {
+    let mut out: Vec<TopicPartition> = a
+        .topic_partitions
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().map(|p| TopicPartition {
+                topic: t.topic_name.to_string().into(),
+                partition: *p,
+            })
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// ConsumerGroupDescribe for `names`: the consumer-protocol groups' descriptions, and the
+/// groups it does not describe (classic ones, answered GROUP_ID_NOT_FOUND) to ask with
+/// DescribeGroups.
+async fn describe_consumer_groups(
+    connection: &Connection,
+    names: &[&str],
+) -> Result<(HashMap<String, (ErrorCode, GroupDescription)>, Vec<String>)> {
+    let request = ConsumerGroupDescribeRequest::default()
+        .with_group_ids(names.iter().map(|g| GroupId(sb(g))).collect());
+    let response = connection.send(&request).await?;
+    let mut described = HashMap::new();
+    let mut classic = Vec::new();
+    for g in response.groups {
+        let code = ErrorCode::from_code(g.error_code);
+        if code == ErrorCode::GroupIdNotFound {
+            classic.push(g.group_id.to_string());
+            continue;
+        }
+        let members = g
+            .members
+            .iter()
+            .map(|m| GroupMember {
+                member_id: m.member_id.to_string(),
+                group_instance_id: m.instance_id.as_ref().map(|s| s.to_string()),
+                client_id: m.client_id.to_string(),
+                client_host: m.client_host.to_string(),
+                assignment: named(&m.assignment),
+                metadata_bytes: bytes::Bytes::new(),
+                assignment_bytes: bytes::Bytes::new(),
+                member_epoch: m.member_epoch,
+                target_assignment: named(&m.target_assignment),
+            })
+            .collect();
+        let description = GroupDescription {
+            group_id: g.group_id.to_string(),
+            state: g.group_state.to_string(),
+            protocol_type: "consumer".into(),
+            protocol: g.assignor_name.to_string(),
+            members,
+            group_type: "consumer".into(),
+            group_epoch: g.group_epoch,
+            assignment_epoch: g.assignment_epoch,
+        };
+        described.insert(g.group_id.to_string(), (code, description));
+    }
+    Ok((described, classic))
+}
+
+/// DescribeGroups, per coordinator: ConsumerGroupDescribe first where the broker has it (KIP-848
+/// groups), DescribeGroups for the classic ones, as the Java admin does.
 pub(crate) struct DescribeGroups<'a> {
     pub groups: &'a [&'a str],
 }
@@ -201,49 +282,66 @@ impl Call for DescribeGroups<'_> {
         items: &[usize],
         _timeout_ms: i32,
     ) -> Result<Vec<(usize, Outcome<GroupDescription>)>> {
-        let names: Vec<GroupId> = items
+        let wanted: Vec<&str> = items
             .iter()
-            .filter_map(|&i| self.groups.get(i))
-            .map(|g| GroupId(sb(g)))
+            .filter_map(|&i| self.groups.get(i).copied())
             .collect();
-        let response = connection
-            .send(&DescribeGroupsRequest::default().with_groups(names))
-            .await?;
-        let answers: HashMap<String, (ErrorCode, GroupDescription)> = response
-            .groups
-            .into_iter()
-            .map(|g| {
-                let consumer = g.protocol_type.as_str() == "consumer";
-                let members = g
-                    .members
-                    .into_iter()
-                    .map(|m| GroupMember {
-                        member_id: m.member_id.to_string(),
-                        group_instance_id: m.group_instance_id.map(|s| s.to_string()),
-                        client_id: m.client_id.to_string(),
-                        client_host: m.client_host.to_string(),
-                        assignment: if consumer && !m.member_assignment.is_empty() {
-                            decode_assignment(&m.member_assignment).unwrap_or_default()
-                        } else {
-                            Vec::new()
-                        },
-                        metadata_bytes: m.member_metadata,
-                        assignment_bytes: m.member_assignment,
-                    })
-                    .collect();
-                let description = GroupDescription {
-                    group_id: g.group_id.to_string(),
-                    state: g.group_state.to_string(),
-                    protocol_type: g.protocol_type.to_string(),
-                    protocol: g.protocol_data.to_string(),
-                    members,
-                };
-                (
-                    g.group_id.to_string(),
-                    (ErrorCode::from_code(g.error_code), description),
-                )
-            })
-            .collect();
+        let (mut answers, classic) = if connection
+            .versions()
+            .version(ApiKey::ConsumerGroupDescribe)
+            .is_ok()
+        {
+            describe_consumer_groups(connection, &wanted).await?
+        } else {
+            (
+                HashMap::new(),
+                wanted.iter().map(|g| g.to_string()).collect(),
+            )
+        };
+        let names: Vec<GroupId> = classic.iter().map(|g| GroupId(sb(g))).collect();
+        let response = if names.is_empty() {
+            Default::default()
+        } else {
+            connection
+                .send(&DescribeGroupsRequest::default().with_groups(names))
+                .await?
+        };
+        answers.extend(response.groups.into_iter().map(|g| {
+            let consumer = g.protocol_type.as_str() == "consumer";
+            let members = g
+                .members
+                .into_iter()
+                .map(|m| GroupMember {
+                    member_id: m.member_id.to_string(),
+                    group_instance_id: m.group_instance_id.map(|s| s.to_string()),
+                    client_id: m.client_id.to_string(),
+                    client_host: m.client_host.to_string(),
+                    assignment: if consumer && !m.member_assignment.is_empty() {
+                        decode_assignment(&m.member_assignment).unwrap_or_default()
+                    } else {
+                        Vec::new()
+                    },
+                    metadata_bytes: m.member_metadata,
+                    assignment_bytes: m.member_assignment,
+                    member_epoch: -1,
+                    target_assignment: Vec::new(),
+                })
+                .collect();
+            let description = GroupDescription {
+                group_id: g.group_id.to_string(),
+                state: g.group_state.to_string(),
+                protocol_type: g.protocol_type.to_string(),
+                protocol: g.protocol_data.to_string(),
+                members,
+                group_type: "classic".into(),
+                group_epoch: -1,
+                assignment_epoch: -1,
+            };
+            (
+                g.group_id.to_string(),
+                (ErrorCode::from_code(g.error_code), description),
+            )
+        }));
         Ok(answers_by_key(
             items,
             |i| {

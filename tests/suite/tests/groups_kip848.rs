@@ -172,6 +172,28 @@ async fn members_share_partitions_without_overlap_and_consume_everything() {
     let unique: BTreeSet<(i32, i64)> = got.iter().map(|r| (r.partition, r.offset)).collect();
     assert_eq!(unique.len(), 600, "every record consumed");
     until(&[&a, &b, &c], 30, split(&[2, 2, 2])).await;
+    // The broker's view agrees: ConsumerGroupDescribe through the admin client.
+    let admin = odradek::Admin::new(target.config(&[]));
+    let d = admin
+        .describe_groups(&[&group])
+        .await
+        .unwrap()
+        .remove(0)
+        .1
+        .unwrap();
+    assert_eq!(
+        (d.group_type.as_str(), d.protocol.as_str()),
+        ("consumer", "uniform")
+    );
+    assert_eq!(d.members.len(), 3, "{d:?}");
+    assert!(
+        d.group_epoch >= 3 && d.assignment_epoch == d.group_epoch,
+        "{d:?}"
+    );
+    for m in &d.members {
+        assert_eq!(m.target_assignment.len(), 2, "{m:?}");
+        assert!(m.member_epoch > 0);
+    }
     // b leaves: a and c take its partitions; nobody ever owned a partition twice.
     b.close().await;
     until(&[&a, &c], 30, split(&[3, 3])).await;
