@@ -1,6 +1,7 @@
 /*
  * Consumer groups: subscribe, rebalance callbacks served by poll, commit of stored offsets,
- * committed offsets, and a second member of the group resuming where the first committed.
+ * committed offsets, and a second member of the group resuming where the first committed; on
+ * the classic protocol and on KIP-848's consumer protocol (group.protocol=consumer).
  */
 #include "harness.h"
 
@@ -42,10 +43,12 @@ static void produce(const char *topic) {
     odk_producer_destroy(p);
 }
 
+static const char *protocol = "classic";
+
 static odk_consumer_t *member(const char *group, struct rebalances *r) {
     char errstr[512];
     odk_conf_t *conf = test_conf("group.id", group, "auto.offset.reset", "earliest",
-                                 "enable.auto.commit", "false", NULL);
+                                 "enable.auto.commit", "false", "group.protocol", protocol, NULL);
     odk_conf_set_rebalance_cb(conf, on_rebalance);
     odk_conf_set_opaque(conf, r);
     odk_consumer_t *c = odk_consumer_new(conf, errstr, sizeof errstr);
@@ -126,7 +129,26 @@ static void members_resume_from_commits(void) {
     CHECK(r2.revoked == 1);
 }
 
+static void consumer_protocol_members_resume_from_commits(void) {
+    protocol = "consumer";
+    members_resume_from_commits();
+    protocol = "classic";
+}
+
+/* Classic-protocol settings are refused with the consumer protocol, naming them. */
+static void classic_settings_are_refused_with_the_consumer_protocol(void) {
+    char errstr[512];
+    odk_conf_t *conf = test_conf("group.id", "g", "group.protocol", "consumer",
+                                 "session.timeout.ms", "10000", NULL);
+    odk_consumer_t *c = odk_consumer_new(conf, errstr, sizeof errstr);
+    odk_conf_destroy(conf);
+    CHECK(c == NULL, "created");
+    CHECK(strstr(errstr, "session.timeout.ms") != NULL, "%s", errstr);
+}
+
 int main(void) {
     RUN(members_resume_from_commits);
+    RUN(consumer_protocol_members_resume_from_commits);
+    RUN(classic_settings_are_refused_with_the_consumer_protocol);
     return 0;
 }
