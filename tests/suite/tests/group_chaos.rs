@@ -2,9 +2,12 @@
 //! LeaveGroup, like `kill -9`), leave gracefully and join while a producer keeps writing.
 //! Afterwards every acknowledged record was processed at least once, ownership never overlapped,
 //! no partition stayed unowned for much longer than the session timeout, and with
-//! cooperative-sticky no member had a partition revoked that it kept.
+//! cooperative-sticky no member had a partition revoked that it kept. On the classic protocol
+//! (eager and cooperative) and on KIP-848's consumer protocol (`group.protocol=consumer`, the
+//! broker's session set to the same 6 s).
 //!
-//! Runs against `odradek-broker` (or Apache Kafka with `ODRADEK_TEST_BOOTSTRAP`).
+//! Runs against `odradek-broker` (or Apache Kafka with `ODRADEK_TEST_BOOTSTRAP`, whose
+//! `group.consumer.*` settings scripts/test.sh sets the same way).
 
 #![allow(clippy::unwrap_used)]
 
@@ -207,7 +210,27 @@ fn check_timeline(events: &[Event], until: Instant, cooperative: bool) -> Durati
     longest
 }
 
+/// The consumer protocol's member settings: the broker decides sessions and heartbeats.
+const KIP848: &str = "consumer-protocol";
+
+/// The broker settings of the KIP-848 run (the classic ones take the same values per member).
+const KIP848_BROKER: &[(&str, &str)] = &[
+    ("group.initial.rebalance.delay.ms", "0"),
+    ("group.consumer.heartbeat.interval.ms", "500"),
+    ("group.consumer.min.heartbeat.interval.ms", "500"),
+    ("group.consumer.session.timeout.ms", "6000"),
+    ("group.consumer.min.session.timeout.ms", "6000"),
+];
+
 fn member_config(target: &Target, group: &str, strategy: &str) -> odradek::ClientConfig {
+    if strategy == KIP848 {
+        return target.config(&[
+            ("group.id", group),
+            ("group.protocol", "consumer"),
+            ("auto.offset.reset", "earliest"),
+            ("auto.commit.interval.ms", "200"),
+        ]);
+    }
     target.config(&[
         ("group.id", group),
         ("auto.offset.reset", "earliest"),
@@ -219,8 +242,10 @@ fn member_config(target: &Target, group: &str, strategy: &str) -> odradek::Clien
 }
 
 fn chaos(strategy: &str) {
+    // (A consumer-protocol member may get back a partition it was revoking when the target
+    // moves again meanwhile: only cooperative-sticky's promise is checked.)
     let cooperative = strategy == "cooperative-sticky";
-    let target = Target::start(&[("group.initial.rebalance.delay.ms", "0")]);
+    let target = Target::start(KIP848_BROKER);
     let driver = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -347,4 +372,9 @@ fn eager_group_survives_crashes_leaves_and_joins() {
 #[test]
 fn cooperative_group_survives_crashes_leaves_and_joins() {
     chaos("cooperative-sticky");
+}
+
+#[test]
+fn consumer_protocol_group_survives_crashes_leaves_and_joins() {
+    chaos(KIP848);
 }
