@@ -316,9 +316,14 @@ public class CompatDriver {
     static String member() throws Failure {
         Properties x = new Properties();
         x.put("group.id", a("group", ""));
-        x.put("partition.assignment.strategy", RoundRobinAssignor.class.getName());
-        x.put("heartbeat.interval.ms", "500");
-        x.put("session.timeout.ms", "10000");
+        if (a("protocol", "classic").equals("consumer")) {
+            // KIP-848: the broker assigns and decides sessions and heartbeats.
+            x.put("group.protocol", "consumer");
+        } else {
+            x.put("partition.assignment.strategy", RoundRobinAssignor.class.getName());
+            x.put("heartbeat.interval.ms", "500");
+            x.put("session.timeout.ms", "10000");
+        }
         String stop = a("stop", "");
         try (KafkaConsumer<byte[], byte[]> c = consumer(x)) {
             c.subscribe(List.of(a("topic", "")));

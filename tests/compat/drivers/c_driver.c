@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 static const char *arg_bootstrap = "", *arg_topic = "", *arg_codecs = "none,gzip,snappy,lz4,zstd",
-                  *arg_partitioner = "murmur2", *arg_group = "", *arg_stop = "", *arg_security = NULL;
+                  *arg_partitioner = "murmur2", *arg_group = "", *arg_stop = "", *arg_security = NULL,
+                  *arg_protocol = "classic";
 static int arg_count = 100, arg_partitions = 4, arg_replication = 1;
 static double arg_timeout = 60;
 static double deadline;
@@ -359,7 +360,11 @@ static int act_fill(void) {
 static int act_member(void) {
     odk_conf_t *c = conf_new();
     int rc = conf_set(c, "group.id", arg_group) || conf_set(c, "auto.offset.reset", "earliest") ||
-             conf_set(c, "enable.auto.commit", "false") || conf_set(c, "partition.assignment.strategy", "roundrobin") ||
+             conf_set(c, "enable.auto.commit", "false");
+    if (!rc && !strcmp(arg_protocol, "consumer"))
+        rc = conf_set(c, "group.protocol", "consumer"); /* KIP-848: the broker assigns */
+    else if (!rc)
+        rc = conf_set(c, "partition.assignment.strategy", "roundrobin") ||
              conf_set(c, "heartbeat.interval.ms", "500") || conf_set(c, "session.timeout.ms", "10000");
     char e[512];
     odk_consumer_t *k = rc ? NULL : odk_consumer_new(c, e, sizeof e);
@@ -679,6 +684,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(k, "partitioner")) arg_partitioner = v;
         else if (!strcmp(k, "replication")) arg_replication = atoi(v) > 0 ? atoi(v) : 1;
         else if (!strcmp(k, "group")) arg_group = v;
+        else if (!strcmp(k, "protocol")) arg_protocol = v;
         else if (!strcmp(k, "stop")) arg_stop = v;
         else if (!strcmp(k, "timeout")) arg_timeout = atof(v);
         else if (!strcmp(k, "security")) arg_security = v;

@@ -299,13 +299,18 @@ const actions = {
     return OK
   },
   async member () {
-    const c = kafka.consumer({
-      groupId: args.group,
-      sessionTimeout: 10000,
-      heartbeatInterval: 500,
-      partitionAssigners: [javaNamedRoundRobin],
-      'partition.assignment.strategy': 'roundrobin' // odradek-node: passed through to the core
-    })
+    const kip848 = (args.protocol || 'classic') === 'consumer'
+    if (kip848 && libName === 'kafkajs') throw new Failure('KafkaJS has no consumer group protocol (KIP-848)')
+    const c = kafka.consumer(kip848
+      // odradek-node passes dotted keys to the core: KIP-848, the broker assigns.
+      ? { groupId: args.group, 'group.protocol': 'consumer' }
+      : {
+          groupId: args.group,
+          sessionTimeout: 10000,
+          heartbeatInterval: 500,
+          partitionAssigners: [javaNamedRoundRobin],
+          'partition.assignment.strategy': 'roundrobin' // odradek-node: passed through to the core
+        })
     c.on(c.events.GROUP_JOIN, e => {
       const a = e.payload.memberAssignment || {}
       emit({ event: 'assignment', partitions: (a[args.topic] || []).slice().sort((x, y) => x - y) })

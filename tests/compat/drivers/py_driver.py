@@ -201,11 +201,15 @@ class ConfluentLike:
         finally:
             c.close()
 
-    def member(self, topic, group, stop_file, deadline):
+    def member(self, topic, group, stop_file, deadline, protocol="classic"):
         ck = self.ck
-        c = ck.Consumer(self.consumer_conf(**{
-            "group.id": group, "partition.assignment.strategy": "roundrobin",
-            "heartbeat.interval.ms": 500, "session.timeout.ms": 10000}))
+        if protocol == "consumer":
+            # KIP-848: the broker assigns and decides sessions and heartbeats.
+            conf = {"group.id": group, "group.protocol": "consumer"}
+        else:
+            conf = {"group.id": group, "partition.assignment.strategy": "roundrobin",
+                    "heartbeat.interval.ms": 500, "session.timeout.ms": 10000}
+        c = ck.Consumer(self.consumer_conf(**conf))
         try:
             c.subscribe([topic])
             last = None
@@ -455,7 +459,9 @@ class KafkaPython:
         finally:
             c.close()
 
-    def member(self, topic, group, stop_file, deadline):
+    def member(self, topic, group, stop_file, deadline, protocol="classic"):
+        if protocol != "classic":
+            raise Failure("kafka-python has no %s group protocol" % protocol)
         k = self.kafka
         from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
         c = k.KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=group, enable_auto_commit=False,
@@ -706,7 +712,7 @@ def act_fill(c, a, deadline):
 
 
 def act_member(c, a, deadline):
-    c.member(a.topic, a.group, a.stop, deadline)
+    c.member(a.topic, a.group, a.stop, deadline, a.protocol)
     return True, {}
 
 
@@ -846,6 +852,8 @@ def main():
     ap.add_argument("--partitioner", default="murmur2", choices=["murmur2", "default"])
     ap.add_argument("--group", default="")
     ap.add_argument("--stop", default="")
+    ap.add_argument("--protocol", default="classic", choices=["classic", "consumer"],
+                    help="the group protocol of `member` (consumer: KIP-848)")
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--client-id", default="")
     ap.add_argument("--size", type=int, default=8192)

@@ -342,15 +342,23 @@ fn emit(v: &Value) {
 
 async fn member(ctx: &Ctx) -> Res<Value> {
     let group = ctx.arg("group", "");
-    let c = Consumer::from_map(ctx.conf(&[
+    let settings: &[(&str, &str)] = if ctx.arg("protocol", "classic") == "consumer" {
+        // KIP-848: the broker assigns and decides sessions and heartbeats.
+        &[("group.protocol", "consumer")]
+    } else {
+        &[
+            ("partition.assignment.strategy", "roundrobin"),
+            ("heartbeat.interval.ms", "500"),
+            ("session.timeout.ms", "10000"),
+        ]
+    };
+    let mut conf = vec![
         ("group.id", group.as_str()),
         ("auto.offset.reset", "earliest"),
         ("enable.auto.commit", "false"),
-        ("partition.assignment.strategy", "roundrobin"),
-        ("heartbeat.interval.ms", "500"),
-        ("session.timeout.ms", "10000"),
-    ]))
-    .map_err(|e| format!("consumer config: {e}"))?;
+    ];
+    conf.extend_from_slice(settings);
+    let c = Consumer::from_map(ctx.conf(&conf)).map_err(|e| format!("consumer config: {e}"))?;
     let topic = ctx.arg("topic", "");
     c.subscribe(&[topic.as_str()], None)
         .map_err(|e| format!("subscribe: {e}"))?;
