@@ -3,7 +3,10 @@
 //! For each repeat, `--members` consumers of a fresh group subscribe to one topic and settle;
 //! then one member closes gracefully and the clock runs until the remaining members' assignments
 //! again cover every partition (the new assignment is in effect). Eager (`range`) and cooperative
-//! (`cooperative-sticky`) protocols; both clients use the same session and heartbeat settings.
+//! (`cooperative-sticky`) classic protocols, both clients with the same session and heartbeat
+//! settings, and KIP-848's consumer protocol (strategy `consumer`: `group.protocol=consumer`,
+//! the broker decides heartbeats and assigns; run the broker with
+//! `group.consumer.heartbeat.interval.ms=500` to compare like with like).
 //!
 //! Prints one JSON line per measurement:
 //! `{"client":..,"strategy":..,"repeat":..,"settle_ms":..,"rebalance_ms":..}`.
@@ -24,6 +27,21 @@ const COMMON: &[(&str, &str)] = &[
     ("auto.offset.reset", "earliest"),
 ];
 
+/// The group settings of `strategy`: a classic assignor with [`COMMON`], or (`consumer`) KIP-848's
+/// protocol, which takes neither an assignor nor session / heartbeat settings.
+fn group_settings(strategy: &str) -> Vec<(&'static str, String)> {
+    if strategy == "consumer" {
+        return vec![
+            ("group.protocol", "consumer".into()),
+            ("auto.offset.reset", "earliest".into()),
+        ];
+    }
+    let mut out: Vec<(&'static str, String)> =
+        COMMON.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    out.push(("partition.assignment.strategy", strategy.into()));
+    out
+}
+
 /// Assignment of every member, updated by the member's own poll loop.
 type Assignments = Arc<Mutex<HashMap<usize, BTreeSet<i32>>>>;
 
@@ -41,13 +59,12 @@ fn odradek_member(
     seen: Assignments,
 ) -> Member {
     let stop = Arc::new(AtomicBool::new(false));
-    let mut conf: Vec<(String, String)> = COMMON
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
+    let mut conf: Vec<(String, String)> = group_settings(strategy)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
         .collect();
     conf.push(("bootstrap.servers".into(), bootstrap.into()));
     conf.push(("group.id".into(), group.into()));
-    conf.push(("partition.assignment.strategy".into(), strategy.into()));
     let (topic, stop2) = (topic.to_string(), stop.clone());
     let thread = std::thread::spawn(move || {
         let rt = match tokio::runtime::Builder::new_current_thread()
@@ -93,12 +110,10 @@ fn rdkafka_member(
 ) -> Member {
     let stop = Arc::new(AtomicBool::new(false));
     let mut conf = rdkafka::ClientConfig::new();
-    for (k, v) in COMMON {
-        conf.set(*k, *v);
+    for (k, v) in group_settings(strategy) {
+        conf.set(k, v);
     }
-    conf.set("bootstrap.servers", bootstrap)
-        .set("group.id", group)
-        .set("partition.assignment.strategy", strategy);
+    conf.set("bootstrap.servers", bootstrap).set("group.id", group);
     let (topic, stop2) = (topic.to_string(), stop.clone());
     let thread = std::thread::spawn(move || {
         let consumer: BaseConsumer = match conf.create() {
