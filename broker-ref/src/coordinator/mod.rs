@@ -391,10 +391,13 @@ impl GroupCoordinator {
                             Some(CoordinatorRecord::Group { group, value }) => {
                                 metadata.insert(group, value);
                             }
-                            Some(CoordinatorRecord::Consumer { group, record }) => {
-                                consumer.entry(group).or_default().apply(record);
+                            None => {
+                                if let Some((group, record)) =
+                                    consumer::storage::decode_record(key, r.value.as_ref())
+                                {
+                                    consumer.entry(group).or_default().apply(record);
+                                }
                             }
-                            None => {}
                         }
                     }
                 }
@@ -405,7 +408,7 @@ impl GroupCoordinator {
         let now = Instant::now();
         let now_ms = now_ms();
         let mut groups = self.lock();
-        let topics = consumer::coordinate::RegistryTopics(&self.log.topics);
+        let topics = consumer::topics::RegistryTopics(&self.log.topics);
         let mut consumer: HashMap<String, consumer::group::ConsumerGroup> = consumer
             .into_iter()
             .filter_map(|(name, r)| {
@@ -498,6 +501,29 @@ impl GroupCoordinator {
                 tracing::warn!(group = %group.id, error = %e, "persisting group metadata failed");
             }
         }
+    }
+
+    /// Writes what changed in `group`'s consumer-protocol state since it was last written.
+    pub(crate) fn persist_consumer(&self, group: &mut Group) -> Result<(), ErrorCode> {
+        let Some(c) = group.consumer.as_mut() else {
+            return Ok(());
+        };
+        if !c.take_dirty() {
+            return Ok(());
+        }
+        let topics = consumer::topics::RegistryTopics(&self.log.topics);
+        let (records, written) = consumer::storage::changes(c, &|id| {
+            use consumer::group::Topics;
+            topics.name_of(id)
+        });
+        if let Err(e) = self.append(&group.id, records) {
+            tracing::warn!(group = %group.id, error = %e, "persisting consumer group state failed");
+            // Written again on the next change or timer tick.
+            c.mark_dirty();
+            return Err(ErrorCode::CoordinatorNotAvailable);
+        }
+        c.written = written;
+        Ok(())
     }
 
     /// Handles JoinGroup, waiting for the rebalance when needed.
@@ -792,7 +818,7 @@ impl GroupCoordinator {
         let group = groups.get_mut(group_id).ok_or(ErrorCode::GroupIdNotFound)?;
         let subscribed: Vec<String> = match group.consumer.as_ref() {
             Some(c) => c
-                .subscribed_topics(&consumer::coordinate::RegistryTopics(&self.log.topics))
+                .subscribed_topics(&consumer::topics::RegistryTopics(&self.log.topics))
                 .into_iter()
                 .collect(),
             None => group.subscribed_topics(),

@@ -1,7 +1,7 @@
 //! The records the group coordinator keeps in `__consumer_offsets`, in Apache Kafka's own layouts
 //! (so Kafka's tools can read the topic): offset commits (key version 1, value version 3),
-//! group metadata (key version 2, value version 3) and consumer-protocol groups (key versions 3
-//! to 8, `super::consumer::storage`). A null value is a tombstone.
+//! group metadata (key version 2, value version 3); consumer-protocol groups' records (key
+//! versions 3 to 8) are `super::consumer::storage`'s. A null value is a tombstone.
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 
@@ -76,13 +76,6 @@ pub enum CoordinatorRecord {
         group: String,
         /// The metadata, or `None` for a tombstone.
         value: Option<StoredGroup>,
-    },
-    /// A consumer-protocol group's record (key types 3 to 8).
-    Consumer {
-        /// Group.
-        group: String,
-        /// The record.
-        record: super::consumer::storage::ConsumerRecord,
     },
 }
 
@@ -287,8 +280,7 @@ pub fn decode(key: &Bytes, value: Option<&Bytes>) -> Option<CoordinatorRecord> {
             };
             Some(CoordinatorRecord::Group { group, value })
         }
-        kind @ 3..=8 => super::consumer::storage::decode(kind, &mut k, value)
-            .map(|(group, record)| CoordinatorRecord::Consumer { group, record }),
+        // Consumer-protocol groups' records (types 3 to 8): `super::consumer::storage`.
         _ => None,
     }
 }

@@ -7,36 +7,10 @@ use odradek::ErrorCode;
 use uuid::Uuid;
 
 use super::group::{self, ConsumerGroup, Heartbeat, HeartbeatAnswer, Limits, Topics};
-use super::storage;
+use super::topics::RegistryTopics;
 use crate::clock::now_ms;
 use crate::coordinator::group::Group;
 use crate::coordinator::GroupCoordinator;
-use crate::partition::TopicRegistry;
-
-/// The broker's topics as a consumer group sees them (internal topics are never subscribed).
-pub struct RegistryTopics<'a>(pub &'a TopicRegistry);
-
-impl Topics for RegistryTopics<'_> {
-    fn lookup(&self, name: &str) -> Option<(Uuid, i32)> {
-        self.0
-            .get(name)
-            .filter(|t| !t.is_internal())
-            .map(|t| (t.id, t.partition_count()))
-    }
-
-    fn names(&self) -> Vec<String> {
-        self.0
-            .list()
-            .into_iter()
-            .filter(|t| !t.is_internal())
-            .map(|t| t.name.clone())
-            .collect()
-    }
-
-    fn name_of(&self, id: Uuid) -> Option<String> {
-        self.0.get_by_id(id).map(|t| t.name.clone())
-    }
-}
 
 /// A consumer group's state for ConsumerGroupDescribe.
 #[derive(Debug, Clone)]
@@ -154,24 +128,6 @@ impl GroupCoordinator {
                 &answer.member_id,
             ),
         }
-    }
-
-    /// Writes what changed in `group`'s consumer-protocol state since it was last written.
-    pub(crate) fn persist_consumer(&self, group: &mut Group) -> Result<(), ErrorCode> {
-        let Some(c) = group.consumer.as_mut() else {
-            return Ok(());
-        };
-        if !c.take_dirty() {
-            return Ok(());
-        }
-        let topics = RegistryTopics(&self.log.topics);
-        let (records, written) = storage::changes(c, &|id| topics.name_of(id));
-        if let Err(e) = self.append(&group.id, records) {
-            tracing::warn!(group = %group.id, error = %e, "persisting consumer group state failed");
-            return Err(ErrorCode::CoordinatorNotAvailable);
-        }
-        c.written = written;
-        Ok(())
     }
 
     /// A consumer group's state for ConsumerGroupDescribe: `Err(GROUP_ID_NOT_FOUND)` for an

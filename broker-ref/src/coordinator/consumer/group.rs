@@ -217,7 +217,7 @@ pub struct ConsumerGroup {
     /// Partition counts of the subscribed topics the target was computed from.
     pub subscribed_metadata: BTreeMap<Uuid, i32>,
     /// What storage holds of this group (to write only changes).
-    pub(crate) written: super::storage::Written,
+    pub(crate) written: super::written::Written,
     dirty: bool,
 }
 
@@ -295,7 +295,7 @@ impl ConsumerGroup {
             members: BTreeMap::new(),
             target: HashMap::new(),
             subscribed_metadata: BTreeMap::new(),
-            written: super::storage::Written::default(),
+            written: super::written::Written::default(),
             dirty: false,
         }
     }
@@ -303,6 +303,11 @@ impl ConsumerGroup {
     /// Whether the group changed since the last call (and clears the flag).
     pub fn take_dirty(&mut self) -> bool {
         std::mem::take(&mut self.dirty)
+    }
+
+    /// Marks the group as changed (its last write failed: it is written again).
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
     }
 
     /// The group's state.

@@ -9,3 +9,5 @@ pub mod coordinate;
 pub mod group;
 pub mod reconcile;
 pub mod storage;
+pub mod topics;
+pub mod written;

@@ -13,6 +13,7 @@ use uuid::Uuid;
 use super::assignor::Assignment;
 use super::group::{stored_member, ConsumerGroup, Member};
 use super::reconcile::{MemberState, Reconciled};
+use super::written::Written;
 use crate::coordinator::storage::put_str;
 
 /// Key types (Kafka's record types).
@@ -25,17 +26,6 @@ const CURRENT_MEMBER: i16 = 8;
 
 /// A record: key and value (`None` = tombstone).
 pub type Record = (Bytes, Option<Bytes>);
-
-/// What was last written for a group, to write only changes.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Written {
-    epoch: Option<i32>,
-    assignment_epoch: Option<i32>,
-    metadata: Option<Bytes>,
-    members: BTreeMap<String, Bytes>,
-    targets: BTreeMap<String, Bytes>,
-    currents: BTreeMap<String, Bytes>,
-}
 
 fn key(kind: i16, group: &str, member: Option<&str>) -> Bytes {
     let mut k = BytesMut::new();
@@ -308,9 +298,17 @@ pub enum ConsumerRecord {
     Current(String, Option<Reconciled>),
 }
 
+/// Decodes a `__consumer_offsets` record of a consumer-protocol group (key type 3 to 8): its
+/// group and what it says; `None` for another type or a malformed record.
+pub fn decode_record(key: &Bytes, value: Option<&Bytes>) -> Option<(String, ConsumerRecord)> {
+    let mut k = crate::coordinator::storage::Reader(key.clone());
+    let kind = k.i16()?;
+    decode(kind, &mut k, value)
+}
+
 /// Decodes a record with key type 3 to 8 (`None` for a malformed or unknown one). `k` is
 /// positioned after the key's type.
-pub(crate) fn decode(
+fn decode(
     kind: i16,
     k: &mut crate::coordinator::storage::Reader,
     value: Option<&Bytes>,
@@ -524,9 +522,7 @@ mod tests {
     fn replay(records: &[Record]) -> Option<ConsumerGroup> {
         let mut r = Replayed::default();
         for (k, v) in records {
-            let mut kr = crate::coordinator::storage::Reader(k.clone());
-            let kind = kr.i16().unwrap();
-            let (group, rec) = decode(kind, &mut kr, v.as_ref()).expect("decodes");
+            let (group, rec) = decode_record(k, v.as_ref()).expect("decodes");
             assert_eq!(group, "g");
             r.apply(rec);
         }
@@ -611,8 +607,6 @@ mod tests {
         v.put_i32(2);
         v.put_i8(0);
         uvarint(&mut v, 1 << 40);
-        let mut kr = crate::coordinator::storage::Reader(k);
-        let kind = kr.i16().unwrap();
-        assert!(decode(kind, &mut kr, Some(&v.freeze())).is_none());
+        assert!(decode_record(&k, Some(&v.freeze())).is_none());
     }
 }

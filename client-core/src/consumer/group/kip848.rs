@@ -20,7 +20,9 @@ use kafka_protocol::messages::ConsumerGroupHeartbeatResponse;
 use uuid::Uuid;
 
 use super::client::{ConsumerHeartbeat, GroupClient};
-use super::{commit_positions, lose, minus, revoke, settled, Membership, Progress, Topics};
+use super::membership::{
+    commit_positions, lose, minus, revoke, settled, Membership, Progress, Topics,
+};
 use crate::cluster::backoff::Retry;
 use crate::consumer::shared::Shared;
 use crate::types::TopicPartition;
