@@ -338,3 +338,36 @@ impl Proxy {
         self.accepted.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
+
+/// Produces `n` records (values and keys `"{i}"` / `"k{i}"`) to `topic`, each acknowledged.
+pub async fn produce_numbered(target: &Target, topic: &str, n: usize) {
+    let p = odradek::Producer::new(target.config(&[("linger.ms", "2")])).expect("producer");
+    let mut fs = Vec::new();
+    for i in 0..n {
+        fs.push(
+            p.send(odradek::ProducerRecord::new(topic, format!("{i}")).key(format!("k{i}")))
+                .await
+                .expect("send"),
+        );
+    }
+    for f in fs {
+        f.await.expect("delivered");
+    }
+    p.close().await;
+}
+
+/// Polls every consumer in turn until `want` records arrived (or `secs` passed); returns them.
+pub async fn drain(
+    consumers: &[&odradek::Consumer],
+    want: usize,
+    secs: u64,
+) -> Vec<odradek::ConsumerRecord> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    let mut got = Vec::new();
+    while got.len() < want && tokio::time::Instant::now() < deadline {
+        for c in consumers {
+            got.extend(c.poll(Duration::from_millis(50)).await.expect("poll"));
+        }
+    }
+    got
+}

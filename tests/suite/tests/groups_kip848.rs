@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use odradek::consumer::RebalanceListener;
 use odradek::producer::TopicPartition;
-use odradek::{Consumer, ConsumerRecord, Producer, ProducerRecord};
-use odradek_suite::{create_topic, topic_name, Target};
+use odradek::Consumer;
+use odradek_suite::{create_topic, drain, produce_numbered as produce, topic_name, Target};
 
 const BROKER: &[(&str, &str)] = &[
     ("group.consumer.heartbeat.interval.ms", "500"),
@@ -95,33 +95,6 @@ fn consumer(target: &Target, group: &str, extra: &[(&str, &str)]) -> Consumer {
     ];
     all.extend_from_slice(extra);
     Consumer::new(target.config(&all)).unwrap()
-}
-
-async fn produce(target: &Target, topic: &str, n: usize) {
-    let p = Producer::new(target.config(&[("linger.ms", "2")])).unwrap();
-    let mut fs = Vec::new();
-    for i in 0..n {
-        fs.push(
-            p.send(ProducerRecord::new(topic, format!("{i}")).key(format!("k{i}")))
-                .await
-                .unwrap(),
-        );
-    }
-    for f in fs {
-        f.await.unwrap();
-    }
-    p.close().await;
-}
-
-async fn drain(consumers: &[&Consumer], want: usize, secs: u64) -> Vec<ConsumerRecord> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    let mut got = Vec::new();
-    while got.len() < want && tokio::time::Instant::now() < deadline {
-        for c in consumers {
-            got.extend(c.poll(Duration::from_millis(50)).await.unwrap());
-        }
-    }
-    got
 }
 
 /// Polls every consumer until `done` holds of their assignments, or fails after `secs`.

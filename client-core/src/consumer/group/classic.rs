@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::membership::{
-    commit_positions, lose, minus, revoke, settled, Membership, Progress, Topics,
+    commit_positions, lose, minus, revoke, settled, wait_for_poll, Membership, Progress, Topics,
 };
 use super::{decode_assignment, decode_subscription, encode_assignment, encode_subscription};
 use super::{Assignor, GroupClient, Subscription};
@@ -255,16 +255,8 @@ pub(super) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
                 let _ = group.lock().await.leave().await;
                 lose(&shared, &m, &lost, cfg.max_poll_interval).await;
                 // Wait for the application to poll again before rejoining.
-                while m
-                    .last_poll
-                    .lock()
-                    .map(|t| t.elapsed() > cfg.max_poll_interval)
-                    .unwrap_or(false)
-                {
-                    if m.stop.load(Ordering::Acquire) {
-                        break 'rejoin;
-                    }
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                if !wait_for_poll(&m, cfg.max_poll_interval).await {
+                    break 'rejoin;
                 }
                 continue 'rejoin;
             }

@@ -21,7 +21,7 @@ use uuid::Uuid;
 
 use super::client::{ConsumerHeartbeat, GroupClient};
 use super::membership::{
-    commit_positions, lose, minus, revoke, settled, Membership, Progress, Topics,
+    commit_positions, lose, minus, revoke, settled, wait_for_poll, Membership, Progress, Topics,
 };
 use crate::cluster::backoff::Retry;
 use crate::consumer::shared::Shared;
@@ -178,17 +178,8 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
             lose(&shared, &m, &lost, cfg.max_poll_interval).await;
             epoch = JOIN;
             full = true;
-            while m
-                .last_poll
-                .lock()
-                .map(|t| t.elapsed() > cfg.max_poll_interval)
-                .unwrap_or(false)
-            {
-                if m.stop.load(Ordering::Acquire) {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+            // Rejoins once the application polls again (or stops).
+            wait_for_poll(&m, cfg.max_poll_interval).await;
             continue;
         }
         let owned = m.assigned();

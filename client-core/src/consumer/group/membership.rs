@@ -202,6 +202,23 @@ pub(super) async fn lose(
     m.set_assigned(Vec::new());
 }
 
+/// After `max.poll.interval.ms` without a poll the member left its group: waits until the
+/// application polls again. `false` when the consumer is stopped meanwhile.
+pub(super) async fn wait_for_poll(m: &Membership, max_poll_interval: Duration) -> bool {
+    while m
+        .last_poll
+        .lock()
+        .map(|t| t.elapsed() > max_poll_interval)
+        .unwrap_or(false)
+    {
+        if m.stop.load(std::sync::atomic::Ordering::Acquire) {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    true
+}
+
 /// Waits (at most `max_wait`) for the application to handle the last callback's event; `false`
 /// when it did not in time, and the membership task applies the change itself.
 pub(super) async fn settled(l: &dyn RebalanceListener, max_wait: Duration) -> bool {
