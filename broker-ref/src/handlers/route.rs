@@ -117,7 +117,9 @@ pub(super) async fn handle_unchecked(
         RequestKind::DeleteGroups(r) => groups::delete_groups(broker, ctx, r).map(Some),
         RequestKind::OffsetDelete(r) => groups::offset_delete(broker, ctx, r).map(Some),
         RequestKind::ConsumerGroupHeartbeat(r) => {
-            super::consumer_groups::heartbeat(broker, ctx, r).map(Some)
+            let group = r.group_id.to_string();
+            let answer = super::consumer_groups::heartbeat(broker, ctx, r)?;
+            Ok(Some(replicated_heartbeat(broker, &group, answer).await))
         }
         RequestKind::ConsumerGroupDescribe(r) => {
             super::consumer_groups::describe(broker, ctx, r).map(Some)
@@ -223,29 +225,64 @@ fn auto_create_names(
 /// In cluster mode an offset commit is answered once the group's `__consumer_offsets`
 /// partition has it in sync (as Kafka's `offsets.commit.required.acks=-1`): a commit the
 /// leader loses before that is reported failed, never silently dropped.
-async fn replicated_commit(broker: &Broker, group: &str, answer: ResponseKind) -> ResponseKind {
-    let ResponseKind::OffsetCommit(mut response) = answer else {
-        return answer;
-    };
+/// In cluster mode, waits (up to 5 s) until what the coordinator wrote for `group` is
+/// replicated (the `__consumer_offsets` partition's high watermark reaches its log end), so an
+/// acknowledged commit or membership change survives the coordinator's death, as Kafka answers
+/// only once its write is committed. `Err` with the code to answer otherwise.
+pub(super) async fn group_state_replicated(broker: &Broker, group: &str) -> Result<(), ErrorCode> {
     if broker.cluster_node().is_none() {
-        return ResponseKind::OffsetCommit(response);
+        return Ok(());
     }
     let partition = broker
         .topics
         .get(crate::coordinator::OFFSETS_TOPIC)
         .and_then(|t| t.partition(broker.groups.offsets_partition(group)));
     let Some(partition) = partition else {
-        return ResponseKind::OffsetCommit(response);
+        return Ok(());
     };
     let end = partition.follower_position().map_or(0, |(end, _)| end);
-    let waited = partition
+    partition
         .wait_replicated(end - 1, std::time::Duration::from_secs(5))
-        .await;
-    if let Err(e) = waited {
-        let code = match e.code() {
+        .await
+        .map_err(|e| match e.code() {
             ErrorCode::RequestTimedOut => ErrorCode::RequestTimedOut,
+            ErrorCode::NotLeaderOrFollower => ErrorCode::NotCoordinator,
             _ => ErrorCode::CoordinatorNotAvailable,
-        };
+        })
+}
+
+/// A ConsumerGroupHeartbeat answered once the membership change it wrote is replicated
+/// ([`group_state_replicated`]); on failure the member is told to retry (Kafka's mapping).
+async fn replicated_heartbeat(broker: &Broker, group: &str, answer: ResponseKind) -> ResponseKind {
+    let ResponseKind::ConsumerGroupHeartbeat(response) = answer else {
+        return answer;
+    };
+    if response.error_code != 0 {
+        return ResponseKind::ConsumerGroupHeartbeat(response);
+    }
+    match group_state_replicated(broker, group).await {
+        Ok(()) => ResponseKind::ConsumerGroupHeartbeat(response),
+        Err(code) => {
+            let code = match code {
+                ErrorCode::RequestTimedOut => ErrorCode::CoordinatorNotAvailable,
+                other => other,
+            };
+            ResponseKind::ConsumerGroupHeartbeat(
+                kafka_protocol::messages::ConsumerGroupHeartbeatResponse::default()
+                    .with_error_code(code.code())
+                    .with_error_message(Some(kafka_protocol::protocol::StrBytes::from_static_str(
+                        "the group's state was not replicated in time",
+                    ))),
+            )
+        }
+    }
+}
+
+async fn replicated_commit(broker: &Broker, group: &str, answer: ResponseKind) -> ResponseKind {
+    let ResponseKind::OffsetCommit(mut response) = answer else {
+        return answer;
+    };
+    if let Err(code) = group_state_replicated(broker, group).await {
         for t in &mut response.topics {
             for p in &mut t.partitions {
                 if p.error_code == 0 {
