@@ -78,7 +78,8 @@ if [[ -z "${ODRADEK_SKIP_COMPAT:-}" ]]; then
   ODRADEK_TEST_BOOTSTRAP="$kafka_addr" cargo test -p odradek-eos
   # Broker fidelity: the same requests to a fresh odradek-broker and to this Kafka, answers
   # compared field by field (produce record errors, authorized operations, configs).
-  ODRADEK_FIDELITY_KAFKA="$kafka_addr" cargo test -p odradek-broker --test fidelity_produce \
+  ODRADEK_FIDELITY_KAFKA="$kafka_addr" ODRADEK_FIDELITY_BROKER_PROPS="$kafka_props" \
+    cargo test -p odradek-broker --test fidelity_produce \
     --test fidelity_operations --test fidelity_configs -- --ignored
   ODRADEK_TEST_BOOTSTRAP="$kafka_addr" python/test.sh
 

@@ -75,7 +75,8 @@ pub(crate) fn dynamic_topic_default_source(
     }
 }
 
-fn protocol_source(source: Source) -> ConfigSource {
+/// The DescribeConfigs source of a broker value's [`Source`].
+pub(crate) fn protocol_source(source: Source) -> ConfigSource {
     match source {
         Source::Default => ConfigSource::Default,
         Source::Static => ConfigSource::StaticBroker,
@@ -120,25 +121,11 @@ pub(crate) fn describe_broker(broker: &Broker, name: &str) -> Result<Vec<Describ
             let null = effective.is_null(key);
             let sensitive = def.sensitive();
             let shown = |v: &str| (!sensitive).then(|| v.to_string());
-            let mut synonyms = Vec::new();
-            if !null {
-                let mut add = |v: &str, s: ConfigSource| {
-                    let v = shown(v);
-                    synonyms.push(Described::synonym(key, v.as_deref(), s));
-                };
-                if let Some(v) = values.broker.get(key) {
-                    add(v, ConfigSource::DynamicBroker);
-                }
-                if let Some(v) = values.cluster_default.get(key) {
-                    add(v, ConfigSource::DynamicDefaultBroker);
-                }
-                if let Some((v, Source::Static)) = static_config.entry(key) {
-                    add(v, ConfigSource::StaticBroker);
-                }
-                if let Some(d) = &def.default {
-                    add(d, ConfigSource::Default);
-                }
-            }
+            let synonyms = if null {
+                Vec::new()
+            } else {
+                key_synonyms(&values, static_config, def)
+            };
             Some(Described {
                 name: key.to_string(),
                 value: if null { None } else { shown(value) },
@@ -151,6 +138,36 @@ pub(crate) fn describe_broker(broker: &Broker, name: &str) -> Result<Vec<Describ
             })
         })
         .collect())
+}
+
+/// The synonyms of broker key `def` as Kafka lists them: every level that sets it, highest
+/// precedence first (this broker's dynamic value, the cluster-wide default, the static config),
+/// then Kafka's default; values hidden for a sensitive key.
+pub(crate) fn key_synonyms(
+    values: &crate::dynamic_config::DynamicValues,
+    static_config: &crate::config::BrokerConfig,
+    def: &crate::config::KeyDef,
+) -> Vec<kafka_protocol::messages::describe_configs_response::DescribeConfigsSynonym> {
+    let key = def.name;
+    let shown = |v: &str| (!def.sensitive()).then(|| v.to_string());
+    let mut synonyms = Vec::new();
+    let mut add = |v: &str, s: ConfigSource| {
+        let v = shown(v);
+        synonyms.push(Described::synonym(key, v.as_deref(), s));
+    };
+    if let Some(v) = values.broker.get(key) {
+        add(v, ConfigSource::DynamicBroker);
+    }
+    if let Some(v) = values.cluster_default.get(key) {
+        add(v, ConfigSource::DynamicDefaultBroker);
+    }
+    if let Some((v, Source::Static)) = static_config.entry(key) {
+        add(v, ConfigSource::StaticBroker);
+    }
+    if let Some(d) = &def.default {
+        add(d, ConfigSource::Default);
+    }
+    synonyms
 }
 
 /// Applies dynamic changes to the level `name` addresses and, unless `validate_only`, to the

@@ -5,12 +5,14 @@ use odradek::ErrorCode;
 
 use super::config_entry::{ConfigSource, Described};
 use crate::broker::Broker;
+use crate::config::broker_config::Source;
 use crate::dynamic_config::Op;
 use crate::group_config::{default_value, described_keys, refusal};
 use crate::{Error, Result};
 
 /// Every non-internal group key as Kafka describes it: the group's value (source GROUP_CONFIG)
-/// or the default (its broker synonym's value, source DEFAULT_CONFIG), synonyms naming the
+/// or the default (its broker synonym's value, with that value's source: DEFAULT_CONFIG, or
+/// STATIC_BROKER_CONFIG / a dynamic source when the broker key is set), synonyms naming the
 /// group value and the broker key the default comes from.
 pub(crate) fn describe_group(broker: &Broker, name: &str) -> Result<Vec<Described>> {
     if name.is_empty() {
@@ -20,21 +22,32 @@ pub(crate) fn describe_group(broker: &Broker, name: &str) -> Result<Vec<Describe
         ));
     }
     let config = broker.dynamic.effective();
+    let values = broker.dynamic.values();
+    let static_config = broker.dynamic.static_config();
     let overrides = broker.group_configs.overrides(name);
     Ok(described_keys()
         .map(|key| {
             let default = default_value(key, &config);
+            let broker_key = key.broker_synonym.unwrap_or(key.name);
+            let default_source = super::broker_configs::protocol_source(
+                config.entry(broker_key).map_or(Source::Default, |(_, s)| s),
+            );
             let set = overrides.get(key.name);
             let mut synonyms = Vec::new();
             if let Some(v) = set {
                 synonyms.push(Described::synonym(key.name, Some(v), ConfigSource::Group));
             }
-            if default.is_some() {
-                synonyms.push(Described::synonym(
-                    key.broker_synonym.unwrap_or(key.name),
-                    default.as_deref(),
-                    ConfigSource::Default,
-                ));
+            // The broker key's own synonyms, as Kafka lists them (set levels, then its default).
+            match (crate::config::key_def(broker_key), &default) {
+                (Some(def), Some(_)) => synonyms.extend(super::broker_configs::key_synonyms(
+                    &values,
+                    static_config,
+                    def,
+                )),
+                (None, Some(d)) => {
+                    synonyms.push(Described::synonym(broker_key, Some(d), default_source))
+                }
+                _ => {}
             }
             let documentation = match refusal(key.name) {
                 None => "odradek-broker: stored; read by the consumer group coordinator.".into(),
@@ -46,7 +59,7 @@ pub(crate) fn describe_group(broker: &Broker, name: &str) -> Result<Vec<Describe
                 source: if set.is_some() {
                     ConfigSource::Group
                 } else {
-                    ConfigSource::Default
+                    default_source
                 },
                 read_only: false,
                 sensitive: false,

@@ -1,6 +1,8 @@
 //! What the fidelity tests (`fidelity_*.rs`) share: Apache Kafka's address from
-//! `ODRADEK_FIDELITY_KAFKA`, a fresh odradek-broker beside it, and names unique to a run (Kafka
-//! keeps its topics and groups between runs).
+//! `ODRADEK_FIDELITY_KAFKA`, a fresh odradek-broker beside it configured as that Kafka was
+//! (`ODRADEK_FIDELITY_BROKER_PROPS`: the `key=value` lines given to Kafka's server.properties
+//! beyond kafka.sh's own, e.g. scripts/test.sh's `ODRADEK_KAFKA_EXTRA_PROPS`), and names unique
+//! to a run (Kafka keeps its topics and groups between runs).
 
 use super::{temp_dir, BrokerProcess};
 
@@ -22,11 +24,12 @@ pub struct Brokers {
 }
 
 impl Brokers {
-    /// Starts our broker (data under a temporary directory tagged `tag`).
+    /// Starts our broker (data under a temporary directory tagged `tag`) with the settings
+    /// Kafka was given (`ODRADEK_FIDELITY_BROKER_PROPS`), so defaults compare like with like.
     pub fn start(tag: &str) -> Brokers {
         let kafka = kafka_addr();
         Brokers {
-            ours: BrokerProcess::start(&temp_dir(tag), &[]),
+            ours: start_like_kafka(tag),
             kafka,
         }
     }
@@ -35,6 +38,18 @@ impl Brokers {
     pub fn both(&self) -> [(&'static str, &str); 2] {
         [("odradek", &self.ours.addr), ("kafka", &self.kafka)]
     }
+}
+
+/// A fresh odradek-broker with the settings Kafka was given (`ODRADEK_FIDELITY_BROKER_PROPS`).
+pub fn start_like_kafka(tag: &str) -> BrokerProcess {
+    let props = std::env::var("ODRADEK_FIDELITY_BROKER_PROPS").unwrap_or_default();
+    let overrides: Vec<(&str, &str)> = props
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .collect();
+    BrokerProcess::start(&temp_dir(tag), &overrides)
 }
 
 /// A name unique to this run.
