@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::membership::{
-    commit_positions, lose, minus, revoke, settled, wait_for_poll, Membership, Progress, Topics,
+    commit_positions, give_back_on_close, lose, minus, revoke, settled, wait_for_poll, Membership,
+    Progress, Topics,
 };
 use super::{decode_assignment, decode_subscription, encode_assignment, encode_subscription};
 use super::{Assignor, GroupClient, Subscription};
@@ -312,18 +313,7 @@ pub(super) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
         }
     }
     // Leaving: commit what was delivered, then leave (dynamic members only).
-    let owned = m.assigned();
-    if cfg.enable_auto_commit && !owned.is_empty() {
-        let _ = commit_positions(&shared, Some(&owned), Progress::Delivered).await;
-    }
-    if let Some(l) = &m.listener {
-        if !owned.is_empty() {
-            l.on_revoked(&owned);
-            if l.applies_assignment() {
-                settled(l.as_ref(), cfg.max_poll_interval).await;
-            }
-        }
-    }
+    give_back_on_close(&shared, &m, cfg.enable_auto_commit).await;
     if let Err(e) = group.lock().await.leave().await {
         tracing::debug!(error = %e, "leaving the group failed; the session will expire instead");
     }

@@ -21,7 +21,8 @@ use uuid::Uuid;
 
 use super::client::{ConsumerHeartbeat, GroupClient};
 use super::membership::{
-    commit_positions, lose, minus, revoke, settled, wait_for_poll, Membership, Progress, Topics,
+    commit_positions, give_back_on_close, lose, minus, revoke, settled, wait_for_poll, Membership,
+    Progress, Topics,
 };
 use crate::cluster::backoff::Retry;
 use crate::consumer::shared::Shared;
@@ -313,18 +314,7 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
         wake_or_sleep(&m, interval).await;
     }
     // Leaving: commit what was delivered, give the partitions back, then leave.
-    let owned = m.assigned();
-    if cfg.enable_auto_commit && !owned.is_empty() && epoch > 0 {
-        let _ = commit_positions(&shared, Some(&owned), Progress::Delivered).await;
-    }
-    if let Some(l) = &m.listener {
-        if !owned.is_empty() {
-            l.on_revoked(&owned);
-            if l.applies_assignment() {
-                settled(l.as_ref(), cfg.max_poll_interval).await;
-            }
-        }
-    }
+    give_back_on_close(&shared, &m, cfg.enable_auto_commit && epoch > 0).await;
     if epoch > 0 {
         // A static member leaves temporarily: a restart within the session gets its
         // partitions back without a rebalance.

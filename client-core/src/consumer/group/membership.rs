@@ -202,6 +202,24 @@ pub(super) async fn lose(
     m.set_assigned(Vec::new());
 }
 
+/// On close: commits what was delivered (when `commit`), then gives every owned partition
+/// back through the listener (`on_revoked`, waiting for an applying listener).
+pub(super) async fn give_back_on_close(shared: &Shared, m: &Membership, commit: bool) {
+    let owned = m.assigned();
+    if commit && !owned.is_empty() {
+        let _ = commit_positions(shared, Some(&owned), Progress::Delivered).await;
+    }
+    if let Some(l) = &m.listener {
+        if !owned.is_empty() {
+            l.on_revoked(&owned);
+            if l.applies_assignment() {
+                let max_wait = shared.cluster.config().consumer.max_poll_interval;
+                settled(l.as_ref(), max_wait).await;
+            }
+        }
+    }
+}
+
 /// After `max.poll.interval.ms` without a poll the member left its group: waits until the
 /// application polls again. `false` when the consumer is stopped meanwhile.
 pub(super) async fn wait_for_poll(m: &Membership, max_poll_interval: Duration) -> bool {
