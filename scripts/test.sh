@@ -15,8 +15,13 @@ target=${CARGO_TARGET_DIR:-$root/target}
 export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 
 steps=0
-# Each step's header carries the time since the start, so a slow tier shows in the log.
-step() { steps=$((steps + 1)); printf '\n== %s == [%dm%02ds]\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
+# Each step's header carries the time since the start, so a slow tier shows in the log,
+# and the space left on the target's disk, so a run that fills the disk says so before it fails.
+free_space() { df -Ph "$root" 2>/dev/null | awk 'NR == 2 { print $4 }'; }
+step() {
+  steps=$((steps + 1))
+  printf '\n== %s == [%dm%02ds, %s free]\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)) "$(free_space)"
+}
 
 step "toolchain"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
