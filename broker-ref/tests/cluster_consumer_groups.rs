@@ -1,7 +1,9 @@
-//! A KIP-848 consumer group on a 3-node local cluster, in the raw protocol: only the leader of
-//! the group's `__consumer_offsets` partition coordinates it (the others answer
-//! NOT_COORDINATOR), and when that broker is killed the new leader loads the group from the
-//! replicated records: members carry on at their epochs with their assignments, nothing moves.
+//! Consumer groups on a 3-node local cluster, in the raw protocol: only the leader of the
+//! group's `__consumer_offsets` partition coordinates it (the others answer NOT_COORDINATOR),
+//! and when that broker is killed the new leader loads the group from the replicated records.
+//! A KIP-848 group's members carry on at their epochs with their assignments, nothing moves; a
+//! classic group's member carries on in its generation (its SyncGroup was answered only once the
+//! group's record was replicated).
 
 #![allow(clippy::unwrap_used)]
 
@@ -19,14 +21,20 @@ use odradek::ErrorCode;
 use uuid::Uuid;
 
 const GROUP: &str = "cluster-kip848";
+const CLASSIC_GROUP: &str = "cluster-classic";
 
-/// The group's coordinator as `via` names it, once there is one.
+/// The coordinator of `GROUP` as `via` names it, once there is one.
 fn coordinator(cluster: &LocalCluster, via: usize, within: Duration) -> usize {
+    coordinator_of(cluster, GROUP, via, within)
+}
+
+/// The coordinator of `group` as `via` names it, once there is one.
+fn coordinator_of(cluster: &LocalCluster, group: &str, via: usize, within: Duration) -> usize {
     let deadline = Instant::now() + within;
     loop {
         let find = FindCoordinatorRequest::default()
             .with_key_type(0)
-            .with_coordinator_keys(vec![sb(GROUP)]);
+            .with_coordinator_keys(vec![sb(group)]);
         let c = cluster.client(via).call(&find, 4).coordinators[0].clone();
         if c.error_code == 0 {
             return c.node_id.0 as usize;
@@ -154,4 +162,100 @@ fn a_consumer_group_outlives_its_coordinator() {
         "{g:?}"
     );
     assert_eq!(g.group_state.as_str(), "Stable");
+}
+
+fn classic_join(cluster: &LocalCluster, node: usize, member: &str) -> JoinGroupResponse {
+    use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
+    // A consumer subscription (v0) to topic "t": version, one topic, no user data.
+    let subscription =
+        bytes::Bytes::from_static(&[0, 0, 0, 0, 0, 1, 0, 1, b't', 255, 255, 255, 255]);
+    let join = JoinGroupRequest::default()
+        .with_group_id(GroupId(sb(CLASSIC_GROUP)))
+        .with_session_timeout_ms(30_000)
+        .with_rebalance_timeout_ms(30_000)
+        .with_member_id(sb(member))
+        .with_protocol_type(sb("consumer"))
+        .with_protocols(vec![JoinGroupRequestProtocol::default()
+            .with_name(sb("range"))
+            .with_metadata(subscription)]);
+    cluster.client(node).call(&join, 9)
+}
+
+#[test]
+fn a_classic_group_outlives_its_coordinator() {
+    let mut cluster = LocalCluster::start(3, &[("offsets.topic.num.partitions", "3")]);
+    cluster.wait_brokers(1, 3, Duration::from_secs(30));
+    let c = coordinator_of(&cluster, CLASSIC_GROUP, 1, Duration::from_secs(30));
+    // JoinGroup v9: the first join hands out the member id, the second joins with it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let first = loop {
+        let r = classic_join(&cluster, c, "");
+        if r.error_code == ErrorCode::MemberIdRequired.code() {
+            break r;
+        }
+        assert!(Instant::now() < deadline, "join: {r:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let member = first.member_id.to_string();
+    let joined = classic_join(&cluster, c, &member);
+    assert_eq!(joined.error_code, 0, "{joined:?}");
+    assert_eq!(joined.leader.as_str(), member, "the only member leads");
+    let generation = joined.generation_id;
+    let assignment = bytes::Bytes::from_static(&[
+        0, 0, 0, 0, 0, 1, 0, 1, b't', 0, 0, 0, 1, 0, 0, 0, 0, 255, 255, 255, 255,
+    ]);
+    let sync = SyncGroupRequest::default()
+        .with_group_id(GroupId(sb(CLASSIC_GROUP)))
+        .with_generation_id(generation)
+        .with_member_id(sb(&member))
+        .with_protocol_type(Some(sb("consumer")))
+        .with_protocol_name(Some(sb("range")))
+        .with_assignments(vec![
+            sync_group_request::SyncGroupRequestAssignment::default()
+                .with_member_id(sb(&member))
+                .with_assignment(assignment.clone()),
+        ]);
+    let synced: SyncGroupResponse = cluster.client(c).call(&sync, 5);
+    assert_eq!(synced.error_code, 0, "{synced:?}");
+    assert_eq!(synced.assignment, assignment);
+
+    // At once, before anything else reaches the group, its coordinator dies.
+    cluster.kill(c);
+    let survivor = (1..=3).find(|n| *n != c).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let successor = loop {
+        let n = coordinator_of(&cluster, CLASSIC_GROUP, survivor, Duration::from_secs(30));
+        if n != c {
+            let beat = HeartbeatRequest::default()
+                .with_group_id(GroupId(sb(CLASSIC_GROUP)))
+                .with_generation_id(generation)
+                .with_member_id(sb(&member));
+            let r: HeartbeatResponse = cluster.client(n).call(&beat, 4);
+            if r.error_code == 0 {
+                break n;
+            }
+            let code = ErrorCode::from_code(r.error_code);
+            assert!(
+                code.is_retriable(),
+                "heartbeat on the new coordinator: {r:?}"
+            );
+        }
+        assert!(Instant::now() < deadline, "the coordinator never moved");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let described: DescribeGroupsResponse = cluster.client(successor).call(
+        &DescribeGroupsRequest::default().with_groups(vec![GroupId(sb(CLASSIC_GROUP))]),
+        5,
+    );
+    let g = &described.groups[0];
+    assert_eq!(
+        (g.error_code, g.group_state.as_str()),
+        (0, "Stable"),
+        "{g:?}"
+    );
+    assert_eq!(g.members.len(), 1);
+    assert_eq!(
+        g.members[0].member_assignment, assignment,
+        "the assignment survived"
+    );
 }

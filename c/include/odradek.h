@@ -634,6 +634,14 @@ typedef void (*odk_throttle_cb_t)(const char *broker_name,
                                   int throttle_time_ms,
                                   void *opaque);
 
+// Log callback. `level` is a syslog level as librdkafka's (3 error, 4 warning, 6 info,
+// 7 debug), `fac` the core module that logged the line (librdkafka passes a facility name
+// such as `BRKMAIN`), `buf` the message with its fields; both strings are borrowed for the
+// call. Served by `odk_poll` / `odk_flush` (producer), `odk_consumer_poll` (consumer) and
+// `odk_admin_poll` (admin) on the calling thread, as librdkafka does with `log.queue=true`
+// and the log queue forwarded to the main queue: never from a library thread.
+typedef void (*odk_log_cb_t)(int level, const char *fac, const char *buf, void *opaque);
+
 // A topic, a partition and an offset, with a per-item error code.
 //
 // In arrays the application passes in, only `topic`, `partition` and (where the function
@@ -725,7 +733,8 @@ struct odk_admin_t *odk_admin_new(const struct odk_conf_t *conf, char *errstr, s
 void odk_admin_destroy(struct odk_admin_t *a);
 
 // Serves the error callback (`odk_conf_set_error_cb`: brokers down, authentication
-// failures) and the throttle callback (`odk_conf_set_throttle_cb`) on this thread, waiting up
+// failures), the throttle callback (`odk_conf_set_throttle_cb`) and the log callback
+// (`odk_conf_set_log_cb`; lines do not end the wait) on this thread, waiting up
 // to `timeout_ms` (0: do not wait, negative: forever) for the first event. Returns how many
 // callbacks ran (0 for NULL, or when nothing came before the timeout). Events wait for this
 // call only when their callback is set.
@@ -975,6 +984,17 @@ void odk_conf_set_stats_cb(struct odk_conf_t *conf, odk_stats_cb_t cb);
 // `conf` is NULL or live.
 void odk_conf_set_throttle_cb(struct odk_conf_t *conf, odk_throttle_cb_t cb);
 
+// Sets the log callback (librdkafka's `rd_kafka_conf_set_log_cb`; see `odk_log_cb_t`): the
+// core's warnings and errors, and the contexts of the `debug` property, which then no longer
+// go to stderr. NULL restores stderr for `debug` and nothing otherwise. No-op when `conf` is
+// NULL.
+//
+// Thread safety: must not race with other uses of `conf`.
+//
+// # Safety
+// `conf` is NULL or live.
+void odk_conf_set_log_cb(struct odk_conf_t *conf, odk_log_cb_t cb);
+
 // Sets the rebalance callback (consumers with `group.id` that subscribe). No-op when `conf`
 // is NULL.
 //
@@ -1082,8 +1102,8 @@ odk_err_t odk_consumer_assignment(struct odk_consumer_t *c,
                                   size_t *partition_cnt);
 
 // Returns the next message, waiting up to `timeout_ms` (0: do not wait, negative: forever);
-// NULL when none arrived in time or `c` is NULL. Rebalance, statistics and throttle callbacks
-// are served here first. Check `odk_message_err`: besides records (`ODK_ERR_NO_ERROR`) the
+// NULL when none arrived in time or `c` is NULL. Rebalance, error, statistics, throttle and
+// log callbacks are served here first. Check `odk_message_err`: besides records (`ODK_ERR_NO_ERROR`) the
 // consumer returns end-of-partition events (`ODK_ERR__PARTITION_EOF`, with `enable.partition.eof`),
 // consume errors, and `ODK_ERR__STATE` once closed. With `enable.auto.offset.store` (the
 // default) a record's offset + 1 is stored for the next commit when it is returned.
@@ -1093,7 +1113,8 @@ odk_err_t odk_consumer_assignment(struct odk_consumer_t *c,
 //
 // # Safety
 // `c` is NULL or live.
-struct odk_message_t *odk_consumer_poll(struct odk_consumer_t *c, int32_t timeout_ms);
+struct odk_message_t *odk_consumer_poll(struct odk_consumer_t *c,
+                                        int32_t timeout_ms);
 
 // Commits offsets and waits for the result (retrying coordinator moves within
 // `request.timeout.ms`). With `offsets` NULL / 0: the stored offsets of assigned partitions
@@ -1438,8 +1459,8 @@ odk_err_t odk_produce(struct odk_producer_t *p,
                       int32_t msgflags,
                       void *msg_opaque);
 
-// Serves queued events (delivery reports, errors, statistics, throttle reports) by calling their callbacks on
-// this thread, waiting up to `timeout_ms` (0: do not wait, negative: forever) for the first.
+// Serves queued events (delivery reports, errors, statistics, throttle reports, log lines) by
+// calling their callbacks on this thread, waiting up to `timeout_ms` (0: do not wait, negative: forever) for the first.
 // Returns how many callbacks ran (0 for NULL). Call it regularly: reports are kept until
 // served, and they count against `queue.buffering.max.messages`.
 //

@@ -60,6 +60,7 @@ pub struct odk_admin_t {
     fork: ForkGuard,
     throttle_cb: odk_throttle_cb_t,
     error_cb: odk_error_cb_t,
+    log: crate::log::LogSink,
     opaque: Opaque,
     /// The brokers' throttle reports, kept when there is a throttle callback.
     throttles: Option<Arc<ThrottleQueue>>,
@@ -96,10 +97,11 @@ impl odk_admin_t {
     }
 
     /// Runs the error callback for each waiting error, then the throttle callback for the
-    /// throttle reports; returns how many ran.
+    /// throttle reports, then the log callback for the waiting log lines; returns how many ran.
     fn serve(&self) -> usize {
         let errors = self.errors.as_ref().map(|q| q.take()).unwrap_or_default();
         let mut n = crate::conf::serve_errors(self.error_cb, self.opaque.0, errors);
+        n += self.log.serve(self.opaque.0);
         if let Some(q) = &self.throttles {
             n += crate::conf::serve_throttles(self.throttle_cb, self.opaque.0, q.take());
         }
@@ -155,6 +157,7 @@ pub unsafe extern "C" fn odk_admin_new(
         // SAFETY: per the contract.
         let conf = unsafe { conf.as_ref() }.ok_or_else(|| ffi::null_handle("conf"))?;
         let (config, _) = conf.client_config(false)?;
+        let log = conf.log_sink()?;
         let handle = runtime::runtime()?;
         let admin = {
             let _enter = handle.enter();
@@ -175,6 +178,7 @@ pub unsafe extern "C" fn odk_admin_new(
             fork: ForkGuard::new(),
             throttle_cb: conf.throttle_cb,
             error_cb: conf.error_cb,
+            log,
             opaque: Opaque(conf.opaque()),
             throttles,
             errors,
@@ -204,7 +208,8 @@ pub unsafe extern "C" fn odk_admin_destroy(a: *mut odk_admin_t) {
 }
 
 /// Serves the error callback (`odk_conf_set_error_cb`: brokers down, authentication
-/// failures) and the throttle callback (`odk_conf_set_throttle_cb`) on this thread, waiting up
+/// failures), the throttle callback (`odk_conf_set_throttle_cb`) and the log callback
+/// (`odk_conf_set_log_cb`; lines do not end the wait) on this thread, waiting up
 /// to `timeout_ms` (0: do not wait, negative: forever) for the first event. Returns how many
 /// callbacks ran (0 for NULL, or when nothing came before the timeout). Events wait for this
 /// call only when their callback is set.

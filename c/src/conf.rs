@@ -84,6 +84,7 @@ pub struct odk_conf_t {
     pub(crate) error_cb: odk_error_cb_t,
     pub(crate) stats_cb: odk_stats_cb_t,
     pub(crate) throttle_cb: odk_throttle_cb_t,
+    pub(crate) log_cb: crate::log::odk_log_cb_t,
     pub(crate) rebalance_cb: odk_rebalance_cb_t,
     pub(crate) oauthbearer_token_cb: crate::oauth::odk_oauthbearer_token_cb_t,
     pub(crate) opaque: Option<OpaqueBox>,
@@ -106,13 +107,17 @@ impl odk_conf_t {
         ),
         ClientError,
     > {
-        let entries: Vec<(String, String)> = if producer {
+        let mut entries: Vec<(String, String)> = if producer {
             odradek_bindings::config::with_librdkafka_producer_defaults(
                 self.entries.iter().cloned(),
             )
         } else {
             self.entries.clone()
         };
+        if self.log_cb.is_some() {
+            // The log callback takes the `debug` contexts (`log_sink`), not stderr.
+            entries.retain(|(k, _)| k.trim() != "debug");
+        }
         let (mut config, settings) = odradek_bindings::config::split(entries)?;
         if let Some(cb) = self.oauthbearer_token_cb {
             let sasl_config = self
@@ -127,6 +132,11 @@ impl odk_conf_t {
                 .map_err(|e| ClientError::from_core(&e, odradek_bindings::Stage::Request))?;
         }
         Ok((config, settings))
+    }
+
+    /// The log sink of a client made from this configuration (`odk_conf_set_log_cb`).
+    pub(crate) fn log_sink(&self) -> Result<crate::log::LogSink, ClientError> {
+        crate::log::LogSink::new(self.log_cb, &self.entries)
     }
 
     /// The application's opaque pointer (NULL when unset).
@@ -360,6 +370,25 @@ pub unsafe extern "C" fn odk_conf_set_throttle_cb(conf: *mut odk_conf_t, cb: odk
         // SAFETY: per the contract.
         if let Some(c) = unsafe { conf.as_mut() } {
             c.throttle_cb = cb;
+        }
+    })
+}
+
+/// Sets the log callback (librdkafka's `rd_kafka_conf_set_log_cb`; see `odk_log_cb_t`): the
+/// core's warnings and errors, and the contexts of the `debug` property, which then no longer
+/// go to stderr. NULL restores stderr for `debug` and nothing otherwise. No-op when `conf` is
+/// NULL.
+///
+/// Thread safety: must not race with other uses of `conf`.
+///
+/// # Safety
+/// `conf` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn odk_conf_set_log_cb(conf: *mut odk_conf_t, cb: crate::log::odk_log_cb_t) {
+    guard((), || {
+        // SAFETY: per the contract.
+        if let Some(c) = unsafe { conf.as_mut() } {
+            c.log_cb = cb;
         }
     })
 }

@@ -41,6 +41,7 @@ pub struct odk_consumer_t {
     error_cb: odk_error_cb_t,
     stats_cb: odk_stats_cb_t,
     throttle_cb: odk_throttle_cb_t,
+    log: crate::log::LogSink,
     opaque: Opaque,
     /// Counts this consumer among the live clients (see `lifecycle`).
     _live: crate::lifecycle::Live,
@@ -57,6 +58,7 @@ impl odk_consumer_t {
             self.client.take_throttles(),
         );
         n += crate::conf::serve_errors(self.error_cb, self.opaque.0, self.client.take_errors());
+        n += self.log.serve(self.opaque.0);
         if let Some(cb) = self.stats_cb {
             for json in self.client.take_stats() {
                 let len = json.len();
@@ -175,6 +177,7 @@ pub unsafe extern "C" fn odk_consumer_new(
         // SAFETY: per the contract.
         let conf = unsafe { conf.as_ref() }.ok_or_else(|| ffi::null_handle("conf"))?;
         let (config, settings) = conf.client_config(false)?;
+        let log = conf.log_sink()?;
         let client = ConsumerClient::from_config(config, settings)?;
         if conf.throttle_cb.is_some() {
             client.report_throttles();
@@ -185,6 +188,7 @@ pub unsafe extern "C" fn odk_consumer_new(
             error_cb: conf.error_cb,
             stats_cb: conf.stats_cb,
             throttle_cb: conf.throttle_cb,
+            log,
             opaque: Opaque(conf.opaque()),
             _live: crate::lifecycle::Live::new(),
         }));
@@ -345,8 +349,8 @@ pub unsafe extern "C" fn odk_consumer_assignment(
 }
 
 /// Returns the next message, waiting up to `timeout_ms` (0: do not wait, negative: forever);
-/// NULL when none arrived in time or `c` is NULL. Rebalance, statistics and throttle callbacks
-/// are served here first. Check `odk_message_err`: besides records (`ODK_ERR_NO_ERROR`) the
+/// NULL when none arrived in time or `c` is NULL. Rebalance, error, statistics, throttle and
+/// log callbacks are served here first. Check `odk_message_err`: besides records (`ODK_ERR_NO_ERROR`) the
 /// consumer returns end-of-partition events (`ODK_ERR__PARTITION_EOF`, with `enable.partition.eof`),
 /// consume errors, and `ODK_ERR__STATE` once closed. With `enable.auto.offset.store` (the
 /// default) a record's offset + 1 is stored for the next commit when it is returned.

@@ -15,6 +15,7 @@ pub mod consumer;
 pub mod error;
 mod ffi;
 mod lifecycle;
+pub mod log;
 mod malloc;
 pub mod message;
 pub mod oauth;

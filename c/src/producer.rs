@@ -63,6 +63,7 @@ pub struct odk_producer_t {
     error_cb: odk_error_cb_t,
     stats_cb: odk_stats_cb_t,
     throttle_cb: odk_throttle_cb_t,
+    log: crate::log::LogSink,
     opaque: Opaque,
     /// Topic names shared by delivery reports (one allocation per topic, not per record).
     topics: Mutex<Vec<Arc<str>>>,
@@ -138,13 +139,13 @@ impl odk_producer_t {
         n
     }
 
-    /// Serves the throttle reports waiting; returns how many callbacks ran.
+    /// Serves the throttle reports and log lines waiting; returns how many callbacks ran.
     fn serve_throttles(&self) -> usize {
         crate::conf::serve_throttles(
             self.throttle_cb,
             self.opaque.0,
             self.client.take_throttles(),
-        )
+        ) + self.log.serve(self.opaque.0)
     }
 
     /// Serves events until one was served or `deadline` passes.
@@ -208,6 +209,7 @@ pub unsafe extern "C" fn odk_producer_new(
         // SAFETY: per the contract.
         let conf = unsafe { conf.as_ref() }.ok_or_else(|| ffi::null_handle("conf"))?;
         let (config, settings) = conf.client_config(true)?;
+        let log = conf.log_sink()?;
         let client = ProducerClient::from_config(config, settings, Mode::Poll)?;
         if conf.throttle_cb.is_some() {
             client.report_throttles();
@@ -218,6 +220,7 @@ pub unsafe extern "C" fn odk_producer_new(
             error_cb: conf.error_cb,
             stats_cb: conf.stats_cb,
             throttle_cb: conf.throttle_cb,
+            log,
             opaque: Opaque(conf.opaque()),
             topics: Mutex::new(Vec::new()),
             _live: crate::lifecycle::Live::new(),
@@ -363,8 +366,8 @@ unsafe fn read_headers(headers: *const odk_header_t, n: usize) -> Result<Vec<Hea
         .collect()
 }
 
-/// Serves queued events (delivery reports, errors, statistics, throttle reports) by calling their callbacks on
-/// this thread, waiting up to `timeout_ms` (0: do not wait, negative: forever) for the first.
+/// Serves queued events (delivery reports, errors, statistics, throttle reports, log lines) by
+/// calling their callbacks on this thread, waiting up to `timeout_ms` (0: do not wait, negative: forever) for the first.
 /// Returns how many callbacks ran (0 for NULL). Call it regularly: reports are kept until
 /// served, and they count against `queue.buffering.max.messages`.
 ///

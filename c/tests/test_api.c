@@ -228,6 +228,55 @@ static void admin_error_cb_reports_all_brokers_down(void) {
     odk_admin_destroy(a);
 }
 
+static int log_lines, debug_lines, malformed_lines;
+static void count_log(int level, const char *fac, const char *buf, void *opaque) {
+    (void)opaque;
+    log_lines++;
+    if (level == 7)
+        debug_lines++;
+    if (fac == NULL || strncmp(fac, "odradek", 7) != 0 || buf == NULL || level < 3 || level > 7)
+        malformed_lines++;
+}
+
+/* Serves `p` for `ms` milliseconds. */
+static void poll_for(odk_producer_t *p, int ms) {
+    int64_t until = now_ms() + ms;
+    while (now_ms() < until)
+        odk_poll(p, 20);
+}
+
+/* The log callback takes the core's log on the polling thread: with `debug` its contexts (level
+ * 7, the module as facility, nothing on stderr), without only warnings and errors. */
+static void log_cb_gets_the_debug_contexts(void) {
+    char errstr[256];
+    odk_conf_t *conf = odk_conf_new();
+    CHECK_OK(odk_conf_set(conf, "bootstrap.servers", NOWHERE, errstr, sizeof errstr), errstr);
+    CHECK_OK(odk_conf_set(conf, "reconnect.backoff.max.ms", "50", errstr, sizeof errstr), errstr);
+    odk_conf_set_log_cb(conf, count_log);
+    odk_conf_t *quiet = odk_conf_dup(conf);
+    CHECK_OK(odk_conf_set(conf, "debug", "broker,metadata", errstr, sizeof errstr), errstr);
+
+    odk_producer_t *p = odk_producer_new(conf, errstr, sizeof errstr);
+    CHECK(p != NULL, "%s", errstr);
+    int64_t deadline = now_ms() + 15000;
+    while (debug_lines == 0 && now_ms() < deadline)
+        odk_poll(p, 100);
+    CHECK(debug_lines > 0, "no debug line reached the log callback (%d lines)", log_lines);
+    CHECK(malformed_lines == 0, "%d lines with a bad level, facility or text", malformed_lines);
+    odk_producer_destroy(p);
+
+    log_lines = debug_lines = 0;
+    p = odk_producer_new(quiet, errstr, sizeof errstr);
+    CHECK(p != NULL, "%s", errstr);
+    poll_for(p, 1500);
+    CHECK(debug_lines == 0, "%d debug lines without `debug`", debug_lines);
+    CHECK(malformed_lines == 0, "%d malformed lines", malformed_lines);
+    odk_producer_destroy(p);
+
+    odk_conf_destroy(conf);
+    odk_conf_destroy(quiet);
+}
+
 int main(void) {
     RUN(error_codes);
     RUN(configuration);
@@ -237,5 +286,6 @@ int main(void) {
     RUN(consumer_without_group);
     RUN(consumer_error_cb_reports_all_brokers_down);
     RUN(admin_error_cb_reports_all_brokers_down);
+    RUN(log_cb_gets_the_debug_contexts);
     return 0;
 }

@@ -71,6 +71,10 @@ pub enum Assignor {
     Sticky,
     /// Sticky, incremental cooperative (KIP-429).
     CooperativeSticky,
+    /// KafkaJS's round-robin assigner (protocol name `RoundRobinAssigner`, KafkaJS's default):
+    /// the same round robin as [`Assignor::RoundRobin`] under KafkaJS's protocol name, so our
+    /// members and stock KafkaJS members can share a group (the group's leader assigns).
+    KafkaJsRoundRobin,
 }
 
 impl Assignor {
@@ -81,6 +85,7 @@ impl Assignor {
             Assignor::RoundRobin => "roundrobin",
             Assignor::Sticky => "sticky",
             Assignor::CooperativeSticky => "cooperative-sticky",
+            Assignor::KafkaJsRoundRobin => "RoundRobinAssigner",
         }
     }
 
@@ -92,6 +97,7 @@ impl Assignor {
             "roundrobin" | "RoundRobinAssignor" => Some(Assignor::RoundRobin),
             "sticky" | "StickyAssignor" => Some(Assignor::Sticky),
             "cooperative-sticky" | "CooperativeStickyAssignor" => Some(Assignor::CooperativeSticky),
+            "RoundRobinAssigner" => Some(Assignor::KafkaJsRoundRobin),
             _ => None,
         }
     }
@@ -817,7 +823,7 @@ impl ClientConfig {
                     if Assignor::from_name(n).is_none() {
                         return Err(Error::config(
                             key,
-                            format!("unknown assignor `{n}` (range, roundrobin, sticky, cooperative-sticky)"),
+                            format!("unknown assignor `{n}` (range, roundrobin, sticky, cooperative-sticky, or KafkaJS's RoundRobinAssigner)"),
                         ));
                     }
                 }

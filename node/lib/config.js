@@ -221,6 +221,10 @@ function consumerProps (opts, fromBeginning) {
   }
   if (opts.partitionAssigners !== undefined && opts.partitionAssigners !== null) {
     out['partition.assignment.strategy'] = assignmentStrategy(opts.partitionAssigners)
+  } else if (String(opts['group.protocol'] || 'classic').trim() !== 'consumer') {
+    // KafkaJS's default, [PartitionAssigners.roundRobin], under its protocol name: a group can
+    // mix stock KafkaJS members and ours (KIP-848 members take no assignor: the broker assigns).
+    out['partition.assignment.strategy'] = 'RoundRobinAssigner'
   }
   retryProps(opts.retry, out)
   return Object.assign(out, passThrough(opts))
@@ -228,9 +232,11 @@ function consumerProps (opts, fromBeginning) {
 
 /**
  * KafkaJS's `partitionAssigners`: its round-robin assigner (`PartitionAssigners.roundRobin`,
- * KafkaJS's default) is the core's `roundrobin`; a custom assigner function cannot run in the
- * core's group protocol and is refused (Kafka's assignors are chosen with the
- * `partition.assignment.strategy` property: range, roundrobin, sticky, cooperative-sticky).
+ * KafkaJS's default) is the core's round robin under KafkaJS's protocol name
+ * `RoundRobinAssigner`, so stock KafkaJS members and ours agree on the group's protocol; a custom
+ * assigner function cannot run in the core's group protocol and is refused (Kafka's assignors are
+ * chosen with the `partition.assignment.strategy` property: range, roundrobin, sticky,
+ * cooperative-sticky).
  */
 function assignmentStrategy (assigners) {
   const { PartitionAssigners } = require('./constants')
@@ -238,7 +244,7 @@ function assignmentStrategy (assigners) {
     throw new KafkaJSNonRetriableError('partitionAssigners must be a non-empty array')
   }
   return assigners.map(a => {
-    if (a === PartitionAssigners.roundRobin) return 'roundrobin'
+    if (a === PartitionAssigners.roundRobin) return 'RoundRobinAssigner'
     throw new KafkaJSNonRetriableError("partitionAssigners: only PartitionAssigners.roundRobin is supported; choose Kafka's assignors with 'partition.assignment.strategy' (range, roundrobin, sticky, cooperative-sticky)")
   }).join(',')
 }

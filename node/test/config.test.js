@@ -54,10 +54,13 @@ test('retry.restartOnFailure must be a function, refused by name otherwise', () 
   }
 })
 
-test('partitionAssigners: KafkaJS round-robin is the core roundrobin; a custom assigner is refused by name', () => {
+test('partitionAssigners: KafkaJS round-robin (the default) keeps its protocol name; a custom assigner is refused by name', () => {
   const { PartitionAssigners } = require('..')
-  assert.equal(consumerProps({ groupId: 'g', partitionAssigners: [PartitionAssigners.roundRobin] }, false)['partition.assignment.strategy'], 'roundrobin')
-  assert.equal(consumerProps({ groupId: 'g' }, false)['partition.assignment.strategy'], undefined)
+  assert.equal(consumerProps({ groupId: 'g', partitionAssigners: [PartitionAssigners.roundRobin] }, false)['partition.assignment.strategy'], 'RoundRobinAssigner')
+  assert.equal(consumerProps({ groupId: 'g' }, false)['partition.assignment.strategy'], 'RoundRobinAssigner')
+  // Kafka's assignors stay available as a property; KIP-848 members get no assignor at all.
+  assert.equal(consumerProps({ groupId: 'g', 'partition.assignment.strategy': 'range' }, false)['partition.assignment.strategy'], 'range')
+  assert.equal(consumerProps({ groupId: 'g', 'group.protocol': 'consumer' }, false)['partition.assignment.strategy'], undefined)
   const custom = () => ({ name: 'MyAssigner', version: 1, assign: async () => [], protocol: () => ({}) })
   assert.throws(() => consumerProps({ groupId: 'g', partitionAssigners: [custom] }, false), /partition\.assignment\.strategy/)
   assert.throws(() => consumerProps({ groupId: 'g', partitionAssigners: [] }, false), /non-empty/)

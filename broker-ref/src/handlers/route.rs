@@ -103,7 +103,11 @@ pub(super) async fn handle_unchecked(
         RequestKind::DescribeProducers(r) => txn::describe_producers(broker, ctx, r).map(Some),
         RequestKind::FindCoordinator(r) => groups::find_coordinator(broker, ctx, r).map(Some),
         RequestKind::JoinGroup(r) => groups::join_group(broker, ctx, r).await.map(Some),
-        RequestKind::SyncGroup(r) => groups::sync_group(broker, ctx, r).await.map(Some),
+        RequestKind::SyncGroup(r) => {
+            let group = r.group_id.to_string();
+            let answer = groups::sync_group(broker, ctx, r).await?;
+            Ok(Some(replicated_sync(broker, &group, answer).await))
+        }
         RequestKind::Heartbeat(r) => groups::heartbeat(broker, ctx, r).map(Some),
         RequestKind::LeaveGroup(r) => groups::leave_group(broker, ctx, r).map(Some),
         RequestKind::OffsetCommit(r) => {
@@ -273,6 +277,31 @@ async fn replicated_heartbeat(broker: &Broker, group: &str, answer: ResponseKind
                     .with_error_message(Some(kafka_protocol::protocol::StrBytes::from_static_str(
                         "the group's state was not replicated in time",
                     ))),
+            )
+        }
+    }
+}
+
+/// A SyncGroup answered once the group's state with its new assignment is replicated
+/// ([`group_state_replicated`]), as Kafka answers once its GroupMetadata write is committed: a
+/// coordinator that dies right after the answer leaves a successor that knows the generation.
+/// On failure the member is told to find the coordinator again and rejoin.
+async fn replicated_sync(broker: &Broker, group: &str, answer: ResponseKind) -> ResponseKind {
+    let ResponseKind::SyncGroup(response) = answer else {
+        return answer;
+    };
+    if response.error_code != 0 {
+        return ResponseKind::SyncGroup(response);
+    }
+    match group_state_replicated(broker, group).await {
+        Ok(()) => ResponseKind::SyncGroup(response),
+        Err(code) => {
+            let code = match code {
+                ErrorCode::RequestTimedOut => ErrorCode::CoordinatorNotAvailable,
+                other => other,
+            };
+            ResponseKind::SyncGroup(
+                kafka_protocol::messages::SyncGroupResponse::default().with_error_code(code.code()),
             )
         }
     }

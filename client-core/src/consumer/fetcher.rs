@@ -269,7 +269,7 @@ struct PlannedPartition {
 
 type Planned = Vec<PlannedPartition>;
 
-fn plan_fetches(shared: &Shared, busy: &HashMap<i32, InFlight>) -> HashMap<i32, Planned> {
+fn plan_fetches(shared: &Arc<Shared>, busy: &HashMap<i32, InFlight>) -> HashMap<i32, Planned> {
     let meta = shared.cluster.metadata();
     let config = &shared.cluster.config().consumer;
     let now = Instant::now();
@@ -343,11 +343,25 @@ fn plan_fetches(shared: &Shared, busy: &HashMap<i32, InFlight>) -> HashMap<i32, 
             .keys()
             .map(|tp| tp.topic.to_string())
             .collect();
+        let shared = shared.clone();
         tokio::spawn(async move {
             for t in topics {
                 let _ = cluster
                     .topic(&t, Instant::now() + Duration::from_secs(1))
                     .await;
+            }
+            // Once every leader is known the fetcher starts at once instead of at its next
+            // tick (a new member's first assignment used to wait 250 ms here). While one is
+            // still missing it waits for the tick, so a leaderless partition never makes the
+            // lookups spin.
+            let meta = shared.cluster.metadata();
+            let found = shared
+                .lock()
+                .parts
+                .keys()
+                .all(|tp| meta.leader(&tp.topic, tp.partition).is_some());
+            if found {
+                shared.fetch_wake.notify_one();
             }
         });
     }

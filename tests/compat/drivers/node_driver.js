@@ -308,8 +308,11 @@ const actions = {
           groupId: args.group,
           sessionTimeout: 10000,
           heartbeatInterval: 500,
-          partitionAssigners: [javaNamedRoundRobin],
-          'partition.assignment.strategy': 'roundrobin' // odradek-node: passed through to the core
+          // kafkajs runs its own assigner under the standard name; odradek-node refuses custom
+          // assigner functions and takes Kafka's assignor as a property passed to the core.
+          ...(libName === 'kafkajs'
+            ? { partitionAssigners: [javaNamedRoundRobin] }
+            : { 'partition.assignment.strategy': 'roundrobin' })
         })
     c.on(c.events.GROUP_JOIN, e => {
       const a = e.payload.memberAssignment || {}

@@ -1,72 +1,172 @@
-//! Rebalance time: odradek's consumer vs librdkafka's (rdkafka crate), same broker, same run.
+//! Rebalance time: odradek's consumer next to librdkafka's (rdkafka crate) and, with
+//! `--java-member`, the Java client's, in the same group shapes on the same broker in one run.
 //!
-//! For each repeat, `--members` consumers of a fresh group subscribe to one topic and settle;
-//! then one member closes gracefully and the clock runs until the remaining members' assignments
-//! again cover every partition (the new assignment is in effect). Eager (`range`) and cooperative
-//! (`cooperative-sticky`) classic protocols, both clients with the same session and heartbeat
-//! settings, and KIP-848's consumer protocol (strategy `consumer`: `group.protocol=consumer`,
-//! the broker decides heartbeats and assigns; run the broker with
-//! `group.consumer.heartbeat.interval.ms=500` to compare like with like).
+//! Each measurement is a fresh group of `--members` consumers on one topic that a producer in
+//! this process keeps writing to (one small record to every partition every 5 ms). Once the
+//! group has settled, two events are timed, each after a wait that puts it at a different phase
+//! of the heartbeats in each repeat (the same waits for every client):
+//! - **leave**: member 0 closes gracefully; the clock starts as it is told to close;
+//! - **join**: a new member starts; the clock starts as it subscribes.
 //!
-//! Prints one JSON line per measurement:
-//! `{"client":..,"strategy":..,"repeat":..,"settle_ms":..,"rebalance_ms":..}`.
+//! For each event two times are reported: `owned_ms`, until the members' assignments again
+//! cover every partition exactly once, balanced (owned counts differ by at most one); and
+//! `fetching_ms`, until, in addition, every partition has delivered a record to its current
+//! owner since that owner got it and since the event (every partition owned *and fetching
+//! again*). Strategies: eager (`range`) and cooperative (`cooperative-sticky`) classic
+//! protocols, every client with session 10 s and heartbeat 500 ms; and KIP-848's consumer
+//! protocol (`consumer`: `group.protocol=consumer`; the broker assigns and sets the heartbeat
+//! interval: run it with `group.consumer.heartbeat.interval.ms=500` to compare like with like).
+//!
+//! Prints one JSON line per event:
+//! `{"client":..,"strategy":..,"event":..,"repeat":..,"covered":..,"owned_ms":..,"fetching_ms":..}`.
 
 use std::collections::{BTreeSet, HashMap};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rdkafka::consumer::{BaseConsumer, Consumer as _};
+use rdkafka::Message as _;
 
-/// Settings both clients get: Kafka's defaults would make the heartbeat interval (3 s) the
-/// whole measurement.
-const COMMON: &[(&str, &str)] = &[
+/// Settings every client's classic members get: Kafka's defaults would make the heartbeat
+/// interval (3 s) the whole measurement.
+const CLASSIC: &[(&str, &str)] = &[
     ("session.timeout.ms", "10000"),
     ("heartbeat.interval.ms", "500"),
-    ("auto.offset.reset", "earliest"),
 ];
 
-/// The group settings of `strategy`: a classic assignor with [`COMMON`], or (`consumer`) KIP-848's
-/// protocol, which takes neither an assignor nor session / heartbeat settings.
+/// How often the background producer writes one record to every partition.
+const PRODUCE_EVERY: Duration = Duration::from_millis(5);
+
+/// The librdkafka-property group settings of `strategy`: a classic assignor with [`CLASSIC`],
+/// or (`consumer`) KIP-848's protocol, which takes neither an assignor nor session / heartbeat
+/// settings. Members start at the end of the log (`latest`): the producer never stops, and a
+/// fresh group should not read the backlog of earlier measurements.
 fn group_settings(strategy: &str) -> Vec<(&'static str, String)> {
+    let mut out = vec![("auto.offset.reset", "latest".to_string())];
     if strategy == "consumer" {
-        return vec![
-            ("group.protocol", "consumer".into()),
-            ("auto.offset.reset", "earliest".into()),
-        ];
+        out.push(("group.protocol", "consumer".into()));
+    } else {
+        out.extend(CLASSIC.iter().map(|(k, v)| (*k, v.to_string())));
+        out.push(("partition.assignment.strategy", strategy.into()));
     }
-    let mut out: Vec<(&'static str, String)> =
-        COMMON.iter().map(|(k, v)| (*k, v.to_string())).collect();
-    out.push(("partition.assignment.strategy", strategy.into()));
     out
 }
 
-/// Assignment of every member, updated by the member's own poll loop.
-type Assignments = Arc<Mutex<HashMap<usize, BTreeSet<i32>>>>;
-
-struct Member {
-    stop: Arc<AtomicBool>,
-    thread: JoinHandle<()>,
+/// What the members report, each from its own poll loop (or, for Java, its output reader).
+#[derive(Default)]
+struct Observed {
+    /// Each member's current assignment, and when it got each partition.
+    owned: HashMap<usize, HashMap<i32, Instant>>,
+    /// When each member last received a record from each partition.
+    received: HashMap<usize, HashMap<i32, Instant>>,
+    /// When each member subscribed.
+    subscribed: HashMap<usize, Instant>,
 }
 
-fn odradek_member(
-    id: usize,
-    bootstrap: &str,
-    group: &str,
-    topic: &str,
-    strategy: &str,
-    seen: Assignments,
-) -> Member {
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut conf: Vec<(String, String)> = group_settings(strategy)
+impl Observed {
+    fn set_assignment(&mut self, id: usize, parts: BTreeSet<i32>) {
+        let now = Instant::now();
+        let owned = self.owned.entry(id).or_default();
+        owned.retain(|p, _| parts.contains(p));
+        for p in parts {
+            owned.entry(p).or_insert(now);
+        }
+    }
+
+    fn received_from(&mut self, id: usize, parts: impl IntoIterator<Item = i32>) {
+        let now = Instant::now();
+        let received = self.received.entry(id).or_default();
+        for p in parts {
+            received.insert(p, now);
+        }
+    }
+
+    /// Whether `ids` own every partition exactly once, balanced, each at least one.
+    fn covered(&self, ids: &[usize], partitions: i32) -> bool {
+        let mut union = BTreeSet::new();
+        let (mut total, mut least, mut most) = (0, usize::MAX, 0);
+        for id in ids {
+            let n = self.owned.get(id).map_or(0, |o| o.len());
+            total += n;
+            least = least.min(n);
+            most = most.max(n);
+            union.extend(
+                self.owned
+                    .get(id)
+                    .into_iter()
+                    .flat_map(|o| o.keys().copied()),
+            );
+        }
+        least > 0 && most - least <= 1 && total == partitions as usize && union.len() == total
+    }
+
+    /// Whether every partition `ids` own delivered a record to its owner since the owner got it
+    /// and since `event`.
+    fn fetching(&self, ids: &[usize], event: Instant) -> bool {
+        ids.iter().all(|id| {
+            self.owned.get(id).into_iter().flatten().all(|(p, got)| {
+                self.received
+                    .get(id)
+                    .and_then(|r| r.get(p))
+                    .is_some_and(|at| *at > *got && *at > event)
+            })
+        })
+    }
+}
+
+type Shared = Arc<Mutex<Observed>>;
+
+fn with<T>(shared: &Shared, f: impl FnOnce(&mut Observed) -> T) -> T {
+    let mut guard = match shared.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    f(&mut guard)
+}
+
+/// A running member: `stop` makes it close gracefully; `done` ends once it has.
+struct Member {
+    stop: Box<dyn FnOnce() + Send>,
+    done: JoinHandle<()>,
+}
+
+impl Member {
+    fn in_thread(body: impl FnOnce(Arc<AtomicBool>) + Send + 'static) -> Member {
+        let flag = Arc::new(AtomicBool::new(false));
+        let seen = flag.clone();
+        Member {
+            stop: Box::new(move || flag.store(true, Ordering::Release)),
+            done: std::thread::spawn(move || body(seen)),
+        }
+    }
+
+    fn close(self) {
+        (self.stop)();
+        let _ = self.done.join();
+    }
+}
+
+/// Where the members connect and what they consume.
+#[derive(Clone)]
+struct Target {
+    bootstrap: String,
+    topic: String,
+    group: String,
+    strategy: String,
+}
+
+fn odradek_member(id: usize, t: Target, shared: Shared) -> Member {
+    let mut conf: Vec<(String, String)> = group_settings(&t.strategy)
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-    conf.push(("bootstrap.servers".into(), bootstrap.into()));
-    conf.push(("group.id".into(), group.into()));
-    let (topic, stop2) = (topic.to_string(), stop.clone());
-    let thread = std::thread::spawn(move || {
+    conf.push(("bootstrap.servers".into(), t.bootstrap.clone()));
+    conf.push(("group.id".into(), t.group.clone()));
+    Member::in_thread(move |stop| {
         let rt = match tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -80,88 +180,186 @@ fn odradek_member(
                     Ok(c) => c,
                     Err(e) => return eprintln!("odradek consumer: {e}"),
                 };
-            if let Err(e) = consumer.subscribe(&[&topic], None) {
+            with(&shared, |o| o.subscribed.insert(id, Instant::now()));
+            if let Err(e) = consumer.subscribe(&[t.topic.as_str()], None) {
                 return eprintln!("subscribe: {e}");
             }
-            while !stop2.load(Ordering::Acquire) {
-                let _ = consumer.poll(Duration::from_millis(10)).await;
+            while !stop.load(Ordering::Acquire) {
+                let records = consumer
+                    .poll(Duration::from_millis(10))
+                    .await
+                    .unwrap_or_default();
                 let parts = consumer
                     .assignment()
                     .iter()
                     .map(|tp| tp.partition)
                     .collect();
-                if let Ok(mut s) = seen.lock() {
-                    s.insert(id, parts);
-                }
+                with(&shared, |o| {
+                    o.received_from(id, records.iter().map(|r| r.partition));
+                    o.set_assignment(id, parts);
+                });
             }
             consumer.close().await;
         });
-    });
-    Member { stop, thread }
+    })
 }
 
-fn rdkafka_member(
-    id: usize,
-    bootstrap: &str,
-    group: &str,
-    topic: &str,
-    strategy: &str,
-    seen: Assignments,
-) -> Member {
-    let stop = Arc::new(AtomicBool::new(false));
+fn rdkafka_member(id: usize, t: Target, shared: Shared) -> Member {
     let mut conf = rdkafka::ClientConfig::new();
-    for (k, v) in group_settings(strategy) {
+    for (k, v) in group_settings(&t.strategy) {
         conf.set(k, v);
     }
-    conf.set("bootstrap.servers", bootstrap).set("group.id", group);
-    let (topic, stop2) = (topic.to_string(), stop.clone());
-    let thread = std::thread::spawn(move || {
+    conf.set("bootstrap.servers", &t.bootstrap)
+        .set("group.id", &t.group);
+    Member::in_thread(move |stop| {
         let consumer: BaseConsumer = match conf.create() {
             Ok(c) => c,
             Err(e) => return eprintln!("rdkafka consumer: {e}"),
         };
-        if let Err(e) = consumer.subscribe(&[&topic]) {
+        with(&shared, |o| o.subscribed.insert(id, Instant::now()));
+        if let Err(e) = consumer.subscribe(&[&t.topic]) {
             return eprintln!("subscribe: {e}");
         }
-        while !stop2.load(Ordering::Acquire) {
-            let _ = consumer.poll(Duration::from_millis(10));
+        while !stop.load(Ordering::Acquire) {
+            let from = match consumer.poll(Duration::from_millis(10)) {
+                Some(Ok(m)) => Some(m.partition()),
+                _ => None,
+            };
             let parts = consumer
                 .assignment()
                 .map(|l| l.elements().iter().map(|e| e.partition()).collect())
                 .unwrap_or_default();
-            if let Ok(mut s) = seen.lock() {
-                s.insert(id, parts);
-            }
+            with(&shared, |o| {
+                o.received_from(id, from);
+                o.set_assignment(id, parts);
+            });
         }
         // Dropping closes the consumer: it revokes and leaves the group.
         drop(consumer);
-    });
-    Member { stop, thread }
+    })
 }
 
-/// Waits until the members in `ids` together own every partition, each exactly once, and each
-/// member owns at least one.
-fn wait_covered(seen: &Assignments, ids: &[usize], partitions: i32, limit: Duration) -> bool {
-    let deadline = Instant::now() + limit;
-    let all: BTreeSet<i32> = (0..partitions).collect();
-    while Instant::now() < deadline {
-        if let Ok(s) = seen.lock() {
-            let mut union = BTreeSet::new();
-            let mut total = 0;
-            let mut each = true;
-            for id in ids {
-                let parts = s.get(id).cloned().unwrap_or_default();
-                each &= !parts.is_empty();
-                total += parts.len();
-                union.extend(parts);
-            }
-            if each && union == all && total == all.len() {
-                return true;
-            }
+/// A Java client member: `java_cmd` runs bench/RebalanceMember.java, whose output lines are
+/// timestamped here as they arrive.
+fn java_member(id: usize, t: Target, shared: Shared, java_cmd: &[String]) -> Member {
+    let spawned = Command::new(&java_cmd[0])
+        .args(&java_cmd[1..])
+        .args([&t.bootstrap, &t.topic, &t.group, &t.strategy])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn();
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("java member: {e}");
+            return Member::in_thread(|_| {});
         }
-        std::thread::sleep(Duration::from_millis(2));
+    };
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take();
+    let done = std::thread::spawn(move || {
+        let parse = |list: &str| -> BTreeSet<i32> {
+            list.split(',')
+                .filter_map(|p| p.trim().parse().ok())
+                .collect()
+        };
+        for line in stdout
+            .map(BufReader::new)
+            .into_iter()
+            .flat_map(|r| r.lines())
+        {
+            let Ok(line) = line else { break };
+            with(&shared, |o| match line.split_at(line.len().min(2)) {
+                ("S", _) => {
+                    o.subscribed.insert(id, Instant::now());
+                }
+                ("A ", list) => o.set_assignment(id, parse(list)),
+                ("R ", list) => o.received_from(id, parse(list)),
+                _ => {}
+            });
+        }
+        let _ = child.wait();
+    });
+    Member {
+        stop: Box::new(move || {
+            if let Some(mut stdin) = stdin {
+                let _ = stdin.write_all(b"close\n");
+            }
+        }),
+        done,
     }
-    false
+}
+
+/// Polls `observed` until `ids` are covered (and, for the second time, fetching) after `event`;
+/// returns both times in ms, or `None` past `limit`.
+fn wait_for(shared: &Shared, ids: &[usize], partitions: i32, event: Instant) -> Option<(f64, f64)> {
+    let limit = Duration::from_secs(60);
+    let mut owned = None;
+    while event.elapsed() < limit {
+        let (covered, fetching) = with(shared, |o| {
+            let covered = o.covered(ids, partitions);
+            (covered, covered && o.fetching(ids, event))
+        });
+        let now = event.elapsed().as_secs_f64() * 1e3;
+        if covered && owned.is_none() {
+            owned = Some(now);
+        }
+        if fetching {
+            return Some((owned.unwrap_or(now), now));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    None
+}
+
+/// Writes one small record to every partition every [`PRODUCE_EVERY`] until `stop`.
+fn producer(
+    bootstrap: &str,
+    topic: &str,
+    partitions: i32,
+    stop: Arc<AtomicBool>,
+) -> JoinHandle<()> {
+    let conf = vec![
+        ("bootstrap.servers".to_string(), bootstrap.to_string()),
+        ("linger.ms".to_string(), "0".to_string()),
+    ];
+    let topic = topic.to_string();
+    std::thread::spawn(move || {
+        let rt = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt,
+            Err(e) => return eprintln!("runtime: {e}"),
+        };
+        rt.block_on(async move {
+            let producer =
+                match odradek::ClientConfig::from_map(conf).and_then(odradek::Producer::new) {
+                    Ok(p) => p,
+                    Err(e) => return eprintln!("producer: {e}"),
+                };
+            while !stop.load(Ordering::Acquire) {
+                for p in 0..partitions {
+                    let record =
+                        odradek::ProducerRecord::new(topic.clone(), &b"tick"[..]).partition(p);
+                    if let Err(e) = producer.send(record).await {
+                        eprintln!("produce: {e}");
+                    }
+                }
+                tokio::time::sleep(PRODUCE_EVERY).await;
+            }
+            let _ = producer.flush().await;
+        });
+    })
+}
+
+/// The wait before event `event` of repeat `repeat`: spread evenly over 0-1 s (two heartbeat
+/// intervals) across repeats, so events meet the heartbeats at every phase; the same for every
+/// client, so each is measured at the same phases.
+fn phase(repeat: usize, event: usize) -> Duration {
+    // A golden-ratio sequence: evenly spread for any number of repeats.
+    let x = ((repeat * 2 + event + 1) as f64 * 0.618_033_988_75).fract();
+    Duration::from_secs_f64(x)
 }
 
 fn arg(args: &[String], name: &str, default: &str) -> String {
@@ -170,6 +368,24 @@ fn arg(args: &[String], name: &str, default: &str) -> String {
         .and_then(|i| args.get(i + 1))
         .cloned()
         .unwrap_or_else(|| default.to_string())
+}
+
+fn row(client: &str, strategy: &str, event: &str, repeat: usize, times: Option<(f64, f64)>) {
+    let (owned, fetching) = times.unwrap_or((f64::NAN, f64::NAN));
+    let num = |v: f64| {
+        if v.is_nan() {
+            "null".to_string()
+        } else {
+            format!("{v:.1}")
+        }
+    };
+    println!(
+        "{{\"client\":\"{client}\",\"strategy\":\"{strategy}\",\"event\":\"{event}\",\
+         \"repeat\":{repeat},\"covered\":{},\"owned_ms\":{},\"fetching_ms\":{}}}",
+        times.is_some(),
+        num(owned),
+        num(fetching)
+    );
 }
 
 fn main() {
@@ -186,51 +402,82 @@ fn main() {
     let partitions: i32 = arg(&args, "--partitions", "12").parse().unwrap_or(12);
     let repeats: usize = arg(&args, "--repeats", "5").parse().unwrap_or(5);
     let clients = arg(&args, "--clients", "odradek,rdkafka");
-    let strategies = arg(&args, "--strategies", "range,cooperative-sticky");
+    let strategies = arg(&args, "--strategies", "range,cooperative-sticky,consumer");
+    // The command that runs bench/RebalanceMember.java, its words separated by tabs.
+    let java_cmd: Vec<String> = arg(&args, "--java-member", "")
+        .split('\t')
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect();
+    let stop_producing = Arc::new(AtomicBool::new(false));
+    let producing = producer(&bootstrap, &topic, partitions, stop_producing.clone());
     let run_id = std::process::id();
     for repeat in 0..repeats {
         for strategy in strategies.split(',') {
-            // Interleaved: each repeat measures every client once, alternating who goes first.
+            // Interleaved: each repeat measures every client once, rotating who goes first.
             let mut order: Vec<&str> = clients.split(',').collect();
-            if repeat % 2 == 1 {
-                order.reverse();
-            }
+            let len = order.len().max(1);
+            order.rotate_left(repeat % len);
             for client in order {
-                let group = format!("rb-{run_id}-{repeat}-{strategy}-{client}");
-                let seen: Assignments = Arc::default();
-                let mut all: Vec<Member> = (0..members)
-                    .map(|id| {
-                        let make = if client == "odradek" {
-                            odradek_member
-                        } else {
-                            rdkafka_member
-                        };
-                        make(id, &bootstrap, &group, &topic, strategy, seen.clone())
-                    })
-                    .collect();
+                if client == "java" && java_cmd.is_empty() {
+                    eprintln!("client java needs --java-member");
+                    continue;
+                }
+                let target = Target {
+                    bootstrap: bootstrap.clone(),
+                    topic: topic.clone(),
+                    group: format!("rb-{run_id}-{repeat}-{strategy}-{client}"),
+                    strategy: strategy.to_string(),
+                };
+                let shared: Shared = Arc::default();
+                let start = |id: usize| match client {
+                    "odradek" => odradek_member(id, target.clone(), shared.clone()),
+                    "java" => java_member(id, target.clone(), shared.clone(), &java_cmd),
+                    _ => rdkafka_member(id, target.clone(), shared.clone()),
+                };
+                let mut group: Vec<Member> = (0..members).map(start).collect();
                 let ids: Vec<usize> = (0..members).collect();
-                let started = Instant::now();
-                let settled = wait_covered(&seen, &ids, partitions, Duration::from_secs(60));
-                let settle_ms = started.elapsed().as_secs_f64() * 1e3;
-                let leaver = all.remove(0);
-                let t0 = Instant::now();
-                leaver.stop.store(true, Ordering::Release);
+                if wait_for(&shared, &ids, partitions, Instant::now()).is_none() {
+                    eprintln!("{client} {strategy}: the group never settled");
+                }
+                // The group settles right after a round of heartbeats: an event at once would
+                // always meet the members a whole interval before their next one. Each event
+                // waits a phase that spreads over two intervals, the same for every client.
+                std::thread::sleep(phase(repeat, 0));
+                // Leave: member 0 closes.
+                let leaver = group.remove(0);
+                let event = Instant::now();
+                (leaver.stop)();
                 let rest: Vec<usize> = (1..members).collect();
-                let covered = wait_covered(&seen, &rest, partitions, Duration::from_secs(60));
-                let rebalance_ms = t0.elapsed().as_secs_f64() * 1e3;
-                let _ = leaver.thread.join();
-                for m in &all {
-                    m.stop.store(true, Ordering::Release);
-                }
-                for m in all {
-                    let _ = m.thread.join();
-                }
-                println!(
-                    "{{\"client\":\"{client}\",\"strategy\":\"{strategy}\",\"repeat\":{repeat},\
-                     \"settled\":{settled},\"settle_ms\":{settle_ms:.1},\"covered\":{covered},\
-                     \"rebalance_ms\":{rebalance_ms:.1}}}"
+                row(
+                    client,
+                    strategy,
+                    "leave",
+                    repeat,
+                    wait_for(&shared, &rest, partitions, event),
                 );
+                let _ = leaver.done.join();
+                // Join: a new member subscribes.
+                std::thread::sleep(phase(repeat, 1));
+                group.push(start(members));
+                let all: Vec<usize> = (1..=members).collect();
+                let joined = loop {
+                    if let Some(at) = with(&shared, |o| o.subscribed.get(&members).copied()) {
+                        break Some(at);
+                    }
+                    if group.last().is_some_and(|m| m.done.is_finished()) {
+                        break None;
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                };
+                let times = joined.and_then(|at| wait_for(&shared, &all, partitions, at));
+                row(client, strategy, "join", repeat, times);
+                for m in group {
+                    m.close();
+                }
             }
         }
     }
+    stop_producing.store(true, Ordering::Release);
+    let _ = producing.join();
 }

@@ -1,5 +1,6 @@
 //! Partition assignors, chosen by `partition.assignment.strategy`: `range` and `roundrobin`
-//! compute exactly what the Java assignors compute for the same input; `sticky` and
+//! compute exactly what the Java assignors compute for the same input (KafkaJS's
+//! `RoundRobinAssigner` is `roundrobin` under KafkaJS's protocol name); `sticky` and
 //! `cooperative-sticky` keep each member's current partitions where balance allows and move as
 //! few as possible, and the cooperative variant never hands a partition to a new owner in the
 //! same rebalance in which its old owner still holds it (KIP-429: the owner revokes it first,
@@ -28,7 +29,9 @@ impl Assignor {
     ) -> Assignment {
         match self {
             Assignor::Range => range(members, partitions_per_topic),
-            Assignor::RoundRobin => round_robin(members, partitions_per_topic),
+            Assignor::RoundRobin | Assignor::KafkaJsRoundRobin => {
+                round_robin(members, partitions_per_topic)
+            }
             Assignor::Sticky => sticky(members, partitions_per_topic, false),
             Assignor::CooperativeSticky => sticky(members, partitions_per_topic, true),
         }

@@ -1,0 +1,78 @@
+'use strict'
+// A classic consumer group shared by stock KafkaJS members and ours: both advertise KafkaJS's
+// default assigner under its protocol name (RoundRobinAssigner), so the broker finds a common
+// protocol, whichever member leads computes the assignment and the other side decodes it.
+const { test, before, after } = require('node:test')
+const assert = require('node:assert/strict')
+const stock = require('kafkajs')
+const { Kafka } = require('..')
+const { startBroker, uniqueName, waitFor } = require('./helpers/broker')
+
+const GROUP_TIMING = { sessionTimeout: 10000, heartbeatInterval: 500 }
+let broker, ours, theirs, admin, producer
+
+before(async () => {
+  broker = await startBroker()
+  ours = new Kafka({ clientId: 'interop-odradek', brokers: [broker.bootstrap], logLevel: 0 })
+  theirs = new stock.Kafka({ clientId: 'interop-kafkajs', brokers: [broker.bootstrap], logLevel: stock.logLevel.NOTHING })
+  admin = ours.admin()
+  await admin.connect()
+  producer = ours.producer()
+  await producer.connect()
+})
+
+after(async () => {
+  await producer.disconnect()
+  await admin.disconnect()
+  await broker.stop()
+})
+
+/** Starts a member of `groupId` on `topic` recording what it reads and what it owns. */
+async function member (kafka, groupId, topic) {
+  const consumer = kafka.consumer({ groupId, ...GROUP_TIMING })
+  const state = { consumer, owned: [], seen: new Map() }
+  consumer.on(consumer.events.GROUP_JOIN, e => {
+    state.owned = (e.payload.memberAssignment[topic] || []).slice().sort((a, b) => a - b)
+  })
+  await consumer.connect()
+  await consumer.subscribe({ topics: [topic], fromBeginning: true })
+  await consumer.run({
+    eachMessage: async ({ partition, message }) => {
+      state.seen.set(`${partition}:${message.offset}`, message.value.toString())
+    }
+  })
+  return state
+}
+
+async function sharedGroup (leaderIsStock) {
+  const topic = uniqueName('interop')
+  await admin.createTopics({ topics: [{ topic, numPartitions: 4 }] })
+  const groupId = uniqueName('interop-g')
+  const [first, second] = leaderIsStock ? [theirs, ours] : [ours, theirs]
+  const a = await member(first, groupId, topic)
+  await waitFor(() => a.owned.length === 4, { what: 'the first member owns all four', timeoutMs: 30000 })
+  const b = await member(second, groupId, topic)
+  await waitFor(() => a.owned.length === 2 && b.owned.length === 2, { what: 'two partitions each', timeoutMs: 30000 })
+  assert.deepEqual([...a.owned, ...b.owned].sort(), [0, 1, 2, 3], 'every partition owned exactly once')
+  const described = await admin.describeGroups([groupId])
+  assert.equal(described.groups[0].protocol, 'RoundRobinAssigner')
+  assert.equal(described.groups[0].members.length, 2)
+
+  const messages = Array.from({ length: 40 }, (_, i) => ({ value: `m${i}`, partition: i % 4 }))
+  await producer.send({ topic, messages })
+  await waitFor(() => a.seen.size + b.seen.size >= 40, { what: 'all 40 messages read', timeoutMs: 30000 })
+  assert.equal(a.seen.size + b.seen.size, 40, 'no message read twice')
+  for (const [state, name] of [[a, 'first'], [b, 'second']]) {
+    for (const key of state.seen.keys()) {
+      assert.ok(state.owned.includes(Number(key.split(':')[0])), `${name} member read only its own partitions`)
+    }
+  }
+  // The leader leaves: the other member takes every partition.
+  await a.consumer.disconnect()
+  await waitFor(() => b.owned.length === 4, { what: 'the remaining member owns all four', timeoutMs: 30000 })
+  await b.consumer.disconnect()
+}
+
+test('a stock KafkaJS leader assigns to our member', () => sharedGroup(true))
+
+test('our leader assigns to a stock KafkaJS member', () => sharedGroup(false))
