@@ -151,13 +151,25 @@ def family_transactions():
 
 
 def family_rebalance():
-    path = newest("bench/client/results/rebalance-*.jsonl")
+    # The run on our broker (rebalance-DATE-odradek.jsonl; Apache Kafka's run is in the
+    # family's own section), else an older single-broker file.
+    path = newest("bench/client/results/rebalance-*-odradek.jsonl") or \
+        newest("bench/client/results/rebalance-*.jsonl")
     if not path:
         return None
-    rows = [r for r in jsonl(path) if r.get("covered") and not r.get("warmup")]
+    rows = []
+    for r in jsonl(path):
+        if not r.get("covered") or r.get("warmup"):
+            continue
+        if "event" in r:
+            # A member leaving or joining, until every partition is fetching again.
+            r = dict(r, scenario=f"{r['event']} {r['strategy']}", rebalance_ms=r["fetching_ms"])
+        else:
+            r = dict(r, scenario=r["strategy"])
+        rows.append(r)
     return Family("rebalance", "Rebalance time vs librdkafka", "librdkafka (rdkafka crate)", path,
                   "bench/client/run_rebalance.sh",
-                  client_items(rows, "strategy", "rebalance_ms", "rebalance", cpu=None,
+                  client_items(rows, "scenario", "rebalance_ms", "rebalance", cpu=None,
                                higher_is_better=False, unit="ms"))
 
 

@@ -258,27 +258,28 @@ pub(super) async fn group_state_replicated(broker: &Broker, group: &str) -> Resu
 /// A ConsumerGroupHeartbeat answered once the membership change it wrote is replicated
 /// ([`group_state_replicated`]); on failure the member is told to retry (Kafka's mapping).
 async fn replicated_heartbeat(broker: &Broker, group: &str, answer: ResponseKind) -> ResponseKind {
-    let ResponseKind::ConsumerGroupHeartbeat(response) = answer else {
-        return answer;
-    };
-    if response.error_code != 0 {
-        return ResponseKind::ConsumerGroupHeartbeat(response);
-    }
-    match group_state_replicated(broker, group).await {
-        Ok(()) => ResponseKind::ConsumerGroupHeartbeat(response),
-        Err(code) => {
-            let code = match code {
-                ErrorCode::RequestTimedOut => ErrorCode::CoordinatorNotAvailable,
-                other => other,
+    match answer {
+        ResponseKind::ConsumerGroupHeartbeat(r) if r.error_code == 0 => {
+            let refused = |code: ErrorCode| {
+                ResponseKind::ConsumerGroupHeartbeat(
+                    kafka_protocol::messages::ConsumerGroupHeartbeatResponse::default()
+                        .with_error_code(code.code())
+                        .with_error_message(Some(
+                            kafka_protocol::protocol::StrBytes::from_static_str(
+                                "the group's state was not replicated in time",
+                            ),
+                        )),
+                )
             };
-            ResponseKind::ConsumerGroupHeartbeat(
-                kafka_protocol::messages::ConsumerGroupHeartbeatResponse::default()
-                    .with_error_code(code.code())
-                    .with_error_message(Some(kafka_protocol::protocol::StrBytes::from_static_str(
-                        "the group's state was not replicated in time",
-                    ))),
+            once_replicated(
+                broker,
+                group,
+                ResponseKind::ConsumerGroupHeartbeat(r),
+                refused,
             )
+            .await
         }
+        other => other,
     }
 }
 
@@ -287,23 +288,32 @@ async fn replicated_heartbeat(broker: &Broker, group: &str, answer: ResponseKind
 /// coordinator that dies right after the answer leaves a successor that knows the generation.
 /// On failure the member is told to find the coordinator again and rejoin.
 async fn replicated_sync(broker: &Broker, group: &str, answer: ResponseKind) -> ResponseKind {
-    let ResponseKind::SyncGroup(response) = answer else {
-        return answer;
-    };
-    if response.error_code != 0 {
-        return ResponseKind::SyncGroup(response);
-    }
-    match group_state_replicated(broker, group).await {
-        Ok(()) => ResponseKind::SyncGroup(response),
-        Err(code) => {
-            let code = match code {
-                ErrorCode::RequestTimedOut => ErrorCode::CoordinatorNotAvailable,
-                other => other,
+    match answer {
+        ResponseKind::SyncGroup(r) if r.error_code == 0 => {
+            let refused = |code: ErrorCode| {
+                ResponseKind::SyncGroup(
+                    kafka_protocol::messages::SyncGroupResponse::default()
+                        .with_error_code(code.code()),
+                )
             };
-            ResponseKind::SyncGroup(
-                kafka_protocol::messages::SyncGroupResponse::default().with_error_code(code.code()),
-            )
+            once_replicated(broker, group, ResponseKind::SyncGroup(r), refused).await
         }
+        other => other,
+    }
+}
+
+/// `answer` once `group`'s state is replicated, else what `refused` makes of the error (a
+/// replication that timed out is told as COORDINATOR_NOT_AVAILABLE: the member retries).
+async fn once_replicated(
+    broker: &Broker,
+    group: &str,
+    answer: ResponseKind,
+    refused: impl FnOnce(ErrorCode) -> ResponseKind,
+) -> ResponseKind {
+    match group_state_replicated(broker, group).await {
+        Ok(()) => answer,
+        Err(ErrorCode::RequestTimedOut) => refused(ErrorCode::CoordinatorNotAvailable),
+        Err(code) => refused(code),
     }
 }
 

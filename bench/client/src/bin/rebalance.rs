@@ -38,6 +38,10 @@ const CLASSIC: &[(&str, &str)] = &[
     ("heartbeat.interval.ms", "500"),
 ];
 
+/// Apache Kafka's `group.consumer.assignment.interval.ms` default (4.3+): the least time
+/// between two target assignments of a consumer-protocol group.
+const ASSIGNMENT_INTERVAL: Duration = Duration::from_millis(1200);
+
 /// How often the background producer writes one record to every partition.
 const PRODUCE_EVERY: Duration = Duration::from_millis(5);
 
@@ -159,6 +163,15 @@ struct Target {
     strategy: String,
 }
 
+/// A runtime for one thread of this process (`None`, reported, if it cannot be made).
+fn thread_runtime() -> Option<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| eprintln!("runtime: {e}"))
+        .ok()
+}
+
 fn odradek_member(id: usize, t: Target, shared: Shared) -> Member {
     let mut conf: Vec<(String, String)> = group_settings(&t.strategy)
         .into_iter()
@@ -167,13 +180,7 @@ fn odradek_member(id: usize, t: Target, shared: Shared) -> Member {
     conf.push(("bootstrap.servers".into(), t.bootstrap.clone()));
     conf.push(("group.id".into(), t.group.clone()));
     Member::in_thread(move |stop| {
-        let rt = match tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            Ok(rt) => rt,
-            Err(e) => return eprintln!("runtime: {e}"),
-        };
+        let Some(rt) = thread_runtime() else { return };
         rt.block_on(async move {
             let consumer =
                 match odradek::ClientConfig::from_map(conf).and_then(odradek::Consumer::new) {
@@ -325,13 +332,7 @@ fn producer(
     ];
     let topic = topic.to_string();
     std::thread::spawn(move || {
-        let rt = match tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            Ok(rt) => rt,
-            Err(e) => return eprintln!("runtime: {e}"),
-        };
+        let Some(rt) = thread_runtime() else { return };
         rt.block_on(async move {
             let producer =
                 match odradek::ClientConfig::from_map(conf).and_then(odradek::Producer::new) {
@@ -457,8 +458,11 @@ fn main() {
                     wait_for(&shared, &rest, partitions, event),
                 );
                 let _ = leaver.done.join();
-                // Join: a new member subscribes.
-                std::thread::sleep(phase(repeat, 1));
+                // Join: a new member subscribes, once Kafka would compute a new target
+                // assignment again (4.3+ computes one at most every
+                // `group.consumer.assignment.interval.ms`, 1 s by default, so a join right
+                // after the leave's change would wait for the leave's interval to pass).
+                std::thread::sleep(ASSIGNMENT_INTERVAL + phase(repeat, 1));
                 group.push(start(members));
                 let all: Vec<usize> = (1..=members).collect();
                 let joined = loop {
