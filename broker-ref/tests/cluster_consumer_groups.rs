@@ -44,6 +44,33 @@ fn coordinator_of(cluster: &LocalCluster, group: &str, via: usize, within: Durat
     }
 }
 
+/// Once `killed`, the coordinator of `group`, has a successor: the successor's node and the
+/// first answer of `call` on it without error (retriable errors are retried for 30 s).
+fn on_successor<R: std::fmt::Debug>(
+    cluster: &LocalCluster,
+    group: &str,
+    killed: usize,
+    mut call: impl FnMut(usize) -> (i16, R),
+) -> (usize, R) {
+    let survivor = (1..=3).find(|n| *n != killed).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let n = coordinator_of(cluster, group, survivor, Duration::from_secs(30));
+        if n != killed {
+            let (code, r) = call(n);
+            if code == 0 {
+                return (n, r);
+            }
+            assert!(
+                ErrorCode::from_code(code).is_retriable(),
+                "request on the new coordinator: {r:?}"
+            );
+        }
+        assert!(Instant::now() < deadline, "the coordinator never moved");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn heartbeat(
     cluster: &LocalCluster,
     node: usize,
@@ -129,24 +156,10 @@ fn a_consumer_group_outlives_its_coordinator() {
 
     // The coordinator dies; the group's partition gets a new leader, which loads the group.
     cluster.kill(c);
-    let survivor = (1..=3).find(|n| *n != c).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let (successor, a4) = loop {
-        let n = coordinator(&cluster, survivor, Duration::from_secs(30));
-        if n != c {
-            let r = heartbeat(&cluster, n, "a", 2, &a_kept);
-            if r.error_code == 0 {
-                break (n, r);
-            }
-            let code = ErrorCode::from_code(r.error_code);
-            assert!(
-                code.is_retriable(),
-                "heartbeat on the new coordinator: {r:?}"
-            );
-        }
-        assert!(Instant::now() < deadline, "the coordinator never moved");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let (successor, a4) = on_successor(&cluster, GROUP, c, |n| {
+        let r = heartbeat(&cluster, n, "a", 2, &a_kept);
+        (r.error_code, r)
+    });
     assert_eq!(a4.member_epoch, 2, "a carries on at its epoch");
     assert_eq!(assigned(&a4), None, "nothing moved");
     let b3 = heartbeat(&cluster, successor, "b", 2, &b_got);
@@ -221,28 +234,14 @@ fn a_classic_group_outlives_its_coordinator() {
 
     // At once, before anything else reaches the group, its coordinator dies.
     cluster.kill(c);
-    let survivor = (1..=3).find(|n| *n != c).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let successor = loop {
-        let n = coordinator_of(&cluster, CLASSIC_GROUP, survivor, Duration::from_secs(30));
-        if n != c {
-            let beat = HeartbeatRequest::default()
-                .with_group_id(GroupId(sb(CLASSIC_GROUP)))
-                .with_generation_id(generation)
-                .with_member_id(sb(&member));
-            let r: HeartbeatResponse = cluster.client(n).call(&beat, 4);
-            if r.error_code == 0 {
-                break n;
-            }
-            let code = ErrorCode::from_code(r.error_code);
-            assert!(
-                code.is_retriable(),
-                "heartbeat on the new coordinator: {r:?}"
-            );
-        }
-        assert!(Instant::now() < deadline, "the coordinator never moved");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let (successor, _) = on_successor(&cluster, CLASSIC_GROUP, c, |n| {
+        let beat = HeartbeatRequest::default()
+            .with_group_id(GroupId(sb(CLASSIC_GROUP)))
+            .with_generation_id(generation)
+            .with_member_id(sb(&member));
+        let r: HeartbeatResponse = cluster.client(n).call(&beat, 4);
+        (r.error_code, r)
+    });
     let described: DescribeGroupsResponse = cluster.client(successor).call(
         &DescribeGroupsRequest::default().with_groups(vec![GroupId(sb(CLASSIC_GROUP))]),
         5,
