@@ -700,6 +700,7 @@ async fn push_driver<T: Send + Unpin + 'static>(inner: Arc<Inner<T>>, sink: Even
 
 /// Queues a statistics event every `every` while the client lives.
 async fn stats_ticker<T: Send + Unpin + 'static>(inner: Weak<Inner<T>>, every: Duration) {
+    let emitter = crate::stats::Emitter::new("producer");
     let mut tick = tokio::time::interval(every);
     tick.tick().await;
     loop {
@@ -710,7 +711,11 @@ async fn stats_ticker<T: Send + Unpin + 'static>(inner: Weak<Inner<T>>, every: D
         if inner.closed.load(Ordering::Acquire) {
             return;
         }
-        let json = crate::stats::producer_json(&inner.core);
+        let shell = crate::stats::ProducerShell {
+            replyq: inner.lock().events.len(),
+            msg_max: inner.settings.queue_max_messages,
+        };
+        let json = crate::stats::producer_json(&emitter, &inner.core, shell);
         inner.lock().events.push_back(Event::Stats(json));
         inner.signal.notify();
     }

@@ -124,16 +124,18 @@ def test_producer_throttle_cb_and_stats_under_producer_byte_rate(bootstrap, topi
     assert str(e).startswith("%s/%d throttled for " % (e.broker_name, e.broker_id))
     assert set(threads) == {threading.get_ident()}
 
-    # The statistics' per-broker throttle window counts it (librdkafka's "throttle" object).
+    # The statistics' per-broker throttle window holds it (librdkafka's "throttle" object: the
+    # throttle time of every response in the window, zero included).
     def throttle_windows():
-        return [b["throttle"] for s in stats for b in json.loads(s)["brokers"]]
+        return [b["throttle"] for s in stats for b in json.loads(s)["brokers"].values()]
 
     deadline = time.monotonic() + 20
-    while not any(w["cnt"] > 0 for w in throttle_windows()):
+    while not any(w["max"] > 0 for w in throttle_windows()):
         assert time.monotonic() < deadline, stats[-1:]
         p.poll(0.2)
-    w = next(w for w in throttle_windows() if w["cnt"] > 0)
-    assert w["max"] >= w["avg"] >= w["min"] > 0 and w["sum"] >= w["max"]
+    w = next(w for w in throttle_windows() if w["max"] > 0)
+    assert w["cnt"] >= 1 and w["max"] >= w["p50"] >= w["min"] and w["sum"] >= w["max"]
+    assert w["max"] >= w["avg"] and w["sum"] > 0
     p.close(30)
 
 

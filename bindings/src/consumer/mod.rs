@@ -713,6 +713,7 @@ async fn check_eof(inner: &Inner) -> usize {
 }
 
 async fn stats_ticker(inner: Weak<Inner>, every: Duration) {
+    let emitter = crate::stats::Emitter::new("consumer");
     let mut tick = tokio::time::interval(every);
     tick.tick().await;
     loop {
@@ -723,8 +724,13 @@ async fn stats_ticker(inner: Weak<Inner>, every: Duration) {
         if inner.closed.load(Ordering::Acquire) {
             return;
         }
-        let buffered = lock(&inner.queue).len();
-        let json = crate::stats::consumer_json(&inner.core, buffered);
+        let replyq = lock(&inner.queue).len();
+        let stored = |tp: &TopicPartition| lock(&inner.group.store).stored_offset(tp);
+        let shell = crate::stats::ConsumerShell {
+            replyq,
+            stored: &stored,
+        };
+        let json = crate::stats::consumer_json(&emitter, &inner.core, shell);
         lock(&inner.stats).push_back(json);
     }
 }

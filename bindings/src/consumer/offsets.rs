@@ -113,6 +113,11 @@ impl OffsetStore {
         out
     }
 
+    /// The offset stored for a partition, if any.
+    pub fn stored_offset(&self, tp: &TopicPartition) -> Option<i64> {
+        self.stored.get(tp).map(|(o, _)| *o)
+    }
+
     /// Records a successful commit.
     pub fn committed(&mut self, tp: &TopicPartition, offset: i64) {
         self.committed.insert(tp.clone(), offset);

@@ -14,10 +14,12 @@ mod describe;
 mod error_events;
 mod health;
 mod metadata;
+mod stats;
 mod view;
 
 pub use coordinator::CoordinatorType;
 pub use describe::{MetadataDetail, PartitionDetail, TopicDetail};
 pub use error_events::ErrorListener;
 pub use metadata::{BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo};
+pub use stats::BrokerSnapshot;
 pub use view::{BrokerStats, Cluster};

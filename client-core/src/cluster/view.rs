@@ -66,6 +66,8 @@ pub struct Cluster {
     /// connect or a reconnect backoff holds: statistics, closing and the metadata path read
     /// this, so they never skip a live connection.
     live: Mutex<HashMap<i32, Arc<Connection>>>,
+    /// Per slot: connection attempts, disconnects and the traffic of closed connections.
+    history: Mutex<HashMap<i32, super::stats::SlotHistory>>,
     bootstrap: tokio::sync::Mutex<Option<Arc<Connection>>>,
     refresh_lock: tokio::sync::Mutex<()>,
     /// Bumped on every metadata change (refreshes and leader hints).
@@ -123,6 +125,7 @@ impl Cluster {
             interest: Mutex::new(HashSet::new()),
             slots: Mutex::new(HashMap::new()),
             live: Mutex::new(HashMap::new()),
+            history: Mutex::new(HashMap::new()),
             bootstrap: tokio::sync::Mutex::new(None),
             refresh_lock: tokio::sync::Mutex::new(()),
             generation: AtomicU64::new(0),
@@ -456,10 +459,11 @@ impl Cluster {
                     .and_then(|mut live| live.insert(slot_key, c.clone()));
                 // The statistics' throttle window is the broker's, not the connection's: what
                 // the closed connection saw and no emission took yet stays in it.
-                if let Some(old) = replaced {
+                if let Some(old) = &replaced {
                     c.stats
                         .add_throttle_window(old.stats.take_throttle_window());
                 }
+                self.count_connect(slot_key, replaced.as_deref());
                 slot.connection = Some(c.clone());
                 slot.failures = 0;
                 slot.retry_at = None;
@@ -467,6 +471,7 @@ impl Cluster {
                 Ok(c)
             }
             Err(e) => {
+                self.count_connect(slot_key, None);
                 self.broker_failed(node_id, &e);
                 slot.failures = slot.failures.saturating_add(1);
                 let backoff = super::backoff::exponential(
@@ -758,6 +763,30 @@ impl Cluster {
         }
     }
 
+    /// Counts a connection attempt of `slot_key`; `replaced` is the connection the new one
+    /// took over from (a disconnect whose traffic the slot's history keeps).
+    fn count_connect(&self, slot_key: i32, replaced: Option<&Connection>) {
+        if let Ok(mut h) = self.history.lock() {
+            h.entry(slot_key).or_default().connected(replaced);
+        }
+    }
+
+    /// Every slot's live connection and history, and the bootstrap connection (statistics).
+    pub(super) fn slots_for_stats(&self) -> super::stats::SlotsForStats {
+        let live = self
+            .live
+            .lock()
+            .map(|l| l.iter().map(|(k, c)| (*k, c.clone())).collect())
+            .unwrap_or_default();
+        let history = self.history.lock().map(|h| h.clone()).unwrap_or_default();
+        let bootstrap = self.bootstrap.try_lock().ok().and_then(|b| b.clone());
+        super::stats::SlotsForStats {
+            live,
+            history,
+            bootstrap,
+        }
+    }
+
     /// Per-broker traffic counters of live connections (throttle counts since each
     /// connection opened).
     pub fn broker_stats(&self) -> Vec<BrokerStats> {
@@ -831,12 +860,12 @@ fn broker_stats_of(key: i32, c: &Connection) -> BrokerStats {
 }
 
 /// The slot key of a broker's coordinator connection (its plain connection's key is its id).
-fn coordinator_slot(node_id: i32) -> i32 {
+pub(super) fn coordinator_slot(node_id: i32) -> i32 {
     i32::MAX - node_id
 }
 
 /// The broker a slot key belongs to (see [`coordinator_slot`]).
-fn slot_node(key: i32) -> i32 {
+pub(super) fn slot_node(key: i32) -> i32 {
     if key > i32::MAX / 2 {
         i32::MAX - key
     } else {

@@ -25,6 +25,7 @@ mod replica;
 mod session;
 mod shared;
 mod state;
+mod stats;
 mod validate;
 
 use std::collections::{HashMap, VecDeque};
@@ -34,9 +35,11 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
+pub use group::RebalanceHistory;
 pub use group::{Assignor, Handled, RebalanceListener, Topics};
 pub use offsets::{list_offsets, EARLIEST, LATEST};
 pub use record::ConsumerRecord;
+pub use stats::{ConsumerDetail, PartitionDetail};
 
 use crate::cluster::Cluster;
 use crate::config::{ClientConfig, OffsetReset};
@@ -73,13 +76,10 @@ impl Consumer {
         let group_id = config.consumer.group_id.clone();
         let instance_id = config.consumer.group_instance_id.clone();
         let cluster = Cluster::new(config);
-        let group = group_id.map(|g| {
-            Arc::new(tokio::sync::Mutex::new(group::GroupClient::new(
-                cluster.clone(),
-                g,
-                instance_id,
-            )))
-        });
+        let group_client =
+            group_id.map(|g| group::GroupClient::new(cluster.clone(), g, instance_id));
+        let committed = group_client.as_ref().map(|g| g.committed_log());
+        let group = group_client.map(|g| Arc::new(tokio::sync::Mutex::new(g)));
         let shared = Arc::new(Shared {
             cluster,
             state: Mutex::new(State::default()),
@@ -87,6 +87,7 @@ impl Consumer {
             data_ready: Notify::new(),
             group,
             error: Mutex::new(None),
+            committed,
         });
         let handle = tokio::runtime::Handle::try_current().map_err(|_| {
             Error::config("runtime", "Consumer::new must run inside a tokio runtime")
@@ -447,6 +448,7 @@ impl Consumer {
             let mut last_epoch = part.last_epoch;
             let mut failure = None;
             let mut exhausted = false;
+            let (mut rx_records, mut rx_bytes) = (0u64, 0u64);
             while out.len() < max {
                 if buffered.current.is_none() {
                     match buffered.batches.next() {
@@ -514,6 +516,10 @@ impl Consumer {
                         }
                         position = r.offset + 1;
                         last_epoch = current.leader_epoch.or(last_epoch);
+                        rx_records += 1;
+                        rx_bytes += (r.key.as_ref().map_or(0, |k| k.len())
+                            + r.value.as_ref().map_or(0, |v| v.len()))
+                            as u64;
                         out.push(ConsumerRecord {
                             topic: buffered.tp.topic.clone(),
                             partition: buffered.tp.partition,
@@ -536,6 +542,8 @@ impl Consumer {
             if let Some(part) = part {
                 part.position = Some(position);
                 part.last_epoch = last_epoch;
+                part.rx_records += rx_records;
+                part.rx_bytes += rx_bytes;
                 if let Some(e) = failure {
                     // Do not skip past a corrupt batch silently: stop this partition and raise.
                     part.error = Some(e);

@@ -22,6 +22,8 @@ pub(crate) struct Shared {
     pub(crate) group: Option<Arc<tokio::sync::Mutex<GroupClient>>>,
     /// An error for the next `poll` that is not tied to a partition (e.g. fenced member).
     pub(crate) error: Mutex<Option<Error>>,
+    /// The group client's committed offsets (statistics; `None` without a group).
+    pub(crate) committed: Option<super::group::client::CommittedLog>,
 }
 
 impl Shared {

@@ -68,6 +68,9 @@ pub(crate) struct PartState {
     pub processed: Option<i64>,
     /// The replica this partition is read from instead of its leader (KIP-392).
     pub read_replica: Option<super::replica::ReadReplica>,
+    /// Records handed to the application, and their key and value bytes (statistics).
+    pub rx_records: u64,
+    pub rx_bytes: u64,
 }
 
 impl PartState {
@@ -104,6 +107,8 @@ impl PartState {
             awaiting_validation: false,
             processed: None,
             read_replica: None,
+            rx_records: 0,
+            rx_bytes: 0,
         }
     }
 

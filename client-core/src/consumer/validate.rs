@@ -371,6 +371,7 @@ mod tests {
             data_ready: tokio::sync::Notify::new(),
             group: None,
             error: std::sync::Mutex::new(None),
+            committed: None,
         };
         for i in 0..3 {
             let mut p = PartState::new(None);

@@ -21,6 +21,7 @@ use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_util::codec::FramedRead;
 use tracing::Instrument;
 
+use super::window::Window;
 use crate::protocol::{api_name, decode_response, FrameCodec, NegotiatedVersions, Throttled};
 use crate::{Error, ErrorCode, Result};
 
@@ -81,6 +82,61 @@ pub struct ConnectionStats {
     /// The throttle times since the statistics emitter last took them (see
     /// [`ConnectionStats::take_throttle_window`]); the counters above keep the whole history.
     throttle_window: Mutex<ThrottleWindow>,
+    /// Responses read.
+    pub responses: AtomicU64,
+    /// Requests that got no response within `request.timeout.ms`.
+    pub timeouts: AtomicU64,
+    /// Round-trip times since the last statistics emission, microseconds.
+    pub rtt: Window,
+    /// Every response's throttle time (zero included) since the last emission, milliseconds.
+    pub throttle: Window,
+    /// Requests sent, per API key.
+    pub by_api: ApiCounts,
+    /// When the connection was established.
+    pub opened: OpenedAt,
+}
+
+/// When a connection was established (its statistics' `stateage`).
+#[derive(Debug, Clone, Copy)]
+pub struct OpenedAt(pub Instant);
+
+impl Default for OpenedAt {
+    fn default() -> Self {
+        OpenedAt(Instant::now())
+    }
+}
+
+/// Requests sent per API key (librdkafka's per-broker `req` object).
+#[derive(Debug)]
+pub struct ApiCounts(Vec<AtomicU64>);
+
+impl Default for ApiCounts {
+    fn default() -> Self {
+        ApiCounts((0..=API_KEY_MAX).map(|_| AtomicU64::new(0)).collect())
+    }
+}
+
+/// The highest API key [`ApiCounts`] keeps a counter for.
+const API_KEY_MAX: usize = 95;
+
+impl ApiCounts {
+    fn add(&self, api_key: i16) {
+        if let Some(c) = usize::try_from(api_key).ok().and_then(|k| self.0.get(k)) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// `(API name, requests sent)` of every API this connection used.
+    pub fn snapshot(&self) -> Vec<(&'static str, u64)> {
+        self.0
+            .iter()
+            .enumerate()
+            .filter_map(|(key, c)| {
+                let n = c.load(Ordering::Relaxed);
+                (n > 0).then(|| (api_name(key as i16), n))
+            })
+            .collect()
+    }
 }
 
 impl ConnectionStats {
@@ -236,6 +292,7 @@ impl Connection {
     /// where the client waits it out (KIP-219), nothing more is sent until it has passed.
     fn on_throttle_time(&self, api_key: i16, version: i16, ms: i32) {
         let ms = ms.max(0);
+        self.stats.throttle.record(ms as u64);
         let was = self.throttle.last_ms.swap(ms, Ordering::Relaxed);
         if ms > 0 {
             let v = ms as u64;
@@ -553,6 +610,7 @@ impl Connection {
             Ok(Ok(Err(e))) => return Err(e),
             Ok(Err(_)) => return Err(conn_err(&self.addr, "connection closed")),
             Err(_) => {
+                self.stats.timeouts.fetch_add(1, Ordering::Relaxed);
                 self.close(&format!("{} request timed out", api_name(R::KEY)));
                 return Err(Error::Timeout(format!(
                     "{} request to {} got no response within {:?}",
@@ -566,6 +624,8 @@ impl Connection {
         self.stats
             .latency_us_total
             .fetch_add(latency_us, Ordering::Relaxed);
+        self.stats.responses.fetch_add(1, Ordering::Relaxed);
+        self.stats.rtt.record(latency_us);
         tracing::trace!(latency_us, response_bytes = response.len(), "response");
         let (_, body) = decode_response::<R::Response>(response, version)?;
         self.on_throttle_time(R::KEY, version, body.throttle_time_ms());
@@ -661,6 +721,7 @@ impl Connection {
             return Err(conn_err(&self.addr, "connection is closed"));
         }
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
+        self.stats.by_api.add(R::KEY);
         self.stats
             .bytes_sent
             .fetch_add(len as u64, Ordering::Relaxed);

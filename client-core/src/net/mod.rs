@@ -6,6 +6,10 @@ mod connect;
 mod connection;
 pub mod dns;
 mod sasl;
+mod window;
 
 pub use connect::{AddressFamily, ConnectParams, SocketOptions};
-pub use connection::{Connection, ConnectionStats, ThrottleEvent, ThrottleSink, ThrottleWindow};
+pub use connection::{
+    ApiCounts, Connection, ConnectionStats, OpenedAt, ThrottleEvent, ThrottleSink, ThrottleWindow,
+};
+pub use window::{Window, WindowSnapshot};

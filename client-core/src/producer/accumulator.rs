@@ -15,6 +15,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use super::batch::ProducerBatch;
 use super::delivery::Completion;
 use super::stats::PartitionStats;
+use crate::net::Window;
 use crate::records::{Compression, Header};
 use crate::types::TopicPartition;
 use crate::Error;
@@ -33,6 +34,11 @@ struct PartitionQueue {
     in_flight: usize,
     retries: u64,
     batches_sent: u64,
+    /// Records in the batches in flight.
+    in_flight_records: u64,
+    /// Records and record bytes the broker acknowledged.
+    acked_records: u64,
+    acked_bytes: u64,
 }
 
 /// What `append` did.
@@ -104,6 +110,18 @@ pub(crate) struct Accumulator {
     level: Option<i32>,
     /// Batches carry the transactional attribute (a producer with `transactional.id`).
     transactional: bool,
+    /// Statistics windows of the batches handed to the network.
+    windows: SendWindows,
+}
+
+/// Statistics windows of the batches handed to the network since the last snapshot.
+#[derive(Debug, Default)]
+pub(crate) struct SendWindows {
+    /// Per topic: batch sizes in bytes and in records (librdkafka's `batchsize`/`batchcnt`).
+    pub per_topic: HashMap<Arc<str>, (Window, Window)>,
+    /// Per leader: how long each batch waited in the accumulator, microseconds
+    /// (librdkafka's `int_latency`, measured per batch from its first record).
+    pub queue_latency: HashMap<i32, Window>,
 }
 
 fn earliest(a: Option<Instant>, b: Instant) -> Option<Instant> {
@@ -126,6 +144,7 @@ impl Accumulator {
             compression,
             level,
             transactional,
+            windows: SendWindows::default(),
         }
     }
 
@@ -265,9 +284,13 @@ impl Accumulator {
                 }
             }
             if let Some(mut batch) = queue.batches.pop_front() {
+                if batch.attempts == 0 {
+                    self.windows.sent(&batch, leader, p.now);
+                }
                 batch.sent_to = Some(leader);
                 *used += batch.bytes;
                 queue.in_flight += 1;
+                queue.in_flight_records += batch.record_count() as u64;
                 queue.batches_sent += 1;
                 out.by_leader.entry(leader).or_default().push(batch);
             }
@@ -281,6 +304,13 @@ impl Accumulator {
     pub fn sent_settled(&mut self, batch: &ProducerBatch, acked: bool) {
         if let Some(q) = self.queues.get_mut(&batch.tp) {
             q.in_flight = q.in_flight.saturating_sub(1);
+            q.in_flight_records = q
+                .in_flight_records
+                .saturating_sub(batch.record_count() as u64);
+            if acked {
+                q.acked_records += batch.record_count() as u64;
+                q.acked_bytes += batch.bytes as u64;
+            }
             // Sequences restart (an epoch bump) only once nothing is in flight, so this batch
             // belongs to the current run.
             if acked && batch.sequence.is_some() {
@@ -356,10 +386,33 @@ impl Accumulator {
                 batches_sent: q.batches_sent,
                 retries: q.retries,
                 in_flight: q.in_flight,
+                in_flight_records: q.in_flight_records,
+                leader: -1,
+                queued_bytes: q.batches.iter().map(|b| b.bytes as u64).sum(),
+                acked_records: q.acked_records,
+                acked_bytes: q.acked_bytes,
             })
             .collect();
         out.sort_by(|a, b| a.partition.cmp(&b.partition));
         out
+    }
+}
+
+impl Accumulator {
+    /// The statistics windows of sent batches (the snapshot takes them).
+    pub fn windows(&self) -> &SendWindows {
+        &self.windows
+    }
+}
+
+impl SendWindows {
+    /// A batch goes to the network for the first time.
+    fn sent(&mut self, batch: &ProducerBatch, leader: i32, now: Instant) {
+        let (bytes, records) = self.per_topic.entry(batch.tp.topic.clone()).or_default();
+        bytes.record(batch.bytes as u64);
+        records.record(batch.record_count() as u64);
+        let waited = now.saturating_duration_since(batch.created).as_micros() as u64;
+        self.queue_latency.entry(leader).or_default().record(waited);
     }
 }
 

@@ -37,7 +37,7 @@ pub use admission::BatchAppend;
 pub use delivery::{DeliveryBatch, DeliveryFuture, Report, ReportQueue};
 pub use partitioner::{murmur2, partition_for_key, Partitioner, StickyPartitioner};
 pub use record::{HoldPolicy, ProducerRecord, RecordMetadata};
-pub use stats::{PartitionStats, ProducerStats};
+pub use stats::{PartitionStats, ProducerDetail, ProducerStats, TopicWindows};
 pub use txn::TransactionState;
 
 use admission::{Blocked, Tracking};
@@ -324,17 +324,77 @@ impl Producer {
 
     /// A statistics snapshot.
     pub fn stats(&self) -> ProducerStats {
-        let partitions = self
+        let mut partitions = self
             .shared
             .accumulator
             .lock()
             .map(|acc| acc.stats())
             .unwrap_or_default();
+        let metadata = self.shared.cluster.metadata();
+        for p in &mut partitions {
+            p.leader = metadata
+                .leader(&p.partition.topic, p.partition.partition)
+                .unwrap_or(-1);
+        }
         ProducerStats {
             pending_records: self.pending(),
             held_records: self.held(),
             partitions,
             brokers: self.shared.cluster.broker_stats(),
+        }
+    }
+
+    /// A snapshot with everything librdkafka's statistics report: [`Producer::stats`], the
+    /// batch-size and queue-latency windows, the idempotence and transaction state, and the
+    /// brokers' windows. Starts new windows, so it is for the statistics emitter alone.
+    pub fn detailed_stats(&self) -> ProducerDetail {
+        let basic = self.stats();
+        let (topics, queue_latency) = self
+            .shared
+            .accumulator
+            .lock()
+            .map(|acc| {
+                let w = acc.windows();
+                let mut topics: Vec<TopicWindows> = w
+                    .per_topic
+                    .iter()
+                    .map(|(topic, (bytes, records))| TopicWindows {
+                        topic: topic.clone(),
+                        batch_bytes: bytes.take(),
+                        batch_records: records.take(),
+                    })
+                    .collect();
+                topics.sort_by(|a, b| a.topic.cmp(&b.topic));
+                let latency = w
+                    .queue_latency
+                    .iter()
+                    .map(|(id, l)| (*id, l.take()))
+                    .collect();
+                (topics, latency)
+            })
+            .unwrap_or_default();
+        let metadata = self.shared.cluster.metadata();
+        let buffer_memory = self.shared.cluster.config().producer.buffer_memory;
+        let free = self.shared.memory.available_permits();
+        let (producer_id_assignments, producer_id_since) = self
+            .shared
+            .producer_id_history
+            .lock()
+            .map(|h| *h)
+            .unwrap_or_default();
+        ProducerDetail {
+            basic,
+            buffered_bytes: buffer_memory.saturating_sub(free) as u64,
+            buffer_memory: buffer_memory as u64,
+            topics,
+            queue_latency,
+            producer_id: self.shared.producer_id.lock().ok().and_then(|p| *p),
+            producer_id_assignments,
+            producer_id_since,
+            transaction_state: self.shared.txn.as_ref().map(|t| t.state()),
+            brokers: self.shared.cluster.broker_snapshots(),
+            metadata_topics: metadata.topics.len(),
+            metadata_age_ms: metadata.age().as_millis() as u64,
         }
     }
 }

@@ -132,9 +132,7 @@ async fn init_producer_id(shared: Arc<Shared>) {
         };
         match attempt.await {
             Ok(id) => {
-                if let Ok(mut slot) = shared.producer_id.lock() {
-                    *slot = Some(id);
-                }
+                shared.adopt_producer_id(id);
                 tracing::debug!(
                     producer_id = id.0,
                     epoch = id.1,

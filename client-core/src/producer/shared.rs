@@ -37,6 +37,8 @@ pub(crate) struct Shared {
     pub closing: AtomicBool,
     /// Producer id and epoch of an idempotent producer, once InitProducerId answered.
     pub producer_id: Mutex<Option<(i64, i16)>>,
+    /// Producer id assignments so far, and when the latest happened (statistics).
+    pub producer_id_history: Mutex<(u64, Option<std::time::Instant>)>,
     /// A sequenced batch failed for good: its sequence numbers are lost, so the producer bumps
     /// its epoch and restarts every partition's sequence at 0 before sending more (KIP-360).
     /// (A transactional producer bumps in `abort_transaction` instead.)
@@ -78,15 +80,25 @@ impl Shared {
             closing: AtomicBool::new(false),
             producer_id: Mutex::new(None),
             needs_epoch_bump: AtomicBool::new(false),
+            producer_id_history: Mutex::new((0, None)),
             txn,
+        }
+    }
+
+    /// Stores a producer id / epoch InitProducerId returned, counting the assignment.
+    pub fn adopt_producer_id(&self, id: (i64, i16)) {
+        if let Ok(mut slot) = self.producer_id.lock() {
+            *slot = Some(id);
+        }
+        if let Ok(mut h) = self.producer_id_history.lock() {
+            h.0 += 1;
+            h.1 = Some(std::time::Instant::now());
         }
     }
 
     /// Adopts a new producer id / epoch: every partition's sequence starts again at 0.
     pub fn set_producer_id(&self, id: (i64, i16)) {
-        if let Ok(mut slot) = self.producer_id.lock() {
-            *slot = Some(id);
-        }
+        self.adopt_producer_id(id);
         if let Ok(mut acc) = self.accumulator.lock() {
             acc.reset_sequences();
         }

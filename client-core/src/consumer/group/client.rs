@@ -47,7 +47,12 @@ pub struct GroupClient {
     /// The coordinator's node id (-1: unknown), readable without this client's lock, so a
     /// member can close a hung coordinator's connection while a request holds the lock.
     seen: Arc<AtomicI32>,
+    /// The last offset committed (or read back from the group) per partition (statistics).
+    committed: CommittedLog,
 }
+
+/// The last offset committed or fetched per partition, shared with the statistics.
+pub type CommittedLog = Arc<std::sync::Mutex<HashMap<TopicPartition, i64>>>;
 
 impl GroupClient {
     /// A client for `group_id`.
@@ -61,6 +66,18 @@ impl GroupClient {
             coordinator: None,
             doubted: None,
             seen: Arc::new(AtomicI32::new(-1)),
+            committed: CommittedLog::default(),
+        }
+    }
+
+    /// The log of committed offsets this client keeps up to date.
+    pub fn committed_log(&self) -> CommittedLog {
+        self.committed.clone()
+    }
+
+    fn log_committed(&self, tp: &TopicPartition, offset: i64) {
+        if let Ok(mut log) = self.committed.lock() {
+            log.insert(tp.clone(), offset);
         }
     }
 
@@ -331,6 +348,13 @@ impl GroupClient {
                 ));
             }
         }
+        for (tp, code) in &out {
+            if *code == ErrorCode::NoError {
+                if let Some((_, offset, _)) = offsets.iter().find(|(t, _, _)| t == tp) {
+                    self.log_committed(tp, *offset);
+                }
+            }
+        }
         Ok(out)
     }
 
@@ -402,6 +426,9 @@ impl GroupClient {
                     partition: p.partition_index,
                 };
                 let meta = p.metadata.map(|m| m.to_string()).unwrap_or_default();
+                if p.committed_offset >= 0 {
+                    self.log_committed(&tp, p.committed_offset);
+                }
                 out.insert(
                     tp,
                     (p.committed_offset >= 0).then_some((p.committed_offset, meta)),

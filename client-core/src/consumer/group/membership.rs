@@ -71,6 +71,30 @@ pub(crate) struct Membership {
     pub stopped: Notify,
     /// Whether the group's current protocol is cooperative (KIP-429).
     pub cooperative: AtomicBool,
+    /// Assignment changes (statistics).
+    pub history: Mutex<RebalanceHistory>,
+}
+
+/// Assignment changes a group made (librdkafka's `cgrp` rebalance fields).
+#[derive(Debug, Default, Clone)]
+pub struct RebalanceHistory {
+    /// Assignment changes so far (an assignment and a revocation count one each).
+    pub count: u64,
+    /// When the latest happened.
+    pub last: Option<std::time::Instant>,
+    /// What the latest was: `assign`, `revoke`.
+    pub reason: &'static str,
+    /// Since when the member holds an assignment from the group (`None`: it holds none).
+    pub member_since: Option<std::time::Instant>,
+}
+
+impl RebalanceHistory {
+    /// Counts an assignment change.
+    fn changed(&mut self, reason: &'static str) {
+        self.count += 1;
+        self.last = Some(std::time::Instant::now());
+        self.reason = reason;
+    }
 }
 
 impl Membership {
@@ -84,6 +108,7 @@ impl Membership {
             wake: Notify::new(),
             stopped: Notify::new(),
             cooperative: AtomicBool::new(false),
+            history: Mutex::new(RebalanceHistory::default()),
         }
     }
 
@@ -93,6 +118,18 @@ impl Membership {
 
     pub(super) fn set_assigned(&self, v: Vec<TopicPartition>) {
         if let Ok(mut a) = self.assigned.lock() {
+            if let Ok(mut h) = self.history.lock() {
+                if !minus(&v, &a).is_empty() {
+                    h.changed("assign");
+                } else if !minus(&a, &v).is_empty() {
+                    h.changed("revoke");
+                }
+                if v.is_empty() {
+                    h.member_since = None;
+                } else {
+                    h.member_since.get_or_insert_with(Instant::now);
+                }
+            }
             *a = v;
         }
     }
