@@ -210,6 +210,17 @@ export interface ClientErrorEventPayload {
   message: string
 }
 export type ClientErrorEvent = InstrumentationEvent<ClientErrorEventPayload>
+/**
+ * Payload of the `STATS` events (odradek's extension, librdkafka's statistics): emitted every
+ * `statistics.interval.ms` (a librdkafka property in the client's config; off by default) with
+ * librdkafka's statistics JSON (see docs/statistics.md), node-rdkafka's `event.stats` shape.
+ */
+export interface StatsEventPayload {
+  clientId: string
+  /** The statistics as a JSON string in librdkafka's schema. */
+  message: string
+}
+export type StatsEvent = InstrumentationEvent<StatsEventPayload>
 /** Payload of a consumer's `CRASH` event: the error it crashed on, and whether it restarts. */
 export interface ConsumerCrashEventPayload { error: Error, groupId: string, restart: boolean }
 export type ConsumerCrashEvent = InstrumentationEvent<ConsumerCrashEventPayload>
@@ -236,6 +247,8 @@ export interface ProducerEvents {
   REQUEST_THROTTLE: 'producer.network.request_throttle'
   /** odradek's extension: see {@link ClientErrorEventPayload}. */
   CLIENT_ERROR: 'producer.network.client_error'
+  /** odradek's extension: see {@link StatsEventPayload}. */
+  STATS: 'producer.stats'
 }
 
 export interface Producer extends Sender {
@@ -343,6 +356,8 @@ export interface ConsumerEvents {
   REQUEST_THROTTLE: 'consumer.network.request_throttle'
   /** odradek's extension: see {@link ClientErrorEventPayload}. */
   CLIENT_ERROR: 'consumer.network.client_error'
+  /** odradek's extension: see {@link StatsEventPayload}. */
+  STATS: 'consumer.stats'
 }
 
 export interface Consumer {

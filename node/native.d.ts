@@ -91,6 +91,12 @@ export declare class NativeAvroSchema {
 export declare class NativeConsumer {
   /** Creates a consumer from Kafka property names (nothing is connected yet). */
   constructor(config: Record<string, string>, tokenProvider?: (() => Promise<string>) | undefined | null)
+  /**
+   * A statistics snapshot as JSON in librdkafka's schema (docs/statistics.md); starts new
+   * window statistics, so the shell calls it once per `statistics.interval.ms`. Offsets
+   * are committed explicitly here (no offset store): `stored_offset` is -1001.
+   */
+  statistics(): string
   /** Checks that a broker answers (KafkaJS's `connect`). */
   connect(): Promise<void>
   /**
@@ -158,6 +164,11 @@ export declare class NativeProducer {
    * KafkaJS's `connect` and partition lookups need. Resolves with the partition counts.
    */
   partitionsFor(topics: Array<string>): Promise<Array<number>>
+  /**
+   * A statistics snapshot as JSON in librdkafka's schema (docs/statistics.md); starts new
+   * window statistics, so the shell calls it once per `statistics.interval.ms`.
+   */
+  statistics(): string
   /** Checks that a broker answers (KafkaJS's `connect`). */
   connect(): Promise<void>
   /**

@@ -219,6 +219,49 @@ struct held_reports {
     int64_t first_ms, last_ms;
 };
 
+/* The latest statistics JSON and how many arrived (librdkafka's stats_cb). */
+struct stats_seen {
+    int count;
+    char json[65536];
+};
+
+static void on_stats(const char *json, size_t len, void *opaque) {
+    struct stats_seen *s = opaque;
+    s->count++;
+    size_t n = len < sizeof s->json - 1 ? len : sizeof s->json - 1;
+    memcpy(s->json, json, n);
+    s->json[n] = '\0';
+}
+
+/* statistics.interval.ms + odk_conf_set_stats_cb: librdkafka's schema (docs/statistics.md),
+ * served by odk_poll, with the producer's deliveries counted. */
+static void statistics_in_librdkafka_schema(void) {
+    char topic[128], errstr[512];
+    unique_name(topic, sizeof topic, "c-stats");
+    create_topic(topic, 1);
+    static struct stats_seen seen;
+    odk_conf_t *conf = test_conf("statistics.interval.ms", "50", NULL);
+    odk_conf_set_stats_cb(conf, on_stats);
+    odk_conf_set_opaque(conf, &seen);
+    odk_producer_t *p = odk_producer_new(conf, errstr, sizeof errstr);
+    odk_conf_destroy(conf);
+    CHECK(p != NULL, "%s", errstr);
+    for (int i = 0; i < 20; i++) {
+        CHECK_OK(odk_produce(p, topic, 0, NULL, 0, "v", 1, NULL, 0, ODK_MSG_F_COPY, NULL), "produce");
+    }
+    CHECK_OK(odk_flush(p, DEADLINE_MS), "flush");
+    int64_t deadline = now_ms() + DEADLINE_MS;
+    while (strstr(seen.json, "\"txmsgs\":20,") == NULL && now_ms() < deadline) odk_poll(p, 50);
+    CHECK(strstr(seen.json, "\"txmsgs\":20,") != NULL, "no snapshot with 20 deliveries: %.300s", seen.json);
+    const char *fields[] = {"\"type\":\"producer\"", "\"name\":\"odradek#producer-", "\"msg_cnt\":0,",
+                            "\"eos\":{", "\"rtt\":{", "\"p99_99\":", "\"batchcnt\":{", "\"toppars\":{",
+                            "\"consumer_lag\":"};
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+        CHECK(strstr(seen.json, fields[i]) != NULL, "statistics lack %s", fields[i]);
+    }
+    odk_producer_destroy(p);
+}
+
 static void on_held_delivery(odk_producer_t *p, const odk_message_t *m, void *opaque) {
     (void)p;
     struct held_reports *r = opaque;
@@ -299,5 +342,6 @@ static void missing_topic_records_fail_together(void) {
 int main(void) {
     RUN(produce_then_consume);
     RUN(missing_topic_records_fail_together);
+    RUN(statistics_in_librdkafka_schema);
     return 0;
 }

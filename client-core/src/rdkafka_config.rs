@@ -315,11 +315,22 @@ pub fn accept_unhandled(name: &str, value: &str) -> Option<Result<bool>> {
             }
         }
         Status::Api => refuse(CALLBACK.to_string()),
-        Status::Binding => refuse(
-            "is applied by the language bindings (Python, Node, C), not by the Rust client"
-                .to_string(),
-        ),
+        Status::Binding => refuse(format!(
+            "is applied by the language bindings, not by the Rust client: {}",
+            binding_note(name)
+        )),
         Status::Core => None,
+    }
+}
+
+/// Which shells apply a property the bindings implement.
+fn binding_note(name: &str) -> String {
+    if name == "statistics.interval.ms" {
+        "applied by the Python, Node and C shells (librdkafka's JSON, see docs/statistics.md)"
+            .to_string()
+    } else {
+        "applied by the Python and C shells (the Node package's KafkaJS API has its own options)"
+            .to_string()
     }
 }
 
@@ -335,10 +346,7 @@ pub fn markdown_table() -> String {
                 ("honoured".to_string(), format!("alias of `{}`", p.alias_of))
             }
             Status::Core => ("honoured".to_string(), String::new()),
-            Status::Binding => (
-                "honoured (bindings)".to_string(),
-                "applied by the Python, Node and C shells".to_string(),
-            ),
+            Status::Binding => ("honoured (bindings)".to_string(), binding_note(p.name)),
             Status::Api => ("binding API".to_string(), CALLBACK.to_string()),
             Status::NotApplicable(why) => ("not applicable".to_string(), why.to_string()),
             Status::Only(values, why) => (

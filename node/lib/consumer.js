@@ -17,7 +17,7 @@
 // consumer again (a new member, from the committed offsets) after the retry time.
 const native = require('./native')
 const { consumerProps, resolveBrokers } = require('./config')
-const { Instrumentation, throttleListener, clientErrorListener } = require('./events')
+const { Instrumentation, throttleListener, clientErrorListener, takeStatisticsInterval, startStatistics } = require('./events')
 const { decode } = require('./messages')
 const { KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, fromNative } = require('./errors')
 
@@ -40,7 +40,9 @@ const EVENTS = {
   REQUEST_QUEUE_SIZE: 'consumer.network.request_queue_size',
   // odradek's extension (KafkaJS has no throttle event): see lib/events.js.
   REQUEST_THROTTLE: 'consumer.network.request_throttle',
-  CLIENT_ERROR: 'consumer.network.client_error'
+  CLIENT_ERROR: 'consumer.network.client_error',
+  // odradek's extension: librdkafka's statistics JSON every `statistics.interval.ms`.
+  STATS: 'consumer.stats'
 }
 
 const key = (topic, partition) => `${partition}:${topic}`
@@ -147,7 +149,9 @@ class Consumer {
     if (!this._native) {
       try {
         const props = this._props()
+        const statsMs = takeStatisticsInterval(props)
         this._native = new native.NativeConsumer(props, this._kafka._tokenProvider)
+        if (statsMs > 0) this._statsTimer = startStatistics(this._native, statsMs, this._instrumentation, EVENTS.STATS, props['client.id'])
         this._native.onThrottle(throttleListener(this._instrumentation, EVENTS.REQUEST_THROTTLE, { clientId: props['client.id'], logger: this.logger() }))
         this._native.onClientError(clientErrorListener(this._instrumentation, EVENTS.CLIENT_ERROR, { clientId: props['client.id'], logger: this.logger() }))
         if (this._patterns.length > 0) {
@@ -690,6 +694,8 @@ class Consumer {
   /** Stops, then closes the native consumer (leaving the group); a scheduled restart stays. */
   async _disconnect () {
     await this._stop()
+    if (this._statsTimer) clearInterval(this._statsTimer)
+    this._statsTimer = null
     const n = this._native
     this._native = null
     if (n) await n.close().catch(() => {})

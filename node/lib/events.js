@@ -62,4 +62,41 @@ function clientErrorListener (instrumentation, type, { clientId, logger }) {
   }
 }
 
-module.exports = { Instrumentation, throttleListener, clientErrorListener }
+/**
+ * Takes librdkafka's `statistics.interval.ms` out of a native client's properties (the shell
+ * applies it, not the core) and returns it: 0 (off) when absent. librdkafka's range,
+ * 0..86400000, is enforced with its message shape.
+ */
+function takeStatisticsInterval (props) {
+  const raw = props['statistics.interval.ms']
+  delete props['statistics.interval.ms']
+  if (raw === undefined || raw === null) return 0
+  const ms = Number(String(raw).trim())
+  if (!Number.isInteger(ms) || ms < 0 || ms > 86400000) {
+    const { KafkaJSNonRetriableError } = require('./errors')
+    throw new KafkaJSNonRetriableError(`Invalid value "${raw}" for configuration property "statistics.interval.ms": expected an integer in 0..86400000`)
+  }
+  return ms
+}
+
+/**
+ * Emits a `type` event every `ms` with the native client's statistics, librdkafka's JSON
+ * (docs/statistics.md), as `{ clientId, message }` (node-rdkafka's `event.stats` payload shape).
+ * Each call starts new window statistics. The timer does not keep the process alive; returns it
+ * for `clearInterval` on disconnect.
+ */
+function startStatistics (nativeClient, ms, instrumentation, type, clientId) {
+  const timer = setInterval(() => {
+    let message
+    try {
+      message = nativeClient.statistics()
+    } catch (e) {
+      return
+    }
+    instrumentation.emit(type, { clientId, message })
+  }, ms)
+  timer.unref()
+  return timer
+}
+
+module.exports = { Instrumentation, throttleListener, clientErrorListener, takeStatisticsInterval, startStatistics }

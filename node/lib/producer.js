@@ -7,7 +7,7 @@
 const native = require('./native')
 const { producerProps, resolveBrokers } = require('./config')
 const { compressionName, builtInPartitioner } = require('./constants')
-const { Instrumentation, throttleListener, clientErrorListener } = require('./events')
+const { Instrumentation, throttleListener, clientErrorListener, takeStatisticsInterval, startStatistics } = require('./events')
 const errors = require('./errors')
 const { Transaction } = require('./transaction')
 
@@ -21,7 +21,9 @@ const EVENTS = {
   REQUEST_QUEUE_SIZE: 'producer.network.request_queue_size',
   // odradek's extension (KafkaJS has no throttle event): see lib/events.js.
   REQUEST_THROTTLE: 'producer.network.request_throttle',
-  CLIENT_ERROR: 'producer.network.client_error'
+  CLIENT_ERROR: 'producer.network.client_error',
+  // odradek's extension: librdkafka's statistics JSON every `statistics.interval.ms`.
+  STATS: 'producer.stats'
 }
 
 function acksName (acks) {
@@ -42,6 +44,7 @@ class Producer {
       ? partitioner()
       : null
     this._natives = new Map()
+    this._statsTimers = []
     this._base = null
     this._connected = false
     this._transaction = null
@@ -68,6 +71,8 @@ class Producer {
   async disconnect () {
     const natives = [...this._natives.values()]
     this._natives.clear()
+    for (const t of this._statsTimers) clearInterval(t)
+    this._statsTimers = []
     this._connected = false
     await Promise.all(natives.map(n => n.close().catch(() => {})))
     this._kafka._releaseCoreLog(this)
@@ -97,7 +102,9 @@ class Producer {
       if (acks !== 'all' || props.acks === undefined) props.acks = acks
       if (codec !== undefined) props['compression.type'] = codec
       try {
+        const statsMs = takeStatisticsInterval(props)
         n = new native.NativeProducer(props, this._kafka._tokenProvider)
+        if (statsMs > 0) this._statsTimers.push(startStatistics(n, statsMs, this._instrumentation, EVENTS.STATS, props['client.id']))
         n.onThrottle(throttleListener(this._instrumentation, EVENTS.REQUEST_THROTTLE, { clientId: props['client.id'], logger: this.logger() }))
         n.onClientError(clientErrorListener(this._instrumentation, EVENTS.CLIENT_ERROR, { clientId: props['client.id'], logger: this.logger() }))
       } catch (e) {

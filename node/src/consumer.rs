@@ -118,6 +118,7 @@ impl RebalanceListener for Recorder {
 pub struct NativeConsumer {
     core: Arc<Consumer>,
     recorder: Arc<Recorder>,
+    stats: odradek_bindings::stats::Emitter,
 }
 
 #[napi]
@@ -135,7 +136,21 @@ impl NativeConsumer {
         Ok(NativeConsumer {
             core: Arc::new(core),
             recorder: Arc::new(Recorder::default()),
+            stats: odradek_bindings::stats::Emitter::new("consumer"),
         })
+    }
+
+    /// A statistics snapshot as JSON in librdkafka's schema (docs/statistics.md); starts new
+    /// window statistics, so the shell calls it once per `statistics.interval.ms`. Offsets
+    /// are committed explicitly here (no offset store): `stored_offset` is -1001.
+    #[napi]
+    pub fn statistics(&self) -> String {
+        let none = |_: &odradek::TopicPartition| None;
+        let shell = odradek_bindings::stats::ConsumerShell {
+            replyq: 0,
+            stored: &none,
+        };
+        odradek_bindings::stats::consumer_json(&self.stats, &self.core, shell)
     }
 
     /// Checks that a broker answers (KafkaJS's `connect`).

@@ -80,6 +80,7 @@ async fn settle(deliveries: Vec<DeliveryFuture>) -> napi::Result<Vec<PartitionRe
 #[napi]
 pub struct NativeProducer {
     core: Arc<Producer>,
+    stats: odradek_bindings::stats::Emitter,
 }
 
 #[napi]
@@ -96,7 +97,19 @@ impl NativeProducer {
         let core = rt::enter(|| Producer::new(config))?.map_err(error::request)?;
         Ok(NativeProducer {
             core: Arc::new(core),
+            stats: odradek_bindings::stats::Emitter::new("producer"),
         })
+    }
+
+    /// A statistics snapshot as JSON in librdkafka's schema (docs/statistics.md); starts new
+    /// window statistics, so the shell calls it once per `statistics.interval.ms`.
+    #[napi]
+    pub fn statistics(&self) -> String {
+        let shell = odradek_bindings::stats::ProducerShell {
+            replyq: 0,
+            msg_max: 0,
+        };
+        odradek_bindings::stats::producer_json(&self.stats, &self.core, shell)
     }
 
     /// Sends `[{ topic, messages }]`; resolves with one result per partition written to, once

@@ -14,7 +14,7 @@ use super::backoff::jitter;
 use super::error_events::{ErrorEvents, ErrorListener};
 use super::metadata::{BrokerInfo, ClusterMetadata, TopicInfo};
 use crate::config::{ClientConfig, MetadataRecovery};
-use crate::net::{ConnectParams, Connection, ThrottleSink, ThrottleWindow};
+use crate::net::{ConnectParams, Connection, ThrottleSink};
 use crate::{Error, ErrorCode, Result};
 
 /// Per-broker counters of a statistics snapshot.
@@ -460,8 +460,8 @@ impl Cluster {
                 // The statistics' throttle window is the broker's, not the connection's: what
                 // the closed connection saw and no emission took yet stays in it.
                 if let Some(old) = &replaced {
-                    c.stats
-                        .add_throttle_window(old.stats.take_throttle_window());
+                    c.stats.throttle.absorb(&old.stats.throttle);
+                    c.stats.rtt.absorb(&old.stats.rtt);
                 }
                 self.count_connect(slot_key, replaced.as_deref());
                 slot.connection = Some(c.clone());
@@ -794,20 +794,6 @@ impl Cluster {
         if let Ok(live) = self.live.lock() {
             for (key, c) in live.iter() {
                 out.push(broker_stats_of(*key, c));
-            }
-        }
-        out
-    }
-
-    /// [`Cluster::broker_stats`], each with the throttle times its connection saw since the
-    /// previous call, a window this call resets (librdkafka's per-broker `throttle` object,
-    /// rolled over at each statistics emission). For the statistics emitter alone: two callers
-    /// would split the windows between them. The cumulative counters are not reset.
-    pub fn take_throttle_windows(&self) -> Vec<(BrokerStats, ThrottleWindow)> {
-        let mut out = Vec::new();
-        if let Ok(live) = self.live.lock() {
-            for (key, c) in live.iter() {
-                out.push((broker_stats_of(*key, c), c.stats.take_throttle_window()));
             }
         }
         out

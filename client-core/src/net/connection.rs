@@ -79,9 +79,6 @@ pub struct ConnectionStats {
     pub throttle_ms_max: AtomicU64,
     /// Shortest reported (non-zero) throttle time, milliseconds (0: none yet).
     pub throttle_ms_min: AtomicU64,
-    /// The throttle times since the statistics emitter last took them (see
-    /// [`ConnectionStats::take_throttle_window`]); the counters above keep the whole history.
-    throttle_window: Mutex<ThrottleWindow>,
     /// Responses read.
     pub responses: AtomicU64,
     /// Requests that got no response within `request.timeout.ms`.
@@ -140,23 +137,6 @@ impl ApiCounts {
 }
 
 impl ConnectionStats {
-    /// Takes the throttle times recorded since the previous call and starts a new window
-    /// (librdkafka's `throttle` rollover at each statistics emission).
-    pub fn take_throttle_window(&self) -> ThrottleWindow {
-        self.throttle_window
-            .lock()
-            .map(|mut w| std::mem::take(&mut *w))
-            .unwrap_or_default()
-    }
-
-    /// Adds `window` to this connection's current window (a reconnect carries over what
-    /// its predecessor saw and no statistics emission took yet).
-    pub(crate) fn add_throttle_window(&self, window: ThrottleWindow) {
-        if let Ok(mut w) = self.throttle_window.lock() {
-            w.merge(window);
-        }
-    }
-
     /// Counts one non-zero throttle time, in the history and in the current window.
     fn record_throttle(&self, ms: u64) {
         self.throttled.fetch_add(1, Ordering::Relaxed);
@@ -167,50 +147,6 @@ impl ConnectionStats {
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |m| {
                 (m == 0 || ms < m).then_some(ms)
             });
-        if let Ok(mut w) = self.throttle_window.lock() {
-            w.merge(ThrottleWindow {
-                count: 1,
-                sum_ms: ms,
-                min_ms: ms,
-                max_ms: ms,
-            });
-        }
-    }
-}
-
-/// The non-zero throttle times of one statistics interval (librdkafka's per-broker
-/// `throttle` window), milliseconds.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct ThrottleWindow {
-    /// Responses with a non-zero throttle time.
-    pub count: u64,
-    /// Sum of their throttle times.
-    pub sum_ms: u64,
-    /// Shortest of them (0: none).
-    pub min_ms: u64,
-    /// Longest of them (0: none).
-    pub max_ms: u64,
-}
-
-impl ThrottleWindow {
-    /// Mean throttle time (0: none).
-    pub fn avg_ms(&self) -> u64 {
-        self.sum_ms.checked_div(self.count).unwrap_or(0)
-    }
-
-    /// Adds `other`'s throttle times to this window.
-    pub fn merge(&mut self, other: ThrottleWindow) {
-        if other.count == 0 {
-            return;
-        }
-        self.min_ms = if self.count == 0 {
-            other.min_ms
-        } else {
-            self.min_ms.min(other.min_ms)
-        };
-        self.max_ms = self.max_ms.max(other.max_ms);
-        self.count = self.count.saturating_add(other.count);
-        self.sum_ms = self.sum_ms.saturating_add(other.sum_ms);
     }
 }
 
@@ -959,65 +895,35 @@ mod tests {
             broker.write_all(&frame).await.unwrap();
             request.await.unwrap().unwrap();
             match ms {
-                10 => assert_eq!(
-                    conn.stats.take_throttle_window(),
-                    ThrottleWindow {
-                        count: 2,
-                        sum_ms: 50,
-                        min_ms: 10,
-                        max_ms: 40
-                    }
-                ),
-                0 => assert_eq!(conn.stats.take_throttle_window(), ThrottleWindow::default()),
+                10 => {
+                    let w = conn.stats.throttle.take();
+                    assert_eq!((w.cnt, w.sum, w.min, w.max), (2, 50, 10, 40));
+                }
+                0 => {
+                    let w = conn.stats.throttle.take();
+                    assert_eq!(
+                        (w.cnt, w.sum, w.max),
+                        (1, 0, 0),
+                        "a zero throttle is sampled"
+                    );
+                }
                 _ => {}
             }
         }
-        let last = conn.stats.take_throttle_window();
+        let last = conn.stats.throttle.take();
         assert_eq!(
-            last,
-            ThrottleWindow {
-                count: 1,
-                sum_ms: 7,
-                min_ms: 7,
-                max_ms: 7
-            }
+            (last.cnt, last.sum, last.min, last.max, last.avg),
+            (1, 7, 7, 7, 7)
         );
-        assert_eq!(last.avg_ms(), 7);
-        assert_eq!(conn.stats.take_throttle_window(), ThrottleWindow::default());
+        assert_eq!(
+            conn.stats.throttle.take(),
+            crate::net::WindowSnapshot::default()
+        );
         // The history since the connection opened is untouched by the takes.
         assert_eq!(conn.stats.throttled.load(Ordering::Relaxed), 3);
         assert_eq!(conn.stats.throttle_ms_total.load(Ordering::Relaxed), 57);
         assert_eq!(conn.stats.throttle_ms_min.load(Ordering::Relaxed), 7);
         assert_eq!(conn.stats.throttle_ms_max.load(Ordering::Relaxed), 40);
-    }
-
-    #[test]
-    fn throttle_windows_merge_into_an_empty_one_without_a_zero_minimum() {
-        let mut w = ThrottleWindow::default();
-        w.merge(ThrottleWindow::default());
-        assert_eq!(w, ThrottleWindow::default());
-        w.merge(ThrottleWindow {
-            count: 2,
-            sum_ms: 30,
-            min_ms: 12,
-            max_ms: 18,
-        });
-        w.merge(ThrottleWindow {
-            count: 1,
-            sum_ms: 5,
-            min_ms: 5,
-            max_ms: 5,
-        });
-        assert_eq!(
-            w,
-            ThrottleWindow {
-                count: 3,
-                sum_ms: 35,
-                min_ms: 5,
-                max_ms: 18
-            }
-        );
-        assert_eq!(w.avg_ms(), 11);
     }
 
     #[tokio::test]

@@ -10,6 +10,6 @@ mod window;
 
 pub use connect::{AddressFamily, ConnectParams, SocketOptions};
 pub use connection::{
-    ApiCounts, Connection, ConnectionStats, OpenedAt, ThrottleEvent, ThrottleSink, ThrottleWindow,
+    ApiCounts, Connection, ConnectionStats, OpenedAt, ThrottleEvent, ThrottleSink,
 };
 pub use window::{Window, WindowSnapshot};

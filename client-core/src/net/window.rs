@@ -69,6 +69,22 @@ impl Window {
         }
     }
 
+    /// Moves `other`'s samples into this window (a reconnect carries over what the closed
+    /// connection sampled and no snapshot took yet).
+    pub fn absorb(&self, other: &Window) {
+        let taken = other
+            .inner
+            .lock()
+            .map(|mut s| std::mem::take(&mut *s))
+            .unwrap_or_default();
+        if taken.count == 0 {
+            return;
+        }
+        if let Ok(mut s) = self.inner.lock() {
+            s.absorb(taken);
+        }
+    }
+
     /// Reads the window and starts an empty one.
     pub fn take(&self) -> WindowSnapshot {
         self.inner
@@ -96,6 +112,19 @@ impl Samples {
         if let Some(kept) = self.reservoir.get_mut(slot as usize) {
             *kept = value;
         }
+    }
+
+    fn absorb(&mut self, other: Samples) {
+        if self.count == 0 || other.min < self.min {
+            self.min = other.min;
+        }
+        self.max = self.max.max(other.max);
+        self.count += other.count;
+        self.sum = self.sum.saturating_add(other.sum);
+        self.sum_squares += other.sum_squares;
+        let room = RESERVOIR.saturating_sub(self.reservoir.len());
+        self.reservoir
+            .extend(other.reservoir.into_iter().take(room));
     }
 
     fn next_random(&mut self) -> u64 {
@@ -173,6 +202,18 @@ mod tests {
             WindowSnapshot::default(),
             "take starts a new window"
         );
+    }
+
+    #[test]
+    fn an_absorbed_window_moves_its_samples() {
+        let (a, b) = (Window::default(), Window::default());
+        a.record(10);
+        b.record(2);
+        b.record(30);
+        a.absorb(&b);
+        let s = a.take();
+        assert_eq!((s.cnt, s.sum, s.min, s.max), (3, 42, 2, 30));
+        assert_eq!(b.take(), WindowSnapshot::default());
     }
 
     #[test]
