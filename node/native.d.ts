@@ -17,6 +17,11 @@ export declare class NativeAdmin {
    * that cannot be reached any more, every broker down). Replaces an earlier callback.
    */
   onClientError(callback: (event: ClientErrorInfo) => void): void
+  /**
+   * Calls `callback` with every request event of this client's connections (answered,
+   * timed out, waiting for an in-flight slot); set once the application listens to them.
+   */
+  onRequest(callback: (event: RequestInfoJs) => void): void
   /** Creates topics; one result per topic. */
   createTopics(topics: Array<TopicSpec>, validateOnly: boolean): Promise<Array<ItemResult>>
   /** Deletes topics; one result per topic. */
@@ -109,6 +114,11 @@ export declare class NativeConsumer {
    * that cannot be reached any more, every broker down). Replaces an earlier callback.
    */
   onClientError(callback: (event: ClientErrorInfo) => void): void
+  /**
+   * Calls `callback` with every request event of this client's connections (answered,
+   * timed out, waiting for an in-flight slot); set once the application listens to them.
+   */
+  onRequest(callback: (event: RequestInfoJs) => void): void
   /** Joins the group for `topics`, or for every topic matching `pattern` when given. */
   subscribe(topics: Array<string>, pattern?: string | undefined | null): void
   /** Waits up to `timeout_ms` for records and resolves with them, packed (see `pack`). */
@@ -154,6 +164,11 @@ export declare class NativeProducer {
   /** Creates a producer from Kafka property names (nothing is connected yet). */
   constructor(config: Record<string, string>, tokenProvider?: (() => Promise<string>) | undefined | null)
   /**
+   * A statistics snapshot as JSON in librdkafka's schema (docs/statistics.md); starts new
+   * window statistics, so the shell calls it once per `statistics.interval.ms`.
+   */
+  statistics(): string
+  /**
    * Sends `[{ topic, messages }]`; resolves with one result per partition written to, once
    * every record is acknowledged (per the producer's `acks`), or rejects with the first
    * failure.
@@ -164,11 +179,6 @@ export declare class NativeProducer {
    * KafkaJS's `connect` and partition lookups need. Resolves with the partition counts.
    */
   partitionsFor(topics: Array<string>): Promise<Array<number>>
-  /**
-   * A statistics snapshot as JSON in librdkafka's schema (docs/statistics.md); starts new
-   * window statistics, so the shell calls it once per `statistics.interval.ms`.
-   */
-  statistics(): string
   /** Checks that a broker answers (KafkaJS's `connect`). */
   connect(): Promise<void>
   /**
@@ -181,6 +191,11 @@ export declare class NativeProducer {
    * that cannot be reached any more, every broker down). Replaces an earlier callback.
    */
   onClientError(callback: (event: ClientErrorInfo) => void): void
+  /**
+   * Calls `callback` with every request event of this client's connections (answered,
+   * timed out, waiting for an in-flight slot); set once the application listens to them.
+   */
+  onRequest(callback: (event: RequestInfoJs) => void): void
   /** Sends everything queued without waiting for `linger.ms` and waits for it. */
   flush(): Promise<void>
   /**
@@ -569,6 +584,31 @@ export interface RebalanceEvent {
   kind: string
   /** The partitions concerned. */
   partitions: Array<JsTopicPartition>
+}
+
+/** One request event. */
+export interface RequestInfoJs {
+  /** `request`, `request_timeout` or `request_queue_size`. */
+  kind: string
+  /** The broker, `host:port`. */
+  broker: string
+  /** Correlation id (0 for `request_queue_size`). */
+  correlationId: number
+  /** Request size in bytes. */
+  size: number
+  /** When the request was made / sent, ms since the epoch. */
+  createdAt: number
+  sentAt: number
+  /** Wait before sending, ms. */
+  pendingDuration: number
+  /** Time from sending to the response, ms (`request` only). */
+  duration: number
+  /** The API's name (Kafka's, e.g. `Produce`), key and version. */
+  apiName: string
+  apiKey: number
+  apiVersion: number
+  /** Requests waiting for an in-flight slot (`request_queue_size` only). */
+  queueSize: number
 }
 
 /** One resource's answer. */

@@ -233,6 +233,7 @@ fn describe_quorum_as(
                 security: &security,
                 node_id: id as i32,
                 on_throttle: None,
+                on_request: None,
                 socket: Default::default(),
             },
         )

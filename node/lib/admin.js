@@ -4,7 +4,7 @@
 const native = require('./native')
 const { AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes } = require('./constants')
 const { resolveBrokers, adminProps } = require('./config')
-const { Instrumentation, throttleListener, clientErrorListener } = require('./events')
+const { Instrumentation, throttleListener, clientErrorListener, attachRequestEvents } = require('./events')
 const {
   KafkaJSError, KafkaJSNonRetriableError, KafkaJSCreateTopicError, KafkaJSDeleteTopicError,
   KafkaJSDeleteGroupsError, KafkaJSDeleteTopicRecordsError, KafkaJSAggregateError, KafkaJSTimeout, KafkaJSClientQuotaError, fromNative, parse
@@ -49,6 +49,7 @@ class Admin {
       const n = new native.NativeAdmin(props, this._kafka._tokenProvider)
       n.onThrottle(throttleListener(this._instrumentation, EVENTS.REQUEST_THROTTLE, { clientId: props['client.id'], logger: this.logger() }))
       n.onClientError(clientErrorListener(this._instrumentation, EVENTS.CLIENT_ERROR, { clientId: props['client.id'], logger: this.logger() }))
+      attachRequestEvents(this._instrumentation, EVENTS, n, props['client.id'])
       await n.connect()
       this._native = n
     } catch (e) {

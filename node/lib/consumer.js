@@ -17,8 +17,8 @@
 // consumer again (a new member, from the committed offsets) after the retry time.
 const native = require('./native')
 const { consumerProps, resolveBrokers } = require('./config')
-const { Instrumentation, throttleListener, clientErrorListener, takeStatisticsInterval, startStatistics } = require('./events')
-const { decode } = require('./messages')
+const { Instrumentation, throttleListener, clientErrorListener, attachRequestEvents, takeStatisticsInterval, startStatistics } = require('./events')
+const { decode, partitionCount } = require('./messages')
 const { KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, fromNative } = require('./errors')
 
 const EVENTS = {
@@ -46,6 +46,9 @@ const EVENTS = {
 }
 
 const key = (topic, partition) => `${partition}:${topic}`
+// Kafka's API keys of the group heartbeats (HEARTBEAT events).
+const HEARTBEAT_API = 12
+const CONSUMER_GROUP_HEARTBEAT_API = 68
 
 // KafkaJS's retrier: errors of these classes are never retried.
 const UNRECOVERABLE = ['RangeError', 'ReferenceError', 'SyntaxError', 'TypeError']
@@ -154,6 +157,10 @@ class Consumer {
         if (statsMs > 0) this._statsTimer = startStatistics(this._native, statsMs, this._instrumentation, EVENTS.STATS, props['client.id'])
         this._native.onThrottle(throttleListener(this._instrumentation, EVENTS.REQUEST_THROTTLE, { clientId: props['client.id'], logger: this.logger() }))
         this._native.onClientError(clientErrorListener(this._instrumentation, EVENTS.CLIENT_ERROR, { clientId: props['client.id'], logger: this.logger() }))
+        attachRequestEvents(this._instrumentation, EVENTS, this._native, props['client.id'], {
+          alsoFor: [EVENTS.HEARTBEAT],
+          onAnswered: (e) => this._heartbeatAnswered(e)
+        })
         if (this._patterns.length > 0) {
           const parts = [...this._names].map(n => `^${escapeRegex(n)}$`)
             .concat(this._patterns.map(r => (r.flags.includes('i') ? `(?i:${r.source})` : `(?:${r.source})`)))
@@ -259,9 +266,18 @@ class Consumer {
     // core fetches and decodes while JavaScript processes. Records of a partition rewound
     // (seek, pause, failed handler) after a poll was issued are dropped from its result.
     let pending = null
+    // KafkaJS's FETCH_START / FETCH events: one per poll of the core (which fetches
+    // continuously in the background), with the partition batches it returned.
     const issue = () => {
       const issuedAt = ++this._seq
-      return this._native.poll(pollMs).then((polled) => ({ polled, issuedAt }), (error) => ({ error, issuedAt }))
+      const started = Date.now()
+      this._instrumentation.emit(EVENTS.FETCH_START, {})
+      return this._native.poll(pollMs).then((polled) => {
+        if (this._instrumentation.has(EVENTS.FETCH)) {
+          this._instrumentation.emit(EVENTS.FETCH, { numberOfBatches: partitionCount(polled), duration: Date.now() - started })
+        }
+        return { polled, issuedAt }
+      }, (error) => ({ error, issuedAt }))
     }
     while (this._running) {
       await this._takeEvents()
@@ -336,6 +352,24 @@ class Consumer {
       const t = setTimeout(resolve, ms)
       this._wake = () => { clearTimeout(t); resolve() }
     })
+  }
+
+  /**
+   * KafkaJS's HEARTBEAT event for each heartbeat the core's group membership had answered
+   * (classic Heartbeat or KIP-848's ConsumerGroupHeartbeat), with the member's id and
+   * generation (the member epoch under KIP-848).
+   */
+  _heartbeatAnswered (e) {
+    if ((e.apiKey !== HEARTBEAT_API && e.apiKey !== CONSUMER_GROUP_HEARTBEAT_API) || !this._instrumentation.has(EVENTS.HEARTBEAT)) return
+    const n = this._native
+    if (!n) return
+    n.groupMember().then((m) => {
+      this._instrumentation.emit(EVENTS.HEARTBEAT, {
+        groupId: this._groupId,
+        memberId: m ? m.memberId : '',
+        groupGenerationId: m ? m.generationId : -1
+      })
+    }, () => {})
   }
 
   /** Rebalances: GROUP_JOIN events, pauses re-applied to newly assigned partitions. */

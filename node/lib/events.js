@@ -10,6 +10,22 @@ class Instrumentation {
     this.events = events
     this.emitter = new EventEmitter()
     this.known = new Set(Object.values(events))
+    // Called with the type of every listener added (see `whenListened`).
+    this.watchers = new Set()
+  }
+
+  /**
+   * Calls `fn` once, as soon as any of `types` has a listener (at once if one has already):
+   * what an event costs to produce is paid only once somebody listens.
+   */
+  whenListened (types, fn) {
+    if (types.some(t => this.has(t))) return fn()
+    const watcher = (type) => {
+      if (!types.includes(type)) return
+      this.watchers.delete(watcher)
+      fn()
+    }
+    this.watchers.add(watcher)
   }
 
   on (type, listener) {
@@ -19,6 +35,7 @@ class Instrumentation {
     }
     const wrapped = (event) => { Promise.resolve().then(() => listener(event)).catch(() => {}) }
     this.emitter.on(type, wrapped)
+    for (const w of [...this.watchers]) w(type)
     return () => this.emitter.removeListener(type, wrapped)
   }
 
@@ -63,6 +80,42 @@ function clientErrorListener (instrumentation, type, { clientId, logger }) {
 }
 
 /**
+ * KafkaJS's `network.request`, `network.request_timeout` and `network.request_queue_size`
+ * events of a native client, with KafkaJS's payloads, attached to the native client only once
+ * the application listens to one of them (`events` holds the client's REQUEST,
+ * REQUEST_TIMEOUT and REQUEST_QUEUE_SIZE names). `alsoFor` names more event types whose
+ * listeners need the request events; `onAnswered` sees every answered request first.
+ */
+function attachRequestEvents (instrumentation, events, nativeClient, clientId, { alsoFor = [], onAnswered = null } = {}) {
+  const types = [events.REQUEST, events.REQUEST_TIMEOUT, events.REQUEST_QUEUE_SIZE, ...alsoFor]
+  instrumentation.whenListened(types, () => {
+    nativeClient.onRequest((e) => {
+      if (onAnswered && e.kind === 'request') onAnswered(e)
+      if (e.kind === 'request_queue_size') {
+        instrumentation.emit(events.REQUEST_QUEUE_SIZE, { broker: e.broker, clientId, queueSize: e.queueSize })
+        return
+      }
+      const payload = {
+        broker: e.broker,
+        clientId,
+        correlationId: e.correlationId,
+        createdAt: e.createdAt,
+        sentAt: e.sentAt,
+        pendingDuration: e.pendingDuration,
+        apiName: e.apiName,
+        apiKey: e.apiKey,
+        apiVersion: e.apiVersion
+      }
+      if (e.kind === 'request_timeout') {
+        instrumentation.emit(events.REQUEST_TIMEOUT, payload)
+      } else {
+        instrumentation.emit(events.REQUEST, { ...payload, size: e.size, duration: e.duration })
+      }
+    })
+  })
+}
+
+/**
  * Takes librdkafka's `statistics.interval.ms` out of a native client's properties (the shell
  * applies it, not the core) and returns it: 0 (off) when absent. librdkafka's range,
  * 0..86400000, is enforced with its message shape.
@@ -99,4 +152,4 @@ function startStatistics (nativeClient, ms, instrumentation, type, clientId) {
   return timer
 }
 
-module.exports = { Instrumentation, throttleListener, clientErrorListener, takeStatisticsInterval, startStatistics }
+module.exports = { Instrumentation, throttleListener, clientErrorListener, attachRequestEvents, takeStatisticsInterval, startStatistics }

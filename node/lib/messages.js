@@ -54,4 +54,11 @@ function decode ({ topics, records, headers, data }) {
   return batches
 }
 
-module.exports = { decode }
+/** How many distinct partitions a packed poll result holds (KafkaJS's `numberOfBatches`). */
+function partitionCount ({ records }) {
+  const seen = new Set()
+  for (let i = 0; i < records.length; i += RECORD_FIELDS) seen.add(`${records[i]}:${records[i + 1]}`)
+  return seen.size
+}
+
+module.exports = { decode, partitionCount }

@@ -7,7 +7,7 @@
 const native = require('./native')
 const { producerProps, resolveBrokers } = require('./config')
 const { compressionName, builtInPartitioner } = require('./constants')
-const { Instrumentation, throttleListener, clientErrorListener, takeStatisticsInterval, startStatistics } = require('./events')
+const { Instrumentation, throttleListener, clientErrorListener, attachRequestEvents, takeStatisticsInterval, startStatistics } = require('./events')
 const errors = require('./errors')
 const { Transaction } = require('./transaction')
 
@@ -107,6 +107,7 @@ class Producer {
         if (statsMs > 0) this._statsTimers.push(startStatistics(n, statsMs, this._instrumentation, EVENTS.STATS, props['client.id']))
         n.onThrottle(throttleListener(this._instrumentation, EVENTS.REQUEST_THROTTLE, { clientId: props['client.id'], logger: this.logger() }))
         n.onClientError(clientErrorListener(this._instrumentation, EVENTS.CLIENT_ERROR, { clientId: props['client.id'], logger: this.logger() }))
+        attachRequestEvents(this._instrumentation, EVENTS, n, props['client.id'])
       } catch (e) {
         throw fromNative(e)
       }

@@ -256,6 +256,17 @@ impl NativeAdmin {
         crate::client_errors::listen(self.core.cluster(), callback);
     }
 
+    /// Calls `callback` with every request event of this client's connections (answered,
+    /// timed out, waiting for an in-flight slot); set once the application listens to them.
+    #[napi]
+    pub fn on_request(
+        &self,
+        #[napi(ts_arg_type = "(event: RequestInfoJs) => void")]
+        callback: crate::requests::JsRequestCallback,
+    ) {
+        crate::requests::listen(self.core.cluster(), callback);
+    }
+
     /// Creates topics; one result per topic.
     #[napi(ts_return_type = "Promise<Array<ItemResult>>")]
     pub fn create_topics<'env>(

@@ -185,6 +185,17 @@ impl NativeConsumer {
         crate::client_errors::listen(self.core.cluster(), callback);
     }
 
+    /// Calls `callback` with every request event of this client's connections (answered,
+    /// timed out, waiting for an in-flight slot); set once the application listens to them.
+    #[napi]
+    pub fn on_request(
+        &self,
+        #[napi(ts_arg_type = "(event: RequestInfoJs) => void")]
+        callback: crate::requests::JsRequestCallback,
+    ) {
+        crate::requests::listen(self.core.cluster(), callback);
+    }
+
     /// Joins the group for `topics`, or for every topic matching `pattern` when given.
     #[napi]
     pub fn subscribe(&self, topics: Vec<String>, pattern: Option<String>) -> napi::Result<()> {

@@ -34,6 +34,7 @@ mod oauth;
 mod pack;
 mod producer;
 mod records;
+mod requests;
 mod rt;
 mod testing;
 mod throttle;

@@ -210,6 +210,17 @@ impl NativeProducer {
         crate::client_errors::listen(self.core.cluster(), callback);
     }
 
+    /// Calls `callback` with every request event of this client's connections (answered,
+    /// timed out, waiting for an in-flight slot); set once the application listens to them.
+    #[napi]
+    pub fn on_request(
+        &self,
+        #[napi(ts_arg_type = "(event: RequestInfoJs) => void")]
+        callback: crate::requests::JsRequestCallback,
+    ) {
+        crate::requests::listen(self.core.cluster(), callback);
+    }
+
     /// Sends everything queued without waiting for `linger.ms` and waits for it.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn flush<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {

@@ -115,6 +115,7 @@ pub async fn run(
                             security: &security,
                             node_id: leader,
                             on_throttle: None,
+                            on_request: None,
                             socket: Default::default(),
                         },
                     )

@@ -83,6 +83,7 @@ impl BrokerLinks {
                 security,
                 node_id: broker,
                 on_throttle: None,
+                on_request: None,
                 socket: Default::default(),
             },
         )

@@ -98,6 +98,7 @@ impl Peers {
                 security: &self.security,
                 node_id: to,
                 on_throttle: None,
+                on_request: None,
                 socket: Default::default(),
             },
         )

@@ -14,7 +14,7 @@ use super::backoff::jitter;
 use super::error_events::{ErrorEvents, ErrorListener};
 use super::metadata::{BrokerInfo, ClusterMetadata, TopicInfo};
 use crate::config::{ClientConfig, MetadataRecovery};
-use crate::net::{ConnectParams, Connection, ThrottleSink};
+use crate::net::{ConnectParams, Connection, RequestEvent, RequestSink, ThrottleSink};
 use crate::{Error, ErrorCode, Result};
 
 /// Per-broker counters of a statistics snapshot.
@@ -89,6 +89,8 @@ pub struct Cluster {
     error_events: ErrorEvents,
     /// Every connection's throttle reports go here; the listener behind it may be set later.
     throttle_sink: ThrottleSink,
+    /// Every connection's per-request events go here (see [`Cluster::set_request_listener`]).
+    request_sink: RequestSink,
     throttle_listener: Arc<RwLock<Option<ThrottleSink>>>,
     /// Since when every metadata request failed (`None` while they succeed): past
     /// `metadata.recovery.rebootstrap.trigger.ms` the client rebootstraps.
@@ -137,6 +139,7 @@ impl Cluster {
             auth_error: Mutex::new(None),
             error_events: ErrorEvents::default(),
             throttle_sink,
+            request_sink: RequestSink::default(),
             throttle_listener,
             metadata_failing_since: Mutex::new(None),
             me: me.clone(),
@@ -281,6 +284,13 @@ impl Cluster {
         }
     }
 
+    /// Reports every request of this client's connections to `listener` (instrumentation:
+    /// answered, timed out, waiting for an in-flight slot), replacing an earlier listener.
+    /// Without one nothing is built.
+    pub fn set_request_listener(&self, listener: impl Fn(RequestEvent) + Send + Sync + 'static) {
+        self.request_sink.listen(listener);
+    }
+
     /// Takes the latest authentication failure, if one happened since the last call.
     pub fn take_auth_error(&self) -> Option<Error> {
         self.auth_error.lock().ok().and_then(|mut e| e.take())
@@ -359,6 +369,7 @@ impl Cluster {
                     security: &c.security,
                     node_id,
                     on_throttle: Some(&self.throttle_sink),
+                    on_request: Some(&self.request_sink),
                     socket: c.socket,
                 },
             )

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::net::TcpStream;
 
 use super::connection::{conn_err, BoxRead, BoxWrite, Connection, ThrottleSink, TLS_FAILURE};
+use super::request_events::RequestSink;
 use super::sasl;
 use crate::security::{tls, SecurityConfig};
 use crate::{Error, Result};
@@ -32,6 +33,8 @@ pub struct ConnectParams<'a> {
     pub node_id: i32,
     /// Where throttle times are reported.
     pub on_throttle: Option<&'a ThrottleSink>,
+    /// Where per-request instrumentation events are reported.
+    pub on_request: Option<&'a RequestSink>,
     /// TCP options of the socket.
     pub socket: SocketOptions,
 }
@@ -174,6 +177,9 @@ impl Connection {
             params.max_response_size,
         );
         conn.set_throttle_sink(params.node_id, params.on_throttle.cloned());
+        if let Some(sink) = params.on_request {
+            conn.set_request_sink(sink.clone());
+        }
         let versions = match tokio::time::timeout_at(deadline, conn.negotiate()).await {
             Ok(Ok(v)) => v,
             Ok(Err(Error::Connection { broker, detail })) if detail.contains(TLS_FAILURE) => {

@@ -21,6 +21,7 @@ use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio_util::codec::FramedRead;
 use tracing::Instrument;
 
+use super::request_events::{epoch_ms, RequestEvent, RequestInfo, RequestSink};
 use super::window::Window;
 use crate::protocol::{api_name, decode_response, FrameCodec, NegotiatedVersions, Throttled};
 use crate::{Error, ErrorCode, Result};
@@ -57,6 +58,9 @@ struct Submitted {
     /// The in-flight slot, released when the response has been read (`None` for the
     /// authentication requests of a re-authentication, which run with every slot held).
     permit: Option<OwnedSemaphorePermit>,
+    /// When the caller made the request, and when it was written.
+    created: Instant,
+    sent: Instant,
 }
 /// Counters a statistics snapshot reads.
 #[derive(Debug, Default)]
@@ -195,6 +199,10 @@ pub struct Connection {
     throttle: ThrottleState,
     node_id: i32,
     on_throttle: Option<ThrottleSink>,
+    /// Per-request instrumentation events.
+    on_request: RequestSink,
+    /// Requests waiting for an in-flight slot.
+    waiting: std::sync::atomic::AtomicUsize,
     /// Traffic counters.
     pub stats: Arc<ConnectionStats>,
 }
@@ -216,6 +224,11 @@ impl Connection {
     pub(super) fn set_throttle_sink(&mut self, node_id: i32, sink: Option<ThrottleSink>) {
         self.node_id = node_id;
         self.on_throttle = sink;
+    }
+
+    /// Where per-request instrumentation events go.
+    pub(super) fn set_request_sink(&mut self, sink: RequestSink) {
+        self.on_request = sink;
     }
 
     /// Until when this connection sends nothing because the broker throttled it.
@@ -362,6 +375,8 @@ impl Connection {
             throttle: ThrottleState::default(),
             node_id: -1,
             on_throttle: None,
+            on_request: RequestSink::default(),
+            waiting: std::sync::atomic::AtomicUsize::new(0),
             stats,
         }
     }
@@ -535,8 +550,21 @@ impl Connection {
         let Submitted {
             response: rx,
             permit: _permit,
-            ..
+            correlation_id,
+            bytes,
+            created,
+            sent,
         } = submitted;
+        let request_info = || RequestInfo {
+            broker: self.addr.clone(),
+            correlation_id,
+            size: bytes,
+            created_at_ms: epoch_ms(created),
+            sent_at_ms: epoch_ms(sent),
+            pending_duration_ms: sent.saturating_duration_since(created).as_millis() as i64,
+            api_key: R::KEY,
+            api_version: version,
+        };
         let started = Instant::now();
         let Some(rx) = rx else {
             return Err(Error::malformed("request", "expected a response channel"));
@@ -547,6 +575,9 @@ impl Connection {
             Ok(Err(_)) => return Err(conn_err(&self.addr, "connection closed")),
             Err(_) => {
                 self.stats.timeouts.fetch_add(1, Ordering::Relaxed);
+                self.on_request.emit(|| RequestEvent::TimedOut {
+                    request: request_info(),
+                });
                 self.close(&format!("{} request timed out", api_name(R::KEY)));
                 return Err(Error::Timeout(format!(
                     "{} request to {} got no response within {:?}",
@@ -562,6 +593,10 @@ impl Connection {
             .fetch_add(latency_us, Ordering::Relaxed);
         self.stats.responses.fetch_add(1, Ordering::Relaxed);
         self.stats.rtt.record(latency_us);
+        self.on_request.emit(|| RequestEvent::Answered {
+            request: request_info(),
+            duration_ms: sent.elapsed().as_millis() as i64,
+        });
         tracing::trace!(latency_us, response_bytes = response.len(), "response");
         let (_, body) = decode_response::<R::Response>(response, version)?;
         self.on_throttle_time(R::KEY, version, body.throttle_time_ms());
@@ -584,17 +619,36 @@ impl Connection {
         if self.is_closed() {
             return Err(conn_err(&self.addr, "connection is closed"));
         }
+        let created = Instant::now();
         // KIP-219: a throttled connection sends nothing until the throttle time has passed.
         if let Some(until) = self.throttled_until() {
             tokio::time::sleep_until(until.into()).await;
         }
-        let permit = self
-            .in_flight
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|_| conn_err(&self.addr, "connection is closed"))?;
-        self.submit_with(body, version, expect_response, Some(permit))
+        let queued = self.on_request.is_listening() && self.in_flight.available_permits() == 0;
+        if queued {
+            self.queue_size_changed(1);
+        }
+        let permit = self.in_flight.clone().acquire_owned().await;
+        if queued {
+            self.queue_size_changed(-1);
+        }
+        let permit = permit.map_err(|_| conn_err(&self.addr, "connection is closed"))?;
+        self.submit_with(body, version, expect_response, Some(permit), created)
+    }
+
+    /// A request starts or stops waiting for an in-flight slot.
+    fn queue_size_changed(&self, delta: isize) {
+        let size = if delta > 0 {
+            self.waiting.fetch_add(1, Ordering::AcqRel) + 1
+        } else {
+            self.waiting
+                .fetch_sub(1, Ordering::AcqRel)
+                .saturating_sub(1)
+        };
+        self.on_request.emit(|| RequestEvent::QueueSize {
+            broker: self.addr.clone(),
+            queue_size: size,
+        });
     }
 
     /// Sends a request while the caller holds every in-flight slot (re-authentication).
@@ -603,7 +657,7 @@ impl Connection {
         body: &R,
         version: i16,
     ) -> Result<R::Response> {
-        let submitted = self.submit_with(body, version, true, None)?;
+        let submitted = self.submit_with(body, version, true, None, Instant::now())?;
         self.await_response::<R>(submitted, version, self.request_timeout)
             .await
     }
@@ -625,6 +679,7 @@ impl Connection {
         version: i16,
         expect_response: bool,
         permit: Option<OwnedSemaphorePermit>,
+        created: Instant,
     ) -> Result<Submitted> {
         if self.is_closed() {
             return Err(conn_err(&self.addr, "connection is closed"));
@@ -666,6 +721,8 @@ impl Connection {
             correlation_id: id,
             response: rx,
             permit,
+            created,
+            sent: Instant::now(),
         })
     }
 
@@ -784,6 +841,94 @@ mod tests {
         let mut body = vec![0; i32::from_be_bytes(len) as usize];
         broker.read_exact(&mut body).await.unwrap();
         body
+    }
+
+    /// A connection with max in-flight 1 whose request events are collected.
+    fn listened_pipe(
+        timeout: Duration,
+    ) -> (
+        Connection,
+        tokio::io::DuplexStream,
+        Arc<Mutex<Vec<RequestEvent>>>,
+    ) {
+        let (client, broker) = tokio::io::duplex(64 * 1024);
+        let (r, w) = tokio::io::split(client);
+        let mut conn = Connection::start(
+            "test:9092",
+            "test",
+            Box::new(r),
+            Box::new(w),
+            timeout,
+            1,
+            1000,
+        );
+        let sink = RequestSink::default();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        sink.listen(move |e| s.lock().unwrap().push(e));
+        conn.set_request_sink(sink);
+        (conn, broker, seen)
+    }
+
+    #[tokio::test]
+    async fn request_events_report_answers_queueing_and_timeouts() {
+        let (conn, mut broker, seen) = listened_pipe(Duration::from_millis(300));
+        let conn = Arc::new(conn);
+        // Two requests on one in-flight slot: the second waits for it.
+        let first = tokio::spawn({
+            let c = conn.clone();
+            async move { c.send_versioned(&ApiVersionsRequest::default(), 1).await }
+        });
+        let header = read_request(&mut broker).await;
+        let second = tokio::spawn({
+            let c = conn.clone();
+            async move { c.send_versioned(&ApiVersionsRequest::default(), 1).await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let correlation = i32::from_be_bytes([header[4], header[5], header[6], header[7]]);
+        let body = ApiVersionsResponse::default();
+        let frame = crate::protocol::encode_response(1, correlation, &body).unwrap();
+        broker.write_all(&frame).await.unwrap();
+        first.await.unwrap().unwrap();
+        // The second is sent and never answered: it times out.
+        read_request(&mut broker).await;
+        assert!(second.await.unwrap().is_err());
+        let events = seen.lock().unwrap().clone();
+        let kinds: Vec<&str> = events
+            .iter()
+            .map(|e| match e {
+                RequestEvent::Answered { .. } => "answered",
+                RequestEvent::TimedOut { .. } => "timeout",
+                RequestEvent::QueueSize { queue_size: 1, .. } => "queued",
+                RequestEvent::QueueSize { queue_size: 0, .. } => "dequeued",
+                RequestEvent::QueueSize { .. } => "other",
+            })
+            .collect();
+        // The slot is released once the answer has been read: the waiter leaves the queue then.
+        assert_eq!(
+            kinds,
+            ["queued", "answered", "dequeued", "timeout"],
+            "{events:?}"
+        );
+        let RequestEvent::Answered {
+            request,
+            duration_ms,
+        } = &events[1]
+        else {
+            unreachable!()
+        };
+        assert_eq!((request.api_key, request.api_version), (18, 1));
+        assert_eq!(request.correlation_id, correlation);
+        assert!(
+            request.size > 0 && *duration_ms >= 40,
+            "{request:?} {duration_ms}"
+        );
+        assert!(request.sent_at_ms >= request.created_at_ms);
+        let RequestEvent::TimedOut { request } = &events[3] else {
+            unreachable!()
+        };
+        // It waited for the first one's slot about 50 ms before it was sent.
+        assert!(request.pending_duration_ms >= 40, "{request:?}");
     }
 
     #[tokio::test]

@@ -5,6 +5,7 @@
 mod connect;
 mod connection;
 pub mod dns;
+mod request_events;
 mod sasl;
 mod window;
 
@@ -12,4 +13,5 @@ pub use connect::{AddressFamily, ConnectParams, SocketOptions};
 pub use connection::{
     ApiCounts, Connection, ConnectionStats, OpenedAt, ThrottleEvent, ThrottleSink,
 };
+pub use request_events::{RequestEvent, RequestInfo, RequestSink};
 pub use window::{Window, WindowSnapshot};
