@@ -494,3 +494,6 @@ export class KafkaJSTimeout extends KafkaJSError {}
 export class KafkaJSNotImplemented extends KafkaJSNonRetriableError {}
 export class KafkaJSSASLAuthenticationError extends KafkaJSNonRetriableError {}
 export class KafkaJSAggregateError extends Error { readonly errors: (Error | string)[]; readonly retriable: boolean }
+
+/** @confluentinc/kafka-javascript's KafkaJS namespace: `const { Kafka } = require('odradek').KafkaJS`. */
+export * as KafkaJS from './confluent_kafkajs'

@@ -1,6 +1,7 @@
 'use strict'
 // odradek: a Kafka client with KafkaJS's API on Odradek's Rust core.
 //   const { Kafka } = require('odradek')   // instead of require('kafkajs')
+//   const { Kafka } = require('odradek').KafkaJS   // instead of @confluentinc/kafka-javascript's
 const { Kafka } = require('./lib/kafka')
 const constants = require('./lib/constants')
 const errors = require('./lib/errors')
@@ -20,5 +21,7 @@ module.exports = {
   ResourcePatternTypes: constants.ResourcePatternTypes,
   AclOperationTypes: constants.AclOperationTypes,
   AclPermissionTypes: constants.AclPermissionTypes,
-  ...errorClasses
+  ...errorClasses,
+  // @confluentinc/kafka-javascript's KafkaJS namespace (lib/confluent_kafkajs.js).
+  KafkaJS: require('./lib/confluent_kafkajs')
 }

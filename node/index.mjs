@@ -29,7 +29,8 @@ export const {
   KafkaJSTimeout,
   KafkaJSNotImplemented,
   KafkaJSSASLAuthenticationError,
-  KafkaJSAggregateError
+  KafkaJSAggregateError,
+  KafkaJS
 } = odradek
 
 export default odradek
