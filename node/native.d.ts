@@ -147,6 +147,11 @@ export declare class NativeConsumer {
   paused(): Array<JsTopicPartition>
   /** The member's group id, member id and generation. */
   groupMember(): Promise<GroupMember | null>
+  /**
+   * What the latest completed join gave this member (KafkaJS's GROUP_JOIN payload): null
+   * before the first assignment.
+   */
+  joinInfo(): JoinInfoJs | null
   /** Leaves the group and closes connections. */
   close(): Promise<void>
 }
@@ -403,6 +408,22 @@ export interface ItemResult {
   name: string
   /** Encoded error, null on success. */
   error?: string
+}
+
+/** The latest join of the group (KafkaJS's GROUP_JOIN payload). */
+export interface JoinInfoJs {
+  /** Member id. */
+  memberId: string
+  /** Generation (the member epoch under KIP-848). */
+  generationId: number
+  /** The leader's member id ("" under KIP-848, which has no leader). */
+  leaderId: string
+  /** Whether this member led the generation. */
+  isLeader: boolean
+  /** The assignor the group chose ("" when the broker picks under KIP-848). */
+  groupProtocol: string
+  /** From JoinGroup (KIP-848: the heartbeat response with the target) to the assignment, ms. */
+  duration: number
 }
 
 /** A topic partition as JavaScript passes it. */

@@ -380,19 +380,19 @@ class Consumer {
       if (ev.kind === 'assigned') {
         this._applyPauses()
         if (this._instrumentation.has(EVENTS.GROUP_JOIN)) {
-          const member = await this._native.groupMember().catch(() => null)
+          const join = this._native.joinInfo()
           const memberAssignment = {}
           for (const { topic, partition } of this._native.assignment()) {
             (memberAssignment[topic] = memberAssignment[topic] || []).push(partition)
           }
           this._instrumentation.emit(EVENTS.GROUP_JOIN, {
             groupId: this._groupId,
-            memberId: member ? member.memberId : '',
-            leaderId: '',
-            isLeader: false,
+            memberId: join ? join.memberId : '',
+            leaderId: join ? join.leaderId : '',
+            isLeader: join ? join.isLeader : false,
             memberAssignment,
-            groupProtocol: '',
-            duration: 0
+            groupProtocol: join ? join.groupProtocol : '',
+            duration: join ? join.duration : 0
           })
         }
       } else {

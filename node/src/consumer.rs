@@ -113,6 +113,23 @@ impl RebalanceListener for Recorder {
     }
 }
 
+/// The latest join of the group (KafkaJS's GROUP_JOIN payload).
+#[napi(object)]
+pub struct JoinInfoJs {
+    /// Member id.
+    pub member_id: String,
+    /// Generation (the member epoch under KIP-848).
+    pub generation_id: i32,
+    /// The leader's member id ("" under KIP-848, which has no leader).
+    pub leader_id: String,
+    /// Whether this member led the generation.
+    pub is_leader: bool,
+    /// The assignor the group chose ("" when the broker picks under KIP-848).
+    pub group_protocol: String,
+    /// From JoinGroup (KIP-848: the heartbeat response with the target) to the assignment, ms.
+    pub duration: f64,
+}
+
 /// The native consumer.
 #[napi]
 pub struct NativeConsumer {
@@ -365,6 +382,20 @@ impl NativeConsumer {
                     member_id,
                     generation_id,
                 }))
+        })
+    }
+
+    /// What the latest completed join gave this member (KafkaJS's GROUP_JOIN payload): null
+    /// before the first assignment.
+    #[napi]
+    pub fn join_info(&self) -> Option<JoinInfoJs> {
+        self.core.join_info().map(|j| JoinInfoJs {
+            member_id: j.member_id,
+            generation_id: j.generation,
+            leader_id: j.leader_id,
+            is_leader: j.is_leader,
+            group_protocol: j.protocol,
+            duration: j.duration.as_millis() as f64,
         })
     }
 

@@ -30,9 +30,10 @@ after(async () => {
 /** Starts a member of `groupId` on `topic` recording what it reads and what it owns. */
 async function member (kafka, groupId, topic) {
   const consumer = kafka.consumer({ groupId, ...GROUP_TIMING })
-  const state = { consumer, owned: [], seen: new Map() }
+  const state = { consumer, owned: [], seen: new Map(), join: null }
   consumer.on(consumer.events.GROUP_JOIN, e => {
     state.owned = (e.payload.memberAssignment[topic] || []).slice().sort((a, b) => a - b)
+    state.join = e.payload
   })
   await consumer.connect()
   await consumer.subscribe({ topics: [topic], fromBeginning: true })
@@ -54,6 +55,14 @@ async function sharedGroup (leaderIsStock) {
   const b = await member(second, groupId, topic)
   await waitFor(() => a.owned.length === 2 && b.owned.length === 2, { what: 'two partitions each', timeoutMs: 30000 })
   assert.deepEqual([...a.owned, ...b.owned].sort(), [0, 1, 2, 3], 'every partition owned exactly once')
+  // GROUP_JOIN agrees on both sides: one leader, named by both, and the chosen protocol.
+  assert.deepEqual([a.join.isLeader, b.join.isLeader].filter(Boolean), [true], JSON.stringify([a.join, b.join]))
+  const leader = a.join.isLeader ? a.join : b.join
+  assert.equal(leader.leaderId, leader.memberId)
+  assert.equal(a.join.leaderId, b.join.leaderId)
+  assert.equal(a.join.groupProtocol, 'RoundRobinAssigner')
+  assert.equal(b.join.groupProtocol, 'RoundRobinAssigner')
+  assert.ok(a.join.duration >= 0 && b.join.duration >= 0)
   const described = await admin.describeGroups([groupId])
   assert.equal(described.groups[0].protocol, 'RoundRobinAssigner')
   assert.equal(described.groups[0].members.length, 2)

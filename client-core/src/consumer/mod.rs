@@ -35,8 +35,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
-pub use group::RebalanceHistory;
 pub use group::{Assignor, Handled, RebalanceListener, Topics};
+pub use group::{JoinInfo, RebalanceHistory};
 pub use offsets::{list_offsets, EARLIEST, LATEST};
 pub use record::ConsumerRecord;
 pub use stats::{ConsumerDetail, PartitionDetail};
@@ -728,6 +728,15 @@ impl Consumer {
     pub async fn group_metadata(&self) -> Option<(String, String, i32)> {
         let g = self.shared.group.as_ref()?.lock().await;
         Some((g.group_id.clone(), g.member_id.clone(), g.generation))
+    }
+
+    /// What the latest completed join of the group gave this member (leader, protocol,
+    /// generation): KafkaJS's GROUP_JOIN payload. `None` before the first assignment.
+    pub fn join_info(&self) -> Option<JoinInfo> {
+        let m = self.membership.lock().ok()?;
+        let (m, _) = m.as_ref()?;
+        let info = m.last_join.lock().ok()?.clone();
+        info
     }
 
     /// The group identity for [`crate::Producer::send_offsets_to_transaction`]: group id,

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::membership::{
-    commit_positions, give_back_on_close, lose, minus, revoke, settled, wait_for_poll, Membership,
-    Progress, Topics,
+    commit_positions, give_back_on_close, lose, minus, revoke, settled, wait_for_poll, JoinInfo,
+    Membership, Progress, Topics,
 };
 use super::{decode_assignment, decode_subscription, encode_assignment, encode_subscription};
 use super::{Assignor, GroupClient, Subscription};
@@ -69,6 +69,7 @@ pub(super) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
             revoke(&shared, &m, &owned, cfg.enable_auto_commit).await;
             m.set_assigned(Vec::new());
         }
+        let join_started = Instant::now();
         let topics = topic_names(&shared, &m.topics).await;
         let owned = m.assigned();
         let protocols: Vec<(String, bytes::Bytes)> = assignors
@@ -189,6 +190,14 @@ pub(super) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
             revoke(&shared, &m, &revoked, cfg.enable_auto_commit).await;
         }
         let added = minus(&new, &owned);
+        m.joined(JoinInfo {
+            member_id: resp.member_id.to_string(),
+            generation: resp.generation_id,
+            leader_id: resp.leader.to_string(),
+            is_leader: resp.leader == resp.member_id,
+            protocol: protocol.clone(),
+            duration: join_started.elapsed(),
+        });
         m.set_assigned(new.clone());
         match &m.listener {
             Some(l) if l.applies_assignment() => {

@@ -21,8 +21,8 @@ use uuid::Uuid;
 
 use super::client::{ConsumerHeartbeat, GroupClient};
 use super::membership::{
-    commit_positions, give_back_on_close, lose, minus, revoke, settled, wait_for_poll, Membership,
-    Progress, Topics,
+    commit_positions, give_back_on_close, lose, minus, revoke, settled, wait_for_poll, JoinInfo,
+    Membership, Progress, Topics,
 };
 use crate::cluster::backoff::Retry;
 use crate::consumer::shared::Shared;
@@ -158,6 +158,8 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
     let mut ack = false;
     // The assignment last received and not yet applied (a topic id not in the metadata yet).
     let mut pending: Option<ById> = None;
+    // When the heartbeat response with the target being applied arrived (GROUP_JOIN duration).
+    let mut target_at = Instant::now();
     let mut retry = Retry::default();
     let mut next_commit = Instant::now() + cfg.auto_commit_interval;
     loop {
@@ -292,10 +294,17 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
         }
         if let Some(target) = by_id(&resp) {
             pending = Some(target);
+            target_at = Instant::now();
         }
         if let Some(target) = pending.take() {
             match resolve(&shared, &target).await {
                 Some(new) => {
+                    let join = JoinInfo {
+                        member_id: group.lock().await.member_id.clone(),
+                        generation: epoch,
+                        protocol: cfg.remote_assignor.clone().unwrap_or_default(),
+                        ..JoinInfo::default()
+                    };
                     reconcile(
                         &shared,
                         &m,
@@ -304,6 +313,10 @@ pub(crate) async fn run(shared: Arc<Shared>, m: Arc<Membership>) {
                         cfg.max_poll_interval,
                     )
                     .await;
+                    m.joined(JoinInfo {
+                        duration: target_at.elapsed(),
+                        ..join
+                    });
                     // Acknowledge what the member owns now, without waiting for the interval.
                     ack = true;
                     continue;

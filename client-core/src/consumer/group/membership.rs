@@ -73,6 +73,26 @@ pub(crate) struct Membership {
     pub cooperative: AtomicBool,
     /// Assignment changes (statistics).
     pub history: Mutex<RebalanceHistory>,
+    /// The latest completed join (KafkaJS's GROUP_JOIN event).
+    pub last_join: Mutex<Option<JoinInfo>>,
+}
+
+/// What the latest join of a group generation gave this member.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JoinInfo {
+    /// The member id.
+    pub member_id: String,
+    /// The generation (the member epoch under KIP-848).
+    pub generation: i32,
+    /// The leader's member id (classic protocol; empty under KIP-848, which has no leader).
+    pub leader_id: String,
+    /// Whether this member led the generation (computed the assignment).
+    pub is_leader: bool,
+    /// The assignor the group chose (classic protocol's protocol name; under KIP-848 the
+    /// configured `group.remote.assignor`, empty when the broker picks).
+    pub protocol: String,
+    /// From sending JoinGroup (or the joining heartbeat) to holding the assignment.
+    pub duration: Duration,
 }
 
 /// Assignment changes a group made (librdkafka's `cgrp` rebalance fields).
@@ -109,6 +129,14 @@ impl Membership {
             stopped: Notify::new(),
             cooperative: AtomicBool::new(false),
             history: Mutex::new(RebalanceHistory::default()),
+            last_join: Mutex::new(None),
+        }
+    }
+
+    /// Records a completed join.
+    pub(super) fn joined(&self, info: JoinInfo) {
+        if let Ok(mut j) = self.last_join.lock() {
+            *j = Some(info);
         }
     }
 

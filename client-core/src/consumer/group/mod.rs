@@ -20,7 +20,7 @@ pub use crate::protocol::consumer_protocol::{
 pub use assignors::{Assignment, Assignor};
 pub use client::GroupClient;
 pub(crate) use membership::{commit_positions, positions, Membership, Progress};
-pub use membership::{Handled, RebalanceHistory, RebalanceListener, Topics};
+pub use membership::{Handled, JoinInfo, RebalanceHistory, RebalanceListener, Topics};
 
 use super::shared::Shared;
 
