@@ -673,6 +673,20 @@ typedef void (*odk_rebalance_cb_t)(struct odk_consumer_t *consumer,
                                    size_t partition_cnt,
                                    void *opaque);
 
+// Offset commit callback (librdkafka's `offset_commit_cb`), served by `odk_consumer_poll` on
+// the thread that calls it: the outcome of every commit, `odk_consumer_commit` (after it
+// returned) and `odk_consumer_commit_async` alike, and of automatic commits that sent
+// something. `err` is the commit's error: `ODK_ERR__NO_OFFSET` (not a failure) when there was
+// nothing to commit, else the request's error or the first partition's. `offsets` holds each
+// partition's attempted `offset` and its own `err`; for a commit of the stored offsets, the
+// partitions of the assignment with nothing to commit appear with `ODK_OFFSET_INVALID`.
+// `offsets` (NULL when empty) is borrowed for the call.
+typedef void (*odk_offset_commit_cb_t)(struct odk_consumer_t *consumer,
+                                       odk_err_t err,
+                                       const struct odk_topic_partition_t *offsets,
+                                       size_t offset_cnt,
+                                       void *opaque);
+
 // A header to produce: `name` NUL-terminated; `value` NULL for a null header value, else
 // `value_len` bytes. Copied by `odk_produce`.
 typedef struct odk_header_t {
@@ -1004,6 +1018,15 @@ void odk_conf_set_log_cb(struct odk_conf_t *conf, odk_log_cb_t cb);
 // `conf` is NULL or live.
 void odk_conf_set_rebalance_cb(struct odk_conf_t *conf, odk_rebalance_cb_t cb);
 
+// Sets the offset commit callback of consumers (see `odk_offset_commit_cb_t`). NULL turns
+// commit reports off (the default: nothing is kept). No-op when `conf` is NULL.
+//
+// Thread safety: must not race with other uses of `conf`.
+//
+// # Safety
+// `conf` is NULL or live.
+void odk_conf_set_offset_commit_cb(struct odk_conf_t *conf, odk_offset_commit_cb_t cb);
+
 // Sets the opaque pointer passed to every callback of clients created from `conf`. The
 // library never dereferences it. No-op when `conf` is NULL.
 //
@@ -1015,8 +1038,8 @@ void odk_conf_set_opaque(struct odk_conf_t *conf, void *opaque);
 
 // Creates a consumer from `conf` (`bootstrap.servers`, `group.id`, `auto.offset.reset`,
 // `enable.auto.commit`, `enable.auto.offset.store`, `enable.partition.eof`,
-// `max.poll.records`, ...; `odk_conf_set_rebalance_cb`, `odk_conf_set_error_cb`,
-// `odk_conf_set_stats_cb`, `odk_conf_set_throttle_cb`). Returns NULL on error with the reason
+// `max.poll.records`, ...; `odk_conf_set_rebalance_cb`, `odk_conf_set_offset_commit_cb`,
+// `odk_conf_set_error_cb`, `odk_conf_set_stats_cb`, `odk_conf_set_throttle_cb`). Returns NULL on error with the reason
 // in `errstr`.
 //
 // Ownership: `conf` is copied, not consumed. The caller owns the consumer: `odk_consumer_close`
@@ -1102,8 +1125,8 @@ odk_err_t odk_consumer_assignment(struct odk_consumer_t *c,
                                   size_t *partition_cnt);
 
 // Returns the next message, waiting up to `timeout_ms` (0: do not wait, negative: forever);
-// NULL when none arrived in time or `c` is NULL. Rebalance, error, statistics, throttle and
-// log callbacks are served here first. Check `odk_message_err`: besides records (`ODK_ERR_NO_ERROR`) the
+// NULL when none arrived in time or `c` is NULL. Rebalance, commit, error, statistics,
+// throttle and log callbacks are served here first. Check `odk_message_err`: besides records (`ODK_ERR_NO_ERROR`) the
 // consumer returns end-of-partition events (`ODK_ERR__PARTITION_EOF`, with `enable.partition.eof`),
 // consume errors, and `ODK_ERR__STATE` once closed. With `enable.auto.offset.store` (the
 // default) a record's offset + 1 is stored for the next commit when it is returned.
@@ -1120,7 +1143,8 @@ struct odk_message_t *odk_consumer_poll(struct odk_consumer_t *c,
 // `request.timeout.ms`). With `offsets` NULL / 0: the stored offsets of assigned partitions
 // that changed since the last commit (`ODK_ERR__NO_OFFSET` when there are none); otherwise
 // exactly the given `offset`s (the next record to consume: a processed record's offset + 1).
-// Needs `group.id`.
+// Needs `group.id`. With a commit callback (`odk_conf_set_offset_commit_cb`) the outcome is
+// also reported to it by the next `odk_consumer_poll`, as librdkafka does.
 //
 // Ownership: `offsets` is read during the call. Thread safety: any thread.
 //
@@ -1133,6 +1157,24 @@ odk_err_t odk_consumer_commit(struct odk_consumer_t *c,
                               char *errstr,
                               size_t errstr_size);
 
+// Commits like `odk_consumer_commit` without waiting (librdkafka's `rd_kafka_commit` with
+// `async` 1): returns `ODK_ERR_NO_ERROR` once the commit is scheduled; its outcome, including
+// `ODK_ERR__NO_OFFSET` when nothing was stored, goes to the commit callback
+// (`odk_conf_set_offset_commit_cb`), served by `odk_consumer_poll`; without one it is
+// dropped. Returns an error at once only for bad arguments (`ODK_ERR__INVALID_ARG`) or a
+// closed consumer (`ODK_ERR__STATE`).
+//
+// Ownership: `offsets` is read during the call. Thread safety: any thread.
+//
+// # Safety
+// `c` NULL or live; `offsets` NULL or `offset_cnt` items with valid topics; `errstr` NULL or
+// `errstr_size` writable bytes.
+odk_err_t odk_consumer_commit_async(struct odk_consumer_t *c,
+                                    const struct odk_topic_partition_t *offsets,
+                                    size_t offset_cnt,
+                                    char *errstr,
+                                    size_t errstr_size);
+
 // Commits `msg`'s offset + 1 for its partition and waits for the result.
 //
 // Thread safety: any thread.
@@ -1143,6 +1185,18 @@ odk_err_t odk_consumer_commit_message(struct odk_consumer_t *c,
                                       const struct odk_message_t *msg,
                                       char *errstr,
                                       size_t errstr_size);
+
+// Commits `msg`'s offset + 1 like `odk_consumer_commit_async`: the outcome goes to the commit
+// callback.
+//
+// Thread safety: any thread.
+//
+// # Safety
+// `c` NULL or live; `msg` NULL or a live message; `errstr` NULL or `errstr_size` bytes.
+odk_err_t odk_consumer_commit_message_async(struct odk_consumer_t *c,
+                                            const struct odk_message_t *msg,
+                                            char *errstr,
+                                            size_t errstr_size);
 
 // Stores offsets for the next commit (with `enable.auto.offset.store=false`; fails with
 // `ODK_ERR__INVALID_ARG` otherwise, as librdkafka does).

@@ -76,6 +76,24 @@ pub type odk_rebalance_cb_t = Option<
     ),
 >;
 
+/// Offset commit callback (librdkafka's `offset_commit_cb`), served by `odk_consumer_poll` on
+/// the thread that calls it: the outcome of every commit, `odk_consumer_commit` (after it
+/// returned) and `odk_consumer_commit_async` alike, and of automatic commits that sent
+/// something. `err` is the commit's error: `ODK_ERR__NO_OFFSET` (not a failure) when there was
+/// nothing to commit, else the request's error or the first partition's. `offsets` holds each
+/// partition's attempted `offset` and its own `err`; for a commit of the stored offsets, the
+/// partitions of the assignment with nothing to commit appear with `ODK_OFFSET_INVALID`.
+/// `offsets` (NULL when empty) is borrowed for the call.
+pub type odk_offset_commit_cb_t = Option<
+    unsafe extern "C" fn(
+        consumer: *mut odk_consumer_t,
+        err: odk_err_t,
+        offsets: *const odk_topic_partition_t,
+        offset_cnt: usize,
+        opaque: *mut c_void,
+    ),
+>;
+
 /// A client configuration: Kafka / librdkafka property names and the application's callbacks.
 #[derive(Debug, Clone, Default)]
 pub struct odk_conf_t {
@@ -86,6 +104,7 @@ pub struct odk_conf_t {
     pub(crate) throttle_cb: odk_throttle_cb_t,
     pub(crate) log_cb: crate::log::odk_log_cb_t,
     pub(crate) rebalance_cb: odk_rebalance_cb_t,
+    pub(crate) offset_commit_cb: odk_offset_commit_cb_t,
     pub(crate) oauthbearer_token_cb: crate::oauth::odk_oauthbearer_token_cb_t,
     pub(crate) opaque: Option<OpaqueBox>,
 }
@@ -440,6 +459,26 @@ pub unsafe extern "C" fn odk_conf_set_rebalance_cb(conf: *mut odk_conf_t, cb: od
         // SAFETY: per the contract.
         if let Some(c) = unsafe { conf.as_mut() } {
             c.rebalance_cb = cb;
+        }
+    })
+}
+
+/// Sets the offset commit callback of consumers (see `odk_offset_commit_cb_t`). NULL turns
+/// commit reports off (the default: nothing is kept). No-op when `conf` is NULL.
+///
+/// Thread safety: must not race with other uses of `conf`.
+///
+/// # Safety
+/// `conf` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn odk_conf_set_offset_commit_cb(
+    conf: *mut odk_conf_t,
+    cb: odk_offset_commit_cb_t,
+) {
+    guard((), || {
+        // SAFETY: per the contract.
+        if let Some(c) = unsafe { conf.as_mut() } {
+            c.offset_commit_cb = cb;
         }
     })
 }

@@ -3,20 +3,22 @@
 
 #![allow(non_camel_case_types)]
 
+use std::collections::VecDeque;
 use std::ffi::{c_char, c_void};
 use std::future::Future;
 use std::pin::pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use odk_core::producer::TopicPartition;
 use odradek_bindings::consumer::{
-    CommitOffset, CommitSource, ConsumerClient, GroupEvent, Item, RebalanceKind,
+    CommitOffset, CommitReport, CommitSource, ConsumerClient, GroupEvent, Item, RebalanceKind,
 };
 use odradek_bindings::runtime::{Deadline, SLICE};
 use odradek_bindings::{codes, ClientError};
 
 use crate::conf::{
-    odk_conf_t, odk_error_cb_t, odk_rebalance_cb_t, odk_stats_cb_t, odk_throttle_cb_t,
+    odk_conf_t, odk_error_cb_t, odk_offset_commit_cb_t, odk_rebalance_cb_t, odk_stats_cb_t,
+    odk_throttle_cb_t,
 };
 use crate::error::odk_err_t;
 use crate::ffi::{self, guard, guard_err, str_arg, Opaque};
@@ -38,11 +40,15 @@ pub const ODK_OFFSET_INVALID: i64 = -1001;
 pub struct odk_consumer_t {
     pub(crate) client: ConsumerClient,
     rebalance_cb: odk_rebalance_cb_t,
+    offset_commit_cb: odk_offset_commit_cb_t,
     error_cb: odk_error_cb_t,
     stats_cb: odk_stats_cb_t,
     throttle_cb: odk_throttle_cb_t,
     log: crate::log::LogSink,
     opaque: Opaque,
+    /// Outcomes of `odk_consumer_commit` calls waiting for the commit callback (asynchronous
+    /// and automatic commits queue theirs among the group events).
+    commit_reports: Mutex<VecDeque<CommitReport>>,
     /// Counts this consumer among the live clients (see `lifecycle`).
     _live: crate::lifecycle::Live,
 }
@@ -68,9 +74,18 @@ impl odk_consumer_t {
                 n += 1;
             }
         }
+        loop {
+            let report = lock(&self.commit_reports).pop_front();
+            let Some(report) = report else { break };
+            n += self.serve_commit(report);
+        }
         while let Some(event) = self.client.take_group_event() {
-            let GroupEvent::Rebalance(r) = event else {
-                continue;
+            let r = match event {
+                GroupEvent::Rebalance(r) => r,
+                GroupEvent::Commit(report) => {
+                    n += self.serve_commit(report);
+                    continue;
+                }
             };
             if let Some(cb) = self.rebalance_cb {
                 let kind = match r.kind {
@@ -87,6 +102,44 @@ impl odk_consumer_t {
             self.client.finish_rebalance(r)?;
         }
         Ok(n)
+    }
+
+    /// Runs the commit callback (when set) for `report`; returns how many callbacks ran.
+    fn serve_commit(&self, report: CommitReport) -> usize {
+        let Some(cb) = self.offset_commit_cb else {
+            return 0;
+        };
+        let me = (self as *const odk_consumer_t).cast_mut();
+        let err = report.error.as_ref().map_or(0, ClientError::code);
+        let list = Borrowed::with_offsets(report.offsets.iter().map(|o| {
+            let code = o.error.as_ref().map_or(0, ClientError::code);
+            (&o.partition, o.offset, code)
+        }));
+        let items = list.as_slice();
+        let ptr = if items.is_empty() {
+            std::ptr::null()
+        } else {
+            items.as_ptr()
+        };
+        // SAFETY: the application's callback; the array outlives the call.
+        unsafe {
+            cb(
+                me,
+                odk_err_t::from_code(err),
+                ptr,
+                items.len(),
+                self.opaque.0,
+            )
+        };
+        1
+    }
+
+    /// Keeps the outcome of a synchronous commit for the commit callback (librdkafka serves it
+    /// from the next poll).
+    fn queue_commit_report(&self, report: CommitReport) {
+        if self.offset_commit_cb.is_some() {
+            lock(&self.commit_reports).push_back(report);
+        }
     }
 
     /// Runs `fut` to completion on this thread, serving group events while it waits (leaving
@@ -126,6 +179,10 @@ impl odk_consumer_t {
     }
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn consumer<'a>(c: *mut odk_consumer_t) -> Result<&'a odk_consumer_t, ClientError> {
     // SAFETY: every caller passes the application's pointer, NULL or live per its contract.
     unsafe { c.as_ref() }.ok_or_else(|| ffi::null_handle("consumer"))
@@ -155,8 +212,8 @@ fn item_message(item: Item) -> odk_message_t {
 
 /// Creates a consumer from `conf` (`bootstrap.servers`, `group.id`, `auto.offset.reset`,
 /// `enable.auto.commit`, `enable.auto.offset.store`, `enable.partition.eof`,
-/// `max.poll.records`, ...; `odk_conf_set_rebalance_cb`, `odk_conf_set_error_cb`,
-/// `odk_conf_set_stats_cb`, `odk_conf_set_throttle_cb`). Returns NULL on error with the reason
+/// `max.poll.records`, ...; `odk_conf_set_rebalance_cb`, `odk_conf_set_offset_commit_cb`,
+/// `odk_conf_set_error_cb`, `odk_conf_set_stats_cb`, `odk_conf_set_throttle_cb`). Returns NULL on error with the reason
 /// in `errstr`.
 ///
 /// Ownership: `conf` is copied, not consumed. The caller owns the consumer: `odk_consumer_close`
@@ -182,14 +239,17 @@ pub unsafe extern "C" fn odk_consumer_new(
         if conf.throttle_cb.is_some() {
             client.report_throttles();
         }
+        client.report_commits(conf.offset_commit_cb.is_some());
         out = Box::into_raw(Box::new(odk_consumer_t {
             client,
             rebalance_cb: conf.rebalance_cb,
+            offset_commit_cb: conf.offset_commit_cb,
             error_cb: conf.error_cb,
             stats_cb: conf.stats_cb,
             throttle_cb: conf.throttle_cb,
             log,
             opaque: Opaque(conf.opaque()),
+            commit_reports: Mutex::new(VecDeque::new()),
             _live: crate::lifecycle::Live::new(),
         }));
         Ok(())
@@ -349,8 +409,8 @@ pub unsafe extern "C" fn odk_consumer_assignment(
 }
 
 /// Returns the next message, waiting up to `timeout_ms` (0: do not wait, negative: forever);
-/// NULL when none arrived in time or `c` is NULL. Rebalance, error, statistics, throttle and
-/// log callbacks are served here first. Check `odk_message_err`: besides records (`ODK_ERR_NO_ERROR`) the
+/// NULL when none arrived in time or `c` is NULL. Rebalance, commit, error, statistics,
+/// throttle and log callbacks are served here first. Check `odk_message_err`: besides records (`ODK_ERR_NO_ERROR`) the
 /// consumer returns end-of-partition events (`ODK_ERR__PARTITION_EOF`, with `enable.partition.eof`),
 /// consume errors, and `ODK_ERR__STATE` once closed. With `enable.auto.offset.store` (the
 /// default) a record's offset + 1 is stored for the next commit when it is returned.
@@ -379,17 +439,76 @@ pub unsafe extern "C" fn odk_consumer_poll(
 }
 
 fn commit(c: &odk_consumer_t, source: CommitSource) -> Result<(), ClientError> {
-    let fut = c.client.commit(source)?;
-    // Bounded by request.timeout.ms inside.
-    let report = odradek_bindings::runtime::block_on(c.client.handle(), fut);
-    report.into_result().map(drop)
+    c.client.check_usable()?;
+    let report = match c.client.commit(source) {
+        // Bounded by request.timeout.ms inside.
+        Ok(fut) => odradek_bindings::runtime::block_on(c.client.handle(), fut),
+        Err(e) => CommitReport {
+            error: Some(e),
+            offsets: Vec::new(),
+        },
+    };
+    let result = match &report.error {
+        Some(e) => Err(e.clone()),
+        None => Ok(()),
+    };
+    c.queue_commit_report(report);
+    result
+}
+
+/// What `offsets` / `offset_cnt` ask a commit to send: the stored offsets when empty.
+///
+/// # Safety
+/// As `odk_consumer_commit`'s `offsets`.
+unsafe fn commit_source(
+    offsets: *const odk_topic_partition_t,
+    offset_cnt: usize,
+) -> Result<CommitSource, ClientError> {
+    // SAFETY: per the contract.
+    let list = unsafe { topic_partition::read_list(offsets, offset_cnt) }?;
+    Ok(if list.is_empty() {
+        CommitSource::Stored
+    } else {
+        CommitSource::Offsets(
+            list.into_iter()
+                .map(|(partition, offset)| CommitOffset {
+                    partition,
+                    offset,
+                    metadata: None,
+                })
+                .collect(),
+        )
+    })
+}
+
+/// What committing a message sends: its offset + 1.
+///
+/// # Safety
+/// `msg` NULL or a live message.
+unsafe fn message_source(msg: *const odk_message_t) -> Result<CommitSource, ClientError> {
+    // SAFETY: per the contract.
+    let m = unsafe { msg.as_ref() }.ok_or_else(|| ffi::null_handle("msg"))?;
+    let (Some(topic), true) = (&m.topic, m.err == 0 && m.offset >= 0) else {
+        return Err(ClientError::invalid_arg(
+            "only a record (a message without error) can be committed",
+        ));
+    };
+    Ok(CommitSource::Offsets(vec![CommitOffset {
+        partition: TopicPartition {
+            topic: topic.clone(),
+            partition: m.partition,
+        },
+        offset: m.offset + 1,
+        metadata: None,
+    }]))
 }
 
 /// Commits offsets and waits for the result (retrying coordinator moves within
 /// `request.timeout.ms`). With `offsets` NULL / 0: the stored offsets of assigned partitions
 /// that changed since the last commit (`ODK_ERR__NO_OFFSET` when there are none); otherwise
 /// exactly the given `offset`s (the next record to consume: a processed record's offset + 1).
-/// Needs `group.id`.
+/// Needs `group.id`. With a commit callback (`odk_conf_set_offset_commit_cb`) the outcome is
+/// also reported to it by the next `odk_consumer_poll`, as librdkafka does.
 ///
 /// Ownership: `offsets` is read during the call. Thread safety: any thread.
 ///
@@ -407,21 +526,36 @@ pub unsafe extern "C" fn odk_consumer_commit(
     guard_err(errstr, errstr_size, || {
         let c = consumer(c)?;
         // SAFETY: per the contract.
-        let list = unsafe { topic_partition::read_list(offsets, offset_cnt) }?;
-        let source = if list.is_empty() {
-            CommitSource::Stored
-        } else {
-            CommitSource::Offsets(
-                list.into_iter()
-                    .map(|(partition, offset)| CommitOffset {
-                        partition,
-                        offset,
-                        metadata: None,
-                    })
-                    .collect(),
-            )
-        };
+        let source = unsafe { commit_source(offsets, offset_cnt) }?;
         commit(c, source)
+    })
+}
+
+/// Commits like `odk_consumer_commit` without waiting (librdkafka's `rd_kafka_commit` with
+/// `async` 1): returns `ODK_ERR_NO_ERROR` once the commit is scheduled; its outcome, including
+/// `ODK_ERR__NO_OFFSET` when nothing was stored, goes to the commit callback
+/// (`odk_conf_set_offset_commit_cb`), served by `odk_consumer_poll`; without one it is
+/// dropped. Returns an error at once only for bad arguments (`ODK_ERR__INVALID_ARG`) or a
+/// closed consumer (`ODK_ERR__STATE`).
+///
+/// Ownership: `offsets` is read during the call. Thread safety: any thread.
+///
+/// # Safety
+/// `c` NULL or live; `offsets` NULL or `offset_cnt` items with valid topics; `errstr` NULL or
+/// `errstr_size` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn odk_consumer_commit_async(
+    c: *mut odk_consumer_t,
+    offsets: *const odk_topic_partition_t,
+    offset_cnt: usize,
+    errstr: *mut c_char,
+    errstr_size: usize,
+) -> odk_err_t {
+    guard_err(errstr, errstr_size, || {
+        let c = consumer(c)?;
+        // SAFETY: per the contract.
+        let source = unsafe { commit_source(offsets, offset_cnt) }?;
+        c.client.commit_async(source)
     })
 }
 
@@ -441,23 +575,30 @@ pub unsafe extern "C" fn odk_consumer_commit_message(
     guard_err(errstr, errstr_size, || {
         let c = consumer(c)?;
         // SAFETY: per the contract.
-        let m = unsafe { msg.as_ref() }.ok_or_else(|| ffi::null_handle("msg"))?;
-        let (Some(topic), true) = (&m.topic, m.err == 0 && m.offset >= 0) else {
-            return Err(ClientError::invalid_arg(
-                "only a record (a message without error) can be committed",
-            ));
-        };
-        commit(
-            c,
-            CommitSource::Offsets(vec![CommitOffset {
-                partition: TopicPartition {
-                    topic: topic.clone(),
-                    partition: m.partition,
-                },
-                offset: m.offset + 1,
-                metadata: None,
-            }]),
-        )
+        let source = unsafe { message_source(msg) }?;
+        commit(c, source)
+    })
+}
+
+/// Commits `msg`'s offset + 1 like `odk_consumer_commit_async`: the outcome goes to the commit
+/// callback.
+///
+/// Thread safety: any thread.
+///
+/// # Safety
+/// `c` NULL or live; `msg` NULL or a live message; `errstr` NULL or `errstr_size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn odk_consumer_commit_message_async(
+    c: *mut odk_consumer_t,
+    msg: *const odk_message_t,
+    errstr: *mut c_char,
+    errstr_size: usize,
+) -> odk_err_t {
+    guard_err(errstr, errstr_size, || {
+        let c = consumer(c)?;
+        // SAFETY: per the contract.
+        let source = unsafe { message_source(msg) }?;
+        c.client.commit_async(source)
     })
 }
 

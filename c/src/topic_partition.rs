@@ -72,20 +72,32 @@ pub struct Borrowed {
 impl Borrowed {
     /// An array of `tps` (offsets `ODK_OFFSET_INVALID`, no errors).
     pub fn new(tps: &[TopicPartition]) -> Borrowed {
-        let topics: Vec<CString> = tps.iter().map(|tp| c_string(&tp.topic)).collect();
-        let items = tps
-            .iter()
-            .zip(&topics)
-            .map(|(tp, t)| odk_topic_partition_t {
+        Borrowed::with_offsets(
+            tps.iter()
+                .map(|tp| (tp, odradek_bindings::consumer::OFFSET_INVALID, 0)),
+        )
+    }
+
+    /// An array of `(partition, offset, err)` items.
+    pub fn with_offsets<'a>(
+        items: impl IntoIterator<Item = (&'a TopicPartition, i64, i32)>,
+    ) -> Borrowed {
+        let mut topics = Vec::new();
+        let mut list = Vec::new();
+        for (tp, offset, err) in items {
+            let t = c_string(&tp.topic);
+            list.push(odk_topic_partition_t {
+                // The CString's heap buffer does not move when the CString is moved.
                 topic: t.as_ptr(),
                 partition: tp.partition,
-                offset: odradek_bindings::consumer::OFFSET_INVALID,
-                err: 0,
-            })
-            .collect();
+                offset,
+                err,
+            });
+            topics.push(t);
+        }
         Borrowed {
             _topics: topics,
-            items,
+            items: list,
         }
     }
 
