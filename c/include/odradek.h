@@ -1223,6 +1223,23 @@ odk_err_t odk_consumer_committed(struct odk_consumer_t *c,
                                  size_t partition_cnt,
                                  int32_t timeout_ms);
 
+// Looks offsets up by timestamp (librdkafka's `rd_kafka_offsets_for_times`): on input each
+// item's `offset` is a timestamp (milliseconds since the epoch); on return it is the earliest
+// offset whose record timestamp is at or after it, or `ODK_OFFSET_END` (-1) when no record
+// is, and `err` is 0. Waits up to `timeout_ms` (negative: forever). Returns
+// `ODK_ERR__TIMED_OUT` on timeout, `ODK_ERR__INVALID_ARG` for an empty list or a partition
+// listed twice, or the lookup's error (`ODK_ERR_UNKNOWN_TOPIC_OR_PART`, ...); `partitions` is unchanged on error. Does not
+// need `group.id` or an assignment.
+//
+// Ownership: only `offset` and `err` are written. Thread safety: any thread.
+//
+// # Safety
+// `c` NULL or live; `partitions` NULL or `partition_cnt` writable items with valid topics.
+odk_err_t odk_consumer_offsets_for_times(struct odk_consumer_t *c,
+                                         struct odk_topic_partition_t *partitions,
+                                         size_t partition_cnt,
+                                         int32_t timeout_ms);
+
 // Fills each item's `offset` with the consumer's position (the offset of the next message
 // `odk_consumer_poll` returns for that partition), looking it up if needed, and its `err`
 // (e.g. `ODK_ERR__INVALID_ARG` for a partition not assigned).

@@ -666,6 +666,54 @@ pub unsafe extern "C" fn odk_consumer_committed(
     })
 }
 
+/// Looks offsets up by timestamp (librdkafka's `rd_kafka_offsets_for_times`): on input each
+/// item's `offset` is a timestamp (milliseconds since the epoch); on return it is the earliest
+/// offset whose record timestamp is at or after it, or `ODK_OFFSET_END` (-1) when no record
+/// is, and `err` is 0. Waits up to `timeout_ms` (negative: forever). Returns
+/// `ODK_ERR__TIMED_OUT` on timeout, `ODK_ERR__INVALID_ARG` for an empty list or a partition
+/// listed twice, or the lookup's error (`ODK_ERR_UNKNOWN_TOPIC_OR_PART`, ...); `partitions` is unchanged on error. Does not
+/// need `group.id` or an assignment.
+///
+/// Ownership: only `offset` and `err` are written. Thread safety: any thread.
+///
+/// # Safety
+/// `c` NULL or live; `partitions` NULL or `partition_cnt` writable items with valid topics.
+#[no_mangle]
+pub unsafe extern "C" fn odk_consumer_offsets_for_times(
+    c: *mut odk_consumer_t,
+    partitions: *mut odk_topic_partition_t,
+    partition_cnt: usize,
+    timeout_ms: i32,
+) -> odk_err_t {
+    guard_err(std::ptr::null_mut(), 0, || {
+        let c = consumer(c)?;
+        c.client.check_usable()?;
+        // SAFETY: per the contract.
+        let query = unsafe { topic_partition::read_list(partitions, partition_cnt) }?;
+        if query.is_empty() {
+            return Err(ClientError::invalid_arg("the partition list is empty"));
+        }
+        for (i, (tp, _)) in query.iter().enumerate() {
+            if query[..i].iter().any(|(seen, _)| seen == tp) {
+                return Err(ClientError::invalid_arg(format!(
+                    "partition {}-{} is listed twice",
+                    tp.topic, tp.partition
+                )));
+            }
+        }
+        let fut = c.client.offsets_for_times(query);
+        let found = wait(c.client.handle(), ffi::timeout(timeout_ms), fut)
+            .ok_or_else(|| ClientError::new(codes::TIMED_OUT, None))??;
+        for (i, (_, offset)) in found.into_iter().enumerate().take(partition_cnt) {
+            // SAFETY: i < partition_cnt, writable per the contract.
+            let item = unsafe { &mut *partitions.add(i) };
+            item.offset = offset;
+            item.err = 0;
+        }
+        Ok(())
+    })
+}
+
 /// Fills each item's `offset` with the consumer's position (the offset of the next message
 /// `odk_consumer_poll` returns for that partition), looking it up if needed, and its `err`
 /// (e.g. `ODK_ERR__INVALID_ARG` for a partition not assigned).

@@ -1,7 +1,7 @@
 /*
  * Produce and consume against a real broker: delivery reports (copied and ODK_MSG_F_FREE
  * values, keys, headers, null values, msg_opaque), assign / poll / seek / position /
- * watermarks, partition EOF events, and produce-time errors.
+ * watermarks, partition EOF events, produce-time errors, and offsets looked up by timestamp.
  */
 #include "harness.h"
 
@@ -339,9 +339,73 @@ static void missing_topic_records_fail_together(void) {
     odk_producer_destroy(p);
 }
 
+/* Delivery timestamps of the records produced by offsets_for_times_finds_records_by_timestamp. */
+static void on_timed_delivery(odk_producer_t *p, const odk_message_t *m, void *opaque) {
+    (void)p;
+    int64_t *ts = opaque;
+    CHECK(odk_message_err(m) == ODK_ERR_NO_ERROR, "%s", odk_message_errstr(m));
+    int64_t offset = odk_message_offset(m);
+    CHECK(offset >= 0 && offset < 3, "offset %lld", (long long)offset);
+    ts[offset] = odk_message_timestamp(m, NULL);
+}
+
+static void offsets_for_times_finds_records_by_timestamp(void) {
+    char topic[128], errstr[512];
+    unique_name(topic, sizeof topic, "c-pc-times");
+    create_topic(topic, 2);
+
+    /* Three records on partition 0, at least 20 ms apart; partition 1 stays empty. */
+    int64_t ts[3] = {-77, -77, -77};
+    odk_conf_t *conf = test_conf(NULL);
+    odk_conf_set_dr_msg_cb(conf, on_timed_delivery);
+    odk_conf_set_opaque(conf, ts);
+    odk_producer_t *p = odk_producer_new(conf, errstr, sizeof errstr);
+    odk_conf_destroy(conf);
+    CHECK(p != NULL, "%s", errstr);
+    for (int i = 0; i < 3; i++) {
+        CHECK_OK(odk_produce(p, topic, 0, NULL, 0, "v", 1, NULL, 0, 0, NULL), "produce");
+        CHECK_OK(odk_flush(p, DEADLINE_MS), "flush");
+        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+    }
+    odk_producer_destroy(p);
+    CHECK(ts[0] > 0 && ts[1] >= ts[0] + 20 && ts[2] >= ts[1] + 20, "timestamps %lld %lld %lld",
+          (long long)ts[0], (long long)ts[1], (long long)ts[2]);
+
+    conf = test_conf(NULL);
+    odk_consumer_t *c = odk_consumer_new(conf, errstr, sizeof errstr);
+    odk_conf_destroy(conf);
+    CHECK(c != NULL, "%s", errstr);
+    /* One partition per query (librdkafka does not support a partition listed twice either). */
+    const int64_t at[] = {0, ts[0], ts[1], ts[1] + 1, ts[2] + 1};
+    const int64_t want[] = {0, 0, 1, 2, ODK_OFFSET_END};
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        odk_topic_partition_t q[] = {{topic, 0, at[i], -77}, {topic, 1, at[i], -77}};
+        CHECK_OK(odk_consumer_offsets_for_times(c, q, 2, DEADLINE_MS), "offsets_for_times");
+        CHECK(q[0].offset == want[i] && q[0].err == 0, "timestamp %lld: offset %lld, err %d",
+              (long long)at[i], (long long)q[0].offset, q[0].err);
+        /* partition 1 is empty: no record at or after any timestamp */
+        CHECK(q[1].offset == ODK_OFFSET_END && q[1].err == 0, "empty partition: %lld", (long long)q[1].offset);
+        CHECK(strcmp(q[0].topic, topic) == 0 && q[0].partition == 0 && q[1].partition == 1);
+    }
+    odk_topic_partition_t twice[] = {{topic, 0, 0, -77}, {topic, 0, ts[1], -77}};
+    CHECK(odk_consumer_offsets_for_times(c, twice, 2, DEADLINE_MS) == ODK_ERR__INVALID_ARG);
+    CHECK(twice[0].offset == 0 && twice[1].offset == ts[1]);
+
+    /* A partition the topic does not have: the lookup fails and the list is left alone. */
+    odk_topic_partition_t bad = {topic, 7, ts[0], -77};
+    odk_err_t err = odk_consumer_offsets_for_times(c, &bad, 1, 10000);
+    CHECK(err == ODK_ERR_UNKNOWN_TOPIC_OR_PART, "%s", odk_err_name(err));
+    CHECK(bad.offset == ts[0] && bad.err == -77);
+    CHECK(odk_consumer_offsets_for_times(c, NULL, 0, 1000) == ODK_ERR__INVALID_ARG);
+    CHECK(odk_consumer_offsets_for_times(c, NULL, 1, 1000) == ODK_ERR__INVALID_ARG);
+    CHECK(odk_consumer_offsets_for_times(NULL, &bad, 1, 1000) == ODK_ERR__INVALID_ARG);
+    odk_consumer_destroy(c);
+}
+
 int main(void) {
     RUN(produce_then_consume);
     RUN(missing_topic_records_fail_together);
     RUN(statistics_in_librdkafka_schema);
+    RUN(offsets_for_times_finds_records_by_timestamp);
     return 0;
 }
