@@ -143,6 +143,12 @@ export declare class NativeConsumer {
   pause(partitions: Array<JsTopicPartition>): void
   /** Resumes the given partitions that are assigned. */
   resume(partitions: Array<JsTopicPartition>): void
+  /**
+   * The partition's high watermark as its latest fetch reported it (KafkaJS's
+   * `batch.highWatermark`; no request): a decimal string, "-1" while unknown. With
+   * read_committed it is the last stable offset, the end of what the consumer may read.
+   */
+  highWatermark(topic: string, partition: number): string
   /** Partitions paused. */
   paused(): Array<JsTopicPartition>
   /** The member's group id, member id and generation. */

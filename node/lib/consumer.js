@@ -139,6 +139,9 @@ class Consumer {
       eachBatchAutoResolve = true,
       partitionsConsumedConcurrently = 1
     } = config
+    if (!Number.isInteger(partitionsConsumedConcurrently) || partitionsConsumedConcurrently < 1) {
+      throw new KafkaJSNonRetriableError(`partitionsConsumedConcurrently must be a positive integer, got ${partitionsConsumedConcurrently}`)
+    }
     this._cancelRestart()
     if (this._running) {
       this.logger().warn('consumer#run was called, but the consumer is already running', { groupId: this._groupId })
@@ -315,13 +318,11 @@ class Consumer {
       try {
         // Only a handler that ran and returned ends a run of failures: a poll whose records
         // were all dropped (stale after a rewind, revoked, paused) retried nothing.
-        let handled = false
-        for (const batch of batches) {
-          if (!this._running) break
-          const k = key(batch.topic, batch.partition)
-          if (!assigned.has(k) || stale.has(k)) continue
-          if (await this._process(batch)) handled = true
-        }
+        const runnable = batches.filter(b => {
+          const k = key(b.topic, b.partition)
+          return assigned.has(k) && !stale.has(k)
+        })
+        const handled = await this._processConcurrently(runnable, this._run.partitionsConsumedConcurrently)
         if (handled) failures = 0
       } catch (e) {
         this.logger().error(`Error when calling ${this._run.eachBatch ? 'eachBatch' : 'eachMessage'}`, { groupId: this._groupId, error: e && e.message })
@@ -336,6 +337,46 @@ class Consumer {
     // A poll still in flight only moved the core's positions; nothing of it was delivered.
     if (pending) await pending
     return crash
+  }
+
+  /**
+   * KafkaJS's `partitionsConsumedConcurrently`: the batches of one poll handled by up to
+   * `limit` handlers at once, a partition's batches in order by one of them. The
+   * next poll's batches wait until these are done. A handler's failure is raised once every
+   * started one has finished (their partitions rewind independently). Resolves to whether any
+   * handler ran.
+   */
+  async _processConcurrently (batches, limit) {
+    // One lane per partition: a poll may hold several batches of one partition, which must
+    // run one after the other.
+    const lanes = new Map()
+    for (const b of batches) {
+      const k = key(b.topic, b.partition)
+      if (!lanes.has(k)) lanes.set(k, [])
+      lanes.get(k).push(b)
+    }
+    const queue = [...lanes.values()]
+    let next = 0
+    let handled = false
+    let failure = null
+    const worker = async () => {
+      while (next < queue.length && this._running && failure === null) {
+        const lane = queue[next++]
+        for (const batch of lane) {
+          if (!this._running) return
+          try {
+            if (await this._process(batch)) handled = true
+          } catch (e) {
+            if (failure === null) failure = e
+            break
+          }
+        }
+      }
+    }
+    const n = Math.max(1, Math.min(limit, queue.length))
+    await Promise.all(Array.from({ length: n }, worker))
+    if (failure !== null) throw failure
+    return handled
   }
 
   /** The wait before the run loop's `attempt`-th retry. */
@@ -456,10 +497,19 @@ class Consumer {
     }
     const firstOffset = messages[0].offset
     const lastOffset = messages[messages.length - 1].offset
+    // KafkaJS's lag fields: from the high watermark the latest fetch reported.
+    const highWatermark = this._native ? this._native.highWatermark(topic, partition) : '-1'
+    const lagFrom = (offset) => {
+      if (highWatermark === '-1') return '0'
+      const lag = BigInt(highWatermark) - 1n - BigInt(offset)
+      return String(lag < 0n ? 0n : lag)
+    }
+    const offsetLag = lagFrom(lastOffset)
+    const offsetLagLow = lagFrom(firstOffset)
     const emitBatch = this._instrumentation.has(EVENTS.START_BATCH_PROCESS) || this._instrumentation.has(EVENTS.END_BATCH_PROCESS)
     const started = Date.now()
     if (emitBatch) {
-      this._instrumentation.emit(EVENTS.START_BATCH_PROCESS, { topic, partition, highWatermark: '-1', offsetLag: '0', offsetLagLow: '0', batchSize: messages.length, firstOffset, lastOffset })
+      this._instrumentation.emit(EVENTS.START_BATCH_PROCESS, { topic, partition, highWatermark, offsetLag, offsetLagLow, batchSize: messages.length, firstOffset, lastOffset })
     }
     const pause = () => {
       this.pause([{ topic, partitions: [partition] }])
@@ -490,13 +540,13 @@ class Consumer {
       const batch = {
         topic,
         partition,
-        highWatermark: '-1',
+        highWatermark,
         messages,
         isEmpty: () => messages.length === 0,
         firstOffset: () => firstOffset,
         lastOffset: () => lastOffset,
-        offsetLag: () => '0',
-        offsetLagLow: () => '0'
+        offsetLag: () => offsetLag,
+        offsetLagLow: () => offsetLagLow
       }
       const resolveOffset = (offset) => {
         resolvedUpTo = offset
@@ -529,7 +579,7 @@ class Consumer {
       }
     }
     if (emitBatch) {
-      this._instrumentation.emit(EVENTS.END_BATCH_PROCESS, { topic, partition, highWatermark: '-1', offsetLag: '0', offsetLagLow: '0', batchSize: messages.length, firstOffset, lastOffset, duration: Date.now() - started })
+      this._instrumentation.emit(EVENTS.END_BATCH_PROCESS, { topic, partition, highWatermark, offsetLag, offsetLagLow, batchSize: messages.length, firstOffset, lastOffset, duration: Date.now() - started })
     }
     return handled
   }

@@ -360,6 +360,20 @@ impl NativeConsumer {
         self.core.resume(&tps).map_err(error::request)
     }
 
+    /// The partition's high watermark as its latest fetch reported it (KafkaJS's
+    /// `batch.highWatermark`; no request): a decimal string, "-1" while unknown. With
+    /// read_committed it is the last stable offset, the end of what the consumer may read.
+    #[napi]
+    pub fn high_watermark(&self, topic: String, partition: i32) -> String {
+        let tp = odradek::TopicPartition::new(topic, partition);
+        let read_committed = self.core.cluster().config().consumer.read_committed;
+        match self.core.fetched_watermarks(&tp) {
+            Some((_, stable)) if read_committed && stable >= 0 => stable.to_string(),
+            Some((high, _)) => high.to_string(),
+            None => "-1".to_string(),
+        }
+    }
+
     /// Partitions paused.
     #[napi]
     pub fn paused(&self) -> Vec<JsTopicPartition> {

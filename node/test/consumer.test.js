@@ -360,3 +360,62 @@ test('subscribe by RegExp and argument errors', async () => {
   const idle = kafka.consumer({ groupId: uniqueName('g') })
   await assert.rejects(idle.run({ eachMessage: async () => {} }), KafkaJSNonRetriableError)
 })
+
+/** Reads `topic` with `partitionsConsumedConcurrently: n`; returns the most handlers running at once and what each partition saw. */
+async function concurrently (topic, n, count) {
+  const consumer = kafka.consumer({ groupId: uniqueName('g-conc') })
+  await consumer.connect()
+  await consumer.subscribe({ topic, fromBeginning: true })
+  let running = 0
+  let most = 0
+  let read = 0
+  const offsets = new Map()
+  await consumer.run({
+    partitionsConsumedConcurrently: n,
+    eachMessage: async ({ partition, message }) => {
+      running++
+      most = Math.max(most, running)
+      await new Promise(resolve => setTimeout(resolve, 5))
+      if (!offsets.has(partition)) offsets.set(partition, [])
+      offsets.get(partition).push(Number(message.offset))
+      running--
+      read++
+    }
+  })
+  await waitFor(() => read >= count, { what: `${count} messages` })
+  await consumer.disconnect()
+  return { most, offsets }
+}
+
+test('partitionsConsumedConcurrently runs partitions at once, each in order', async () => {
+  const topic = await topicWith(4, 80)
+  const parallel = await concurrently(topic, 4, 80)
+  assert.ok(parallel.most >= 2, `at most ${parallel.most} handler(s) ran at once`)
+  assert.ok(parallel.most <= 4)
+  for (const [partition, seen] of parallel.offsets) {
+    assert.deepEqual(seen, Array.from({ length: 20 }, (_, i) => i), `partition ${partition} in order`)
+  }
+  const serial = await concurrently(topic, 1, 80)
+  assert.equal(serial.most, 1)
+  await assert.rejects(kafka.consumer({ groupId: 'x' }).run({ partitionsConsumedConcurrently: 0, eachMessage: async () => {} }), /partitionsConsumedConcurrently/)
+})
+
+test('eachBatch sees the high watermark and the lag behind it', async () => {
+  const topic = await topicWith(1, 10)
+  const consumer = kafka.consumer({ groupId: uniqueName('g-hw') })
+  await consumer.connect()
+  await consumer.subscribe({ topic, fromBeginning: true })
+  const batches = []
+  await consumer.run({
+    eachBatch: async ({ batch }) => {
+      batches.push({ hw: batch.highWatermark, lag: batch.offsetLag(), low: batch.offsetLagLow(), first: batch.firstOffset(), last: batch.lastOffset() })
+    }
+  })
+  await waitFor(() => batches.some(b => b.last === '9'), { what: 'the last batch' })
+  await consumer.disconnect()
+  for (const b of batches) {
+    assert.equal(b.hw, '10')
+    assert.equal(b.lag, String(9 - Number(b.last)))
+    assert.equal(b.low, String(9 - Number(b.first)))
+  }
+})

@@ -229,6 +229,14 @@ impl Consumer {
         Ok(())
     }
 
+    /// The high watermark and last stable offset of an assigned partition as its latest fetch
+    /// reported them (no request; `None` before the first fetch answered or when unassigned).
+    pub fn fetched_watermarks(&self, tp: &TopicPartition) -> Option<(i64, i64)> {
+        let state = self.shared.lock();
+        let p = state.parts.get(tp)?;
+        (p.high_watermark >= 0).then_some((p.high_watermark, p.last_stable_offset))
+    }
+
     /// Paused partitions.
     pub fn paused(&self) -> Vec<TopicPartition> {
         self.shared
