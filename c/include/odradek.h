@@ -687,6 +687,21 @@ typedef void (*odk_offset_commit_cb_t)(struct odk_consumer_t *consumer,
                                        size_t offset_cnt,
                                        void *opaque);
 
+// Partitioner callback (librdkafka's `rd_kafka_topic_conf_set_partitioner_cb`, with the topic's
+// name for its topic handle), called by `odk_produce` on the calling thread, before it returns,
+// for a record produced with `ODK_PARTITION_ANY` and a non-NULL key (as in librdkafka, records
+// with a NULL key keep the sticky partitioning of the `partitioner` property). `topic` and
+// `key` (`keylen` bytes) are borrowed for the call; `opaque` is the configuration's,
+// `msg_opaque` the one given to `odk_produce`. It must return a partition in
+// `0..partition_cnt-1`; any other value fails that `odk_produce` call with
+// `ODK_ERR__UNKNOWN_PARTITION`. It must not call the producer.
+typedef int32_t (*odk_partitioner_cb_t)(const char *topic,
+                                        const void *key,
+                                        size_t keylen,
+                                        int32_t partition_cnt,
+                                        void *opaque,
+                                        void *msg_opaque);
+
 // A header to produce: `name` NUL-terminated; `value` NULL for a null header value, else
 // `value_len` bytes. Copied by `odk_produce`.
 typedef struct odk_header_t {
@@ -1026,6 +1041,15 @@ void odk_conf_set_rebalance_cb(struct odk_conf_t *conf, odk_rebalance_cb_t cb);
 // # Safety
 // `conf` is NULL or live.
 void odk_conf_set_offset_commit_cb(struct odk_conf_t *conf, odk_offset_commit_cb_t cb);
+
+// Sets the partitioner callback of producers (see `odk_partitioner_cb_t`); NULL restores the
+// `partitioner` property's choice. No-op when `conf` is NULL.
+//
+// Thread safety: must not race with other uses of `conf`.
+//
+// # Safety
+// `conf` is NULL or live.
+void odk_conf_set_partitioner_cb(struct odk_conf_t *conf, odk_partitioner_cb_t cb);
 
 // Sets the opaque pointer passed to every callback of clients created from `conf`. The
 // library never dereferences it. No-op when `conf` is NULL.
@@ -1470,7 +1494,7 @@ odk_err_t odk_oauthbearer_token_set_failure(struct odk_oauthbearer_token_t *toke
 // Creates a producer from `conf` (Kafka property names: `bootstrap.servers`, `linger.ms`,
 // `acks`, `compression.type`, `enable.idempotence`, `transactional.id`, ...; callbacks set with
 // `odk_conf_set_dr_msg_cb` / `odk_conf_set_error_cb` / `odk_conf_set_stats_cb` /
-// `odk_conf_set_throttle_cb`). Nothing is connected until the first record. Returns NULL on
+// `odk_conf_set_throttle_cb` / `odk_conf_set_partitioner_cb`). Nothing is connected until the first record. Returns NULL on
 // error with the reason in `errstr`.
 //
 // Ownership: `conf` is copied, not consumed (destroy it whenever you like). The caller owns
@@ -1495,7 +1519,9 @@ struct odk_producer_t *odk_producer_new(const struct odk_conf_t *conf,
 // `p` is NULL or a producer from `odk_producer_new` not yet destroyed.
 void odk_producer_destroy(struct odk_producer_t *p);
 
-// Produces one record to `topic`, partition `partition` or `ODK_PARTITION_ANY`. Never blocks:
+// Produces one record to `topic`, partition `partition` or `ODK_PARTITION_ANY` (the
+// partitioner callback's choice, when one is set and `key` is not NULL). Does not block (except
+// that, with a partitioner callback, a topic's first record waits for its partition count):
 // the record is queued and sent in the background; its outcome arrives as a delivery report
 // (when a delivery callback is configured) served by `odk_poll` / `odk_flush`, with
 // `msg_opaque` attached.
@@ -1508,7 +1534,8 @@ void odk_producer_destroy(struct odk_producer_t *p);
 //
 // Returns `ODK_ERR_NO_ERROR` when queued, else (and no delivery report follows):
 // `ODK_ERR__QUEUE_FULL` (`queue.buffering.max.messages` outstanding: call `odk_poll`),
-// `ODK_ERR_MSG_SIZE_TOO_LARGE`, `ODK_ERR__UNKNOWN_PARTITION`, `ODK_ERR__INVALID_ARG`
+// `ODK_ERR_MSG_SIZE_TOO_LARGE`, `ODK_ERR__UNKNOWN_PARTITION` (also for a partitioner
+// callback's choice out of range), `ODK_ERR__INVALID_ARG`
 // (NULL producer or topic, bad partition or flags), `ODK_ERR__DESTROY` (producer closing),
 // `ODK_ERR__STATE` (a transactional producer outside a transaction).
 //

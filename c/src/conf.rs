@@ -94,6 +94,25 @@ pub type odk_offset_commit_cb_t = Option<
     ),
 >;
 
+/// Partitioner callback (librdkafka's `rd_kafka_topic_conf_set_partitioner_cb`, with the topic's
+/// name for its topic handle), called by `odk_produce` on the calling thread, before it returns,
+/// for a record produced with `ODK_PARTITION_ANY` and a non-NULL key (as in librdkafka, records
+/// with a NULL key keep the sticky partitioning of the `partitioner` property). `topic` and
+/// `key` (`keylen` bytes) are borrowed for the call; `opaque` is the configuration's,
+/// `msg_opaque` the one given to `odk_produce`. It must return a partition in
+/// `0..partition_cnt-1`; any other value fails that `odk_produce` call with
+/// `ODK_ERR__UNKNOWN_PARTITION`. It must not call the producer.
+pub type odk_partitioner_cb_t = Option<
+    unsafe extern "C" fn(
+        topic: *const c_char,
+        key: *const c_void,
+        keylen: usize,
+        partition_cnt: i32,
+        opaque: *mut c_void,
+        msg_opaque: *mut c_void,
+    ) -> i32,
+>;
+
 /// A client configuration: Kafka / librdkafka property names and the application's callbacks.
 #[derive(Debug, Clone, Default)]
 pub struct odk_conf_t {
@@ -105,6 +124,7 @@ pub struct odk_conf_t {
     pub(crate) log_cb: crate::log::odk_log_cb_t,
     pub(crate) rebalance_cb: odk_rebalance_cb_t,
     pub(crate) offset_commit_cb: odk_offset_commit_cb_t,
+    pub(crate) partitioner_cb: odk_partitioner_cb_t,
     pub(crate) oauthbearer_token_cb: crate::oauth::odk_oauthbearer_token_cb_t,
     pub(crate) opaque: Option<OpaqueBox>,
 }
@@ -479,6 +499,26 @@ pub unsafe extern "C" fn odk_conf_set_offset_commit_cb(
         // SAFETY: per the contract.
         if let Some(c) = unsafe { conf.as_mut() } {
             c.offset_commit_cb = cb;
+        }
+    })
+}
+
+/// Sets the partitioner callback of producers (see `odk_partitioner_cb_t`); NULL restores the
+/// `partitioner` property's choice. No-op when `conf` is NULL.
+///
+/// Thread safety: must not race with other uses of `conf`.
+///
+/// # Safety
+/// `conf` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn odk_conf_set_partitioner_cb(
+    conf: *mut odk_conf_t,
+    cb: odk_partitioner_cb_t,
+) {
+    guard((), || {
+        // SAFETY: per the contract.
+        if let Some(c) = unsafe { conf.as_mut() } {
+            c.partitioner_cb = cb;
         }
     })
 }

@@ -12,9 +12,12 @@ use odk_core::records::Header;
 use odk_core::ProducerRecord;
 use odradek_bindings::producer::{Event, Mode, ProducerClient};
 use odradek_bindings::runtime::{Deadline, SLICE};
-use odradek_bindings::ClientError;
+use odradek_bindings::{codes, ClientError};
 
-use crate::conf::{odk_conf_t, odk_dr_msg_cb_t, odk_error_cb_t, odk_stats_cb_t, odk_throttle_cb_t};
+use crate::conf::{
+    odk_conf_t, odk_dr_msg_cb_t, odk_error_cb_t, odk_partitioner_cb_t, odk_stats_cb_t,
+    odk_throttle_cb_t,
+};
 use crate::error::odk_err_t;
 use crate::ffi::{self, guard, guard_err, str_arg, Opaque};
 use crate::message::odk_message_t;
@@ -60,6 +63,7 @@ pub(crate) struct Dr {
 pub struct odk_producer_t {
     pub(crate) client: ProducerClient<Dr>,
     dr_cb: odk_dr_msg_cb_t,
+    partitioner_cb: odk_partitioner_cb_t,
     error_cb: odk_error_cb_t,
     stats_cb: odk_stats_cb_t,
     throttle_cb: odk_throttle_cb_t,
@@ -82,6 +86,33 @@ impl odk_producer_t {
             topics.push(t.clone());
         }
         t
+    }
+
+    /// `topic`'s partition count from the metadata cache, else from the cluster: the first
+    /// record of a topic waits for its metadata, at most `max.block.ms` (capped by
+    /// `message.timeout.ms`), as a record without a partitioner callback would be held.
+    fn partition_count(&self, topic: &str) -> Result<i32, ClientError> {
+        let cluster = self.client.core().cluster();
+        let known = cluster
+            .metadata()
+            .topics
+            .get(topic)
+            .filter(|t| t.error.is_ok() && !t.partitions.is_empty())
+            .map(|t| t.partitions.len());
+        let n = match known {
+            Some(n) => n,
+            None => {
+                let p = &cluster.config().producer;
+                let deadline = std::time::Instant::now() + p.max_block.min(p.delivery_timeout);
+                let info = odradek_bindings::runtime::block_on(
+                    self.client.handle(),
+                    cluster.topic(topic, deadline),
+                )
+                .map_err(|e| ClientError::from_core(&e, odradek_bindings::Stage::Enqueue))?;
+                info.partitions.len()
+            }
+        };
+        Ok(i32::try_from(n).unwrap_or(i32::MAX))
     }
 
     /// Runs the application's callbacks for `events` on this thread; returns how many ran.
@@ -188,7 +219,7 @@ impl odk_producer_t {
 /// Creates a producer from `conf` (Kafka property names: `bootstrap.servers`, `linger.ms`,
 /// `acks`, `compression.type`, `enable.idempotence`, `transactional.id`, ...; callbacks set with
 /// `odk_conf_set_dr_msg_cb` / `odk_conf_set_error_cb` / `odk_conf_set_stats_cb` /
-/// `odk_conf_set_throttle_cb`). Nothing is connected until the first record. Returns NULL on
+/// `odk_conf_set_throttle_cb` / `odk_conf_set_partitioner_cb`). Nothing is connected until the first record. Returns NULL on
 /// error with the reason in `errstr`.
 ///
 /// Ownership: `conf` is copied, not consumed (destroy it whenever you like). The caller owns
@@ -217,6 +248,7 @@ pub unsafe extern "C" fn odk_producer_new(
         out = Box::into_raw(Box::new(odk_producer_t {
             client,
             dr_cb: conf.dr_msg_cb,
+            partitioner_cb: conf.partitioner_cb,
             error_cb: conf.error_cb,
             stats_cb: conf.stats_cb,
             throttle_cb: conf.throttle_cb,
@@ -253,7 +285,9 @@ pub unsafe extern "C" fn odk_producer_destroy(p: *mut odk_producer_t) {
     })
 }
 
-/// Produces one record to `topic`, partition `partition` or `ODK_PARTITION_ANY`. Never blocks:
+/// Produces one record to `topic`, partition `partition` or `ODK_PARTITION_ANY` (the
+/// partitioner callback's choice, when one is set and `key` is not NULL). Does not block (except
+/// that, with a partitioner callback, a topic's first record waits for its partition count):
 /// the record is queued and sent in the background; its outcome arrives as a delivery report
 /// (when a delivery callback is configured) served by `odk_poll` / `odk_flush`, with
 /// `msg_opaque` attached.
@@ -266,7 +300,8 @@ pub unsafe extern "C" fn odk_producer_destroy(p: *mut odk_producer_t) {
 ///
 /// Returns `ODK_ERR_NO_ERROR` when queued, else (and no delivery report follows):
 /// `ODK_ERR__QUEUE_FULL` (`queue.buffering.max.messages` outstanding: call `odk_poll`),
-/// `ODK_ERR_MSG_SIZE_TOO_LARGE`, `ODK_ERR__UNKNOWN_PARTITION`, `ODK_ERR__INVALID_ARG`
+/// `ODK_ERR_MSG_SIZE_TOO_LARGE`, `ODK_ERR__UNKNOWN_PARTITION` (also for a partitioner
+/// callback's choice out of range), `ODK_ERR__INVALID_ARG`
 /// (NULL producer or topic, bad partition or flags), `ODK_ERR__DESTROY` (producer closing),
 /// `ODK_ERR__STATE` (a transactional producer outside a transaction).
 ///
@@ -306,6 +341,7 @@ pub unsafe extern "C" fn odk_produce(
                 "invalid msgflags {msgflags:#x}"
             )));
         }
+        let topic_ptr = topic;
         // SAFETY: per the contract.
         let topic = unsafe { str_arg(topic, "topic") }?;
         if topic.is_empty() {
@@ -316,6 +352,25 @@ pub unsafe extern "C" fn odk_produce(
                 "partition must be ODK_PARTITION_ANY or a partition index, not {partition}"
             )));
         }
+        let partition = match p.partitioner_cb {
+            Some(cb) if partition == ODK_PARTITION_ANY && !key.is_null() => {
+                p.client.check_usable()?;
+                let cnt = p.partition_count(topic)?;
+                // SAFETY: the application's callback, with its own topic and key pointers
+                // (valid for this call per the contract) and its opaques.
+                let chosen = unsafe { cb(topic_ptr, key, key_len, cnt, p.opaque.0, msg_opaque) };
+                if !(0..cnt).contains(&chosen) {
+                    return Err(ClientError::new(
+                        codes::UNKNOWN_PARTITION,
+                        Some(format!(
+                            "the partitioner callback chose partition {chosen} of `{topic}`, which has {cnt}"
+                        )),
+                    ));
+                }
+                chosen
+            }
+            _ => partition,
+        };
         // SAFETY: per the contract.
         let key = unsafe { ffi::bytes_arg(key, key_len) }.map(Bytes::copy_from_slice);
         let value = match owned_value {

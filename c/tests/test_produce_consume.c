@@ -1,7 +1,8 @@
 /*
  * Produce and consume against a real broker: delivery reports (copied and ODK_MSG_F_FREE
  * values, keys, headers, null values, msg_opaque), assign / poll / seek / position /
- * watermarks, partition EOF events, produce-time errors, and offsets looked up by timestamp.
+ * watermarks, partition EOF events, produce-time errors, offsets looked up by timestamp, and
+ * the partitioner callback.
  */
 #include "harness.h"
 
@@ -402,10 +403,93 @@ static void offsets_for_times_finds_records_by_timestamp(void) {
     odk_consumer_destroy(c);
 }
 
+/* The partitioner callback's calls: "p<N>" keys go to partition N, "far" beyond the topic. */
+struct routing {
+    int calls;
+    int wrong_args;
+    const char *topic;
+    int32_t delivered[8]; /* delivery reports per partition */
+};
+
+static int32_t route_by_key(const char *topic, const void *key, size_t keylen, int32_t partition_cnt,
+                            void *opaque, void *msg_opaque) {
+    struct routing *r = opaque;
+    r->calls++;
+    if (strcmp(topic, r->topic) != 0 || partition_cnt != 4 || msg_opaque != &r->calls || !key) r->wrong_args++;
+    if (keylen == 2 && memcmp(key, "p", 1) == 0) return ((const char *)key)[1] - '0';
+    if (keylen == 3 && memcmp(key, "far", 3) == 0) return partition_cnt;
+    return -1;
+}
+
+static void on_routed_delivery(odk_producer_t *p, const odk_message_t *m, void *opaque) {
+    (void)p;
+    struct routing *r = opaque;
+    CHECK(odk_message_err(m) == ODK_ERR_NO_ERROR, "%s", odk_message_errstr(m));
+    int32_t part = odk_message_partition(m);
+    CHECK(part >= 0 && part < 8);
+    r->delivered[part]++;
+}
+
+static void partitioner_callback_routes_records(void) {
+    char topic[128], errstr[512];
+    unique_name(topic, sizeof topic, "c-pc-route");
+    create_topic(topic, 4);
+
+    struct routing r;
+    memset(&r, 0, sizeof r);
+    r.topic = topic;
+    odk_conf_t *conf = test_conf(NULL);
+    odk_conf_set_partitioner_cb(conf, route_by_key);
+    odk_conf_set_dr_msg_cb(conf, on_routed_delivery);
+    odk_conf_set_opaque(conf, &r);
+    odk_producer_t *p = odk_producer_new(conf, errstr, sizeof errstr);
+    odk_conf_destroy(conf);
+    CHECK(p != NULL, "%s", errstr);
+
+    /* Keys p3, p1, p3, p0, p3: partitions 3, 1, 3, 0, 3 (the first call waits for metadata). */
+    const char *keys[] = {"p3", "p1", "p3", "p0", "p3"};
+    for (int i = 0; i < 5; i++) {
+        CHECK_OK(odk_produce(p, topic, ODK_PARTITION_ANY, keys[i], 2, "v", 1, NULL, 0, 0, &r.calls), "produce");
+        CHECK(r.calls == i + 1, "the callback ran inside odk_produce (%d calls)", r.calls);
+    }
+    /* Out of range either way: that call fails, nothing is queued. */
+    odk_err_t err = odk_produce(p, topic, ODK_PARTITION_ANY, "far", 3, "v", 1, NULL, 0, 0, &r.calls);
+    CHECK(err == ODK_ERR__UNKNOWN_PARTITION, "%s", odk_err_name(err));
+    err = odk_produce(p, topic, ODK_PARTITION_ANY, "neg", 3, "v", 1, NULL, 0, 0, &r.calls);
+    CHECK(err == ODK_ERR__UNKNOWN_PARTITION, "%s", odk_err_name(err));
+    CHECK(r.calls == 7);
+    /* An explicit partition and a NULL key (sticky, as librdkafka) do not call it. */
+    CHECK_OK(odk_produce(p, topic, 2, "p0", 2, "v", 1, NULL, 0, 0, &r.calls), "produce");
+    CHECK_OK(odk_produce(p, topic, ODK_PARTITION_ANY, NULL, 0, "v", 1, NULL, 0, 0, &r.calls), "produce");
+    CHECK(r.calls == 7 && r.wrong_args == 0, "%d calls, %d with wrong arguments", r.calls, r.wrong_args);
+    CHECK_OK(odk_flush(p, DEADLINE_MS), "flush");
+    odk_producer_destroy(p);
+
+    /* The records are where the callback said (the NULL-keyed one anywhere). */
+    int total = 0;
+    for (int i = 0; i < 4; i++) total += r.delivered[i];
+    CHECK(total == 7, "%d delivered", total);
+    CHECK(r.delivered[3] >= 3 && r.delivered[1] >= 1 && r.delivered[0] >= 1 && r.delivered[2] >= 1);
+    conf = test_conf(NULL);
+    odk_consumer_t *c = odk_consumer_new(conf, errstr, sizeof errstr);
+    odk_conf_destroy(conf);
+    CHECK(c != NULL, "%s", errstr);
+    int64_t high_sum = 0;
+    for (int i = 0; i < 4; i++) {
+        int64_t low = -77, high = -77;
+        CHECK_OK(odk_consumer_query_watermarks(c, topic, i, &low, &high, DEADLINE_MS), "watermarks");
+        CHECK(high == r.delivered[i], "partition %d holds %lld records, %d reported", i, (long long)high, r.delivered[i]);
+        high_sum += high;
+    }
+    CHECK(high_sum == 7);
+    odk_consumer_destroy(c);
+}
+
 int main(void) {
     RUN(produce_then_consume);
     RUN(missing_topic_records_fail_together);
     RUN(statistics_in_librdkafka_schema);
     RUN(offsets_for_times_finds_records_by_timestamp);
+    RUN(partitioner_callback_routes_records);
     return 0;
 }
