@@ -22,10 +22,16 @@ export declare class NativeAdmin {
    * timed out, waiting for an in-flight slot); set once the application listens to them.
    */
   onRequest(callback: (event: RequestInfoJs) => void): void
-  /** Creates topics; one result per topic. */
-  createTopics(topics: Array<TopicSpec>, validateOnly: boolean): Promise<Array<ItemResult>>
-  /** Deletes topics; one result per topic. */
-  deleteTopics(topics: Array<string>): Promise<Array<ItemResult>>
+  /**
+   * Creates topics; one result per topic. `timeout_ms`: how long the controller may take
+   * (KafkaJS's `timeout`, the request's operation timeout).
+   */
+  createTopics(topics: Array<TopicSpec>, validateOnly: boolean, timeoutMs?: number | undefined | null): Promise<Array<ItemResult>>
+  /**
+   * Deletes topics; one result per topic. `timeout_ms`: how long the controller may take
+   * (KafkaJS's `timeout`, the request's operation timeout).
+   */
+  deleteTopics(topics: Array<string>, timeoutMs?: number | undefined | null): Promise<Array<ItemResult>>
   /** Names of the topics that are not internal. */
   listTopics(): Promise<Array<string>>
   /** Metadata of `topics`, or of every topic that is not internal. */

@@ -23,6 +23,14 @@ const EVENTS = {
 
 const sleep = (ms) => new Promise(resolve => setTimeout(resolve, ms))
 
+/** KafkaJS's admin `timeout` option (ms), checked: the controller's operation timeout. */
+function checkedTimeout (timeout) {
+  if (!Number.isInteger(timeout) || timeout < 0 || timeout > 2147483647) {
+    throw new KafkaJSNonRetriableError(`Invalid timeout ${timeout}: expected a non-negative integer (ms)`)
+  }
+  return timeout
+}
+
 class Admin {
   constructor (kafka, options) {
     this._kafka = kafka
@@ -95,7 +103,8 @@ class Admin {
       replicationFactor: t.replicationFactor,
       configEntries: (t.configEntries || []).map(({ name, value }) => ({ name, value: String(value) }))
     }))
-    const results = await this._call(n => n.createTopics(specs, validateOnly))
+    const operationTimeout = checkedTimeout(timeout)
+    const results = await this._call(n => n.createTopics(specs, validateOnly, operationTimeout))
     let allCreated = true
     const failures = []
     for (const r of results) {
@@ -124,9 +133,10 @@ class Admin {
     }
   }
 
-  async deleteTopics ({ topics, timeout } = {}) {
+  async deleteTopics ({ topics, timeout = 5000 } = {}) {
     if (!Array.isArray(topics)) throw new KafkaJSNonRetriableError(`Invalid topics array ${topics}`)
-    const results = await this._call(n => n.deleteTopics(topics))
+    const operationTimeout = checkedTimeout(timeout)
+    const results = await this._call(n => n.deleteTopics(topics, operationTimeout))
     const failures = results.filter(r => r.error).map(r => new KafkaJSDeleteTopicError(fromNative(r.error), r.name))
     if (failures.length === 1) throw failures[0]
     if (failures.length > 1) throw new KafkaJSAggregateError('Topic deletion errors', failures)

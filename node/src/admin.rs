@@ -267,13 +267,15 @@ impl NativeAdmin {
         crate::requests::listen(self.core.cluster(), callback);
     }
 
-    /// Creates topics; one result per topic.
+    /// Creates topics; one result per topic. `timeout_ms`: how long the controller may take
+    /// (KafkaJS's `timeout`, the request's operation timeout).
     #[napi(ts_return_type = "Promise<Array<ItemResult>>")]
     pub fn create_topics<'env>(
         &self,
         env: &'env Env,
         topics: Vec<TopicSpec>,
         validate_only: bool,
+        timeout_ms: Option<u32>,
     ) -> napi::Result<PromiseRaw<'env, Vec<ItemResult>>> {
         let mut specs = Vec::with_capacity(topics.len());
         for t in topics {
@@ -293,25 +295,32 @@ impl NativeAdmin {
         }
         let core = self.core.clone();
         rt::promise(env, async move {
+            let timeout = timeout_ms.map(|ms| std::time::Duration::from_millis(u64::from(ms)));
             let results = core
-                .create_topics(&specs, validate_only)
+                .create_topics_within(&specs, validate_only, timeout)
                 .await
                 .map_err(error::request)?;
             Ok(item_results(results))
         })
     }
 
-    /// Deletes topics; one result per topic.
+    /// Deletes topics; one result per topic. `timeout_ms`: how long the controller may take
+    /// (KafkaJS's `timeout`, the request's operation timeout).
     #[napi(ts_return_type = "Promise<Array<ItemResult>>")]
     pub fn delete_topics<'env>(
         &self,
         env: &'env Env,
         topics: Vec<String>,
+        timeout_ms: Option<u32>,
     ) -> napi::Result<PromiseRaw<'env, Vec<ItemResult>>> {
         let core = self.core.clone();
         rt::promise(env, async move {
             let names: Vec<&str> = topics.iter().map(String::as_str).collect();
-            let results = core.delete_topics(&names).await.map_err(error::request)?;
+            let timeout = timeout_ms.map(|ms| std::time::Duration::from_millis(u64::from(ms)));
+            let results = core
+                .delete_topics_within(&names, timeout)
+                .await
+                .map_err(error::request)?;
             Ok(item_results(results))
         })
     }

@@ -34,7 +34,10 @@ test('createTopics, listTopics, fetchTopicMetadata, deleteTopics', async () => {
   assert.ok(meta.topics[0].partitions.every(p => p.leader >= 0 && p.isr.length === 1 && p.partitionErrorCode === 0))
   const all = await admin.fetchTopicMetadata()
   assert.ok(all.topics.some(t => t.name === b))
-  await admin.deleteTopics({ topics: [a, b] })
+  // KafkaJS's `timeout` is the operation timeout sent with the request: checked, not ignored.
+  await assert.rejects(admin.deleteTopics({ topics: [a], timeout: -1 }), /Invalid timeout -1/)
+  await assert.rejects(admin.createTopics({ topics: [{ topic: a }], timeout: 'soon' }), /Invalid timeout soon/)
+  await admin.deleteTopics({ topics: [a, b], timeout: 10000 })
   await waitFor(async () => !(await admin.listTopics()).includes(a), { what: 'deleted topic gone' })
   await assert.rejects(admin.fetchTopicMetadata({ topics: [a] }), (e) => e instanceof KafkaJSProtocolError && e.type === 'UNKNOWN_TOPIC_OR_PARTITION' && e.code === 3)
 })
