@@ -18,6 +18,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// Config resource type: a topic (`name` is the topic's).
+#define ODK_RESOURCE_TOPIC 2
+
+// Config resource type: a broker (`name` is its node id in decimal, e.g. `"1"`).
+#define ODK_RESOURCE_BROKER 4
+
+// Incremental config operation: set the key to `value`.
+#define ODK_CONFIG_OP_SET 0
+
+// Incremental config operation: remove the override (back to the default).
+#define ODK_CONFIG_OP_DELETE 1
+
+// Incremental config operation: add the comma-separated items in `value` to a list value.
+#define ODK_CONFIG_OP_APPEND 2
+
+// Incremental config operation: remove the items in `value` from a list value.
+#define ODK_CONFIG_OP_SUBTRACT 3
+
 // Filter match type: the entity of this type named `match_name`.
 #define ODK_QUOTA_MATCH_EXACT 0
 
@@ -530,6 +548,127 @@ typedef struct odk_topic_info_t {
   bool internal;
 } odk_topic_info_t;
 
+// A topic or a broker whose configuration is described or altered.
+typedef struct odk_config_resource_t {
+  // `ODK_RESOURCE_TOPIC` or `ODK_RESOURCE_BROKER`.
+  int32_t restype;
+  // The topic's name, or the broker's node id in decimal (NUL-terminated).
+  const char *name;
+} odk_config_resource_t;
+
+// One config entry of a described resource.
+typedef struct odk_config_entry_t {
+  // The key (NUL-terminated).
+  const char *name;
+  // The value, NULL for a sensitive value or a key without one.
+  const char *value;
+  // Where the value comes from: Kafka's ConfigSource number (1 `DYNAMIC_TOPIC_CONFIG`, 2
+  // `DYNAMIC_BROKER_CONFIG`, 3 `DYNAMIC_DEFAULT_BROKER_CONFIG`, 4 `STATIC_BROKER_CONFIG`, 5
+  // `DEFAULT_CONFIG`, ...), librdkafka's `rd_kafka_ConfigSource_t` values.
+  int32_t source;
+  // Whether the value cannot be altered.
+  bool read_only;
+  // Whether the value is sensitive (and so not returned).
+  bool sensitive;
+} odk_config_entry_t;
+
+// One resource's described configuration.
+typedef struct odk_resource_config_t {
+  // This resource's `odk_err_t` (`ODK_ERR_UNKNOWN_TOPIC_OR_PART` for a topic that does
+  // not exist, ...); `entries` is empty unless it is 0.
+  int32_t err;
+  // `entry_cnt` entries, in the broker's order.
+  const struct odk_config_entry_t *entries;
+  // Number of entries.
+  size_t entry_cnt;
+} odk_resource_config_t;
+
+// One change of an incremental alteration.
+typedef struct odk_config_op_t {
+  // The config key, e.g. `"retention.ms"` (NUL-terminated).
+  const char *name;
+  // `ODK_CONFIG_OP_SET`, `_DELETE`, `_APPEND` or `_SUBTRACT`.
+  int32_t op;
+  // The value (NUL-terminated); ignored (may be NULL) for `ODK_CONFIG_OP_DELETE`.
+  const char *value;
+} odk_config_op_t;
+
+// The changes to one resource's configuration.
+typedef struct odk_config_alteration_t {
+  // The resource.
+  struct odk_config_resource_t resource;
+  // `op_cnt` changes.
+  const struct odk_config_op_t *ops;
+  // Number of changes in `ops`.
+  size_t op_cnt;
+} odk_config_alteration_t;
+
+// A group as `odk_admin_list_groups` reports it.
+typedef struct odk_group_listing_t {
+  // Group id (NUL-terminated).
+  const char *group_id;
+  // `"consumer"` for consumer groups, `""` for groups that only commit offsets.
+  const char *protocol_type;
+  // `"Stable"`, `"Empty"`, `"PreparingRebalance"`, `"CompletingRebalance"`, `"Dead"`, ...
+  // (`""` when the broker does not say).
+  const char *state;
+  // `"classic"` or `"consumer"` (KIP-848); `""` when the broker does not say.
+  const char *group_type;
+} odk_group_listing_t;
+
+// A topic, a partition and an offset, with a per-item error code.
+//
+// In arrays the application passes in, only `topic`, `partition` and (where the function
+// says so) `offset` are read; `topic` is borrowed for the call. In arrays the library returns
+// or fills, `err` holds an `odk_err_t` value for that item.
+typedef struct odk_topic_partition_t {
+  // Topic name, NUL-terminated.
+  const char *topic;
+  // Partition index.
+  int32_t partition;
+  // An offset, or one of `ODK_OFFSET_BEGINNING`, `ODK_OFFSET_END`, `ODK_OFFSET_STORED`,
+  // `ODK_OFFSET_INVALID`.
+  int64_t offset;
+  // An `odk_err_t` value for this item (`ODK_ERR_NO_ERROR` when it succeeded).
+  int32_t err;
+} odk_topic_partition_t;
+
+// A member of a described group.
+typedef struct odk_group_member_t {
+  // Member id.
+  const char *member_id;
+  // `group.instance.id` of a static member, NULL otherwise.
+  const char *group_instance_id;
+  // The member's `client.id`.
+  const char *client_id;
+  // The member's host as the broker saw it.
+  const char *client_host;
+  // Its assigned partitions (offsets `ODK_OFFSET_INVALID`), `assignment_cnt` items.
+  const struct odk_topic_partition_t *assignment;
+  // Number of assigned partitions.
+  size_t assignment_cnt;
+} odk_group_member_t;
+
+// A described group.
+typedef struct odk_group_description_t {
+  // Group id.
+  const char *group_id;
+  // This group's `odk_err_t`; the other fields are empty strings unless it is 0.
+  int32_t err;
+  // State (`"Stable"`, `"Empty"`, ..., `"Dead"` for a group that does not exist).
+  const char *state;
+  // Protocol type (`"consumer"`, or `""` for a group with no members).
+  const char *protocol_type;
+  // The chosen protocol: the partition assignor of a consumer group.
+  const char *protocol;
+  // `"classic"` or `"consumer"` (KIP-848).
+  const char *group_type;
+  // `member_cnt` members.
+  const struct odk_group_member_t *members;
+  // Number of members.
+  size_t member_cnt;
+} odk_group_description_t;
+
 // One component of a quota entity.
 typedef struct odk_quota_entity_component_t {
   // The entity type: `"user"`, `"client-id"` or `"ip"` (NUL-terminated).
@@ -641,23 +780,6 @@ typedef void (*odk_throttle_cb_t)(const char *broker_name,
 // `odk_admin_poll` (admin) on the calling thread, as librdkafka does with `log.queue=true`
 // and the log queue forwarded to the main queue: never from a library thread.
 typedef void (*odk_log_cb_t)(int level, const char *fac, const char *buf, void *opaque);
-
-// A topic, a partition and an offset, with a per-item error code.
-//
-// In arrays the application passes in, only `topic`, `partition` and (where the function
-// says so) `offset` are read; `topic` is borrowed for the call. In arrays the library returns
-// or fills, `err` holds an `odk_err_t` value for that item.
-typedef struct odk_topic_partition_t {
-  // Topic name, NUL-terminated.
-  const char *topic;
-  // Partition index.
-  int32_t partition;
-  // An offset, or one of `ODK_OFFSET_BEGINNING`, `ODK_OFFSET_END`, `ODK_OFFSET_STORED`,
-  // `ODK_OFFSET_INVALID`.
-  int64_t offset;
-  // An `odk_err_t` value for this item (`ODK_ERR_NO_ERROR` when it succeeded).
-  int32_t err;
-} odk_topic_partition_t;
 
 // Group rebalance callback, served by `odk_consumer_poll`. `event` is
 // `ODK_ERR__ASSIGN_PARTITIONS` (partitions added to this member), `ODK_ERR__REVOKE_PARTITIONS`
@@ -846,6 +968,208 @@ odk_err_t odk_admin_list_topics(struct odk_admin_t *a,
 // # Safety
 // As stated.
 void odk_topic_infos_destroy(struct odk_topic_info_t *topics, size_t topic_cnt);
+
+// Describes the configuration of `resource_cnt` resources (every key, with its value, source
+// and flags), waiting up to `timeout_ms` (negative: forever). `*results` receives a new array
+// of `resource_cnt` items, in the order of `resources`, each with its own `err`. Returns the
+// call's error, else the first resource's failure (message in `errstr`), else
+// `ODK_ERR_NO_ERROR`; `*results` is filled whenever the request was answered (NULL otherwise).
+//
+// Ownership: the caller frees `*results` with `odk_resource_configs_destroy(*results,
+// resource_cnt)`. Thread safety: any thread.
+//
+// # Safety
+// `a` NULL or live; `resources` NULL or `resource_cnt` valid items; `results` NULL or
+// writable; `errstr` NULL or `errstr_size` writable bytes.
+odk_err_t odk_admin_describe_configs(struct odk_admin_t *a,
+                                     const struct odk_config_resource_t *resources,
+                                     size_t resource_cnt,
+                                     struct odk_resource_config_t **results,
+                                     int32_t timeout_ms,
+                                     char *errstr,
+                                     size_t errstr_size);
+
+// Frees an array from `odk_admin_describe_configs` (every entry and string it holds). NULL is
+// a no-op.
+//
+// Ownership: `results` and `result_cnt` exactly as returned (`result_cnt` is the
+// `resource_cnt` of the call), unmodified. Thread safety: any thread, once.
+//
+// # Safety
+// As stated.
+void odk_resource_configs_destroy(struct odk_resource_config_t *results, size_t result_cnt);
+
+// Changes individual config keys of `alteration_cnt` resources (IncrementalAlterConfigs: keys
+// not named keep their values), waiting up to `timeout_ms` (negative: forever); with
+// `validate_only` the broker only checks the changes. When `results` is not NULL,
+// `results[i]` receives alteration i's `odk_err_t` (`ODK_ERR_INVALID_CONFIG`,
+// `ODK_ERR_UNKNOWN_TOPIC_OR_PART`, ...). Returns the first failure (message in `errstr`) or
+// `ODK_ERR_NO_ERROR`.
+//
+// Ownership: `alterations` is read during the call. Thread safety: any thread.
+//
+// # Safety
+// `a` NULL or live; `alterations` NULL or `alteration_cnt` valid items; `results` NULL or
+// `alteration_cnt` writable items; `errstr` NULL or `errstr_size` writable bytes.
+odk_err_t odk_admin_incremental_alter_configs(struct odk_admin_t *a,
+                                              const struct odk_config_alteration_t *alterations,
+                                              size_t alteration_cnt,
+                                              bool validate_only,
+                                              int32_t *results,
+                                              int32_t timeout_ms,
+                                              char *errstr,
+                                              size_t errstr_size);
+
+// Lists the groups of every broker as a new array in `*groups` (NULL when there are none) of
+// `*group_cnt` items, sorted by group id, waiting up to `timeout_ms` (negative: forever).
+// Fails (with nothing returned) when a broker cannot list its groups.
+//
+// Ownership: the caller frees the array with `odk_group_listings_destroy(*groups,
+// *group_cnt)`. Thread safety: any thread.
+//
+// # Safety
+// `a` NULL or live; `groups` and `group_cnt` NULL or writable; `errstr` NULL or `errstr_size`
+// writable bytes.
+odk_err_t odk_admin_list_groups(struct odk_admin_t *a,
+                                struct odk_group_listing_t **groups,
+                                size_t *group_cnt,
+                                int32_t timeout_ms,
+                                char *errstr,
+                                size_t errstr_size);
+
+// Frees an array from `odk_admin_list_groups`. NULL is a no-op.
+//
+// Ownership: `groups` and `group_cnt` exactly as returned, unmodified. Thread safety: any
+// thread, once.
+//
+// # Safety
+// As stated.
+void odk_group_listings_destroy(struct odk_group_listing_t *groups, size_t group_cnt);
+
+// Describes `group_cnt` groups (state, protocol, members and their assignments), from their
+// coordinators, waiting up to `timeout_ms` (negative: forever). `*descriptions` receives a new
+// array of `group_cnt` items in the order of `groups`; a group that does not exist is
+// described with state `"Dead"` and no members. Returns the call's error, else the first
+// group's failure, else `ODK_ERR_NO_ERROR`; `*descriptions` is filled whenever the request
+// was answered (NULL otherwise).
+//
+// Ownership: the caller frees `*descriptions` with
+// `odk_group_descriptions_destroy(*descriptions, group_cnt)`. Thread safety: any thread.
+//
+// # Safety
+// `a` NULL or live; `groups` NULL or `group_cnt` NUL-terminated strings; `descriptions` NULL
+// or writable; `errstr` NULL or `errstr_size` writable bytes.
+odk_err_t odk_admin_describe_groups(struct odk_admin_t *a,
+                                    const char *const *groups,
+                                    size_t group_cnt,
+                                    struct odk_group_description_t **descriptions,
+                                    int32_t timeout_ms,
+                                    char *errstr,
+                                    size_t errstr_size);
+
+// Frees an array from `odk_admin_describe_groups` (members, assignments, strings). NULL is a
+// no-op.
+//
+// Ownership: `descriptions` and `description_cnt` exactly as returned (`description_cnt` is
+// the call's `group_cnt`), unmodified. Thread safety: any thread, once.
+//
+// # Safety
+// As stated.
+void odk_group_descriptions_destroy(struct odk_group_description_t *descriptions,
+                                    size_t description_cnt);
+
+// Deletes `group_cnt` groups (they must have no members), like `odk_admin_delete_topics`:
+// `results[i]` (when not NULL) receives group i's `odk_err_t` (`ODK_ERR_NON_EMPTY_GROUP`,
+// `ODK_ERR_GROUP_ID_NOT_FOUND`, ...); returns the first failure or `ODK_ERR_NO_ERROR`.
+//
+// Ownership: `groups` is read during the call. Thread safety: any thread.
+//
+// # Safety
+// `a` NULL or live; `groups` NULL or `group_cnt` NUL-terminated strings; `results` NULL or
+// `group_cnt` writable items; `errstr` NULL or `errstr_size` writable bytes.
+odk_err_t odk_admin_delete_groups(struct odk_admin_t *a,
+                                  const char *const *groups,
+                                  size_t group_cnt,
+                                  int32_t *results,
+                                  int32_t timeout_ms,
+                                  char *errstr,
+                                  size_t errstr_size);
+
+// A group's committed offsets: of the `partition_cnt` given partitions, or (`partitions` NULL
+// / 0) of every partition it committed, as a new array in `*offsets` (NULL when empty) of
+// `*offset_cnt` items: `offset` is the committed offset (`ODK_OFFSET_INVALID` when none),
+// `err` the partition's error. Waits up to `timeout_ms` (negative: forever).
+//
+// Ownership: the caller frees the array with `odk_topic_partitions_destroy(*offsets,
+// *offset_cnt)`. Thread safety: any thread.
+//
+// # Safety
+// `a` NULL or live; `group` NULL or NUL-terminated; `partitions` NULL or `partition_cnt`
+// items with valid topics; `offsets`, `offset_cnt` NULL or writable; `errstr` NULL or
+// `errstr_size` writable bytes.
+odk_err_t odk_admin_list_group_offsets(struct odk_admin_t *a,
+                                       const char *group,
+                                       const struct odk_topic_partition_t *partitions,
+                                       size_t partition_cnt,
+                                       struct odk_topic_partition_t **offsets,
+                                       size_t *offset_cnt,
+                                       int32_t timeout_ms,
+                                       char *errstr,
+                                       size_t errstr_size);
+
+// Sets a group's committed offsets to the `offset`s of `partitions` (the group must have no
+// active member: Kafka answers `ODK_ERR_UNKNOWN_MEMBER_ID` otherwise), waiting up to
+// `timeout_ms` (negative: forever). Each item's `err` receives its partition's result; returns
+// the first failure or `ODK_ERR_NO_ERROR`.
+//
+// Ownership: only `err` is written. Thread safety: any thread.
+//
+// # Safety
+// `a` NULL or live; `group` NULL or NUL-terminated; `partitions` NULL or `partition_cnt`
+// writable items with valid topics; `errstr` NULL or `errstr_size` writable bytes.
+odk_err_t odk_admin_alter_group_offsets(struct odk_admin_t *a,
+                                        const char *group,
+                                        struct odk_topic_partition_t *partitions,
+                                        size_t partition_cnt,
+                                        int32_t timeout_ms,
+                                        char *errstr,
+                                        size_t errstr_size);
+
+// Deletes a group's committed offsets of `partitions` (`ODK_ERR_GROUP_SUBSCRIBED_TO_TOPIC` for
+// a topic a member still consumes, `ODK_ERR_GROUP_ID_NOT_FOUND` for an unknown group),
+// waiting up to `timeout_ms` (negative: forever). Each item's `err` receives its partition's
+// result; returns the call's error, else the first failure, else `ODK_ERR_NO_ERROR`.
+//
+// Ownership: only `err` is written. Thread safety: any thread.
+//
+// # Safety
+// `a` NULL or live; `group` NULL or NUL-terminated; `partitions` NULL or `partition_cnt`
+// writable items with valid topics; `errstr` NULL or `errstr_size` writable bytes.
+odk_err_t odk_admin_delete_group_offsets(struct odk_admin_t *a,
+                                         const char *group,
+                                         struct odk_topic_partition_t *partitions,
+                                         size_t partition_cnt,
+                                         int32_t timeout_ms,
+                                         char *errstr,
+                                         size_t errstr_size);
+
+// Deletes every record before each item's `offset` (`ODK_OFFSET_END`: up to the high
+// watermark) of its partition, waiting up to `timeout_ms` (negative: forever). On return each
+// item's `offset` is the partition's new low watermark (unchanged when it failed) and `err` its
+// result (`ODK_ERR_OFFSET_OUT_OF_RANGE` beyond the high watermark, ...); returns the call's
+// error, else the first failure, else `ODK_ERR_NO_ERROR`.
+//
+// Ownership: `offset` and `err` are written. Thread safety: any thread.
+//
+// # Safety
+// `a` NULL or live; `partitions` NULL or `partition_cnt` writable items with valid topics;
+// `errstr` NULL or `errstr_size` writable bytes.
+odk_err_t odk_admin_delete_records(struct odk_admin_t *a,
+                                   struct odk_topic_partition_t *partitions,
+                                   size_t partition_cnt,
+                                   int32_t timeout_ms,
+                                   char *errstr,
+                                   size_t errstr_size);
 
 // Sets or removes client quotas: `alteration_cnt` alterations, one per entity, waiting up to
 // `timeout_ms` (negative: forever). With `validate_only` the broker checks them and changes

@@ -21,7 +21,11 @@ use crate::ffi::{self, guard, guard_err, str_arg, Opaque};
 use crate::producer::wait;
 use crate::topic_partition::c_string;
 
+mod configs;
+mod groups;
 mod quotas;
+pub use configs::*;
+pub use groups::*;
 pub use quotas::*;
 
 /// A topic to create.

@@ -317,7 +317,7 @@ pub unsafe extern "C" fn odk_admin_describe_client_quotas(
 }
 
 /// A boxed slice as a pointer to its first item (NULL when empty), freed by [`unleak`].
-fn leak<T>(items: Box<[T]>) -> *const T {
+pub(super) fn leak<T>(items: Box<[T]>) -> *const T {
     if items.is_empty() {
         std::ptr::null()
     } else {
@@ -329,7 +329,7 @@ fn leak<T>(items: Box<[T]>) -> *const T {
 ///
 /// # Safety
 /// `p` and `n` exactly as `leak` returned them (with the slice's length), not yet taken back.
-unsafe fn unleak<T>(p: *const T, n: usize) -> Option<Box<[T]>> {
+pub(super) unsafe fn unleak<T>(p: *const T, n: usize) -> Option<Box<[T]>> {
     if p.is_null() || n == 0 {
         return None;
     }
@@ -341,7 +341,7 @@ unsafe fn unleak<T>(p: *const T, n: usize) -> Option<Box<[T]>> {
 ///
 /// # Safety
 /// `p` NULL or from `CString::into_raw`, freed once.
-unsafe fn free_string(p: *const c_char) {
+pub(super) unsafe fn free_string(p: *const c_char) {
     if !p.is_null() {
         // SAFETY: per the contract.
         drop(unsafe { CString::from_raw(p.cast_mut()) });
