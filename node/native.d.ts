@@ -127,6 +127,12 @@ export declare class NativeConsumer {
   onRequest(callback: (event: RequestInfoJs) => void): void
   /** Joins the group for `topics`, or for every topic matching `pattern` when given. */
   subscribe(topics: Array<string>, pattern?: string | undefined | null): void
+  /**
+   * Per-topic `auto.offset.reset` (KafkaJS's per-subscription `fromBeginning`): each rule
+   * names a topic or a pattern (the `subscribe` pattern syntax), first match wins; other
+   * topics follow `auto.offset.reset`. Replaces earlier rules.
+   */
+  setTopicResets(rules: Array<TopicResetRule>): void
   /** Waits up to `timeout_ms` for records and resolves with them, packed (see `pack`). */
   poll(timeoutMs: number): Promise<Polled>
   /** Rebalances since the last call, oldest first. */
@@ -792,6 +798,16 @@ export interface TopicOffsets {
   topic: string
   /** Partitions. */
   partitions: Array<PartitionOffset>
+}
+
+/** One per-topic `auto.offset.reset` rule: a topic or a pattern. */
+export interface TopicResetRule {
+  /** Exactly this topic. */
+  topic?: string
+  /** Topics this regular expression matches. */
+  pattern?: string
+  /** Start at the beginning (else at the end) without a committed offset. */
+  fromBeginning: boolean
 }
 
 /** A topic to create. */

@@ -194,13 +194,16 @@ function producerProps (opts, clientRetry) {
   return Object.assign(out, passThrough(opts))
 }
 
-/** Consumer properties from `kafka.consumer(options)` and the subscriptions. */
-function consumerProps (opts, fromBeginning) {
+/**
+ * Consumer properties from `kafka.consumer(options)`. `auto.offset.reset` is `latest`, KafkaJS's
+ * default; the subscriptions' `fromBeginning` becomes per-topic rules (lib/consumer.js).
+ */
+function consumerProps (opts) {
   const out = {}
   out['group.id'] = opts.groupId
   // The run loop commits what handlers finished (see lib/consumer.js), never what was polled.
   out['enable.auto.commit'] = 'false'
-  out['auto.offset.reset'] = fromBeginning ? 'earliest' : 'latest'
+  out['auto.offset.reset'] = 'latest'
   // KafkaJS hands the application whole fetch responses; a poll of 500 records (Kafka's
   // default) would cut them into many small batches.
   out['max.poll.records'] = '10000'

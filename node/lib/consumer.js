@@ -57,6 +57,8 @@ const isRetriable = (e) => e === null || typeof e !== 'object' || (e.retriable !
 /** The error at the end of an error's `cause` chain. */
 const originalCause = (e) => (e && e.cause ? originalCause(e.cause) : e)
 const escapeRegex = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+/** A JavaScript RegExp as the core's pattern syntax (its `i` flag kept). */
+const regexSource = (r) => (r.flags.includes('i') ? `(?i:${r.source})` : `(?:${r.source})`)
 
 class Consumer {
   constructor (kafka, options) {
@@ -68,7 +70,9 @@ class Consumer {
     this._groupId = options.groupId
     this._names = new Set()
     this._patterns = []
-    this._fromBeginning = false
+    // KafkaJS's per-subscription fromBeginning: topic name -> boolean, and [RegExp, boolean].
+    this._nameResets = new Map()
+    this._patternResets = []
     this._servers = null
     this._native = null
     this._running = false
@@ -96,7 +100,7 @@ class Consumer {
   }
 
   _props () {
-    return { ...this._kafka._props, 'bootstrap.servers': this._servers, ...consumerProps(this._options, this._fromBeginning) }
+    return { ...this._kafka._props, 'bootstrap.servers': this._servers, ...consumerProps(this._options) }
   }
 
   async connect () {
@@ -120,13 +124,24 @@ class Consumer {
     const list = topics || (topic !== undefined ? [topic] : [])
     if (list.length === 0) throw new KafkaJSNonRetriableError('Missing required argument "topics"')
     for (const t of list) {
-      if (t instanceof RegExp) this._patterns.push(t)
-      else if (typeof t === 'string' && t) this._names.add(t)
-      else throw new KafkaJSNonRetriableError(`Invalid topic ${t} (${typeof t}), the topic name has to be a String or a RegExp`)
+      if (t instanceof RegExp) {
+        this._patterns.push(t)
+        this._patternResets.push([t, Boolean(fromBeginning)])
+      } else if (typeof t === 'string' && t) {
+        this._names.add(t)
+        this._nameResets.set(t, Boolean(fromBeginning))
+      } else throw new KafkaJSNonRetriableError(`Invalid topic ${t} (${typeof t}), the topic name has to be a String or a RegExp`)
     }
-    // A Kafka consumer has one auto.offset.reset; KafkaJS's is per topic. Any subscription
-    // from the beginning makes new partitions start at the beginning.
-    if (fromBeginning) this._fromBeginning = true
+  }
+
+  /**
+   * The core's per-topic `auto.offset.reset` rules from the subscriptions' `fromBeginning`
+   * (names first, then patterns in subscription order, as KafkaJS resolves a topic).
+   */
+  _resetRules () {
+    const rules = [...this._nameResets].map(([topic, fromBeginning]) => ({ topic, fromBeginning }))
+    for (const [re, fromBeginning] of this._patternResets) rules.push({ pattern: regexSource(re), fromBeginning })
+    return rules
   }
 
   async run (config = {}) {
@@ -164,9 +179,14 @@ class Consumer {
           alsoFor: [EVENTS.HEARTBEAT],
           onAnswered: (e) => this._heartbeatAnswered(e)
         })
+        // Unless the application set auto.offset.reset itself, each subscription's
+        // fromBeginning decides where its topics' new partitions start.
+        if (!('auto.offset.reset' in props) || props['auto.offset.reset'] === 'latest') {
+          this._native.setTopicResets(this._resetRules())
+        }
         if (this._patterns.length > 0) {
           const parts = [...this._names].map(n => `^${escapeRegex(n)}$`)
-            .concat(this._patterns.map(r => (r.flags.includes('i') ? `(?i:${r.source})` : `(?:${r.source})`)))
+            .concat(this._patterns.map(regexSource))
           this._native.subscribe([], parts.join('|'))
         } else {
           this._native.subscribe([...this._names], null)

@@ -14,7 +14,8 @@ use std::time::Duration;
 use napi::bindgen_prelude::PromiseRaw;
 use napi::Env;
 use napi_derive::napi;
-use odradek::consumer::RebalanceListener;
+use odradek::config::OffsetReset;
+use odradek::consumer::{RebalanceListener, TopicMatch};
 use odradek::producer::TopicPartition;
 use odradek::Consumer;
 use odradek_bindings::Stage;
@@ -130,6 +131,17 @@ pub struct JoinInfoJs {
     pub duration: f64,
 }
 
+/// One per-topic `auto.offset.reset` rule: a topic or a pattern.
+#[napi(object)]
+pub struct TopicResetRule {
+    /// Exactly this topic.
+    pub topic: Option<String>,
+    /// Topics this regular expression matches.
+    pub pattern: Option<String>,
+    /// Start at the beginning (else at the end) without a committed offset.
+    pub from_beginning: bool,
+}
+
 /// The native consumer.
 #[napi]
 pub struct NativeConsumer {
@@ -227,6 +239,29 @@ impl NativeConsumer {
             }
         }
         .map_err(error::request)
+    }
+
+    /// Per-topic `auto.offset.reset` (KafkaJS's per-subscription `fromBeginning`): each rule
+    /// names a topic or a pattern (the `subscribe` pattern syntax), first match wins; other
+    /// topics follow `auto.offset.reset`. Replaces earlier rules.
+    #[napi]
+    pub fn set_topic_resets(&self, rules: Vec<TopicResetRule>) -> napi::Result<()> {
+        let mut out = Vec::with_capacity(rules.len());
+        for r in rules {
+            let matcher = match (r.topic, r.pattern) {
+                (Some(t), None) => TopicMatch::Name(t),
+                (None, Some(p)) => TopicMatch::pattern(&p).map_err(error::request)?,
+                _ => return Err(error::invalid("a reset rule needs a topic or a pattern")),
+            };
+            let policy = if r.from_beginning {
+                OffsetReset::Earliest
+            } else {
+                OffsetReset::Latest
+            };
+            out.push((matcher, policy));
+        }
+        self.core.set_topic_offset_resets(out);
+        Ok(())
     }
 
     /// Waits up to `timeout_ms` for records and resolves with them, packed (see `pack`).

@@ -419,3 +419,25 @@ test('eachBatch sees the high watermark and the lag behind it', async () => {
     assert.equal(b.low, String(9 - Number(b.first)))
   }
 })
+
+test('fromBeginning is per subscription: by name and by RegExp', async () => {
+  const early = await topicWith(1, 3)
+  const late = await topicWith(1, 3)
+  const byPattern = await topicWith(1, 3)
+  const consumer = kafka.consumer({ groupId: uniqueName('g-per-topic') })
+  await consumer.connect()
+  await consumer.subscribe({ topic: early, fromBeginning: true })
+  await consumer.subscribe({ topic: late })
+  await consumer.subscribe({ topic: new RegExp(`^${byPattern}$`), fromBeginning: true })
+  const seen = []
+  await consumer.run({ eachMessage: async ({ topic, message }) => { seen.push(`${topic}:${message.value}`) } })
+  await waitFor(() => seen.filter(s => s.startsWith(early) || s.startsWith(byPattern)).length === 6, { what: 'both fromBeginning topics from the start' })
+  // The late topic started at its end: only what is produced now arrives.
+  await waitFor(async () => {
+    await producer.send({ topic: late, messages: [{ value: 'new', partition: 0 }] })
+    return seen.includes(`${late}:new`)
+  }, { what: 'the late topic\'s new message', intervalMs: 500 })
+  await consumer.disconnect()
+  assert.deepEqual(seen.filter(s => s.startsWith(`${late}:`) && !s.endsWith(':new')), [], 'nothing old from the late topic')
+  assert.deepEqual(seen.filter(s => s.startsWith(`${early}:`)), [0, 1, 2].map(i => `${early}:v${i}`))
+})

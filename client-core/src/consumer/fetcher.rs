@@ -234,7 +234,7 @@ async fn resolve_committed(shared: &Shared) {
             return;
         }
     };
-    let fallback = match shared.cluster.config().consumer.auto_offset_reset {
+    let fallback = |topic: &str| match shared.reset_policy(topic) {
         crate::config::OffsetReset::Earliest => Some(Reset::Earliest),
         crate::config::OffsetReset::Latest => Some(Reset::Latest),
         crate::config::OffsetReset::None => None,
@@ -250,7 +250,7 @@ async fn resolve_committed(shared: &Shared) {
         }
         match found.get(&tp).cloned().flatten() {
             Some((offset, _)) => p.seek(offset),
-            None => p.reset = fallback,
+            None => p.reset = fallback(&tp.topic),
         }
     }
 }
@@ -577,7 +577,7 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
                     tracing::debug!(%code, node = leader, "read replica dropped");
                     p.back_off(backoff.0, backoff.1);
                 }
-                ErrorCode::OffsetOutOfRange => match config.auto_offset_reset {
+                ErrorCode::OffsetOutOfRange => match shared.reset_policy(&tp.topic) {
                     crate::config::OffsetReset::Earliest => p.request_reset(Reset::Earliest),
                     crate::config::OffsetReset::Latest => p.request_reset(Reset::Latest),
                     crate::config::OffsetReset::None => {

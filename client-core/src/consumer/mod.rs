@@ -22,6 +22,7 @@ pub mod group;
 mod offsets;
 mod record;
 mod replica;
+mod resets;
 mod session;
 mod shared;
 mod state;
@@ -39,6 +40,7 @@ pub use group::{Assignor, Handled, RebalanceListener, Topics};
 pub use group::{JoinInfo, RebalanceHistory};
 pub use offsets::{list_offsets, EARLIEST, LATEST};
 pub use record::ConsumerRecord;
+pub use resets::TopicMatch;
 pub use stats::{ConsumerDetail, PartitionDetail};
 
 use crate::cluster::Cluster;
@@ -88,6 +90,7 @@ impl Consumer {
             group,
             error: Mutex::new(None),
             committed,
+            resets: Default::default(),
         });
         let handle = tokio::runtime::Handle::try_current().map_err(|_| {
             Error::config("runtime", "Consumer::new must run inside a tokio runtime")
@@ -119,10 +122,12 @@ impl Consumer {
     /// from the previous assignment keep their positions.
     pub fn assign(&self, partitions: &[TopicPartition]) {
         // With group.id set, assigned partitions start from the group's committed offsets.
-        let reset = if self.shared.group.is_some() {
-            Some(Reset::Committed)
-        } else {
-            default_reset(self.shared.cluster.config().consumer.auto_offset_reset)
+        let reset = |topic: &str| {
+            if self.shared.group.is_some() {
+                Some(Reset::Committed)
+            } else {
+                default_reset(self.shared.reset_policy(topic))
+            }
         };
         let mut state = self.shared.lock();
         let mut parts = HashMap::new();
@@ -130,7 +135,7 @@ impl Consumer {
             let p = state
                 .parts
                 .remove(tp)
-                .unwrap_or_else(|| PartState::new(reset));
+                .unwrap_or_else(|| PartState::new(reset(&tp.topic)));
             parts.insert(tp.clone(), p);
         }
         state.parts = parts;
@@ -227,6 +232,14 @@ impl Consumer {
             self.with_part(tp, |p| p.paused = false)?;
         }
         Ok(())
+    }
+
+    /// Per-topic `auto.offset.reset` (KafkaJS's per-subscription `fromBeginning`): a partition
+    /// of a topic a rule covers (first match) that has no valid position starts where the
+    /// rule says; other topics follow `auto.offset.reset`. Replaces earlier rules; applies to
+    /// positions looked up from now on.
+    pub fn set_topic_offset_resets(&self, rules: Vec<(TopicMatch, OffsetReset)>) {
+        self.shared.resets.set(rules);
     }
 
     /// The high watermark and last stable offset of an assigned partition as its latest fetch

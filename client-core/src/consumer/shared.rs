@@ -24,9 +24,17 @@ pub(crate) struct Shared {
     pub(crate) error: Mutex<Option<Error>>,
     /// The group client's committed offsets (statistics; `None` without a group).
     pub(crate) committed: Option<super::group::client::CommittedLog>,
+    /// Per-topic `auto.offset.reset` overrides.
+    pub(crate) resets: super::resets::TopicResets,
 }
 
 impl Shared {
+    /// `topic`'s `auto.offset.reset`: its per-topic override, else the consumer's.
+    pub(crate) fn reset_policy(&self, topic: &str) -> crate::config::OffsetReset {
+        self.resets
+            .policy(topic, self.cluster.config().consumer.auto_offset_reset)
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }

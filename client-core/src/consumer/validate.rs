@@ -220,7 +220,6 @@ fn apply(
     pending: &[Pending],
     answers: &HashMap<TopicPartition, Option<(ErrorCode, i32, i64)>>,
 ) {
-    let policy = shared.cluster.config().consumer.auto_offset_reset;
     let mut state = shared.lock();
     let mut woke_poll = false;
     for pend in pending {
@@ -230,6 +229,7 @@ fn apply(
         if p.generation != pend.generation || p.position != Some(pend.position) {
             continue;
         }
+        let policy = shared.reset_policy(&pend.tp.topic);
         let verdict = match answers.get(&pend.tp) {
             Some(Some((code, epoch, end))) => decide(pend.position, *code, *epoch, *end, policy),
             Some(None) => Verdict::Valid,
@@ -372,6 +372,7 @@ mod tests {
             group: None,
             error: std::sync::Mutex::new(None),
             committed: None,
+            resets: Default::default(),
         };
         for i in 0..3 {
             let mut p = PartState::new(None);

@@ -224,6 +224,38 @@ async fn reset_policies() {
     earliest.close().await;
 }
 
+/// Per-topic `auto.offset.reset` (KafkaJS's per-subscription `fromBeginning`): the rule's
+/// topics start at the beginning, the others at the end; out of range follows the rule too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_topic_reset_policies() {
+    let target = Target::start(&[]);
+    let early = topic_name("reset-early");
+    let late = topic_name("reset-late");
+    let consumer = Consumer::new(target.config(&[("auto.offset.reset", "latest")])).unwrap();
+    create_topic(consumer.cluster(), &early, 1).await;
+    create_topic(consumer.cluster(), &late, 1).await;
+    produce(&target, &early, 0, 0..5, "none").await;
+    produce(&target, &late, 0, 0..5, "none").await;
+    consumer.set_topic_offset_resets(vec![(
+        odradek::consumer::TopicMatch::Name(early.clone()),
+        odradek::config::OffsetReset::Earliest,
+    )]);
+    consumer.assign(&[tp(&early, 0), tp(&late, 0)]);
+    assert_eq!(consumer.position(&tp(&early, 0)).await.unwrap(), 0);
+    assert_eq!(consumer.position(&tp(&late, 0)).await.unwrap(), 5);
+    produce(&target, &late, 0, 5..6, "none").await;
+    let got = consume_n(&consumer, 6).await;
+    let early_values: Vec<String> = values(&got[..]).into_iter().filter(|v| v != "v5").collect();
+    assert_eq!(early_values, ["v0", "v1", "v2", "v3", "v4"]);
+    assert!(got.iter().any(|r| *r.topic == *late && r.offset == 5));
+    assert_eq!(got.len(), 6, "nothing of the late topic before its end");
+    // Out of range: the early topic's rule sends it back to the beginning.
+    consumer.seek(&tp(&early, 0), 1000).unwrap();
+    let again = consume_n(&consumer, 5).await;
+    assert_eq!(again.first().map(|r| r.offset), Some(0));
+    consumer.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn empty_topic_polls_return_nothing() {
     let target = Target::start(&[]);
