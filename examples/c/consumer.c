@@ -1,84 +1,135 @@
 /*
- * Joins consumer group GROUP, subscribes to TOPIC, prints COUNT messages, commits and leaves.
+ * Odradek's twin of librdkafka's examples/consumer.c: joins consumer group GROUP with the
+ * given group protocol ("classic" or "consumer", KIP-848), subscribes to the topics and prints
+ * every message until Ctrl-C, then leaves the group. The steps are librdkafka's, one for one
+ * (c/README.md maps each call).
  *
- *   consumer BOOTSTRAP TOPIC [COUNT] [GROUP]
+ *   consumer BOOTSTRAP GROUP PROTOCOL TOPIC [TOPIC...]
  *
  * Build: cc consumer.c $(pkg-config --cflags --libs odradek)
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* sigaction */
+#endif
+#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
+#include <string.h>
 
 #include <odradek.h>
 
-/* Runs inside odk_consumer_poll: the library applies the assignment itself afterwards. */
-static void on_rebalance(odk_consumer_t *consumer, odk_err_t event,
-                         const odk_topic_partition_t *partitions, size_t cnt, void *opaque) {
-    (void)consumer;
-    (void)opaque;
-    fprintf(stderr, "%s:", event == ODK_ERR__ASSIGN_PARTITIONS ? "assigned" : "revoked");
-    for (size_t i = 0; i < cnt; i++) fprintf(stderr, " %s[%d]", partitions[i].topic, partitions[i].partition);
-    fprintf(stderr, "\n");
+static volatile sig_atomic_t run = 1;
+
+/* SIGINT: leave the poll loop. */
+static void stop(int sig) {
+    (void)sig;
+    run = 0;
+}
+
+/* Whether `len` bytes at `p` are printable text. */
+static int printable(const char *p, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] < 0x20 || p[i] > 0x7e) return 0;
+    }
+    return 1;
+}
+
+/* Prints a key or a value: as text when it is text, else its size. */
+static void show(const char *label, const char *p, size_t len) {
+    if (!p) return;
+    if (printable(p, len))
+        printf(" %s: %.*s\n", label, (int)len, p);
+    else
+        printf(" %s: (%zu bytes)\n", label, len);
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s BOOTSTRAP TOPIC [COUNT] [GROUP]\n", argv[0]);
-        return 2;
-    }
-    const char *topic = argv[2];
-    long count = argc > 3 ? atol(argv[3]) : 10;
-    const char *group = argc > 4 ? argv[4] : "odradek-example";
-    char errstr[512];
+    odk_consumer_t *consumer; /* the consumer handle */
+    odk_conf_t *conf;         /* configuration, copied by odk_consumer_new */
+    odk_err_t err;            /* result of odk_* calls */
+    char errstr[512];         /* error messages of odk_* calls */
 
-    odk_conf_t *conf = odk_conf_new();
-    if (odk_conf_set(conf, "bootstrap.servers", argv[1], errstr, sizeof errstr) ||
-        odk_conf_set(conf, "group.id", group, errstr, sizeof errstr) ||
-        odk_conf_set(conf, "auto.offset.reset", "earliest", errstr, sizeof errstr)) {
-        fprintf(stderr, "configuration: %s\n", errstr);
-        odk_conf_destroy(conf);
+    if (argc < 5) {
+        fprintf(stderr, "%% Usage: %s <bootstrap servers> <group.id> <group.protocol> <topic1> <topic2>..\n",
+                argv[0]);
         return 1;
     }
-    odk_conf_set_rebalance_cb(conf, on_rebalance);
-    odk_consumer_t *consumer = odk_consumer_new(conf, errstr, sizeof errstr);
+    const char *brokers = argv[1];
+    const char *groupid = argv[2];
+    const char *group_protocol = argv[3];
+    const char **topics = (const char **)&argv[4];
+    size_t topic_cnt = (size_t)(argc - 4);
+
+    /* 1. Configuration: the brokers, the group, its protocol, and where a partition without a
+     * committed offset starts (here: at its first message). */
+    conf = odk_conf_new();
+    const char *settings[][2] = {{"bootstrap.servers", brokers},
+                                 {"group.id", groupid},
+                                 {"group.protocol", group_protocol},
+                                 {"auto.offset.reset", "earliest"}};
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        if (odk_conf_set(conf, settings[i][0], settings[i][1], errstr, sizeof errstr) != ODK_ERR_NO_ERROR) {
+            fprintf(stderr, "%s\n", errstr);
+            odk_conf_destroy(conf);
+            return 1;
+        }
+    }
+
+    /* 2. The consumer. odk_consumer_new copies the configuration; rd_kafka_poll_set_consumer
+     * has no counterpart: odk_consumer_poll serves every consumer event. */
+    consumer = odk_consumer_new(conf, errstr, sizeof errstr);
     odk_conf_destroy(conf);
     if (!consumer) {
-        fprintf(stderr, "odk_consumer_new: %s\n", errstr);
+        fprintf(stderr, "%% Failed to create new consumer: %s\n", errstr);
         return 1;
     }
-    const char *topics[] = {topic};
-    if (odk_consumer_subscribe(consumer, topics, 1, errstr, sizeof errstr)) {
-        fprintf(stderr, "subscribe: %s\n", errstr);
+
+    /* 3. Subscribe: the topics are a plain array of names (a name starting with ^ is a regular
+     * expression). Partitions arrive through the group's rebalances, served by poll. */
+    err = odk_consumer_subscribe(consumer, topics, topic_cnt, errstr, sizeof errstr);
+    if (err != ODK_ERR_NO_ERROR) {
+        fprintf(stderr, "%% Failed to subscribe to %zu topics: %s\n", topic_cnt, errstr);
         odk_consumer_destroy(consumer);
         return 1;
     }
+    fprintf(stderr, "%% Subscribed to %zu topic(s), waiting for rebalance and messages...\n", topic_cnt);
 
-    long seen = 0;
-    time_t give_up = time(NULL) + 60;
-    while (seen < count && time(NULL) < give_up) {
-        odk_message_t *msg = odk_consumer_poll(consumer, 500);
-        if (!msg) continue;
-        if (odk_message_err(msg) == ODK_ERR_NO_ERROR) {
-            size_t key_len = 0, value_len = 0;
-            const char *key = odk_message_key(msg, &key_len);
-            const char *value = odk_message_value(msg, &value_len);
-            printf("%s[%d]@%lld: %.*s = %.*s\n", odk_message_topic(msg), odk_message_partition(msg),
-                   (long long)odk_message_offset(msg), (int)key_len, key ? key : "",
-                   (int)value_len, value ? value : "");
-            seen++;
-        } else {
-            fprintf(stderr, "consume error: %s\n", odk_message_errstr(msg));
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+
+    /* 4. The poll loop: one message (or consumer error) at a time. */
+    while (run) {
+        odk_message_t *msg = odk_consumer_poll(consumer, 100);
+        if (!msg) continue; /* nothing within 100 ms */
+
+        if (odk_message_err(msg) != ODK_ERR_NO_ERROR) {
+            /* Consumer errors are informational: the consumer keeps trying. */
+            fprintf(stderr, "%% Consumer error: %s\n", odk_message_errstr(msg));
+            odk_message_destroy(msg);
+            continue;
         }
+
+        printf("Message on %s [%d] at offset %lld:\n", odk_message_topic(msg),
+               odk_message_partition(msg), (long long)odk_message_offset(msg));
+        size_t key_len = 0, value_len = 0;
+        const char *key = odk_message_key(msg, &key_len);
+        const char *value = odk_message_value(msg, &value_len);
+        show("Key", key, key_len);
+        show("Value", value, value_len);
+        fflush(stdout);
+
+        /* Its offset is stored now (enable.auto.offset.store) and committed in the background
+         * (enable.auto.commit) and on close. */
         odk_message_destroy(msg);
     }
-    /* Commit what was returned (the stored offsets), then leave the group. */
-    odk_err_t err = seen ? odk_consumer_commit(consumer, NULL, 0, errstr, sizeof errstr) : ODK_ERR_NO_ERROR;
-    if (err) fprintf(stderr, "commit: %s\n", errstr);
+
+    /* 5. Leave the group: commits the stored offsets and gives the partitions back. */
+    fprintf(stderr, "%% Closing consumer\n");
     odk_consumer_close(consumer);
+
+    /* 6. Done. */
     odk_consumer_destroy(consumer);
-    if (seen < count) {
-        fprintf(stderr, "consumed %ld of %ld messages before giving up\n", seen, count);
-        return 1;
-    }
-    return err == ODK_ERR_NO_ERROR ? 0 : 1;
+    return 0;
 }
