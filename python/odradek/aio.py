@@ -189,7 +189,7 @@ class AIOConsumer:
 
     async def unsubscribe(self) -> None:
         """Leaves the group (the revoke callback runs on the executor thread that waits)."""
-        await self._loop.run_in_executor(None, self._consumer.unsubscribe)
+        await self._loop.run_in_executor(None, self._consumer._unsubscribe_now)
 
     async def commit(
         self,

@@ -25,6 +25,9 @@ pub struct Consumer {
     pub(crate) client: ConsumerClient,
     cbs: Callbacks,
     rebalance: Mutex<RebalanceCallbacks>,
+    /// `unsubscribe()` was called: the group is left (its revoke callback served) by the next
+    /// `poll`, `consume`, `subscribe` or `close`, as confluent-kafka does.
+    unsubscribing: std::sync::atomic::AtomicBool,
 }
 
 fn closed_error() -> PyErr {
@@ -59,6 +62,20 @@ pub fn item_to_message(py: Python<'_>, item: Item) -> PyResult<Py<Message>> {
 }
 
 impl Consumer {
+    /// Leaves the group now if `unsubscribe()` asked for it, serving the revoke callback on
+    /// this thread.
+    fn finish_unsubscribe(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let this = slf.get();
+        if !this
+            .unsubscribing
+            .swap(false, std::sync::atomic::Ordering::AcqRel)
+        {
+            return Ok(());
+        }
+        let fut = this.client.unsubscribe();
+        Consumer::wait_serving(slf, fut)
+    }
+
     fn usable(&self, py: Python<'_>) -> PyResult<()> {
         if self.client.is_closed() {
             return Err(closed_error());
@@ -193,6 +210,7 @@ impl Consumer {
             client,
             cbs,
             rebalance: Mutex::new(RebalanceCallbacks::default()),
+            unsubscribing: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -337,6 +355,7 @@ impl Consumer {
     #[pyo3(signature = (timeout=None))]
     fn poll(slf: &Bound<'_, Self>, timeout: Option<f64>) -> PyResult<Option<Py<Message>>> {
         let (py, this) = (slf.py(), slf.get());
+        Consumer::finish_unsubscribe(slf)?;
         if !this.client.has_group_events() {
             if let Some(item) = this.client.take_one() {
                 return item_to_message(py, item).map(Some);
@@ -365,6 +384,7 @@ impl Consumer {
             ));
         }
         slf.get().usable(py)?;
+        Consumer::finish_unsubscribe(slf)?;
         let n = num_messages.max(1);
         let items = Consumer::collect(slf, n, n, wait::deadline(timeout))?;
         let list = PyList::empty(py);
@@ -401,6 +421,9 @@ impl Consumer {
         if this.client.is_closed() {
             return Ok(());
         }
+        // close() leaves the group anyway; a pending unsubscribe is part of that.
+        this.unsubscribing
+            .store(false, std::sync::atomic::Ordering::Release);
         let fut = this.client.close();
         Consumer::wait_serving(slf, fut)
     }
@@ -421,32 +444,45 @@ impl Consumer {
     /// counterparts) themselves, the change is applied after they return.
     #[pyo3(signature = (topics, on_assign=None, on_revoke=None, on_lost=None))]
     fn subscribe(
-        &self,
-        py: Python<'_>,
+        slf: &Bound<'_, Self>,
         topics: &Bound<'_, PyAny>,
         on_assign: Option<&Bound<'_, PyAny>>,
         on_revoke: Option<&Bound<'_, PyAny>>,
         on_lost: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        self.usable(py)?;
+        let py = slf.py();
+        slf.get().usable(py)?;
         let topics = group::topics(topics)?;
+        // The previous subscription's pending unsubscribe revokes with its own callbacks.
+        Consumer::finish_unsubscribe(slf)?;
+        let this = slf.get();
         let cbs = RebalanceCallbacks {
             on_assign: group::callback("on_assign", on_assign)?,
             on_revoke: group::callback("on_revoke", on_revoke)?,
             on_lost: group::callback("on_lost", on_lost)?,
         };
-        if let Ok(mut slot) = self.rebalance.lock() {
+        if let Ok(mut slot) = this.rebalance.lock() {
             *slot = cbs;
         }
-        self.client.subscribe(&topics).py(py)
+        this.client.subscribe(&topics).py(py)
     }
 
-    /// Leaves the group; the revoke callback runs here, on the calling thread.
+    /// Leaves the group, as confluent-kafka does: returns at once; the assignment is revoked
+    /// (the revoke callback served, stored offsets committed with `enable.auto.commit`) by
+    /// the next `poll`, `consume`, `subscribe` or `close` on the calling thread.
     fn unsubscribe(slf: &Bound<'_, Self>) -> PyResult<()> {
         let this = slf.get();
         this.usable(slf.py())?;
-        let fut = this.client.unsubscribe();
-        Consumer::wait_serving(slf, fut)
+        this.unsubscribing
+            .store(true, std::sync::atomic::Ordering::Release);
+        Ok(())
+    }
+
+    /// Leaves the group now, serving the revoke callback on this thread (`AIOConsumer`'s
+    /// `unsubscribe`, whose polls do not go through `poll`).
+    fn _unsubscribe_now(slf: &Bound<'_, Self>) -> PyResult<()> {
+        Consumer::unsubscribe(slf)?;
+        Consumer::finish_unsubscribe(slf)
     }
 
     /// Commits the offset after `message`, the given `offsets`, or (neither) the stored offsets

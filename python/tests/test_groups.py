@@ -284,7 +284,33 @@ def test_regex_subscription_and_group_metadata(gbroker, conf, topic):
     md = c.consumer_group_metadata()
     assert md.member_id == c.memberid() and md.member_id and md.generation_id >= 1
     c.unsubscribe()
+    c.poll(0.1)
     assert c.assignment() == []
+    c.close()
+
+
+def test_unsubscribe_revokes_at_the_next_poll_like_confluent_kafka(gbroker, conf, topic):
+    # confluent-kafka: unsubscribe() returns at once; the assignment stays until the next poll
+    # serves on_revoke (checked against confluent-kafka 2.16 on this broker).
+    fill(gbroker, topic, 1, partitions=1)
+    rec = Recorder()
+    c = Consumer(conf)
+    c.subscribe([topic], on_assign=rec.on_assign, on_revoke=rec.on_revoke)
+    poll_until([c], lambda: "assign" in rec.kinds())
+    c.unsubscribe()
+    assert rec.kinds()[-1] == "assign", "no revoke inside unsubscribe()"
+    assert sorted(tp.partition for tp in c.assignment()) == [0, 1, 2]
+    c.poll(0.2)
+    assert rec.kinds()[-1] == "revoke"
+    assert c.assignment() == []
+    # Subscribing again after an unsubscribe without a poll revokes first, with the old
+    # callbacks, then joins with the new ones.
+    rec2 = Recorder()
+    c.subscribe([topic], on_assign=rec2.on_assign, on_revoke=rec2.on_revoke)
+    poll_until([c], lambda: "assign" in rec2.kinds())
+    c.unsubscribe()
+    c.subscribe([topic], on_assign=rec2.on_assign, on_revoke=rec2.on_revoke)
+    assert rec2.kinds()[:2] == ["assign", "revoke"]
     c.close()
 
 
