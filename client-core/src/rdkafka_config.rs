@@ -325,13 +325,17 @@ pub fn accept_unhandled(name: &str, value: &str) -> Option<Result<bool>> {
 
 /// Which shells apply a property the bindings implement.
 fn binding_note(name: &str) -> String {
-    if name == "statistics.interval.ms" {
-        "applied by the Python, Node and C shells (librdkafka's JSON, see docs/statistics.md)"
-            .to_string()
-    } else {
-        "applied by the Python and C shells (the Node package's KafkaJS API has its own options)"
-            .to_string()
+    match name {
+        "statistics.interval.ms" => {
+            "applied by the Python, Node and C shells (librdkafka's JSON, see docs/statistics.md)"
+        }
+        "queue.buffering.max.messages" => "applied by the Python, Node and C shells",
+        _ => {
+            "applied by the Python and C shells; the Node package accepts only the value that \
+             describes its KafkaJS API (see node/README.md)"
+        }
     }
+    .to_string()
 }
 
 /// `docs/configuration.md`'s table: every librdkafka property, its status and what Odradek

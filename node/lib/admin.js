@@ -3,7 +3,7 @@
 // (KafkaJS has none) after the Java client's describeClientQuotas / alterClientQuotas.
 const native = require('./native')
 const { AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes } = require('./constants')
-const { resolveBrokers, adminProps } = require('./config')
+const { resolveBrokers, adminProps, takeShellProperties } = require('./config')
 const { Instrumentation, throttleListener, clientErrorListener, attachRequestEvents } = require('./events')
 const {
   KafkaJSError, KafkaJSNonRetriableError, KafkaJSCreateTopicError, KafkaJSDeleteTopicError,
@@ -53,7 +53,7 @@ class Admin {
     const servers = await resolveBrokers(this._kafka._brokers)
     this._kafka._holdCoreLog(this)
     try {
-      const props = { ...this._kafka._props, 'bootstrap.servers': servers, ...adminProps(this._options) }
+      const props = takeShellProperties({ ...this._kafka._props, 'bootstrap.servers': servers, ...adminProps(this._options) })
       const n = new native.NativeAdmin(props, this._kafka._tokenProvider)
       n.onThrottle(throttleListener(this._instrumentation, EVENTS.REQUEST_THROTTLE, { clientId: props['client.id'], logger: this.logger() }))
       n.onClientError(clientErrorListener(this._instrumentation, EVENTS.CLIENT_ERROR, { clientId: props['client.id'], logger: this.logger() }))

@@ -259,4 +259,29 @@ function adminProps (opts) {
   return Object.assign(out, passThrough(opts))
 }
 
-module.exports = { clientProps, producerProps, consumerProps, adminProps, resolveBrokers, passThrough, tokenProvider }
+/**
+ * librdkafka properties the language shells implement (not the core) that the KafkaJS API has
+ * a fixed answer to: accepted at the value that describes this package's behaviour, refused
+ * naming the property otherwise. Removes them from `props` (a native client's properties).
+ */
+const SHELL_FIXED = {
+  'enable.partition.eof': ['false', 'the KafkaJS API has no end-of-partition events'],
+  'delivery.report.only.error': ['false', "send() resolves with every message's metadata"],
+  'enable.auto.offset.store': ['true', "the run loop stores (and, with autoCommit, commits) what each handler finished; use autoCommit: false and commitOffsets() to commit by hand"]
+}
+
+function takeShellProperties (props) {
+  for (const [name, [accepted, why]] of Object.entries(SHELL_FIXED)) {
+    if (!(name in props)) continue
+    const raw = props[name]
+    delete props[name]
+    const value = String(raw).trim().toLowerCase()
+    const normal = value === '1' ? 'true' : value === '0' ? 'false' : value
+    if (normal !== accepted) {
+      throw new KafkaJSNonRetriableError(`Configuration property "${name}" = "${raw}" is not supported here: ${why} (only ${accepted} is accepted)`)
+    }
+  }
+  return props
+}
+
+module.exports = { clientProps, producerProps, consumerProps, adminProps, resolveBrokers, passThrough, tokenProvider, takeShellProperties }

@@ -16,7 +16,7 @@
 // the retries restarts it, CRASH is emitted with that `restart`, and a restart runs the
 // consumer again (a new member, from the committed offsets) after the retry time.
 const native = require('./native')
-const { consumerProps, resolveBrokers } = require('./config')
+const { consumerProps, resolveBrokers, takeShellProperties } = require('./config')
 const { Instrumentation, throttleListener, clientErrorListener, attachRequestEvents, takeStatisticsInterval, startStatistics } = require('./events')
 const { decode, partitionCount } = require('./messages')
 const { KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, fromNative } = require('./errors')
@@ -46,6 +46,8 @@ const EVENTS = {
 }
 
 const key = (topic, partition) => `${partition}:${topic}`
+// auto.offset.reset's names for "the end" (librdkafka's aliases).
+const LATEST_NAMES = new Set(['latest', 'largest', 'end'])
 // Kafka's API keys of the group heartbeats (HEARTBEAT events).
 const HEARTBEAT_API = 12
 const CONSUMER_GROUP_HEARTBEAT_API = 68
@@ -169,7 +171,7 @@ class Consumer {
     }
     if (!this._native) {
       try {
-        const props = this._props()
+        const props = takeShellProperties(this._props())
         const statsMs = takeStatisticsInterval(props)
         this._native = new native.NativeConsumer(props, this._kafka._tokenProvider)
         if (statsMs > 0) this._statsTimer = startStatistics(this._native, statsMs, this._instrumentation, EVENTS.STATS, props['client.id'])
@@ -181,7 +183,7 @@ class Consumer {
         })
         // Unless the application set auto.offset.reset itself, each subscription's
         // fromBeginning decides where its topics' new partitions start.
-        if (!('auto.offset.reset' in props) || props['auto.offset.reset'] === 'latest') {
+        if (!('auto.offset.reset' in props) || LATEST_NAMES.has(String(props['auto.offset.reset']).trim())) {
           this._native.setTopicResets(this._resetRules())
         }
         if (this._patterns.length > 0) {

@@ -5,7 +5,7 @@
 // creation. So each combination used gets its own native producer, created on first use and
 // sharing nothing but the process's runtime. Most applications use one combination.
 const native = require('./native')
-const { producerProps, resolveBrokers } = require('./config')
+const { producerProps, resolveBrokers, takeShellProperties } = require('./config')
 const { compressionName, builtInPartitioner } = require('./constants')
 const { Instrumentation, throttleListener, clientErrorListener, attachRequestEvents, takeStatisticsInterval, startStatistics } = require('./events')
 const errors = require('./errors')
@@ -24,6 +24,25 @@ const EVENTS = {
   CLIENT_ERROR: 'producer.network.client_error',
   // odradek's extension: librdkafka's statistics JSON every `statistics.interval.ms`.
   STATS: 'producer.stats'
+}
+
+// librdkafka's RD_KAFKA_RESP_ERR__QUEUE_FULL.
+const QUEUE_FULL_CODE = -184
+
+/**
+ * Takes librdkafka's `queue.buffering.max.messages` out of the producer's properties (the
+ * shell applies it: sends that would leave more messages unsettled fail with `_QUEUE_FULL`, as
+ * librdkafka's produce does); null when absent. librdkafka's range, 0..2147483647.
+ */
+function takeQueueLimit (props) {
+  const raw = props['queue.buffering.max.messages']
+  delete props['queue.buffering.max.messages']
+  if (raw === undefined || raw === null) return null
+  const n = Number(String(raw).trim())
+  if (!Number.isInteger(n) || n < 0 || n > 2147483647) {
+    throw new KafkaJSNonRetriableError(`Invalid value "${raw}" for configuration property "queue.buffering.max.messages": expected an integer in 0..2147483647`)
+  }
+  return Math.max(1, n)
 }
 
 function acksName (acks) {
@@ -45,6 +64,9 @@ class Producer {
       : null
     this._natives = new Map()
     this._statsTimers = []
+    // librdkafka's queue.buffering.max.messages when set: messages sent and not yet settled.
+    this._queueMax = null
+    this._queued = 0
     this._base = null
     this._connected = false
     this._transaction = null
@@ -56,6 +78,8 @@ class Producer {
     if (this._connected) return
     const servers = await resolveBrokers(this._kafka._brokers)
     this._base = { ...this._kafka._props, 'bootstrap.servers': servers, ...this._props }
+    this._queueMax = takeQueueLimit(this._base)
+    takeShellProperties(this._base)
     this._kafka._holdCoreLog(this)
     try {
       const main = this._native('all', undefined)
@@ -170,11 +194,21 @@ class Producer {
       throw new KafkaJSNonRetriableError("Not requiring ack for all messages invalidates the idempotent producer's EoS guarantees")
     }
     const n = this._native(a, compression)
+    const count = topicMessages.reduce((sum, { messages }) => sum + messages.length, 0)
+    if (this._queueMax !== null && this._queued + count > this._queueMax) {
+      const e = new KafkaJSError(`Local: Queue full: ${this._queued} messages waiting for delivery, queue.buffering.max.messages is ${this._queueMax}`, { retriable: true })
+      e.code = QUEUE_FULL_CODE
+      e.type = '_QUEUE_FULL'
+      throw e
+    }
+    this._queued += count
     try {
       const list = await this._applyPartitioner(n, topicMessages)
       return await n.send(list)
     } catch (e) {
       throw fromNative(e)
+    } finally {
+      this._queued -= count
     }
   }
 
