@@ -14,6 +14,7 @@ mod describe;
 mod error_events;
 mod health;
 mod metadata;
+mod slot_key;
 mod stats;
 mod view;
 

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::view::{slot_node, Cluster};
+use super::metadata::ClusterMetadata;
+use super::slot_key::slot_node;
 use crate::net::{Connection, WindowSnapshot};
 
 /// What a slot's closed connections did, and how often it connected.
@@ -83,76 +84,76 @@ pub struct BrokerSnapshot {
     pub requests_by_api: Vec<(&'static str, u64)>,
 }
 
-impl Cluster {
-    /// Every broker's statistics, starting new rtt and throttle windows. For the statistics
-    /// emitter alone: two callers would split the windows between them.
-    pub fn broker_snapshots(&self) -> Vec<BrokerSnapshot> {
-        let SlotsForStats {
-            live,
-            history,
-            bootstrap,
-        } = self.slots_for_stats();
-        let metadata = self.metadata();
-        let mut out: Vec<BrokerSnapshot> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        let mut coordinators = 0;
-        let mut live = live;
-        live.sort_by_key(|(key, _)| *key);
-        for (key, c) in &live {
-            let node = slot_node(*key);
-            let coordinator = node != *key;
-            seen.insert(*key);
-            let mut b = snapshot_of(c, history.get(key));
-            if coordinator {
-                // librdkafka's logical coordinator broker: no node id of its own.
-                b.node_id = -1;
-                b.source = "logical";
-                b.name = if coordinators == 0 {
-                    "GroupCoordinator".to_string()
-                } else {
-                    format!("GroupCoordinator/{node}")
-                };
-                coordinators += 1;
-            } else {
-                b.node_id = node;
-                b.source = "learned";
-                b.name = format!("{}/{node}", b.nodename);
-            }
-            out.push(b);
-        }
-        for (id, info) in &metadata.brokers {
-            if seen.contains(id) {
-                continue;
-            }
-            let nodename = format!("{}:{}", info.host, info.port);
-            let h = history.get(id).cloned().unwrap_or_default();
-            out.push(BrokerSnapshot {
-                name: format!("{nodename}/{id}"),
-                node_id: *id,
-                nodename,
-                source: "learned",
-                state: if h.connects > 0 { "DOWN" } else { "INIT" },
-                tx: h.requests,
-                txbytes: h.bytes_sent,
-                rx: h.responses,
-                rxbytes: h.bytes_received,
-                req_timeouts: h.timeouts,
-                connects: h.connects,
-                disconnects: h.disconnects,
-                ..BrokerSnapshot::default()
-            });
-        }
-        if let Some(c) = bootstrap {
-            let mut b = snapshot_of(&c, None);
+/// Every broker's statistics from the cluster view's slots and metadata (see
+/// [`super::Cluster::broker_snapshots`]); starts new rtt and throttle windows.
+pub(super) fn broker_snapshots(
+    slots: SlotsForStats,
+    metadata: &ClusterMetadata,
+) -> Vec<BrokerSnapshot> {
+    let SlotsForStats {
+        live,
+        history,
+        bootstrap,
+    } = slots;
+    let mut out: Vec<BrokerSnapshot> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut coordinators = 0;
+    let mut live = live;
+    live.sort_by_key(|(key, _)| *key);
+    for (key, c) in &live {
+        let node = slot_node(*key);
+        let coordinator = node != *key;
+        seen.insert(*key);
+        let mut b = snapshot_of(c, history.get(key));
+        if coordinator {
+            // librdkafka's logical coordinator broker: no node id of its own.
             b.node_id = -1;
-            b.source = "configured";
-            b.name = format!("{}/bootstrap", b.nodename);
-            b.connects = b.connects.max(1);
-            out.push(b);
+            b.source = "logical";
+            b.name = if coordinators == 0 {
+                "GroupCoordinator".to_string()
+            } else {
+                format!("GroupCoordinator/{node}")
+            };
+            coordinators += 1;
+        } else {
+            b.node_id = node;
+            b.source = "learned";
+            b.name = format!("{}/{node}", b.nodename);
         }
-        out.sort_by(|a, b| a.name.cmp(&b.name));
-        out
+        out.push(b);
     }
+    for (id, info) in &metadata.brokers {
+        if seen.contains(id) {
+            continue;
+        }
+        let nodename = format!("{}:{}", info.host, info.port);
+        let h = history.get(id).cloned().unwrap_or_default();
+        out.push(BrokerSnapshot {
+            name: format!("{nodename}/{id}"),
+            node_id: *id,
+            nodename,
+            source: "learned",
+            state: if h.connects > 0 { "DOWN" } else { "INIT" },
+            tx: h.requests,
+            txbytes: h.bytes_sent,
+            rx: h.responses,
+            rxbytes: h.bytes_received,
+            req_timeouts: h.timeouts,
+            connects: h.connects,
+            disconnects: h.disconnects,
+            ..BrokerSnapshot::default()
+        });
+    }
+    if let Some(c) = bootstrap {
+        let mut b = snapshot_of(&c, None);
+        b.node_id = -1;
+        b.source = "configured";
+        b.name = format!("{}/bootstrap", b.nodename);
+        b.connects = b.connects.max(1);
+        out.push(b);
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
 }
 
 /// The snapshot of a live connection, with its slot's history added.

@@ -13,6 +13,8 @@ use kafka_protocol::protocol::StrBytes;
 use super::backoff::jitter;
 use super::error_events::{ErrorEvents, ErrorListener};
 use super::metadata::{BrokerInfo, ClusterMetadata, TopicInfo};
+use super::slot_key::{coordinator_slot, slot_node};
+use super::stats::BrokerSnapshot;
 use crate::config::{ClientConfig, MetadataRecovery};
 use crate::net::{ConnectParams, Connection, RequestEvent, RequestSink, ThrottleSink};
 use crate::{Error, ErrorCode, Result};
@@ -782,20 +784,25 @@ impl Cluster {
         }
     }
 
-    /// Every slot's live connection and history, and the bootstrap connection (statistics).
-    pub(super) fn slots_for_stats(&self) -> super::stats::SlotsForStats {
-        let live = self
+    /// Every broker's statistics (librdkafka's `brokers` entries; see [`BrokerSnapshot`]),
+    /// starting new rtt and throttle windows. For the statistics emitter alone: two callers
+    /// would split the windows between them.
+    pub fn broker_snapshots(&self) -> Vec<BrokerSnapshot> {
+        let live: Vec<(i32, Arc<Connection>)> = self
             .live
             .lock()
             .map(|l| l.iter().map(|(k, c)| (*k, c.clone())).collect())
             .unwrap_or_default();
         let history = self.history.lock().map(|h| h.clone()).unwrap_or_default();
         let bootstrap = self.bootstrap.try_lock().ok().and_then(|b| b.clone());
-        super::stats::SlotsForStats {
-            live,
-            history,
-            bootstrap,
-        }
+        super::stats::broker_snapshots(
+            super::stats::SlotsForStats {
+                live,
+                history,
+                bootstrap,
+            },
+            &self.metadata(),
+        )
     }
 
     /// Per-broker traffic counters of live connections (throttle counts since each
@@ -853,19 +860,5 @@ fn broker_stats_of(key: i32, c: &Connection) -> BrokerStats {
         throttle_ms_total: c.stats.throttle_ms_total.load(Ordering::Relaxed),
         throttle_ms_min: c.stats.throttle_ms_min.load(Ordering::Relaxed),
         throttle_ms_max: c.stats.throttle_ms_max.load(Ordering::Relaxed),
-    }
-}
-
-/// The slot key of a broker's coordinator connection (its plain connection's key is its id).
-pub(super) fn coordinator_slot(node_id: i32) -> i32 {
-    i32::MAX - node_id
-}
-
-/// The broker a slot key belongs to (see [`coordinator_slot`]).
-pub(super) fn slot_node(key: i32) -> i32 {
-    if key > i32::MAX / 2 {
-        i32::MAX - key
-    } else {
-        key
     }
 }

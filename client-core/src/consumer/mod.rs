@@ -234,6 +234,22 @@ impl Consumer {
         Ok(())
     }
 
+    /// A snapshot with everything librdkafka's statistics report for a consumer. Starts new
+    /// broker windows, so it is for the statistics emitter alone.
+    pub fn detailed_stats(&self) -> ConsumerDetail {
+        let history = self.shared.group.as_ref().map(|_| {
+            self.membership
+                .lock()
+                .ok()
+                .and_then(|m| {
+                    m.as_ref()
+                        .and_then(|(m, _)| m.history.lock().ok().map(|h| h.clone()))
+                })
+                .unwrap_or_default()
+        });
+        stats::detail(&self.shared, history)
+    }
+
     /// Per-topic `auto.offset.reset` (KafkaJS's per-subscription `fromBeginning`): a partition
     /// of a topic a rule covers (first match) that has no valid position starts where the
     /// rule says; other topics follow `auto.offset.reset`. Replaces earlier rules; applies to

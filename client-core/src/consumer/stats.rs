@@ -3,8 +3,8 @@
 use std::time::Instant;
 
 use super::group::RebalanceHistory;
+use super::shared::Shared;
 use super::state::Reset;
-use super::Consumer;
 use crate::cluster::BrokerSnapshot;
 use crate::types::TopicPartition;
 
@@ -67,79 +67,62 @@ pub struct ConsumerDetail {
 /// librdkafka's `RD_KAFKA_OFFSET_INVALID`.
 pub const OFFSET_INVALID: i64 = -1001;
 
-impl Consumer {
-    /// A snapshot with everything librdkafka's statistics report for a consumer. Starts new
-    /// broker windows, so it is for the statistics emitter alone.
-    pub fn detailed_stats(&self) -> ConsumerDetail {
-        let cluster = self.cluster();
-        let metadata = cluster.metadata();
-        let committed = self
-            .shared
-            .committed
-            .as_ref()
-            .and_then(|c| c.lock().ok().map(|c| c.clone()))
-            .unwrap_or_default();
-        let mut partitions: Vec<PartitionDetail> = {
-            let state = self.shared.lock();
-            state
-                .parts
-                .iter()
-                .map(|(tp, p)| {
-                    let (chunks, bytes) = state
-                        .buffer
-                        .iter()
-                        .filter(|b| &b.tp == tp && b.generation == p.generation)
-                        .fold((0u64, 0u64), |(c, n), b| (c + 1, n + b.bytes as u64));
-                    PartitionDetail {
-                        partition: tp.clone(),
-                        leader: metadata.leader(&tp.topic, tp.partition).unwrap_or(-1),
-                        fetch_state: match (p.reset, p.awaiting_validation) {
-                            (Some(Reset::Committed | Reset::Earliest | Reset::Latest), _) => {
-                                "offset-query"
-                            }
-                            (None, true) => "validate-epoch-wait",
-                            (None, false) => "active",
-                        },
-                        next_offset: p.fetch_offset.unwrap_or(OFFSET_INVALID),
-                        app_offset: p.position.unwrap_or(OFFSET_INVALID),
-                        committed_offset: committed.get(tp).copied().unwrap_or(OFFSET_INVALID),
-                        lo_offset: p.log_start_offset,
-                        hi_offset: p.high_watermark,
-                        ls_offset: p.last_stable_offset,
-                        buffered_chunks: chunks,
-                        buffered_bytes: bytes,
-                        rx_records: p.rx_records,
-                        rx_bytes: p.rx_bytes,
-                        leader_epoch: p.last_epoch.or(p.leader_epoch).unwrap_or(-1),
-                        paused: p.paused,
-                    }
-                })
-                .collect()
-        };
-        partitions.sort_by(|a, b| a.partition.cmp(&b.partition));
-        ConsumerDetail {
-            partitions,
-            read_committed: cluster.config().consumer.read_committed,
-            group: self.shared.group.as_ref().map(|_| self.rebalance_history()),
-            metadata_topics: metadata.topics.len(),
-            metadata_age_ms: metadata.age().as_millis() as u64,
-            brokers: cluster.broker_snapshots(),
-            taken: Instant::now(),
-        }
-    }
-}
-
-impl Consumer {
-    /// The group membership's assignment changes (empty before `subscribe`).
-    fn rebalance_history(&self) -> RebalanceHistory {
-        self.membership
-            .lock()
-            .ok()
-            .and_then(|m| {
-                m.as_ref()
-                    .and_then(|(m, _)| m.history.lock().ok().map(|h| h.clone()))
+/// The snapshot of a consumer sharing `shared`, with its group's `history` (`None` without
+/// `group.id`); starts new broker windows.
+pub(super) fn detail(shared: &Shared, history: Option<RebalanceHistory>) -> ConsumerDetail {
+    let cluster = &shared.cluster;
+    let metadata = cluster.metadata();
+    let committed = shared
+        .committed
+        .as_ref()
+        .and_then(|c| c.lock().ok().map(|c| c.clone()))
+        .unwrap_or_default();
+    let mut partitions: Vec<PartitionDetail> = {
+        let state = shared.lock();
+        state
+            .parts
+            .iter()
+            .map(|(tp, p)| {
+                let (chunks, bytes) = state
+                    .buffer
+                    .iter()
+                    .filter(|b| &b.tp == tp && b.generation == p.generation)
+                    .fold((0u64, 0u64), |(c, n), b| (c + 1, n + b.bytes as u64));
+                PartitionDetail {
+                    partition: tp.clone(),
+                    leader: metadata.leader(&tp.topic, tp.partition).unwrap_or(-1),
+                    fetch_state: match (p.reset, p.awaiting_validation) {
+                        (Some(Reset::Committed | Reset::Earliest | Reset::Latest), _) => {
+                            "offset-query"
+                        }
+                        (None, true) => "validate-epoch-wait",
+                        (None, false) => "active",
+                    },
+                    next_offset: p.fetch_offset.unwrap_or(OFFSET_INVALID),
+                    app_offset: p.position.unwrap_or(OFFSET_INVALID),
+                    committed_offset: committed.get(tp).copied().unwrap_or(OFFSET_INVALID),
+                    lo_offset: p.log_start_offset,
+                    hi_offset: p.high_watermark,
+                    ls_offset: p.last_stable_offset,
+                    buffered_chunks: chunks,
+                    buffered_bytes: bytes,
+                    rx_records: p.rx_records,
+                    rx_bytes: p.rx_bytes,
+                    leader_epoch: p.last_epoch.or(p.leader_epoch).unwrap_or(-1),
+                    paused: p.paused,
+                }
             })
-            .unwrap_or_default()
+            .collect()
+    };
+    partitions.sort_by(|a, b| a.partition.cmp(&b.partition));
+    ConsumerDetail {
+        partitions,
+        read_committed: cluster.config().consumer.read_committed,
+        group: history,
+        metadata_topics: metadata.topics.len(),
+        metadata_age_ms: metadata.age().as_millis() as u64,
+        brokers: cluster.broker_snapshots(),
+        taken: Instant::now(),
     }
 }
 
