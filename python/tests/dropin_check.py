@@ -7,6 +7,7 @@ Only the import below depends on the first argument; everything after it is ordi
 confluent-kafka code (admin, producer, an assign-based consumer, a consumer group, and
 transactions). Prints one line per check and exits non-zero on the first failure.
 """
+import json
 import sys
 import threading
 import time
@@ -258,6 +259,50 @@ res2 = g2.commit(asynchronous=False)
 check(sorted((tp.partition, tp.offset) for tp in res2) == [(0, -1001), (1, 2), (2, -1001)],
       "commit() sends the stored offsets (OFFSET_INVALID for the rest of the assignment)")
 g2.close()
+
+# ---- unsubscribe() and statistics (librdkafka's schema) --------------------------------------
+
+stats = []
+rebalances.clear()
+g3 = Consumer(dict(gconf, **{"group.id": "dropin-stats-" + GTOPIC, "statistics.interval.ms": 100,
+                             "stats_cb": stats.append}))
+g3.subscribe([GTOPIC], on_assign=on_assign, on_revoke=on_revoke)
+seen = 0
+deadline = time.time() + 60
+while seen < 9 and time.time() < deadline:
+    msg = g3.poll(0.5)
+    if msg is not None and not msg.error():
+        seen += 1
+check(seen == 9, "a statistics-enabled member reads everything")
+g3.commit(offsets=[TopicPartition(GTOPIC, i, 1) for i in range(3)], asynchronous=False)
+
+
+def lag_seen():
+    for raw in reversed(stats):
+        doc = json.loads(raw)
+        parts = doc.get("topics", {}).get(GTOPIC, {}).get("partitions", {})
+        if all(parts.get(str(i), {}).get("committed_offset") == 1 for i in range(3)):
+            return doc
+    return None
+
+
+deadline = time.time() + 30
+while lag_seen() is None and time.time() < deadline:
+    g3.poll(0.2)
+doc = lag_seen()
+check(doc is not None and doc["type"] == "consumer" and "cgrp" in doc,
+      "stats_cb gets librdkafka's statistics JSON")
+check([doc["topics"][GTOPIC]["partitions"][str(i)]["consumer_lag"] for i in range(3)] == [2, 2, 2],
+      "the statistics' consumer_lag is the high watermark minus the committed offset")
+check(all("rtt" in b and "throttle" in b for b in doc["brokers"].values()),
+      "every broker entry has its rtt and throttle windows")
+check(doc["cgrp"]["assignment_size"] == 3, "cgrp.assignment_size")
+g3.unsubscribe()
+check(rebalances[-1][0] == "assign" and len(g3.assignment()) == 3,
+      "unsubscribe() returns before revoking: the assignment stays until the next poll")
+g3.poll(0.5)
+check(rebalances[-1][0] == "revoke" and g3.assignment() == [], "the next poll() runs on_revoke")
+g3.close()
 
 # ---- transactions (init, abort, consume-transform-produce with offsets, fencing) ----------
 
