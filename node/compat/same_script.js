@@ -99,16 +99,86 @@ async function transactions (admin) {
   return { values }
 }
 
+/** The issue-18 parity items: instrumentation payloads, GROUP_JOIN, per-topic fromBeginning, partitionsConsumedConcurrently, batch lag. */
+async function parity (admin) {
+  const early = `same-early-${run}`
+  const late = `same-late-${run}`
+  const wide = `same-wide-${run}`
+  await admin.createTopics({ topics: [{ topic: early, numPartitions: 1 }, { topic: late, numPartitions: 1 }, { topic: wide, numPartitions: 3 }] })
+  const producer = kafka.producer()
+  const requests = []
+  producer.on(producer.events.REQUEST, ({ payload }) => requests.push(payload))
+  await producer.connect()
+  await producer.send({ topic: early, messages: [{ value: 'e0' }, { value: 'e1' }] })
+  await producer.send({ topic: late, messages: [{ value: 'old' }] })
+  await producer.send({ topic: wide, messages: Array.from({ length: 30 }, (_, i) => ({ value: `w${i}`, partition: i % 3 })) })
+  const produce = requests.find(r => r.apiName === 'Produce')
+  check(produce !== undefined, 'a REQUEST event for Produce')
+
+  const joins = []
+  const heartbeats = []
+  const seen = []
+  const consumer = kafka.consumer({ groupId: `same-parity-${run}`, heartbeatInterval: 200 })
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => joins.push(payload))
+  consumer.on(consumer.events.HEARTBEAT, ({ payload }) => heartbeats.push(payload))
+  await consumer.connect()
+  await consumer.subscribe({ topics: [early], fromBeginning: true })
+  await consumer.subscribe({ topics: [late] })
+  await consumer.run({ eachMessage: async ({ topic, message }) => { seen.push(`${topic === early ? 'early' : 'late'}:${message.value}`) } })
+  await waitFor(() => seen.filter(s => s.startsWith('early:')).length === 2, 'the fromBeginning topic from its start')
+  const deadline = Date.now() + 60000
+  while (!seen.includes('late:new')) {
+    check(Date.now() < deadline, 'the late topic\'s new message')
+    await producer.send({ topic: late, messages: [{ value: 'new' }] })
+    await new Promise(resolve => setTimeout(resolve, 500))
+  }
+  await waitFor(() => heartbeats.length > 0, 'a HEARTBEAT event')
+  await consumer.disconnect()
+  check(!seen.includes('late:old'), 'the topic without fromBeginning starts at its end')
+  const join = joins[0]
+
+  let running = 0
+  let most = 0
+  let read = 0
+  const batches = []
+  const wideConsumer = kafka.consumer({ groupId: `same-wide-${run}` })
+  await wideConsumer.connect()
+  await wideConsumer.subscribe({ topics: [wide], fromBeginning: true })
+  await wideConsumer.run({
+    partitionsConsumedConcurrently: 3,
+    eachBatch: async ({ batch }) => {
+      running++
+      most = Math.max(most, running)
+      batches.push({ hw: batch.highWatermark, lag: batch.offsetLag(), last: batch.lastOffset() })
+      await new Promise(resolve => setTimeout(resolve, 50))
+      read += batch.messages.length
+      running--
+    }
+  })
+  await waitFor(() => read >= 30, 'the three partitions')
+  await wideConsumer.disconnect()
+  await producer.disconnect()
+  check(batches.every(b => b.hw === '10' && b.lag === String(9 - Number(b.last))), `batch lag ${JSON.stringify(batches)}`)
+  return {
+    requestKeys: Object.keys(produce).sort(),
+    produceApiKey: produce.apiKey,
+    join: { isLeader: join.isLeader, leaderIsMember: join.leaderId === join.memberId, groupProtocol: join.groupProtocol },
+    heartbeatKeys: Object.keys(heartbeats[0]).sort(),
+    concurrent: most >= 2
+  }
+}
+
 async function main () {
   const admin = kafka.admin()
   await admin.connect()
   try {
     const group = await producerAndGroup(admin)
     const txn = skipTransactions ? { skipped: true } : await transactions(admin)
+    const parityItems = await parity(admin)
     const { groups } = await admin.listGroups()
     check(groups.some(g => g.groupId === `same-group-${run}`), 'listGroups shows the group')
     await admin.deleteTopics({ topics: [group.topic] })
-    console.log(JSON.stringify({ client, ok: true, group, transactions: txn }))
+    console.log(JSON.stringify({ client, ok: true, group, transactions: txn, parity: parityItems }))
   } finally {
     await admin.disconnect()
   }

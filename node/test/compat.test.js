@@ -21,6 +21,8 @@ after(async () => {
   await broker.stop()
 })
 
+const parity = {}
+
 for (const client of ['kafkajs', 'odradek']) {
   test(`same_script.js with ${client}`, async () => {
     const env = { KAFKA_CLIENT: client, KAFKA_BOOTSTRAP: broker.bootstrap, KAFKAJS_NO_PARTITIONER_WARNING: '1' }
@@ -34,5 +36,13 @@ for (const client of ['kafkajs', 'odradek']) {
     assert.ok(out.group.consumed >= 200)
     if (!odradekTransactions) assert.equal(out.transactions.skipped, true)
     else assert.deepEqual(out.transactions.values, ['committed-1', 'committed-2', 'committed-3'])
+    parity[client] = out.parity
   })
 }
+
+test('both clients saw the same instrumentation payloads, GROUP_JOIN and concurrency', () => {
+  assert.ok(parity.kafkajs && parity.odradek, 'both scripts ran')
+  assert.deepEqual(parity.odradek, parity.kafkajs)
+  assert.deepEqual(parity.odradek.join, { isLeader: true, leaderIsMember: true, groupProtocol: 'RoundRobinAssigner' })
+  assert.equal(parity.odradek.concurrent, true)
+})
