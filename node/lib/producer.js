@@ -116,15 +116,16 @@ class Producer {
   }
 
   /** The native producer for an acks / compression combination, created on first use. */
-  _native (acks, compression) {
+  _native (acks, compression, timeout) {
     const codec = compression === undefined ? undefined : compressionName(compression)
     if (codec === null) throw new KafkaJSNonRetriableError(`Compression codec ${compression} is not implemented`)
-    const key = `${acks}|${codec || ''}`
+    const key = `${acks}|${codec || ''}|${timeout === undefined ? '' : timeout}`
     let n = this._natives.get(key)
     if (!n) {
       const props = { ...this._base }
       if (acks !== 'all' || props.acks === undefined) props.acks = acks
       if (codec !== undefined) props['compression.type'] = codec
+      if (timeout !== undefined) props['request.timeout.ms'] = String(timeout)
       try {
         const statsMs = takeStatisticsInterval(props)
         n = new native.NativeProducer(props, this._kafka._tokenProvider)
@@ -181,19 +182,21 @@ class Producer {
 
   async _sendBatch ({ topicMessages, acks, timeout, compression }) {
     this._check(topicMessages)
+    // KafkaJS sends `timeout` as the Produce request's timeout: here it is the request.timeout.ms
+    // of the native producer that sends it (one per value used, like acks and compression).
+    let requestTimeout
     if (timeout !== undefined && timeout !== null) {
-      // KafkaJS sends `timeout` as the Produce request's timeout; here it is the producer's
-      // request.timeout.ms, fixed when it connects: a different value is refused, not ignored.
-      const fixed = Number((this._base && this._base['request.timeout.ms']) || 30000)
-      if (Number(timeout) !== fixed) {
-        throw new KafkaJSNonRetriableError(`send({ timeout: ${timeout} }): this producer's produce requests wait ${fixed} ms; set 'request.timeout.ms' (or the client's requestTimeout) to ${timeout} instead`)
+      if (!Number.isInteger(timeout) || timeout <= 0 || timeout > 2147483647) {
+        throw new KafkaJSNonRetriableError(`Invalid timeout ${timeout}: expected a positive integer (ms)`)
       }
+      const fixed = Number((this._base && this._base['request.timeout.ms']) || 30000)
+      if (timeout !== fixed) requestTimeout = timeout
     }
     const a = acksName(acks)
     if (this._idempotent && a !== 'all') {
       throw new KafkaJSNonRetriableError("Not requiring ack for all messages invalidates the idempotent producer's EoS guarantees")
     }
-    const n = this._native(a, compression)
+    const n = this._native(a, compression, requestTimeout)
     const count = topicMessages.reduce((sum, { messages }) => sum + messages.length, 0)
     if (this._queueMax !== null && this._queued + count > this._queueMax) {
       const e = new KafkaJSError(`Local: Queue full: ${this._queued} messages waiting for delivery, queue.buffering.max.messages is ${this._queueMax}`, { retriable: true })
@@ -209,6 +212,25 @@ class Producer {
       throw fromNative(e)
     } finally {
       this._queued -= count
+    }
+  }
+
+  /**
+   * A transactional producer is one Kafka producer (its transactional.id fences any other), so
+   * a transaction's send cannot pick its own `timeout` or `compression`: one other than the
+   * producer's is refused, naming the property to set instead.
+   */
+  _checkTransactionalSend ({ timeout, compression }) {
+    const fixedTimeout = Number((this._base && this._base['request.timeout.ms']) || 30000)
+    if (timeout !== undefined && timeout !== null && timeout !== fixedTimeout) {
+      throw new KafkaJSNonRetriableError(`send({ timeout: ${timeout} }) in a transaction: its produce requests wait ${fixedTimeout} ms; set 'request.timeout.ms' (or the client's requestTimeout) to ${timeout} instead`)
+    }
+    if (compression !== undefined && compression !== null) {
+      const codec = compressionName(compression)
+      const fixedCodec = (this._base && this._base['compression.type']) || 'none'
+      if (codec !== fixedCodec) {
+        throw new KafkaJSNonRetriableError(`send({ compression: ${compression} }) in a transaction: this producer compresses with ${fixedCodec}; set 'compression.type' on the producer instead`)
+      }
     }
   }
 

@@ -40,11 +40,12 @@ class Transaction {
     return this.sendBatch({ topicMessages: [{ topic, messages }], acks, timeout, compression })
   }
 
-  async sendBatch ({ topicMessages, acks } = {}) {
+  async sendBatch ({ topicMessages, acks, timeout, compression } = {}) {
     this._check()
     if (acks !== undefined && acks !== -1 && acks !== 'all') {
       throw new KafkaJSNonRetriableError('Transactional sends require acks -1 (all)')
     }
+    this._producer._checkTransactionalSend({ timeout, compression })
     this._producer._check(topicMessages)
     try {
       return await this._native.send(topicMessages)

@@ -211,18 +211,35 @@ test('held records count against buffer.memory: a full buffer rejects the call a
   await producer.disconnect()
 })
 
-test('send({ timeout }): the producer request timeout is accepted, another value is refused naming request.timeout.ms', async () => {
+test('send({ timeout }) becomes the request.timeout.ms of the producer that sends it', async () => {
   const topic = await topicWith(1)
   const timed = new Kafka({ clientId: 'timeout-test', brokers: [broker.bootstrap], logLevel: 0, requestTimeout: 20000 })
-  const p = timed.producer()
+  const p = timed.producer({ 'delivery.timeout.ms': 60000 })
   await p.connect()
   try {
-    const [meta] = await p.send({ topic, timeout: 20000, messages: [{ value: 'x' }] })
-    assert.equal(meta.errorCode, 0)
-    await assert.rejects(p.send({ topic, timeout: 5000, messages: [{ value: 'y' }] }),
-      (e) => e instanceof KafkaJSError && /request\.timeout\.ms/.test(e.message) && /20000/.test(e.message))
+    const [first] = await p.send({ topic, timeout: 20000, messages: [{ value: 'x' }] })
+    assert.equal(first.errorCode, 0)
+    const [second] = await p.send({ topic, timeout: 5000, messages: [{ value: 'y' }] })
+    assert.equal(second.errorCode, 0)
+    // It reaches the Kafka producer: 200 s is more than its delivery.timeout.ms allows.
+    await assert.rejects(p.send({ topic, timeout: 200000, messages: [{ value: 'z' }] }),
+      (e) => /request\.timeout\.ms/.test(e.message) && /delivery\.timeout\.ms/.test(e.message))
+    await assert.rejects(p.send({ topic, timeout: -1, messages: [{ value: 'z' }] }), /Invalid timeout -1/)
   } finally {
     await p.disconnect()
   }
-  assert.deepEqual((await readBack(topic, 1)).map(m => m.value.toString()), ['x'])
+  assert.deepEqual((await readBack(topic, 2)).map(m => m.value.toString()).sort(), ['x', 'y'])
+  const txn = timed.producer({ transactionalId: `tx-timeout-${Date.now()}`, idempotent: true, maxInFlightRequests: 1 })
+  await txn.connect()
+  try {
+    const t = await txn.transaction()
+    await assert.rejects(t.send({ topic, timeout: 5000, messages: [{ value: 'w' }] }),
+      (e) => e instanceof KafkaJSError && /request\.timeout\.ms/.test(e.message) && /20000/.test(e.message))
+    await assert.rejects(t.send({ topic, compression: CompressionTypes.GZIP, messages: [{ value: 'w' }] }),
+      (e) => e instanceof KafkaJSError && /compression\.type/.test(e.message))
+    await t.send({ topic, timeout: 20000, compression: CompressionTypes.None, messages: [{ value: 'w' }] })
+    await t.abort()
+  } finally {
+    await txn.disconnect()
+  }
 })
