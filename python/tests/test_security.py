@@ -91,6 +91,18 @@ def test_round_trips_on_every_listener_and_mechanism():
         round_trip(config, tag)
 
 
+def test_a_cloud_style_sasl_ssl_configuration_round_trips():
+    # What a managed-Kafka quick start hands out (Confluent Cloud, MSK with SASL/SCRAM, ...):
+    # librdkafka's property names, hostname verification on, and the usual tuning.
+    config = dict(sasl_ssl("PLAIN"), **{
+        "sasl.mechanisms": "PLAIN", "ssl.endpoint.identification.algorithm": "https",
+        "acks": "all", "enable.idempotence": True, "linger.ms": 5, "compression.type": "zstd",
+        "socket.keepalive.enable": True, "client.id": "ccloud-python-client",
+        "session.timeout.ms": 45000, "statistics.interval.ms": 0})
+    del config["sasl.mechanism"]
+    round_trip(config, "cloud")
+
+
 def test_oauth_cb_supplies_the_token():
     calls = []
 
