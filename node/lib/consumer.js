@@ -110,7 +110,10 @@ class Consumer {
     this._kafka._holdCoreLog(this)
     let probe = null
     try {
-      probe = new native.NativeAdmin({ ...this._kafka._props, 'bootstrap.servers': this._servers }, this._kafka._tokenProvider)
+      // The consumer's own properties (security settings may be among them) reach the probe too.
+      const props = takeShellProperties(this._props())
+      takeStatisticsInterval(props)
+      probe = new native.NativeAdmin(props, this._kafka._tokenProvider)
       await probe.connect()
     } catch (e) {
       this._kafka._releaseCoreLog(this)

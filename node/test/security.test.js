@@ -88,3 +88,32 @@ test('TLS options odradek cannot honour are refused by name', () => {
   assert.throws(() => new Kafka({ brokers: ['127.0.0.1:1'], sasl: { mechanism: 'aws' } }), /aws/)
   assert.throws(() => new Kafka({ brokers: ['127.0.0.1:1'], sasl: { mechanism: 'oauthbearer' } }), /oauthBearerProvider/)
 })
+
+test('a cloud-style SASL_SSL configuration in librdkafka-property form (require(\'odradek\').KafkaJS)', { skip }, async () => {
+  const { KafkaJS } = require('..')
+  const kafka = new KafkaJS.Kafka({
+    kafkaJS: { brokers: [listener('SASL_SSL')], logLevel: KafkaJS.logLevel.NOTHING },
+    'security.protocol': 'SASL_SSL',
+    'sasl.mechanisms': 'PLAIN',
+    'sasl.username': 'alice',
+    'sasl.password': 'alice-secret',
+    'ssl.ca.location': path.join(PKI, 'ca.pem'),
+    'ssl.endpoint.identification.algorithm': 'https',
+    'socket.keepalive.enable': true,
+    'client.id': 'ccloud-node-client'
+  })
+  const topic = unique('cloud')
+  const producer = kafka.producer({ 'enable.idempotence': true, 'linger.ms': 5, 'compression.type': 'zstd', acks: -1 })
+  await producer.connect()
+  await producer.send({ topic, messages: Array.from({ length: 5 }, (_, i) => ({ value: `cloud-${i}`, partition: 0 })) })
+  await producer.disconnect()
+  const consumer = kafka.consumer({ kafkaJS: { groupId: unique('cloud-g'), fromBeginning: true }, 'session.timeout.ms': 45000 })
+  await consumer.connect()
+  await consumer.subscribe({ topics: [topic] })
+  const got = []
+  await consumer.run({ eachMessage: async ({ message }) => { got.push(message.value.toString()) } })
+  const deadline = Date.now() + 60000
+  while (got.length < 5 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 100))
+  await consumer.disconnect()
+  assert.deepEqual(got, Array.from({ length: 5 }, (_, i) => `cloud-${i}`))
+})
