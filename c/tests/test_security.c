@@ -180,6 +180,20 @@ static void round_trips(void) {
     CHECK(token_calls >= 1, "the token callback was not called");
 }
 
+/* What a managed-Kafka quick start hands out: librdkafka's names, hostname verification on,
+ * and the usual producer tuning. */
+static void cloud_style_configuration(void) {
+    char ca[1100];
+    pki("ca.pem", ca, sizeof ca);
+    odk_conf_t *conf = conf_for("SASL_SSL", "security.protocol", "SASL_SSL", "sasl.mechanisms", "PLAIN",
+                                "sasl.username", "alice", "sasl.password", "alice-secret", "ssl.ca.location", ca,
+                                "ssl.endpoint.identification.algorithm", "https", "acks", "all",
+                                "enable.idempotence", "true", "linger.ms", "5", "compression.type", "zstd",
+                                "socket.keepalive.enable", "true", "client.id", "ccloud-c-client", NULL);
+    round_trip(conf, "c-sec-cloud");
+    odk_conf_destroy(conf);
+}
+
 static void wrong_password(void) {
     char ca[1100], errstr[512];
     pki("ca.pem", ca, sizeof ca);
@@ -211,6 +225,7 @@ int main(void) {
         return 0;
     }
     RUN(round_trips);
+    RUN(cloud_style_configuration);
     RUN(wrong_password);
     return 0;
 }
