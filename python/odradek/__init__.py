@@ -31,7 +31,16 @@ from ._odradek import (
     libversion,
     version,
 )
-from .admin import ConsumerGroupState, ConsumerGroupType, ConsumerGroupTopicPartitions, IsolationLevel, Node
+from .admin import (
+    ConsumerGroupState,
+    ConsumerGroupTopicPartitions,
+    ConsumerGroupType,
+    IsolationLevel,
+    Node,
+    TopicCollection,
+    TopicPartitionInfo,
+    Uuid,
+)
 from .serializing import DeserializingConsumer, SerializingProducer
 
 __version__ = version()[0]
@@ -61,8 +70,11 @@ __all__ = [
     "Producer",
     "SerializingProducer",
     "ThrottleEvent",
+    "TopicCollection",
     "TopicMetadata",
     "TopicPartition",
+    "TopicPartitionInfo",
+    "Uuid",
     "libversion",
     "version",
 ]

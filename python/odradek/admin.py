@@ -6,20 +6,24 @@ with the broker's error for that item (``TOPIC_ALREADY_EXISTS``, ``UNKNOWN_TOPIC
 ``INVALID_PARTITIONS``, ...).
 
 Supported in this release: topics (``create_topics``, ``delete_topics``, ``create_partitions``,
-``list_topics``), consumer groups (``list_consumer_groups``, ``describe_consumer_groups``,
-``list_consumer_group_offsets``, ``alter_consumer_group_offsets``, ``delete_consumer_groups``),
-configs of topics and brokers (``describe_configs``, ``incremental_alter_configs``, the
-deprecated ``alter_configs``), ``describe_cluster``, ``list_offsets`` (read_uncommitted) and
-``delete_records``, ACLs (``create_acls``, ``describe_acls``, ``delete_acls``) and SCRAM
-credentials (``describe_user_scram_credentials``, ``alter_user_scram_credentials``), and, beyond
+``list_topics``, ``describe_topics`` of a :class:`TopicCollection`), consumer groups
+(``list_consumer_groups``, ``describe_consumer_groups``, ``list_consumer_group_offsets``,
+``alter_consumer_group_offsets``, ``delete_consumer_groups``), configs of topics and brokers
+(``describe_configs``, ``incremental_alter_configs``, the deprecated ``alter_configs``),
+``describe_cluster``, ``list_offsets`` (read_uncommitted) and ``delete_records``, ACLs
+(``create_acls``, ``describe_acls``, ``delete_acls``) and SCRAM credentials
+(``describe_user_scram_credentials``, ``alter_user_scram_credentials``), and, beyond
 confluent-kafka, client quotas (``describe_client_quotas``, ``alter_client_quotas``, with the Java
 client's :class:`ClientQuotaEntity`, :class:`ClientQuotaFilter`,
 :class:`ClientQuotaFilterComponent` and :class:`ClientQuotaAlteration`). :meth:`AdminClient.poll`
-serves ``throttle_cb``. Not available yet: ``describe_topics``, ``elect_leaders``, group configs.
+serves ``throttle_cb``. Not available yet: ``elect_leaders``, group configs.
 """
 
+import base64
 import concurrent.futures
 import functools
+import operator
+import struct
 import warnings
 from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
@@ -41,7 +45,7 @@ from ._quotas import (
     QuotaAdminMixin,
 )
 from ._futures import _chained, _future, _timeout
-from ._acl import AclBinding, AclBindingFilter, AclOperation, AclPermissionType
+from ._acl import AclBinding, AclBindingFilter, AclOperation, AclPermissionType, _enum
 from ._resource import (
     RESOURCE_ANY,
     RESOURCE_BROKER,
@@ -95,6 +99,10 @@ __all__ = [
     "ConfigEntry",
     "ConfigResource",
     "Node",
+    "Uuid",
+    "TopicCollection",
+    "TopicPartitionInfo",
+    "TopicDescription",
     "DescribeClusterResult",
     "IsolationLevel",
     "OffsetSpec",
@@ -247,6 +255,84 @@ class Node:
     def __repr__(self) -> str:
         return "Node(id=%d, host=%r, port=%d, rack=%r)" % (self.id, self.host, self.port,
                                                            self.rack)
+
+
+class Uuid:
+    """A topic id: 128 bits as Kafka's two signed 64-bit halves. ``str()`` is its base64 form
+    (as confluent-kafka prints it); equal and hashed by value."""
+
+    __slots__ = ("_msb", "_lsb")
+
+    def __init__(self, most_significant_bits: int, least_significant_bits: int) -> None:
+        self._msb = _int64(most_significant_bits)
+        self._lsb = _int64(least_significant_bits)
+
+    def get_most_significant_bits(self) -> int:
+        return self._msb
+
+    def get_least_significant_bits(self) -> int:
+        return self._lsb
+
+    def __str__(self) -> str:
+        raw = struct.pack(">qq", self._msb, self._lsb)
+        return base64.b64encode(raw).decode("ascii").rstrip("=")
+
+    __repr__ = __str__
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Uuid):
+            return NotImplemented
+        return (self._msb, self._lsb) == (other._msb, other._lsb)
+
+    def __hash__(self) -> int:
+        return self._msb ^ self._lsb
+
+
+def _int64(value: Any) -> int:
+    """``value`` as a signed 64-bit int: TypeError for a non-integer, OverflowError out of
+    range (as confluent-kafka's ``Uuid`` refuses them)."""
+    n = operator.index(value)
+    if not -(1 << 63) <= n < (1 << 63):
+        raise OverflowError("int too big to convert")
+    return n
+
+
+class TopicCollection:
+    """The topics :meth:`AdminClient.describe_topics` describes, by name."""
+
+    def __init__(self, topic_names: List[str]) -> None:
+        self.topic_names = topic_names
+
+
+class TopicPartitionInfo:
+    """One partition of a :class:`TopicDescription`: its ``id``, ``leader`` (a :class:`Node`,
+    None without a leader), ``replicas`` and ``isr`` (lists of :class:`Node`)."""
+
+    def __init__(self, id: int, leader: Optional[Node], replicas: List[Node],
+                 isr: List[Node]) -> None:
+        self.id = id
+        self.leader = leader
+        self.replicas = replicas
+        self.isr = isr
+
+
+class TopicDescription:
+    """What each future of :meth:`AdminClient.describe_topics` resolves to."""
+
+    def __init__(self, name: str, topic_id: Uuid, is_internal: bool,
+                 partitions: List[TopicPartitionInfo],
+                 authorized_operations: Optional[List[Union[str, int, AclOperation]]] = None
+                 ) -> None:
+        self.name = name
+        self.topic_id = topic_id
+        self.is_internal = is_internal
+        self.partitions = partitions
+        self.authorized_operations: Optional[List[AclOperation]] = None
+        if authorized_operations:
+            self.authorized_operations = [
+                AclOperation(op) if isinstance(op, int) else _enum(op, AclOperation, "operation")
+                for op in authorized_operations
+            ]
 
 
 class DescribeClusterResult:
@@ -892,6 +978,48 @@ class AdminClient(SecurityAdminMixin, QuotaAdminMixin):
         fut, raw = _chained(convert)
         self._core.describe_cluster(_timeout(request_timeout), raw)
         return fut
+
+    def describe_topics(
+        self, topics: TopicCollection, **kwargs: Any
+    ) -> Dict[str, "concurrent.futures.Future[TopicDescription]"]:
+        """Partitions (leader, replicas, in-sync replicas as :class:`Node`), topic id and
+        internal flag of each topic; one future per topic name, resolving to a
+        :class:`TopicDescription` or raising ``UNKNOWN_TOPIC_OR_PART``. Options:
+        ``request_timeout``; ``include_authorized_operations=True`` is not supported."""
+        if not isinstance(topics, TopicCollection):
+            raise TypeError("Expected input to be instance of TopicCollection")
+        names = topics.topic_names
+        if not isinstance(names, list):
+            raise TypeError("Expected list of topic names to be described")
+        for i, name in enumerate(names):
+            if not isinstance(name, str):
+                raise TypeError("Expected list of topics strings, not %s" % type(name).__name__)
+            if not name:
+                raise ValueError("Empty topic name at index %d isn't allowed" % i)
+        request_timeout = _only_options("describe_topics", kwargs,
+                                        include_authorized_operations=False)
+        if len(set(names)) != len(names):
+            return {n: _failed(KafkaError._INVALID_ARG, "Duplicate topics not allowed")
+                    for n in names}
+
+        def node(raw: Tuple[int, Optional[str], int, Optional[str]]) -> Node:
+            return Node(raw[0], raw[1], raw[2], raw[3])  # type: ignore[arg-type]
+
+        def convert(raw: Tuple[str, Tuple[int, int], bool, List[Any]]) -> TopicDescription:
+            name, (msb, lsb), internal, partitions = raw
+            infos = [TopicPartitionInfo(p, None if leader is None else node(leader),
+                                        [node(n) for n in replicas], [node(n) for n in isr])
+                     for p, leader, replicas, isr in partitions]
+            return TopicDescription(name, Uuid(msb, lsb), internal, infos)
+
+        out: Dict[str, "concurrent.futures.Future[TopicDescription]"] = {}
+        raws = []
+        for n in names:
+            out[n], raw = _chained(convert)
+            raws.append(raw)
+        if names:
+            self._core.describe_topics(list(names), _timeout(request_timeout), raws)
+        return out
 
     def list_offsets(
         self, topic_partition_offsets: Dict[TopicPartition, OffsetSpec],

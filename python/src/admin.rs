@@ -2,14 +2,16 @@
 //! and completes one `concurrent.futures.Future` per item (confluent-kafka's shape), with
 //! `None` or a `KafkaException`.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use odradek::admin::{
     AlterConfigOp, ConfigEntry, ConfigResource, ConfigSource, GroupMember, NewTopic, OffsetSpec,
-    QuotaAlteration, QuotaEntity, QuotaFilter, QuotaMatch,
+    QuotaAlteration, QuotaEntity, QuotaFilter, QuotaMatch, TopicDescription,
 };
+use odradek::cluster::BrokerInfo;
 use odradek::producer::TopicPartition;
 use odradek::Admin;
 use odradek_bindings::client_errors::ErrorQueue;
@@ -246,6 +248,66 @@ fn member_tuple(m: GroupMember) -> MemberTuple {
         pairs(m.assignment),
         target,
     )
+}
+
+/// A broker as Python's `Node` takes it: `(id, host, port, rack)`.
+type NodeTuple = (i32, Option<String>, i32, Option<String>);
+
+/// A described topic: `(name, (topic id msb, lsb), internal, [(partition, leader, replicas,
+/// isr)])`.
+type TopicTuple = (
+    String,
+    (i64, i64),
+    bool,
+    Vec<(i32, Option<NodeTuple>, Vec<NodeTuple>, Vec<NodeTuple>)>,
+);
+
+/// The cluster's brokers by id, refreshed once when a described partition names a node the
+/// cached metadata does not list (a broker that joined since the last refresh).
+async fn brokers_for(
+    admin: &Admin,
+    described: &[(String, Result<TopicDescription, odradek::Error>)],
+) -> HashMap<i32, BrokerInfo> {
+    let cluster = admin.cluster();
+    let mut meta = cluster.metadata();
+    let named = described
+        .iter()
+        .filter_map(|(_, r)| r.as_ref().ok())
+        .flat_map(|d| d.partitions.iter())
+        .flat_map(|p| p.leader.iter().chain(&p.replicas).chain(&p.isr));
+    let mut missing = false;
+    for id in named {
+        missing |= !meta.brokers.contains_key(id);
+    }
+    if missing {
+        if let Ok(fresh) = cluster.refresh().await {
+            meta = fresh;
+        }
+    }
+    meta.brokers.clone()
+}
+
+fn node_tuple(id: i32, brokers: &HashMap<i32, BrokerInfo>) -> NodeTuple {
+    match brokers.get(&id) {
+        Some(b) => (id, Some(b.host.clone()), b.port, b.rack.clone()),
+        None => (id, None, 0, None),
+    }
+}
+
+fn topic_tuple(d: TopicDescription, brokers: &HashMap<i32, BrokerInfo>) -> TopicTuple {
+    let bits = d.topic_id.as_u128();
+    let nodes = |ids: &[i32]| ids.iter().map(|&i| node_tuple(i, brokers)).collect();
+    let partitions = d
+        .partitions
+        .iter()
+        .map(|p| {
+            let leader = p.leader.map(|l| node_tuple(l, brokers));
+            (p.partition, leader, nodes(&p.replicas), nodes(&p.isr))
+        })
+        .collect();
+    // The two halves as Kafka's (and confluent-kafka's) signed 64-bit longs.
+    let (msb, lsb) = ((bits >> 64) as u64 as i64, bits as u64 as i64);
+    (d.name, (msb, lsb), d.internal, partitions)
 }
 
 /// `(name, partitions or -1, replication factor or -1, [(config, value)])`.
@@ -930,6 +992,43 @@ impl AdminCore {
                         .map(|b| (b.id, b.host, b.port, b.rack))
                         .collect();
                     let t = (d.cluster_id, d.controller, nodes);
+                    Ok(t.into_pyobject(py)?.into_any().unbind())
+                })
+            },
+        );
+        Ok(())
+    }
+
+    /// Describes topics from Metadata: each future gets `(name, (topic id's most and least
+    /// significant 64 bits), internal, [(partition, leader node or None, [replica node], [isr
+    /// node])])`, a node being `(id, host, port, rack)` (`(id, None, 0, None)` for a node the
+    /// cluster does not list), or UNKNOWN_TOPIC_OR_PART for a topic that does not exist.
+    #[pyo3(signature = (topics, timeout, futures))]
+    fn describe_topics(
+        &self,
+        py: Python<'_>,
+        topics: Vec<String>,
+        timeout: Option<f64>,
+        futures: Vec<Py<PyAny>>,
+    ) -> PyResult<()> {
+        self.check(py)?;
+        let admin = self.admin.clone();
+        runtime::spawn_then(
+            &self.handle,
+            async move {
+                bounded(timeout, async {
+                    let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+                    let described = admin.describe_topics(&names).await?;
+                    let brokers = brokers_for(&admin, &described).await;
+                    Ok(described
+                        .into_iter()
+                        .map(|(_, r)| r.map(|d| topic_tuple(d, &brokers)))
+                        .collect())
+                })
+                .await
+            },
+            move |results| {
+                settle_with(futures, results, |py, t: TopicTuple| {
                     Ok(t.into_pyobject(py)?.into_any().unbind())
                 })
             },

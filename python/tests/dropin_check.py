@@ -17,14 +17,14 @@ CLIENT, BOOTSTRAP, PREFIX = sys.argv[1], sys.argv[2], sys.argv[3]
 if CLIENT == "confluent":
     from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, TIMESTAMP_CREATE_TIME, Consumer,
                                  ConsumerGroupTopicPartitions, KafkaError, KafkaException, Node,
-                                 Producer, TopicPartition)
+                                 Producer, TopicCollection, TopicPartition, Uuid)
     from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry,
                                        ConfigResource, ConfigSource, NewTopic, OffsetSpec,
                                        ResourceType)
 elif CLIENT == "odradek":
     from odradek import (OFFSET_BEGINNING, OFFSET_END, TIMESTAMP_CREATE_TIME, Consumer,
                          ConsumerGroupTopicPartitions, KafkaError, KafkaException, Node,
-                         Producer, TopicPartition)
+                         Producer, TopicCollection, TopicPartition, Uuid)
     from odradek.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
                                ConfigSource, NewTopic, OffsetSpec, ResourceType)
 else:
@@ -412,6 +412,24 @@ check(cluster.cluster_id == md.cluster_id and sorted(n.id for n in cluster.nodes
       "describe_cluster() reports the cluster id and every broker")
 check(all(isinstance(n, Node) and n.port == md.brokers[n.id].port for n in cluster.nodes)
       and cluster.controller.id in md.brokers, "describe_cluster() nodes and controller are Nodes")
+
+described = admin.describe_topics(TopicCollection([TOPIC, TOPIC + "-missing"]), request_timeout=30)
+desc = described[TOPIC].result(timeout=30)
+check(list(described) == [TOPIC, TOPIC + "-missing"] and desc.name == TOPIC
+      and not desc.is_internal and [p.id for p in desc.partitions] == [0, 1, 2],
+      "describe_topics() describes each topic's partitions")
+check(all(isinstance(n, Node) and (n.host, n.port) == (md.brokers[n.id].host, md.brokers[n.id].port)
+          and [r.id for r in p.replicas] == md.topics[TOPIC].partitions[p.id].replicas
+          for p in desc.partitions for n in [p.leader, *p.replicas, *p.isr]),
+      "describe_topics() leader, replicas and isr are Nodes")
+check(isinstance(desc.topic_id, Uuid) and len(str(desc.topic_id)) == 22
+      and desc.topic_id.get_most_significant_bits() != 0, "describe_topics() topic_id is a Uuid")
+code = None
+try:
+    described[TOPIC + "-missing"].result(timeout=30)
+except KafkaException as e:
+    code = e.args[0].code()
+check(code == KafkaError.UNKNOWN_TOPIC_OR_PART, "describe_topics() of a missing topic fails")
 
 resource = ConfigResource(ResourceType.TOPIC, TOPIC)
 configs = admin.describe_configs([resource], request_timeout=30)[resource].result(timeout=30)

@@ -6,11 +6,15 @@ import time
 
 import pytest
 
-from odradek import OFFSET_END, Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from odradek.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
-                           ConfigSource, ConsumerGroupTopicPartitions, DeletedRecords,
-                           DescribeClusterResult, IsolationLevel, ListOffsetsResultInfo,
-                           NewPartitions, NewTopic, Node, OffsetSpec, ResourceType)
+import odradek
+import odradek.admin
+from odradek import (OFFSET_END, Consumer, KafkaError, KafkaException, Producer, TopicCollection,
+                     TopicPartition, TopicPartitionInfo, Uuid)
+from odradek.admin import (AclOperation, AdminClient, AlterConfigOpType, ConfigEntry,
+                           ConfigResource, ConfigSource, ConsumerGroupTopicPartitions,
+                           DeletedRecords, DescribeClusterResult, IsolationLevel,
+                           ListOffsetsResultInfo, NewPartitions, NewTopic, Node, OffsetSpec,
+                           ResourceType, TopicDescription)
 
 from conftest import consume_all, create_topic, produce_n
 
@@ -96,6 +100,79 @@ def test_admin_argument_errors(bootstrap):
     with pytest.raises(KafkaException) as ei:
         AdminClient({"bootstrap.servers": bootstrap, "no.such.key": "1"})
     assert ei.value.args[0].code() == KafkaError._INVALID_ARG
+
+
+def test_describe_topics(bootstrap, topic):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 2)])[topic].result(timeout=20)
+    futs = admin.describe_topics(TopicCollection([topic, topic + "-missing"]), request_timeout=30)
+    assert list(futs) == [topic, topic + "-missing"]
+    d = futs[topic].result(timeout=30)
+    assert isinstance(d, TopicDescription)
+    assert (d.name, d.is_internal, d.authorized_operations) == (topic, False, None)
+    assert isinstance(d.topic_id, Uuid) and str(d.topic_id) != "AAAAAAAAAAAAAAAAAAAAAA"
+    md = admin.list_topics(topic, timeout=10)
+    assert [p.id for p in d.partitions] == [0, 1]
+    for p in d.partitions:
+        assert isinstance(p, TopicPartitionInfo)
+        meta = md.topics[topic].partitions[p.id]
+        assert p.leader.id == meta.leader
+        assert [n.id for n in p.replicas] == meta.replicas and [n.id for n in p.isr] == meta.isrs
+        for n in [p.leader, *p.replicas, *p.isr]:
+            broker = md.brokers[n.id]
+            assert isinstance(n, Node) and (n.host, n.port) == (broker.host, broker.port)
+    # The same id on every call; another topic has another.
+    again = admin.describe_topics(TopicCollection([topic]))[topic].result(timeout=30)
+    assert again.topic_id == d.topic_id and hash(again.topic_id) == hash(d.topic_id)
+    with pytest.raises(KafkaException) as ei:
+        futs[topic + "-missing"].result(timeout=30)
+    assert ei.value.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+    # Describing never creates the topic.
+    assert admin.list_topics(topic + "-missing", timeout=10).topics[topic + "-missing"].error
+
+
+def test_describe_topics_arguments(bootstrap, topic):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    with pytest.raises(TypeError, match="instance of TopicCollection"):
+        admin.describe_topics([topic])
+    with pytest.raises(TypeError, match="list of topic names"):
+        admin.describe_topics(TopicCollection((topic,)))
+    with pytest.raises(TypeError, match="not int"):
+        admin.describe_topics(TopicCollection([topic, 1]))
+    with pytest.raises(ValueError, match="index 1"):
+        admin.describe_topics(TopicCollection([topic, ""]))
+    with pytest.raises(NotImplementedError, match="include_authorized_operations"):
+        admin.describe_topics(TopicCollection([topic]), include_authorized_operations=True)
+    with pytest.raises(TypeError, match="'nope'"):
+        admin.describe_topics(TopicCollection([topic]), nope=1)
+    assert admin.describe_topics(TopicCollection([])) == {}
+    dup = admin.describe_topics(TopicCollection([topic, topic]))
+    assert list(dup) == [topic]
+    with pytest.raises(KafkaException) as ei:
+        dup[topic].result(timeout=10)
+    assert ei.value.args[0].code() == KafkaError._INVALID_ARG
+
+
+def test_topic_description_types_are_exported_as_confluent_kafka_does():
+    assert odradek.TopicCollection is odradek.admin.TopicCollection
+    assert {"TopicCollection", "TopicPartitionInfo", "Uuid"} <= set(odradek.__all__)
+    assert "TopicDescription" in odradek.admin.__all__
+    d = TopicDescription("t", Uuid(0, 1), True, [], authorized_operations=["read", 4])
+    assert d.authorized_operations == [AclOperation.READ, AclOperation.WRITE]
+
+
+def test_uuid():
+    u = Uuid(1234567890123, -5)
+    assert (u.get_most_significant_bits(), u.get_least_significant_bits()) == (1234567890123, -5)
+    # confluent-kafka's (librdkafka's) base64 form.
+    assert str(u) == repr(u) == "AAABH3H7BMv/////////+w"
+    assert str(Uuid(0, 0)) == "AAAAAAAAAAAAAAAAAAAAAA" and str(Uuid(-1, -1)) == "/////////////////////w"
+    assert u == Uuid(1234567890123, -5) and u != Uuid(1234567890123, -4) and u != "x"
+    assert len({u, Uuid(1234567890123, -5)}) == 1
+    with pytest.raises(OverflowError):
+        Uuid(1 << 63, 0)
+    with pytest.raises(TypeError):
+        Uuid("a", 1)
 
 
 # ---- alter_consumer_group_offsets, configs, describe_cluster, list_offsets, delete_records --
@@ -423,8 +500,10 @@ def test_request_timeout_bounds_the_call():
     lambda a: a.delete_consumer_groups(["g"], request_timeout=0.5)["g"],
     lambda a: a.list_consumer_group_offsets([ConsumerGroupTopicPartitions("g")],
                                             request_timeout=0.5)["g"],
+    lambda a: a.describe_topics(TopicCollection(["t"]), request_timeout=0.5)["t"],
 ], ids=["create_topics", "delete_topics", "create_partitions", "list_consumer_groups",
-        "describe_consumer_groups", "delete_consumer_groups", "list_consumer_group_offsets"])
+        "describe_consumer_groups", "delete_consumer_groups", "list_consumer_group_offsets",
+        "describe_topics"])
 def test_request_timeout_bounds_every_group_and_topic_call(call):
     # A listener that accepts connections and never answers (a hung broker), and
     # default.api.timeout.ms is 60 s: only the request_timeout can end the call this soon.
