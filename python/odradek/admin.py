@@ -7,12 +7,12 @@ with the broker's error for that item (``TOPIC_ALREADY_EXISTS``, ``UNKNOWN_TOPIC
 
 Supported in this release: topics (``create_topics``, ``delete_topics``, ``create_partitions``,
 ``list_topics``, ``describe_topics`` of a :class:`TopicCollection`), consumer groups
-(``list_consumer_groups``, ``describe_consumer_groups``, ``list_consumer_group_offsets``,
-``alter_consumer_group_offsets``, ``delete_consumer_groups``), configs of topics and brokers
-(``describe_configs``, ``incremental_alter_configs``, the deprecated ``alter_configs``),
-``describe_cluster``, ``list_offsets`` (read_uncommitted) and ``delete_records``, ACLs
-(``create_acls``, ``describe_acls``, ``delete_acls``) and SCRAM credentials
-(``describe_user_scram_credentials``, ``alter_user_scram_credentials``), and, beyond
+(``list_consumer_groups``, ``describe_consumer_groups`` with members, state and coordinator,
+``list_consumer_group_offsets``, ``alter_consumer_group_offsets``, ``delete_consumer_groups``),
+configs of topics and brokers (``describe_configs``, ``incremental_alter_configs``, the
+deprecated ``alter_configs``), ``describe_cluster``, ``list_offsets`` (read_uncommitted) and
+``delete_records``, ACLs (``create_acls``, ``describe_acls``, ``delete_acls``) and SCRAM
+credentials (``describe_user_scram_credentials``, ``alter_user_scram_credentials``), and, beyond
 confluent-kafka, client quotas (``describe_client_quotas``, ``alter_client_quotas``, with the Java
 client's :class:`ClientQuotaEntity`, :class:`ClientQuotaFilter`,
 :class:`ClientQuotaFilterComponent` and :class:`ClientQuotaAlteration`). :meth:`AdminClient.poll`
@@ -210,12 +210,12 @@ class MemberDescription:
 
 
 class ConsumerGroupDescription:
-    """What each future of :meth:`AdminClient.describe_consumer_groups` resolves to.
-    ``coordinator`` is not reported by this release (None)."""
+    """What each future of :meth:`AdminClient.describe_consumer_groups` resolves to;
+    ``coordinator`` is the :class:`Node` that coordinates the group (and answered)."""
 
     def __init__(self, group_id: str, is_simple_consumer_group: bool,
                  members: List[MemberDescription], partition_assignor: str,
-                 state: ConsumerGroupState, coordinator: Any = None,
+                 state: ConsumerGroupState, coordinator: Optional["Node"] = None,
                  authorized_operations: Optional[List[Any]] = None,
                  type: ConsumerGroupType = ConsumerGroupType.UNKNOWN) -> None:
         self.group_id = group_id
@@ -1091,8 +1091,10 @@ class AdminClient(SecurityAdminMixin, QuotaAdminMixin):
         return self._core.list_topics(topic, timeout)
 
 
-def _describe(raw: Tuple[str, str, str, str, List[Any], str]) -> ConsumerGroupDescription:
-    gid, state, ptype, protocol, members, gtype = raw
+def _describe(raw: Tuple[str, str, str, str, List[Any], str,
+                          Optional[Tuple[int, str, int, Optional[str]]]]
+              ) -> ConsumerGroupDescription:
+    gid, state, ptype, protocol, members, gtype, coordinator = raw
 
     def assignment(parts: List[Tuple[str, int]]) -> MemberAssignment:
         return MemberAssignment([TopicPartition(t, p) for t, p in parts])
@@ -1104,6 +1106,7 @@ def _describe(raw: Tuple[str, str, str, str, List[Any], str]) -> ConsumerGroupDe
     ]
     return ConsumerGroupDescription(gid, ptype == "", described, protocol,
                                     ConsumerGroupState._from_broker(state),
+                                    None if coordinator is None else Node(*coordinator),
                                     type=ConsumerGroupType._from_broker(gtype))
 
 

@@ -698,7 +698,7 @@ impl AdminCore {
     }
 
     /// Describes groups: each future gets `(group_id, state, protocol_type, protocol,
-    /// [member])` (see `MemberTuple`).
+    /// [member], group_type, coordinator node or None)` (see `MemberTuple`, `NodeTuple`).
     #[pyo3(signature = (groups, timeout, futures))]
     fn describe_groups(
         &self,
@@ -721,6 +721,9 @@ impl AdminCore {
                 settle_with(futures, results, |py, d| {
                     let members: Vec<MemberTuple> =
                         d.members.into_iter().map(member_tuple).collect();
+                    let coordinator: Option<NodeTuple> = d
+                        .coordinator
+                        .map(|b| (b.node_id, Some(b.host), b.port, b.rack));
                     let t = (
                         d.group_id,
                         d.state,
@@ -728,6 +731,7 @@ impl AdminCore {
                         d.protocol,
                         members,
                         d.group_type,
+                        coordinator,
                     );
                     Ok(t.into_pyobject(py)?.into_any().unbind())
                 })

@@ -463,6 +463,10 @@ check(list(futs) == [agroup] and altered.group_id == agroup
 listed = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(agroup)])[agroup]
 check(sorted((t.partition, t.offset) for t in listed.result(timeout=30).topic_partitions)
       == [(0, 4), (1, 7)], "list_consumer_group_offsets() reads them back")
+coord = admin.describe_consumer_groups([agroup], request_timeout=30)[agroup].result(timeout=30).coordinator
+check(isinstance(coord, Node) and coord.id in md.brokers
+      and (coord.host, coord.port) == (md.brokers[coord.id].host, md.brokers[coord.id].port),
+      "describe_consumer_groups() reports the coordinator as a Node")
 raised = None
 try:
     admin.alter_consumer_group_offsets([ConsumerGroupTopicPartitions(agroup), ConsumerGroupTopicPartitions("x")])

@@ -366,7 +366,7 @@ def test_aio_consumer_joins_a_group_and_commits(gbroker, conf, topic):
 
 
 def test_admin_lists_describes_reads_offsets_of_and_deletes_groups(gbroker, conf, topic):
-    from odradek.admin import AdminClient, ConsumerGroupState, ConsumerGroupTopicPartitions
+    from odradek.admin import AdminClient, ConsumerGroupState, ConsumerGroupTopicPartitions, Node
 
     fill(gbroker, topic, 2)
     c = Consumer(conf)
@@ -388,6 +388,11 @@ def test_admin_lists_describes_reads_offsets_of_and_deletes_groups(gbroker, conf
     assert [m.member_id for m in d.members] == [c.memberid()]
     assert sorted(d.members[0].assignment.topic_partitions) == [TopicPartition(topic, p)
                                                                  for p in range(3)]
+    # The coordinator, as confluent-kafka reports it: a Node with the broker's address.
+    brokers = admin.list_topics(timeout=10).brokers
+    assert isinstance(d.coordinator, Node) and d.coordinator.id in brokers
+    assert (d.coordinator.host, d.coordinator.port) == (brokers[d.coordinator.id].host,
+                                                        brokers[d.coordinator.id].port)
 
     req = [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 1), TopicPartition(topic, 0)])]
     got = admin.list_consumer_group_offsets(req)[group].result(timeout=20)
@@ -413,3 +418,4 @@ def test_admin_lists_describes_reads_offsets_of_and_deletes_groups(gbroker, conf
         assert e.args[0].code() == KafkaError.GROUP_ID_NOT_FOUND, e
     else:
         assert gone.state == ConsumerGroupState.DEAD and gone.members == []
+        assert gone.coordinator.id == d.coordinator.id

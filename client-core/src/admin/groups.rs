@@ -3,6 +3,7 @@
 //! coordinator that moved is followed).
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
 use kafka_protocol::messages::{
@@ -13,6 +14,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::client::Admin;
 use super::driver::{answers_by_key, Call, Outcome, Route};
+use crate::cluster::BrokerInfo;
 use crate::net::Connection;
 use crate::protocol::consumer_protocol::decode_assignment;
 use crate::types::TopicPartition;
@@ -76,6 +78,9 @@ pub struct GroupDescription {
     pub group_epoch: i32,
     /// The epoch of the target assignment (-1 for classic).
     pub assignment_epoch: i32,
+    /// The group's coordinator: the broker that answered (None if the metadata no longer lists
+    /// it).
+    pub coordinator: Option<BrokerInfo>,
 }
 
 /// A committed offset as `list_group_offsets` reports it.
@@ -257,6 +262,7 @@ async fn describe_consumer_groups(
             group_type: "consumer".into(),
             group_epoch: g.group_epoch,
             assignment_epoch: g.assignment_epoch,
+            coordinator: None,
         };
         described.insert(g.group_id.to_string(), (code, description));
     }
@@ -267,13 +273,36 @@ async fn describe_consumer_groups(
 /// groups), DescribeGroups for the classic ones, as the Java admin does.
 pub(crate) struct DescribeGroups<'a> {
     pub groups: &'a [&'a str],
+    /// Each pending group's coordinator as this attempt routed it (by item index).
+    coordinators: Mutex<HashMap<usize, BrokerInfo>>,
+}
+
+impl<'a> DescribeGroups<'a> {
+    pub(crate) fn new(groups: &'a [&'a str]) -> Self {
+        DescribeGroups {
+            groups,
+            coordinators: Mutex::new(HashMap::new()),
+        }
+    }
 }
 
 impl Call for DescribeGroups<'_> {
     type Output = GroupDescription;
 
     async fn route(&self, admin: &Admin, pending: &[usize]) -> Result<Vec<(usize, Route)>> {
-        coordinator_routes(admin, self.groups, pending).await
+        let routes = coordinator_routes(admin, self.groups, pending).await?;
+        let brokers = admin.cluster().metadata();
+        let mut coordinators = self.coordinators.lock().unwrap_or_else(|e| e.into_inner());
+        for (i, route) in &routes {
+            match route {
+                Route::Node(id) => match brokers.brokers.get(id) {
+                    Some(b) => coordinators.insert(*i, b.clone()),
+                    None => coordinators.remove(i),
+                },
+                _ => coordinators.remove(i),
+            };
+        }
+        Ok(routes)
     }
 
     async fn send(
@@ -336,13 +365,14 @@ impl Call for DescribeGroups<'_> {
                 group_type: "classic".into(),
                 group_epoch: -1,
                 assignment_epoch: -1,
+                coordinator: None,
             };
             (
                 g.group_id.to_string(),
                 (ErrorCode::from_code(g.error_code), description),
             )
         }));
-        Ok(answers_by_key(
+        let mut outcomes = answers_by_key(
             items,
             |i| {
                 self.groups
@@ -352,7 +382,14 @@ impl Call for DescribeGroups<'_> {
             },
             answers,
             coordinator_error,
-        ))
+        );
+        let coordinators = self.coordinators.lock().unwrap_or_else(|e| e.into_inner());
+        for (i, outcome) in &mut outcomes {
+            if let Outcome::Done(Ok(d)) = outcome {
+                d.coordinator = coordinators.get(i).cloned();
+            }
+        }
+        Ok(outcomes)
     }
 }
 

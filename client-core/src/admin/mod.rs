@@ -294,12 +294,13 @@ impl Admin {
     }
 
     /// State, protocol and members (with their assignments) of each group, from its
-    /// coordinator. A group that does not exist is described with state `Dead`.
+    /// coordinator (reported as `coordinator`). A group that does not exist is described with
+    /// state `Dead`.
     pub async fn describe_groups(
         &self,
         groups: &[&str],
     ) -> Result<Vec<(String, Result<GroupDescription>)>> {
-        let results = driver::run(self, &groups::DescribeGroups { groups }, groups.len()).await?;
+        let results = driver::run(self, &groups::DescribeGroups::new(groups), groups.len()).await?;
         Ok(groups.iter().map(|g| g.to_string()).zip(results).collect())
     }
 

@@ -438,6 +438,14 @@ async fn admin_lists_describes_reads_offsets_of_and_deletes_groups() {
     let d = described[0].1.as_ref().unwrap();
     assert_eq!(d.state, "Stable");
     assert_eq!(d.members.len(), 1);
+    // The coordinator is the broker FindCoordinator names, with its address from metadata.
+    let coordinator = admin
+        .cluster()
+        .find_coordinator(odradek::cluster::CoordinatorType::Group, &group)
+        .await
+        .unwrap();
+    let known = admin.cluster().metadata().brokers[&coordinator].clone();
+    assert_eq!(d.coordinator.as_ref(), Some(&known));
     let mut assigned = d.members[0].assignment.clone();
     assigned.sort_by_key(|tp| tp.partition);
     assert_eq!(assigned.len(), 2);
