@@ -8,11 +8,12 @@ with the broker's error for that item (``TOPIC_ALREADY_EXISTS``, ``UNKNOWN_TOPIC
 Supported in this release: topics (``create_topics``, ``delete_topics``, ``create_partitions``,
 ``list_topics``, ``describe_topics`` of a :class:`TopicCollection`), consumer groups
 (``list_consumer_groups``, ``describe_consumer_groups`` with members, state and coordinator,
-``list_consumer_group_offsets``, ``alter_consumer_group_offsets``, ``delete_consumer_groups``),
-configs of topics and brokers (``describe_configs``, ``incremental_alter_configs``, the
-deprecated ``alter_configs``), ``describe_cluster``, ``list_offsets`` (read_uncommitted) and
-``delete_records``, ACLs (``create_acls``, ``describe_acls``, ``delete_acls``) and SCRAM
-credentials (``describe_user_scram_credentials``, ``alter_user_scram_credentials``), and, beyond
+``list_consumer_group_offsets`` and ``alter_consumer_group_offsets`` of one group per call as in
+confluent-kafka 2.16, ``delete_consumer_groups``), configs of topics and brokers
+(``describe_configs``, ``incremental_alter_configs``, the deprecated ``alter_configs``),
+``describe_cluster``, ``list_offsets`` (read_uncommitted) and ``delete_records``, ACLs
+(``create_acls``, ``describe_acls``, ``delete_acls``) and SCRAM credentials
+(``describe_user_scram_credentials``, ``alter_user_scram_credentials``), and, beyond
 confluent-kafka, client quotas (``describe_client_quotas``, ``alter_client_quotas``, with the Java
 client's :class:`ClientQuotaEntity`, :class:`ClientQuotaFilter`,
 :class:`ClientQuotaFilterComponent` and :class:`ClientQuotaAlteration`). :meth:`AdminClient.poll`
@@ -29,6 +30,7 @@ from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
 
 from ._odradek import (
+    OFFSET_INVALID,
     ClusterMetadata,
     KafkaError,
     KafkaException,
@@ -782,13 +784,11 @@ class AdminClient(SecurityAdminMixin, QuotaAdminMixin):
         self, list_consumer_group_offsets_request: List[ConsumerGroupTopicPartitions],
         **kwargs: Any,
     ) -> Dict[str, "concurrent.futures.Future[ConsumerGroupTopicPartitions]"]:
-        """A group's committed offsets (of the given partitions, or all); one group per call."""
+        """A group's committed offsets (of the given partitions, or all); one group per call
+        (ValueError otherwise), as in confluent-kafka 2.16."""
+        _check_list_offsets(list_consumer_group_offsets_request)
         request_timeout = _only_options("list_consumer_group_offsets", kwargs,
                                         require_stable=False)
-        if not isinstance(list_consumer_group_offsets_request, list):
-            raise TypeError("Expected input to be list of ConsumerGroupTopicPartitions")
-        if len(list_consumer_group_offsets_request) != 1:
-            raise ValueError("Currently we support listing offsets for a single consumer group only")
         request = list_consumer_group_offsets_request[0]
         parts = None
         if request.topic_partitions is not None:
@@ -1159,6 +1159,47 @@ def _unsupported(r: ConfigResource) -> "Optional[concurrent.futures.Future[Any]]
         return _failed(KafkaError._NOT_IMPLEMENTED, "group configs are not supported in this "
                        "release")
     return _failed(KafkaError._INVALID_ARG, "resource type %s has no configs" % r.restype.name)
+
+
+def _check_list_offsets(request: Any) -> None:
+    """confluent-kafka's checks of a ``list_consumer_group_offsets`` request."""
+    if request is None:
+        raise TypeError("request cannot be None")
+    if not isinstance(request, list):
+        raise TypeError("request must be a list")
+    if len(request) != 1:
+        raise ValueError("Currently we support listing offsets for a single consumer group only")
+    for req in request:
+        if not isinstance(req, ConsumerGroupTopicPartitions):
+            raise TypeError("Expected list of 'ConsumerGroupTopicPartitions'")
+        if req.group_id is None:
+            raise TypeError("'group_id' cannot be None")
+        if not isinstance(req.group_id, str):
+            raise TypeError("'group_id' must be a string")
+        if not req.group_id:
+            raise ValueError("'group_id' cannot be empty")
+        if req.topic_partitions is None:
+            continue
+        if not isinstance(req.topic_partitions, list):
+            raise TypeError("'topic_partitions' must be a list or None")
+        if not req.topic_partitions:
+            raise ValueError("'topic_partitions' cannot be empty")
+        for tp in req.topic_partitions:
+            if tp is None:
+                raise ValueError("Element of 'topic_partitions' cannot be None")
+            if not isinstance(tp, TopicPartition):
+                raise TypeError("Element of 'topic_partitions' must be of type TopicPartition")
+            if tp.topic is None:
+                raise TypeError("Element of 'topic_partitions' must not have 'topic' attribute "
+                                "as None")
+            if not tp.topic:
+                raise ValueError("Element of 'topic_partitions' must not have 'topic' attribute "
+                                 "as Empty")
+            if tp.partition < 0:
+                raise ValueError("Element of 'topic_partitions' must not have negative "
+                                 "'partition' value")
+            if tp.offset != OFFSET_INVALID:
+                raise ValueError("Element of 'topic_partitions' must not have 'offset' value")
 
 
 def _check_alter_offsets(request: Any) -> None:

@@ -473,6 +473,18 @@ try:
 except ValueError as e:
     raised = e
 check(raised is not None, "alter_consumer_group_offsets() takes one group per call (ValueError)")
+raised = None
+try:
+    admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(agroup), ConsumerGroupTopicPartitions("x")])
+except ValueError as e:
+    raised = e
+check(raised is not None, "list_consumer_group_offsets() takes one group per call (ValueError)")
+raised = None
+try:
+    admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(agroup, [TopicPartition(TOPIC, 0, 4)])])
+except ValueError as e:
+    raised = e
+check(raised is not None, "list_consumer_group_offsets() refuses partitions with an offset (ValueError)")
 
 p1 = TopicPartition(TOPIC, 1)
 futs = admin.list_offsets({p1: OffsetSpec.earliest()})

@@ -1,6 +1,7 @@
 """odradek.admin.AdminClient: topics, partitions, list_topics, group offsets, configs, the
 cluster, offsets and records."""
 import concurrent.futures
+import re
 import socket
 import time
 
@@ -246,6 +247,34 @@ def test_alter_consumer_group_offsets_argument_errors(bootstrap, topic):
     with pytest.raises(KafkaException) as ei:
         admin.alter_consumer_group_offsets([dup])["g"].result(timeout=10)
     assert ei.value.args[0].code() == KafkaError._INVALID_ARG
+
+
+G = ConsumerGroupTopicPartitions
+
+
+@pytest.mark.parametrize("request_, error, message", [
+    (None, TypeError, "request cannot be None"),
+    (G("g"), TypeError, "request must be a list"),
+    ([], ValueError, "single consumer group only"),
+    ([G("g"), G("h")], ValueError, "single consumer group only"),
+    (["g"], TypeError, "Expected list of 'ConsumerGroupTopicPartitions'"),
+    ([G(None)], TypeError, "'group_id' cannot be None"),
+    ([G(1)], TypeError, "'group_id' must be a string"),
+    ([G("")], ValueError, "'group_id' cannot be empty"),
+    ([G("g", (TopicPartition("t", 0),))], TypeError, "must be a list or None"),
+    ([G("g", [])], ValueError, "'topic_partitions' cannot be empty"),
+    ([G("g", [None])], ValueError, "cannot be None"),
+    ([G("g", ["t"])], TypeError, "must be of type TopicPartition"),
+    ([G("g", [TopicPartition("", 0)])], ValueError, "'topic' attribute as Empty"),
+    ([G("g", [TopicPartition("t", -1)])], ValueError, "negative 'partition' value"),
+    ([G("g", [TopicPartition("t", 0, 5)])], ValueError, "must not have 'offset' value"),
+])
+def test_list_consumer_group_offsets_argument_errors(request_, error, message):
+    """confluent-kafka 2.16's checks, types and messages: one group per call, partitions
+    without offsets."""
+    admin = AdminClient({"bootstrap.servers": "127.0.0.1:1"})
+    with pytest.raises(error, match=re.escape(message)):
+        admin.list_consumer_group_offsets(request_)
 
 
 def test_describe_configs_of_a_topic(bootstrap, topic):
