@@ -8,6 +8,24 @@ Beyond confluent-kafka: :mod:`odradek.aio` (``AIOProducer``, ``AIOConsumer``) an
 :meth:`Producer.produce_batch` with lists of values. The admin client is in :mod:`odradek.admin`.
 """
 
+import sysconfig as _sysconfig
+
+
+def _refuse_free_threaded(gil_disabled: object) -> None:
+    """Raises ImportError when ``gil_disabled`` (``sysconfig``'s ``Py_GIL_DISABLED``) says
+    this is a free-threaded CPython, which cannot load the abi3 extension module."""
+    if gil_disabled:
+        raise ImportError(
+            "odradek does not support free-threaded CPython (3.13t, 3.14t): its extension "
+            "module is built for the stable ABI (abi3), which free-threaded builds cannot "
+            "load, even with PYTHON_GIL=1. Use a regular CPython build (e.g. python3.13 "
+            "rather than python3.13t).")
+
+
+# Before the extension module loads: a free-threaded interpreter gets this message rather
+# than a loader error.
+_refuse_free_threaded(_sysconfig.get_config_var("Py_GIL_DISABLED"))
+
 from ._odradek import (
     OFFSET_BEGINNING,
     OFFSET_END,

@@ -2,7 +2,9 @@
 fork()."""
 import os
 import signal
+import subprocess
 import sys
+import textwrap
 import threading
 import time
 
@@ -266,3 +268,26 @@ def test_fork_while_the_parent_is_busy(producer_conf, topic):
         worker.join()
     assert p.flush(10) == 0
     assert sent[0] > 0
+
+
+def test_free_threaded_cpython_is_refused_before_the_extension_loads():
+    with pytest.raises(ImportError, match="does not support free-threaded CPython"):
+        odradek._refuse_free_threaded(1)
+    odradek._refuse_free_threaded(0)
+    odradek._refuse_free_threaded(None)  # not a CPython 3.13+ build
+    # A fresh interpreter whose sysconfig says Py_GIL_DISABLED: the import fails with the
+    # message, and the extension module was never loaded.
+    code = textwrap.dedent("""
+        import sys, sysconfig
+        real = sysconfig.get_config_var
+        sysconfig.get_config_var = lambda name: 1 if name == "Py_GIL_DISABLED" else real(name)
+        try:
+            import odradek.admin
+        except ImportError as e:
+            print("refused:", e)
+        print("extension loaded:", "odradek._odradek" in sys.modules)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, timeout=60).stdout
+    assert "refused: odradek does not support free-threaded CPython" in out, out
+    assert "regular CPython build" in out and "extension loaded: False" in out, out
