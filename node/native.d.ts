@@ -228,8 +228,13 @@ export declare class NativeProducer {
   initTransactions(): Promise<void>
   /** Opens a transaction. */
   beginTransaction(): void
-  /** Adds `group_id`'s offsets (the next offsets to consume) to the open transaction. */
-  sendOffsetsToTransaction(groupId: string, offsets: Array<JsTopicPartitionOffset>): Promise<void>
+  /**
+   * Adds `group_id`'s offsets (the next offsets to consume) to the open transaction. With
+   * `consumer` (a member of that group) the commit carries its member id, generation and
+   * `group.instance.id`, so the coordinator fences a consumer that lost its partitions
+   * (KIP-447), as the Java client's `sendOffsetsToTransaction(offsets, groupMetadata)`.
+   */
+  sendOffsetsToTransaction(groupId: string, offsets: Array<JsTopicPartitionOffset>, consumer?: NativeConsumer | undefined | null): Promise<void>
   /** Sends what is queued and commits the open transaction. */
   commitTransaction(): Promise<void>
   /** Aborts the open transaction. */

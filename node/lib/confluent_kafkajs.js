@@ -515,7 +515,8 @@ class Producer {
       throw refusal('The sendOffsets method must be called with a connected consumer instance and without a consumerGroupId parameter')
     }
     if (!Array.isArray(topics) || topics.length === 0) throw refusal('sendOffsets needs topics: [{ topic, partitions: [{ partition, offset }] }]')
-    return call(this._active('sendOffsets').sendOffsets({ consumerGroupId: consumer._groupId, topics }))
+    // The wrapped odradek consumer: its membership fences the commit (KIP-447).
+    return call(this._active('sendOffsets').sendOffsets({ consumer: consumer._inner, topics }))
   }
 
   /** Whether a transaction is ongoing. */

@@ -54,7 +54,11 @@ class Transaction {
     }
   }
 
-  /** Adds a consumer group's offsets to the transaction (consume-transform-produce). */
+  /**
+   * Adds a consumer group's offsets to the transaction (consume-transform-produce). With
+   * `consumer` (a running member) the commit is fenced by its generation, as KafkaJS's
+   * `sendOffsets({ consumer })` (KIP-447).
+   */
   async sendOffsets ({ consumerGroupId, topics, consumer } = {}) {
     this._check()
     const groupId = consumerGroupId || (consumer && consumer._groupId)
@@ -63,8 +67,11 @@ class Transaction {
     for (const { topic, partitions } of topics || []) {
       for (const { partition, offset } of partitions || []) offsets.push({ topic, partition, offset: String(offset) })
     }
+    // With `consumer`, its membership (member id, generation, group.instance.id) goes with the
+    // offsets: the coordinator fences a consumer that lost its partitions (KIP-447).
+    const member = consumer && consumer._native ? consumer._native : null
     try {
-      await this._native.sendOffsetsToTransaction(groupId, offsets)
+      await this._native.sendOffsetsToTransaction(groupId, offsets, member)
     } catch (e) {
       throw fromNative(e)
     }

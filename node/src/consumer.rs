@@ -145,7 +145,7 @@ pub struct TopicResetRule {
 /// The native consumer.
 #[napi]
 pub struct NativeConsumer {
-    core: Arc<Consumer>,
+    pub(crate) core: Arc<Consumer>,
     recorder: Arc<Recorder>,
     stats: odradek_bindings::stats::Emitter,
 }

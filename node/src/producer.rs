@@ -250,14 +250,19 @@ impl NativeProducer {
         self.core.begin_transaction().map_err(error::request)
     }
 
-    /// Adds `group_id`'s offsets (the next offsets to consume) to the open transaction.
+    /// Adds `group_id`'s offsets (the next offsets to consume) to the open transaction. With
+    /// `consumer` (a member of that group) the commit carries its member id, generation and
+    /// `group.instance.id`, so the coordinator fences a consumer that lost its partitions
+    /// (KIP-447), as the Java client's `sendOffsetsToTransaction(offsets, groupMetadata)`.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn send_offsets_to_transaction<'env>(
         &self,
         env: &'env Env,
         group_id: String,
         offsets: Vec<crate::consumer::JsTopicPartitionOffset>,
+        consumer: Option<&crate::consumer::NativeConsumer>,
     ) -> napi::Result<PromiseRaw<'env, ()>> {
+        let member = consumer.map(|c| c.core.clone());
         let mut list = Vec::with_capacity(offsets.len());
         for o in &offsets {
             let offset = o
@@ -275,7 +280,20 @@ impl NativeProducer {
         }
         let core = self.core.clone();
         rt::promise(env, async move {
-            let group = odradek::producer::GroupMetadata::new(group_id);
+            let from_member = match member {
+                Some(c) => c.consumer_group_metadata().await,
+                None => None,
+            };
+            let group = match from_member {
+                Some(g) if g.group_id == group_id => g,
+                Some(g) => {
+                    return Err(error::invalid(format!(
+                        "sendOffsets: the consumer is a member of group `{}`, not `{group_id}`",
+                        g.group_id
+                    )))
+                }
+                None => odradek::producer::GroupMetadata::new(group_id),
+            };
             core.send_offsets_to_transaction(&list, &group)
                 .await
                 .map_err(error::request)

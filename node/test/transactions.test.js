@@ -94,3 +94,47 @@ test('transaction() needs a transactionalId', async () => {
   await assert.rejects(producer.transaction(), (e) => e.name === 'KafkaJSNonRetriableError' && /transactional id/.test(e.message))
   await producer.disconnect()
 })
+
+test('sendOffsets({ consumer }) carries the membership: a replaced static member is fenced (KIP-447)', async () => {
+  const topic = uniqueName('txn-fence')
+  await admin.createTopics({ topics: [{ topic, numPartitions: 1 }] })
+  const groupId = uniqueName('g-fence')
+  const member = (joined) => {
+    const c = kafka.consumer({ groupId, 'group.instance.id': 'fence-1', heartbeatInterval: 10000, sessionTimeout: 30000 })
+    c.on(c.events.GROUP_JOIN, () => { joined.push(Date.now()) })
+    return c
+  }
+  const firstJoins = []
+  const first = member(firstJoins)
+  await first.connect()
+  await first.subscribe({ topic, fromBeginning: true })
+  await first.run({ eachMessage: async () => {} })
+  await waitFor(() => firstJoins.length > 0, { what: 'the first member joined' })
+  const producer = kafka.producer({ transactionalId: uniqueName('tx-fence'), idempotent: true, maxInFlightRequests: 1 })
+  await producer.connect()
+  const offsets = [{ topic, partitions: [{ partition: 0, offset: '1' }] }]
+  const ok = await producer.transaction()
+  await ok.sendOffsets({ consumer: first, topics: offsets })
+  await ok.commit()
+  const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] })
+  assert.equal(committed.partitions[0].offset, '1')
+
+  // The same group.instance.id joins again: the first member is replaced, and a commit with its
+  // (old) membership must be fenced, not accepted.
+  const secondJoins = []
+  const second = member(secondJoins)
+  await second.connect()
+  await second.subscribe({ topic, fromBeginning: true })
+  await second.run({ eachMessage: async () => {} })
+  await waitFor(() => secondJoins.length > 0, { what: 'the replacing member joined' })
+  const fenced = await producer.transaction()
+  const stale = [{ topic, partitions: [{ partition: 0, offset: '2' }] }]
+  await assert.rejects(fenced.sendOffsets({ consumer: first, topics: stale }),
+    (e) => /FENCED_INSTANCE_ID|UNKNOWN_MEMBER_ID|ILLEGAL_GENERATION/.test(`${e.type} ${e.message}`))
+  await fenced.abort()
+  const [after] = await admin.fetchOffsets({ groupId, topics: [topic] })
+  assert.equal(after.partitions[0].offset, '1', 'the fenced commit changed nothing')
+  await producer.disconnect()
+  await second.disconnect()
+  await first.disconnect().catch(() => {})
+})
