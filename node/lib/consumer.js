@@ -445,6 +445,7 @@ class Consumer {
     for (const ev of events) {
       if (ev.kind === 'assigned') {
         this._applyPauses()
+        this._ignoreUnsubscribed()
         if (this._instrumentation.has(EVENTS.GROUP_JOIN)) {
           const join = this._native.joinInfo()
           const memberAssignment = {}
@@ -465,6 +466,34 @@ class Consumer {
         this._instrumentation.emit(EVENTS.REBALANCING, { groupId: this._groupId, memberId: '' })
       }
     }
+  }
+
+  /**
+   * KafkaJS's handling of partitions of topics this member did not subscribe to (a leader's
+   * assignor may hand them out: KafkaJS's round robin ignores subscriptions): a warning and a
+   * RECEIVED_UNSUBSCRIBED_TOPICS event, and the partitions are left alone (not fetched, never
+   * delivered).
+   */
+  _ignoreUnsubscribed () {
+    const assignment = this._native.assignment()
+    const subscribed = (topic) => this._names.has(topic) || this._patterns.some(re => new RegExp(re.source, re.flags.replace('g', '')).test(topic))
+    const stray = assignment.filter(tp => !subscribed(tp.topic))
+    this._unsubscribed = new Set(stray.map(tp => tp.topic))
+    if (stray.length === 0) return
+    this._native.pause(stray)
+    const assignedTopics = [...new Set(assignment.map(tp => tp.topic))]
+    const topicsNotSubscribed = [...this._unsubscribed]
+    const join = this._native.joinInfo()
+    const payload = {
+      groupId: this._groupId,
+      generationId: join ? join.generationId : -1,
+      memberId: join ? join.memberId : '',
+      assignedTopics,
+      topicsSubscribed: [...this._names, ...this._patterns.map(String)],
+      topicsNotSubscribed
+    }
+    this.logger().warn('Consumer group received unsubscribed topics', payload)
+    this._instrumentation.emit(EVENTS.RECEIVED_UNSUBSCRIBED_TOPICS, payload)
   }
 
   _isPaused (topic, partition) {
@@ -514,6 +543,7 @@ class Consumer {
 
   /** Hands one partition's records to eachMessage / eachBatch; true when the handler ran and returned. */
   async _process ({ topic, partition, messages }) {
+    if (this._unsubscribed && this._unsubscribed.has(topic)) return false
     const k = key(topic, partition)
     const run = this._run
     if (this._isPaused(topic, partition)) {

@@ -85,3 +85,38 @@ async function sharedGroup (leaderIsStock) {
 test('a stock KafkaJS leader assigns to our member', () => sharedGroup(true))
 
 test('our leader assigns to a stock KafkaJS member', () => sharedGroup(false))
+
+test('a stock KafkaJS leader hands our member a topic it did not subscribe to: RECEIVED_UNSUBSCRIBED_TOPICS, and it is left alone', async () => {
+  const both = uniqueName('interop-both')
+  const only = uniqueName('interop-theirs')
+  await admin.createTopics({ topics: [{ topic: both, numPartitions: 2 }, { topic: only, numPartitions: 2 }] })
+  const groupId = uniqueName('interop-unsub')
+  // Stock KafkaJS's round robin assigns every topic of the group to every member.
+  const leader = theirs.consumer({ groupId, ...GROUP_TIMING })
+  const leaderJoined = []
+  leader.on(leader.events.GROUP_JOIN, e => leaderJoined.push(e.payload))
+  await leader.connect()
+  await leader.subscribe({ topics: [both, only], fromBeginning: true })
+  await leader.run({ eachMessage: async () => {} })
+  await waitFor(() => leaderJoined.length > 0, { what: 'the stock leader joined', timeoutMs: 30000 })
+  const member = ours.consumer({ groupId, ...GROUP_TIMING })
+  const stray = []
+  const read = []
+  member.on(member.events.RECEIVED_UNSUBSCRIBED_TOPICS, e => stray.push(e.payload))
+  await member.connect()
+  await member.subscribe({ topics: [both], fromBeginning: true })
+  await member.run({ eachMessage: async ({ topic }) => { read.push(topic) } })
+  await waitFor(() => stray.length > 0, { what: 'RECEIVED_UNSUBSCRIBED_TOPICS', timeoutMs: 30000 })
+  await producer.send({ topic: only, messages: Array.from({ length: 8 }, (_, i) => ({ value: `o${i}`, partition: i % 2 })) })
+  await producer.send({ topic: both, messages: Array.from({ length: 8 }, (_, i) => ({ value: `b${i}`, partition: i % 2 })) })
+  await waitFor(() => read.length >= 4, { what: 'our member reads its subscribed topic', timeoutMs: 30000 })
+  await new Promise(resolve => setTimeout(resolve, 500))
+  await member.disconnect()
+  await leader.disconnect()
+  const e = stray[0]
+  assert.equal(e.groupId, groupId)
+  assert.deepEqual(e.topicsNotSubscribed, [only])
+  assert.deepEqual(e.assignedTopics.sort(), [both, only].sort())
+  assert.ok(e.memberId.length > 0 && e.generationId >= 1, JSON.stringify(e))
+  assert.ok(read.every(t => t === both), `read only the subscribed topic: ${[...new Set(read)]}`)
+})
