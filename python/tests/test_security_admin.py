@@ -157,7 +157,16 @@ def test_scram_credentials_are_made_listed_used_and_deleted(kafka):
     assert list(futs) == [user]
     assert futs[user].result(30) is None
 
-    described = admin.describe_user_scram_credentials([user])[user].result(30)
+    # Kafka applies the alteration a moment after answering (through its metadata log): a
+    # describe sent at once may still find no credential, so ask until it does.
+    def describe():
+        try:
+            return admin.describe_user_scram_credentials([user])[user].result(30)
+        except kafka.KafkaException as e:
+            assert e.args[0].code() == kafka.KafkaError.RESOURCE_NOT_FOUND, e
+            return None
+
+    described = until(describe, "the new SCRAM credential is never described")
     assert described.user == user
     assert [(i.mechanism, i.iterations) for i in described.scram_credential_infos] == [
         (A.ScramMechanism.SCRAM_SHA_256, 8192)]
