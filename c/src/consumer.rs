@@ -656,14 +656,27 @@ pub unsafe extern "C" fn odk_consumer_committed(
         let fut = c.client.committed(tps);
         let found = wait(c.client.handle(), ffi::timeout(timeout_ms), fut)
             .ok_or_else(|| ClientError::new(codes::TIMED_OUT, None))??;
-        for (i, (_, offset)) in found.into_iter().enumerate().take(partition_cnt) {
-            // SAFETY: i < partition_cnt, writable per the contract.
-            let item = unsafe { &mut *partitions.add(i) };
-            item.offset = offset;
-            item.err = 0;
-        }
+        // SAFETY: partition_cnt writable items per the contract.
+        unsafe { write_offsets(partitions, partition_cnt, found) };
         Ok(())
     })
+}
+
+/// Writes the looked-up offsets into the caller's items, in order (`err` cleared).
+///
+/// # Safety
+/// `partitions` points to `partition_cnt` writable items.
+unsafe fn write_offsets<T>(
+    partitions: *mut odk_topic_partition_t,
+    partition_cnt: usize,
+    found: impl IntoIterator<Item = (T, i64)>,
+) {
+    for (i, (_, offset)) in found.into_iter().enumerate().take(partition_cnt) {
+        // SAFETY: i < partition_cnt, writable per the contract.
+        let item = unsafe { &mut *partitions.add(i) };
+        item.offset = offset;
+        item.err = 0;
+    }
 }
 
 /// Looks offsets up by timestamp (librdkafka's `rd_kafka_offsets_for_times`): on input each
@@ -704,12 +717,8 @@ pub unsafe extern "C" fn odk_consumer_offsets_for_times(
         let fut = c.client.offsets_for_times(query);
         let found = wait(c.client.handle(), ffi::timeout(timeout_ms), fut)
             .ok_or_else(|| ClientError::new(codes::TIMED_OUT, None))??;
-        for (i, (_, offset)) in found.into_iter().enumerate().take(partition_cnt) {
-            // SAFETY: i < partition_cnt, writable per the contract.
-            let item = unsafe { &mut *partitions.add(i) };
-            item.offset = offset;
-            item.err = 0;
-        }
+        // SAFETY: partition_cnt writable items per the contract.
+        unsafe { write_offsets(partitions, partition_cnt, found) };
         Ok(())
     })
 }
