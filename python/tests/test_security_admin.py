@@ -104,7 +104,12 @@ def test_acls_are_created_described_enforced_and_deleted(kafka):
 
     mine = A.AclBindingFilter(A.ResourceType.ANY, None, A.ResourcePatternType.ANY, principal,
                               None, A.AclOperation.ANY, A.AclPermissionType.ANY)
-    assert sorted(admin.describe_acls(mine).result(30)) == sorted([allow, deny])
+    # Kafka answers CreateAcls/DeleteAcls before every broker's authorizer has applied the change
+    # from the metadata log, so a describe right after may see the old set: ask until it settles.
+    def described(acl_filter, expected):
+        return lambda: sorted(admin.describe_acls(acl_filter).result(30)) == sorted(expected)
+
+    until(described(mine, [allow, deny]), "the created ACLs are never described")
     on_topic = A.AclBindingFilter(A.ResourceType.TOPIC, topic, A.ResourcePatternType.MATCH,
                                   None, None, A.AclOperation.WRITE, A.AclPermissionType.ANY)
     assert admin.describe_acls(on_topic).result(30) == [deny]
@@ -115,7 +120,7 @@ def test_acls_are_created_described_enforced_and_deleted(kafka):
 
     deleted = admin.delete_acls([mine])
     assert sorted(deleted[mine].result(30)) == sorted([allow, deny])
-    assert admin.describe_acls(mine).result(30) == []
+    until(described(mine, []), "the deleted ACLs are still described")
     until(lambda: produce(kafka, as_principal(name), topic) is None,
           "still denied after the ACLs were deleted")
     admin.delete_topics([topic])[topic].result(30)

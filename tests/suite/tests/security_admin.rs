@@ -103,6 +103,27 @@ fn by_principal(principal: &str) -> AclBindingFilter {
     }
 }
 
+/// Describes `filter` until it matches `count` bindings (Kafka applies ACL changes through its
+/// metadata log after answering), failing after 20 s with what was last described.
+async fn described_until(
+    admin: &Admin,
+    filter: &AclBindingFilter,
+    count: usize,
+) -> Vec<AclBinding> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let described = admin.describe_acls(filter).await.unwrap();
+        if described.len() == count {
+            return described;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "expected {count} ACLs, still described: {described:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 fn sorted(mut acls: Vec<AclBinding>) -> Vec<AclBinding> {
     acls.sort_by_key(|a| (a.name.clone(), a.operation.wire(), a.permission.wire()));
     acls
@@ -158,10 +179,10 @@ async fn acls_are_created_described_enforced_and_deleted() {
         );
     }
 
-    let described = admin
-        .describe_acls(&by_principal(&principal))
-        .await
-        .unwrap();
+    // Kafka answers CreateAcls/DeleteAcls before every broker's authorizer has applied the change
+    // from its metadata log: a describe right after may still see the old set, so ask until it
+    // settles.
+    let described = described_until(&admin, &by_principal(&principal), wanted.len()).await;
     assert_eq!(sorted(described), sorted(wanted.clone()));
     let on_topic = AclBindingFilter {
         resource_type: ResourceType::Topic,
@@ -215,10 +236,8 @@ async fn acls_are_created_described_enforced_and_deleted() {
         })
         .collect();
     assert_eq!(sorted(matched), sorted(wanted));
-    assert!(admin
-        .describe_acls(&by_principal(&principal))
+    assert!(described_until(&admin, &by_principal(&principal), 0)
         .await
-        .unwrap()
         .is_empty());
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
