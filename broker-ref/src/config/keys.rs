@@ -155,6 +155,7 @@ const HONOURED: &[&str] = &[
     // KIP-848 consumer groups (`crate::coordinator::consumer`).
     "group.consumer.max.size",
     "group.consumer.assignors",
+    "group.consumer.migration.policy",
     "group.coordinator.rebalance.protocols",
     "offsets.topic.num.partitions",
     "offsets.topic.segment.bytes",
@@ -470,10 +471,6 @@ const NOT_APPLICABLE: &[(&str, &str)] = &[
     ("share.", "no share groups (KIP-932)"),
     ("errors.deadletterqueue.", "no share groups (KIP-932)"),
     ("group.streams.", "no streams groups (KIP-1071)"),
-    (
-        "group.consumer.migration.policy",
-        "online migration of a group with members is not served (as with `disabled`): a classic group in use refuses consumer-protocol members (GROUP_ID_NOT_FOUND) and a consumer group in use refuses classic ones (INCONSISTENT_GROUP_PROTOCOL); an empty group converts either way",
-    ),
     (
         "group.consumer.regex.refresh.interval.ms",
         "subscription regexes are re-evaluated on every heartbeat, so new topics join at once",

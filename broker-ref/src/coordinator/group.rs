@@ -86,7 +86,7 @@ pub struct JoinAnswer {
 }
 
 impl JoinAnswer {
-    fn error(error: ErrorCode, member_id: &str) -> Self {
+    pub(crate) fn error(error: ErrorCode, member_id: &str) -> Self {
         JoinAnswer {
             error,
             generation: -1,
@@ -114,7 +114,7 @@ pub struct SyncAnswer {
 }
 
 impl SyncAnswer {
-    fn error(error: ErrorCode) -> Self {
+    pub(crate) fn error(error: ErrorCode) -> Self {
         SyncAnswer {
             error,
             protocol_type: None,
@@ -199,6 +199,28 @@ pub struct Group {
     dirty: bool,
 }
 
+/// A member as it moves between the classic and the consumer protocol (online migration): what
+/// either group type needs to carry it over.
+#[derive(Debug, Clone)]
+pub struct MigratingMember {
+    /// Member id.
+    pub id: String,
+    /// Static membership id.
+    pub instance_id: Option<String>,
+    /// Client id.
+    pub client_id: String,
+    /// Client host.
+    pub client_host: String,
+    /// Session timeout.
+    pub session_timeout: Duration,
+    /// Rebalance timeout.
+    pub rebalance_timeout: Duration,
+    /// Protocols (assignor names) in preference order, with their metadata.
+    pub protocols: Vec<(String, Bytes)>,
+    /// Its assignment, in the consumer protocol's encoding.
+    pub assignment: Bytes,
+}
+
 fn new_member_id(client_id: &str) -> String {
     format!("{client_id}-{}", uuid::Uuid::new_v4())
 }
@@ -276,6 +298,79 @@ impl Group {
             GroupState::Stable
         };
         g
+    }
+
+    /// The members, for converting a group in use to the consumer protocol.
+    pub fn migrating_members(&self) -> Vec<MigratingMember> {
+        self.members
+            .iter()
+            .map(|m| MigratingMember {
+                id: m.id.clone(),
+                instance_id: m.instance_id.clone(),
+                client_id: m.client_id.clone(),
+                client_host: m.client_host.clone(),
+                session_timeout: m.session_timeout,
+                rebalance_timeout: m.rebalance_timeout,
+                protocols: m.protocols.clone(),
+                assignment: m.assignment.clone(),
+            })
+            .collect()
+    }
+
+    /// Whether the members use the consumer protocol's embedded protocol (`consumer`), which a
+    /// conversion to the consumer group protocol needs.
+    pub fn uses_consumer_protocol(&self) -> bool {
+        self.protocol_type.as_deref() == Some("consumer")
+    }
+
+    /// Drops the classic members once the group became a consumer group: waiting JoinGroup and
+    /// SyncGroup requests are answered REBALANCE_IN_PROGRESS (the members rejoin, now into the
+    /// consumer group). The caller has written the classic metadata's tombstone.
+    pub fn hand_over_members(&mut self) {
+        for m in self.members.drain(..) {
+            if let Some(w) = m.join_waiter {
+                let _ = w.send(JoinAnswer::error(ErrorCode::RebalanceInProgress, &m.id));
+            }
+            if let Some(w) = m.sync_waiter {
+                let _ = w.send(SyncAnswer::error(ErrorCode::RebalanceInProgress));
+            }
+        }
+        self.state = GroupState::Empty;
+        self.protocol = None;
+        self.leader = None;
+        self.pending.clear();
+        self.join_deadline = None;
+        self.dirty = false;
+    }
+
+    /// Takes `members` over from a consumer group going back to the classic protocol, at
+    /// `generation` (its group epoch), and starts a rebalance so they rejoin (Kafka's
+    /// `fromConsumerGroup` followed by a rebalance). Each keeps its assignment until then.
+    pub fn adopt_members(&mut self, generation: i32, members: Vec<MigratingMember>, now: Instant) {
+        self.generation = generation;
+        self.protocol_type = Some("consumer".to_string());
+        self.leader = None;
+        self.members = members
+            .into_iter()
+            .map(|m| Member {
+                id: m.id,
+                instance_id: m.instance_id,
+                client_id: m.client_id,
+                client_host: m.client_host,
+                session_timeout: m.session_timeout,
+                rebalance_timeout: m.rebalance_timeout,
+                protocol_type: "consumer".to_string(),
+                protocols: m.protocols,
+                assignment: m.assignment,
+                deadline: now + m.session_timeout,
+                join_waiter: None,
+                sync_waiter: None,
+            })
+            .collect();
+        self.protocol = self.select_protocol();
+        self.state = GroupState::Stable;
+        self.dirty = true;
+        self.prepare_rebalance(now, Duration::ZERO);
     }
 
     /// What to persist for this group.

@@ -9,6 +9,7 @@
 
 pub mod consumer;
 pub mod group;
+pub mod migration;
 pub mod producer_ids;
 pub mod storage;
 pub mod txn;
@@ -61,6 +62,8 @@ pub struct GroupCoordinator {
     consumer_assignors: Vec<&'static str>,
     /// `consumer` is in `group.coordinator.rebalance.protocols`.
     consumer_protocol: bool,
+    /// `group.consumer.migration.policy`: which conversions of groups in use are allowed.
+    migration: migration::MigrationPolicy,
     offsets_partitions: i32,
     retention_ms: i64,
     /// Ids of the groups [`GroupCoordinator::tick`] visits (locked after `groups`).
@@ -178,7 +181,15 @@ impl GroupCoordinator {
             .get("group.coordinator.rebalance.protocols")
             .split(',')
             .any(|p| p.trim().eq_ignore_ascii_case("consumer"));
+        let policy = broker_config.get("group.consumer.migration.policy");
+        let migration = migration::MigrationPolicy::parse(policy).ok_or_else(|| {
+            Error::config(
+                "group.consumer.migration.policy",
+                format!("`{policy}` is not one of disabled, upgrade, downgrade, bidirectional"),
+            )
+        })?;
         let coordinator = GroupCoordinator {
+            migration,
             log,
             groups: Mutex::new(HashMap::new()),
             timed: Mutex::new(HashSet::new()),
@@ -541,11 +552,16 @@ impl GroupCoordinator {
                 .entry(group_id.to_string())
                 .or_insert_with(|| Group::new(group_id, now_ms()));
             self.timed().insert(group_id.to_string());
-            if let Some(c) = group.consumer.as_ref() {
+            if let Some(c) = group.consumer.as_mut() {
                 if !c.members.is_empty() {
-                    // Online migration of a consumer group to the classic protocol is not
-                    // served: classic members cannot join while consumer-protocol ones are in.
-                    return error_join(ErrorCode::InconsistentGroupProtocol, &params.member_id);
+                    // A classic member joins the consumer group as one of its members.
+                    let topics = consumer::topics::RegistryTopics(&self.log.topics);
+                    let limits = self.consumer_limits(self.consumer_session, 0);
+                    let answer = c.classic_join(&params, &topics, limits, Instant::now());
+                    return match self.persist_consumer(group) {
+                        Ok(()) => answer,
+                        Err(code) => error_join(code, &answer.member_id),
+                    };
                 }
                 // An empty consumer group becomes a classic one.
                 if self
@@ -591,6 +607,21 @@ impl GroupCoordinator {
             let Some(group) = groups.get_mut(group_id) else {
                 return error_sync(ErrorCode::UnknownMemberId);
             };
+            if let Some(c) = group.consumer.as_mut() {
+                if c.members.is_empty() {
+                    return error_sync(ErrorCode::UnknownMemberId);
+                }
+                let topics = consumer::topics::RegistryTopics(&self.log.topics);
+                return c.classic_sync(
+                    member_id,
+                    generation,
+                    instance_id,
+                    protocol_type,
+                    protocol,
+                    &topics,
+                    Instant::now(),
+                );
+            }
             let p = group.sync(
                 member_id,
                 generation,
@@ -621,7 +652,10 @@ impl GroupCoordinator {
     ) -> ErrorCode {
         let mut groups = self.lock();
         match groups.get_mut(group_id) {
-            Some(g) => g.heartbeat(member_id, generation, instance_id, Instant::now()),
+            Some(g) => match g.consumer.as_mut() {
+                Some(c) => c.classic_heartbeat(member_id, generation, instance_id, Instant::now()),
+                None => g.heartbeat(member_id, generation, instance_id, Instant::now()),
+            },
             None => ErrorCode::UnknownMemberId,
         }
     }
@@ -635,6 +669,18 @@ impl GroupCoordinator {
         let mut groups = self.lock();
         let group = groups.get_mut(group_id).ok_or(ErrorCode::UnknownMemberId)?;
         let now = Instant::now();
+        if let Some(c) = group.consumer.as_mut() {
+            let codes = members
+                .iter()
+                .map(|(m, i)| c.classic_leave(m, i.as_deref()))
+                .collect();
+            if !group.has_members() {
+                group.empty_since_ms = now_ms();
+            }
+            // The answer does not wait on the write: a failed one is retried by the timer.
+            let _ = self.persist_consumer(group);
+            return Ok(codes);
+        }
         let codes = members
             .iter()
             .map(|(m, i)| group.leave(m, i.as_deref(), now, self.initial_delay))
@@ -862,6 +908,7 @@ impl GroupCoordinator {
                 if c.tick(now) && c.members.is_empty() {
                     group.empty_since_ms = now_ms;
                 }
+                self.maybe_downgrade(group);
                 // A failed write is retried on the next tick (the group stays dirty).
                 let _ = self.persist_consumer(group);
             }

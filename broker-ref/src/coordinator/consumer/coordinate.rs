@@ -55,16 +55,10 @@ impl GroupCoordinator {
                 &hb.member_id,
             );
         }
-        let limits = Limits {
-            session_timeout: std::time::Duration::from_millis(session_timeout_ms.max(0) as u64),
+        let limits = self.consumer_limits(
+            std::time::Duration::from_millis(session_timeout_ms.max(0) as u64),
             heartbeat_interval_ms,
-            max_size: self.max_consumer_group_size,
-            default_assignor: self
-                .consumer_assignors
-                .first()
-                .copied()
-                .unwrap_or("uniform"),
-        };
+        );
         let now = Instant::now();
         let mut groups = self.lock();
         let joining = hb.member_epoch == group::JOIN_EPOCH;
@@ -83,20 +77,31 @@ impl GroupCoordinator {
         };
         if group.consumer.is_none() {
             if group.has_members() {
-                // A classic group in use (online migration is not served).
+                // A classic group in use: a joining member converts it if the policy allows.
+                if !joining {
+                    return HeartbeatAnswer::error(
+                        ErrorCode::GroupIdNotFound,
+                        format!("Group {group_id} is not a consumer group."),
+                        &hb.member_id,
+                    );
+                }
+                if let Err(why) = self.upgrade(group) {
+                    tracing::info!(group = %group_id, "{why}");
+                    return HeartbeatAnswer::error(
+                        ErrorCode::GroupIdNotFound,
+                        format!("Group {group_id} is not a consumer group."),
+                        &hb.member_id,
+                    );
+                }
+            } else if !joining {
                 return HeartbeatAnswer::error(
                     ErrorCode::GroupIdNotFound,
                     format!("Group {group_id} is not a consumer group."),
                     &hb.member_id,
                 );
             }
-            if !joining {
-                return HeartbeatAnswer::error(
-                    ErrorCode::GroupIdNotFound,
-                    format!("Group {group_id} is not a consumer group."),
-                    &hb.member_id,
-                );
-            }
+        }
+        if group.consumer.is_none() {
             // An empty classic group (or only offsets) becomes a consumer group; its classic
             // metadata goes.
             let tombstone = crate::coordinator::storage::group_record(group_id, None);
@@ -115,6 +120,7 @@ impl GroupCoordinator {
             Some(c) => c.heartbeat(hb, &topics, limits, now),
             None => return HeartbeatAnswer::error(ErrorCode::UnknownServerError, "", ""),
         };
+        self.maybe_downgrade(group);
         if group.has_members() {
             self.timed().insert(group_id.to_string());
         } else if !was_empty {
@@ -171,6 +177,25 @@ impl GroupCoordinator {
         match groups.get(group_id).and_then(|g| g.consumer.as_ref()) {
             Some(c) => c.validate_fetch(member_id, epoch),
             None => Ok(()),
+        }
+    }
+
+    /// The limits of consumer groups, with `session_timeout` and `heartbeat_interval_ms` for
+    /// consumer-protocol members.
+    pub(crate) fn consumer_limits(
+        &self,
+        session_timeout: std::time::Duration,
+        heartbeat_interval_ms: i32,
+    ) -> Limits {
+        Limits {
+            session_timeout,
+            heartbeat_interval_ms,
+            max_size: self.max_consumer_group_size,
+            default_assignor: self
+                .consumer_assignors
+                .first()
+                .copied()
+                .unwrap_or("uniform"),
         }
     }
 

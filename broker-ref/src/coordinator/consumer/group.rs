@@ -128,9 +128,34 @@ pub struct Member {
     pub rebalance_timeout_ms: i32,
     /// Reconciliation state: epochs, assigned and pending-revocation partitions.
     pub current: Reconciled,
-    session_deadline: Instant,
+    /// Set for a member speaking the classic protocol (JoinGroup, SyncGroup, Heartbeat) in
+    /// this group: what it joined with (Kafka's `ClassicMemberMetadata`).
+    pub classic: Option<ClassicProtocol>,
+    pub(super) session_deadline: Instant,
     /// When the member must have confirmed its pending revocation.
-    revocation_deadline: Option<Instant>,
+    pub(super) revocation_deadline: Option<Instant>,
+    /// A classic member told to rejoin (or to sync after its join) must do so by then.
+    pub(super) classic_deadline: Option<Instant>,
+}
+
+/// What a classic-protocol member of a consumer group joined with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassicProtocol {
+    /// Its session timeout (JoinGroup's; its sessions are timed with it).
+    pub session_timeout_ms: i32,
+    /// Its protocols (assignor names) in preference order, with their consumer-protocol
+    /// subscription metadata.
+    pub protocols: Vec<(String, bytes::Bytes)>,
+}
+
+impl Member {
+    /// The member's session timeout: its own for a classic member, else the group's.
+    pub(super) fn session(&self, group_session: Duration) -> Duration {
+        match &self.classic {
+            Some(c) => Duration::from_millis(c.session_timeout_ms.max(0) as u64),
+            None => group_session,
+        }
+    }
 }
 
 impl Member {
@@ -218,7 +243,11 @@ pub struct ConsumerGroup {
     pub subscribed_metadata: BTreeMap<Uuid, i32>,
     /// What storage holds of this group (to write only changes).
     pub(crate) written: super::written::Written,
-    dirty: bool,
+    /// A consumer-protocol member left or was fenced since the last
+    /// [`ConsumerGroup::take_consumer_member_removed`] (the coordinator then checks whether the
+    /// group goes back to the classic protocol).
+    consumer_member_removed: bool,
+    pub(super) dirty: bool,
 }
 
 fn new_member_id() -> String {
@@ -296,8 +325,20 @@ impl ConsumerGroup {
             target: HashMap::new(),
             subscribed_metadata: BTreeMap::new(),
             written: super::written::Written::default(),
+            consumer_member_removed: false,
             dirty: false,
         }
+    }
+
+    /// Whether a consumer-protocol member left or was fenced since the last call (and clears
+    /// the flag).
+    pub fn take_consumer_member_removed(&mut self) -> bool {
+        std::mem::take(&mut self.consumer_member_removed)
+    }
+
+    /// Whether every member speaks the classic protocol (and there is at least one).
+    pub fn only_classic_members(&self) -> bool {
+        !self.members.is_empty() && self.members.values().all(|m| m.classic.is_some())
     }
 
     /// Whether the group changed since the last call (and clears the flag).
@@ -529,8 +570,10 @@ impl ConsumerGroup {
                     assigned: Assignment::new(),
                     pending_revocation: Assignment::new(),
                 },
+                classic: None,
                 session_deadline: now + limits.session_timeout,
                 revocation_deadline: None,
+                classic_deadline: None,
             },
         );
         self.dirty = true;
@@ -601,13 +644,15 @@ impl ConsumerGroup {
         answer
     }
 
-    fn remove(&mut self, id: &str) {
-        self.members.remove(id);
+    pub(super) fn remove(&mut self, id: &str) {
+        if let Some(m) = self.members.remove(id) {
+            self.consumer_member_removed |= m.classic.is_none();
+        }
         self.target.remove(id);
         self.dirty = true;
     }
 
-    fn bump(&mut self, why: &str) {
+    pub(super) fn bump(&mut self, why: &str) {
         self.group_epoch += 1;
         self.dirty = true;
         tracing::debug!(group = %self.id, epoch = self.group_epoch, why, "consumer group epoch bumped");
@@ -616,7 +661,7 @@ impl ConsumerGroup {
     /// Bumps the group epoch once if `changed` (members or subscriptions) or the subscribed
     /// topics changed (created, deleted, partitions added), and recomputes the target
     /// assignment when it is behind the group epoch.
-    fn refresh_target(
+    pub(super) fn refresh_target(
         &mut self,
         topics: &dyn Topics,
         changed: bool,
@@ -685,7 +730,7 @@ impl ConsumerGroup {
     }
 
     /// Moves member `id` one step towards its target.
-    fn reconcile(&mut self, id: &str, owned: Option<&Assignment>, now: Instant) {
+    pub(super) fn reconcile(&mut self, id: &str, owned: Option<&Assignment>, now: Instant) {
         let Some(member) = self.members.get(id) else {
             return;
         };
@@ -743,6 +788,11 @@ impl ConsumerGroup {
                         m.id.clone(),
                         "did not revoke partitions within its rebalance timeout",
                     ))
+                } else if m.classic_deadline.is_some_and(|d| d <= now) {
+                    Some((
+                        m.id.clone(),
+                        "classic member did not rejoin or sync within its rebalance timeout",
+                    ))
                 } else {
                     None
                 }
@@ -773,6 +823,14 @@ impl ConsumerGroup {
             .members
             .get(member_id)
             .ok_or(ErrorCode::UnknownMemberId)?;
+        if member.classic.is_some() {
+            // A classic member commits with its generation, which is its member epoch.
+            return if epoch == member.current.member_epoch {
+                Ok(())
+            } else {
+                Err(ErrorCode::IllegalGeneration)
+            };
+        }
         if api_version < 9 {
             return Err(ErrorCode::UnsupportedVersion);
         }
@@ -801,7 +859,7 @@ impl ConsumerGroup {
 
     /// Restores a member from storage (its session starts now).
     pub fn restore_member(&mut self, mut member: Member, now: Instant, session: Duration) {
-        member.session_deadline = now + session;
+        member.session_deadline = now + member.session(session);
         member.revocation_deadline = (member.current.state == MemberState::UnrevokedPartitions)
             .then(|| now + Duration::from_millis(member.rebalance_timeout_ms.max(0) as u64));
         self.members.insert(member.id.clone(), member);
@@ -821,6 +879,7 @@ pub fn stored_member(
     server_assignor: Option<String>,
     rebalance_timeout_ms: i32,
     current: Reconciled,
+    classic: Option<ClassicProtocol>,
 ) -> Member {
     let now = Instant::now();
     Member {
@@ -834,8 +893,10 @@ pub fn stored_member(
         server_assignor,
         rebalance_timeout_ms,
         current,
+        classic,
         session_deadline: now,
         revocation_deadline: None,
+        classic_deadline: None,
     }
 }
 

@@ -5,6 +5,7 @@
 //! `__consumer_offsets` (Kafka's record types 3 to 8).
 
 pub mod assignor;
+pub mod classic;
 pub mod coordinate;
 pub mod group;
 pub mod reconcile;

@@ -11,7 +11,7 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use uuid::Uuid;
 
 use super::assignor::Assignment;
-use super::group::{stored_member, ConsumerGroup, Member};
+use super::group::{stored_member, ClassicProtocol, ConsumerGroup, Member};
 use super::reconcile::{MemberState, Reconciled};
 use super::written::Written;
 use crate::coordinator::storage::put_str;
@@ -80,20 +80,45 @@ fn topic_partitions(b: &mut BytesMut, a: &Assignment) {
     }
 }
 
+/// The tag of `ClassicMemberMetadata` in a member's subscription value.
+const CLASSIC_MEMBER_METADATA_TAG: u64 = 0;
+
 fn member_value(m: &Member) -> Bytes {
-    value(|v| {
-        compact_str(v, m.instance_id.as_deref());
-        compact_str(v, m.rack_id.as_deref());
-        compact_str(v, Some(&m.client_id));
-        compact_str(v, Some(&m.client_host));
-        uvarint(v, m.topic_names.len() as u64 + 1);
-        for n in &m.topic_names {
-            compact_str(v, Some(n));
+    let mut v = BytesMut::new();
+    v.put_i16(0);
+    compact_str(&mut v, m.instance_id.as_deref());
+    compact_str(&mut v, m.rack_id.as_deref());
+    compact_str(&mut v, Some(&m.client_id));
+    compact_str(&mut v, Some(&m.client_host));
+    uvarint(&mut v, m.topic_names.len() as u64 + 1);
+    for n in &m.topic_names {
+        compact_str(&mut v, Some(n));
+    }
+    compact_str(&mut v, m.topic_regex.as_deref());
+    v.put_i32(m.rebalance_timeout_ms);
+    compact_str(&mut v, m.server_assignor.as_deref());
+    match &m.classic {
+        None => no_tags(&mut v),
+        Some(c) => {
+            // A tagged, nullable struct: its size counts the presence byte before it.
+            let mut s = BytesMut::new();
+            s.put_u8(1);
+            s.put_i32(c.session_timeout_ms);
+            uvarint(&mut s, c.protocols.len() as u64 + 1);
+            for (name, metadata) in &c.protocols {
+                compact_str(&mut s, Some(name));
+                uvarint(&mut s, metadata.len() as u64 + 1);
+                s.put_slice(metadata);
+                no_tags(&mut s);
+            }
+            no_tags(&mut s);
+            uvarint(&mut v, 1);
+            uvarint(&mut v, CLASSIC_MEMBER_METADATA_TAG);
+            uvarint(&mut v, s.len() as u64);
+            v.put_slice(&s);
         }
-        compact_str(v, m.topic_regex.as_deref());
-        v.put_i32(m.rebalance_timeout_ms);
-        compact_str(v, m.server_assignor.as_deref());
-    })
+    }
+    v.freeze()
 }
 
 fn current_value(c: &Reconciled) -> Bytes {
@@ -250,6 +275,38 @@ impl Reader {
     fn str(&mut self) -> Option<String> {
         self.nullable_str()?
     }
+    fn bytes(&mut self) -> Option<Bytes> {
+        let n = self.len()?.unwrap_or(0);
+        Some(self.0.split_to(n))
+    }
+    /// The tagged fields of a member's subscription value: its `ClassicMemberMetadata`, if
+    /// there (other tags are skipped).
+    fn classic_member_metadata(&mut self) -> Option<Option<ClassicProtocol>> {
+        let mut classic = None;
+        for _ in 0..self.uvarint()? {
+            let tag = self.uvarint()?;
+            let size = usize::try_from(self.uvarint()?).ok()?;
+            self.need(size)?;
+            let mut field = Reader(self.0.split_to(size));
+            if tag != CLASSIC_MEMBER_METADATA_TAG || field.i8()? < 0 {
+                continue;
+            }
+            let session_timeout_ms = field.i32()?;
+            let mut protocols = Vec::new();
+            for _ in 0..field.len()?.unwrap_or(0) {
+                let name = field.str()?;
+                let metadata = field.bytes()?;
+                field.skip_tags()?;
+                protocols.push((name, metadata));
+            }
+            field.skip_tags()?;
+            classic = Some(ClassicProtocol {
+                session_timeout_ms,
+                protocols,
+            });
+        }
+        Some(classic)
+    }
     fn uuid(&mut self) -> Option<Uuid> {
         self.need(16)?;
         let mut b = [0u8; 16];
@@ -366,6 +423,7 @@ fn decode(
                     let regex = v.nullable_str()?.filter(|r| !r.is_empty());
                     let rebalance_timeout_ms = v.i32()?;
                     let assignor = v.nullable_str()?;
+                    let classic = v.classic_member_metadata()?;
                     Some(Box::new(stored_member(
                         member.clone()?,
                         instance_id,
@@ -383,6 +441,7 @@ fn decode(
                             assigned: Assignment::new(),
                             pending_revocation: Assignment::new(),
                         },
+                        classic,
                     )))
                 }
                 None => None,

@@ -1,0 +1,193 @@
+//! Online migration between the group protocols, as Kafka 4.x does it
+//! (`group.consumer.migration.policy`): a classic group in use becomes a consumer group when a
+//! consumer-protocol member joins it (upgrade), and a consumer group whose last
+//! consumer-protocol member leaves while classic members remain goes back to the classic
+//! protocol (downgrade). Empty groups convert either way whatever the policy. The classic
+//! members of a converted group keep working (`consumer::classic`).
+//!
+//! Upgrade: every classic member becomes a consumer-group member at the classic generation,
+//! stable, owning its last assignment (the target assignment starts as those assignments);
+//! JoinGroup and SyncGroup requests waiting on a rebalance are answered REBALANCE_IN_PROGRESS.
+//! Downgrade: the classic members become the members of a classic group at the group epoch,
+//! each with its target assignment, and a rebalance starts so they rejoin.
+
+use std::time::Instant;
+
+use odradek::protocol::consumer_protocol::decode_assignment;
+
+use super::consumer::classic::{by_id, encoded};
+use super::consumer::group::{stored_member, ClassicProtocol, ConsumerGroup, Topics};
+use super::consumer::reconcile::{MemberState, Reconciled};
+use super::consumer::topics::RegistryTopics;
+use super::group::{Group, MigratingMember};
+use super::GroupCoordinator;
+
+/// `group.consumer.migration.policy`: which conversions of groups in use are allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MigrationPolicy {
+    /// Classic → consumer (`upgrade`, `bidirectional`).
+    pub upgrade: bool,
+    /// Consumer → classic (`downgrade`, `bidirectional`).
+    pub downgrade: bool,
+}
+
+impl MigrationPolicy {
+    /// Parses Kafka's values, case-insensitively: `disabled`, `upgrade`, `downgrade`,
+    /// `bidirectional`.
+    pub fn parse(value: &str) -> Option<MigrationPolicy> {
+        let (upgrade, downgrade) = match value.trim().to_ascii_lowercase().as_str() {
+            "disabled" => (false, false),
+            "upgrade" => (true, false),
+            "downgrade" => (false, true),
+            "bidirectional" => (true, true),
+            _ => return None,
+        };
+        Some(MigrationPolicy { upgrade, downgrade })
+    }
+}
+
+/// The consumer group a classic group in use becomes (Kafka's `fromClassicGroup`).
+pub fn consumer_group_of(group: &Group, topics: &dyn Topics, now: Instant) -> ConsumerGroup {
+    let mut c = ConsumerGroup::new(&group.id);
+    c.group_epoch = group.generation;
+    c.assignment_epoch = group.generation;
+    for m in group.migrating_members() {
+        let protocol = group.protocol.as_deref();
+        let metadata = m
+            .protocols
+            .iter()
+            .find(|(n, _)| Some(n.as_str()) == protocol)
+            .or(m.protocols.first())
+            .map(|(_, meta)| meta.clone())
+            .unwrap_or_default();
+        let mut names = odradek::protocol::consumer_protocol::decode_subscription(&metadata)
+            .map(|s| s.topics)
+            .unwrap_or_default();
+        names.sort();
+        names.dedup();
+        let assigned = by_id(
+            &decode_assignment(&m.assignment).unwrap_or_default(),
+            topics,
+        );
+        c.target.insert(m.id.clone(), assigned.clone());
+        let member = stored_member(
+            m.id,
+            m.instance_id,
+            None,
+            m.client_id,
+            m.client_host,
+            names,
+            None,
+            None,
+            m.rebalance_timeout.as_millis().min(i32::MAX as u128) as i32,
+            Reconciled {
+                state: MemberState::Stable,
+                member_epoch: group.generation,
+                previous_member_epoch: group.generation,
+                assigned,
+                pending_revocation: Default::default(),
+            },
+            Some(ClassicProtocol {
+                session_timeout_ms: m.session_timeout.as_millis().min(i32::MAX as u128) as i32,
+                protocols: m.protocols,
+            }),
+        );
+        c.restore_member(member, now, m.session_timeout);
+    }
+    c.mark_dirty();
+    c
+}
+
+/// The classic members a consumer group going back to the classic protocol keeps (Kafka's
+/// `fromConsumerGroup`): each with its target assignment.
+pub fn classic_members_of(c: &ConsumerGroup, topics: &dyn Topics) -> Vec<MigratingMember> {
+    c.members
+        .values()
+        .filter_map(|m| {
+            let classic = m.classic.as_ref()?;
+            let session =
+                std::time::Duration::from_millis(classic.session_timeout_ms.max(0) as u64);
+            Some(MigratingMember {
+                id: m.id.clone(),
+                instance_id: m.instance_id.clone(),
+                client_id: m.client_id.clone(),
+                client_host: m.client_host.clone(),
+                session_timeout: session,
+                rebalance_timeout: std::time::Duration::from_millis(
+                    m.rebalance_timeout_ms.max(0) as u64
+                ),
+                protocols: classic.protocols.clone(),
+                assignment: encoded(&c.target.get(&m.id).cloned().unwrap_or_default(), topics),
+            })
+        })
+        .collect()
+}
+
+impl GroupCoordinator {
+    /// Converts the classic group `group` (it has members) to a consumer group for a joining
+    /// consumer-protocol member, if the policy and the group allow it; `Err` names why not.
+    pub(super) fn upgrade(&self, group: &mut Group) -> Result<(), String> {
+        if !self.migration.upgrade {
+            return Err(format!(
+                "Cannot upgrade classic group {} to consumer group because the online upgrade is disabled.",
+                group.id
+            ));
+        }
+        if !group.uses_consumer_protocol() {
+            return Err(format!(
+                "Cannot upgrade classic group {} to consumer group because the group does not use the consumer embedded protocol.",
+                group.id
+            ));
+        }
+        if group.members.len() > self.max_consumer_group_size {
+            return Err(format!(
+                "Cannot upgrade classic group {} to consumer group because the group size exceeds the consumer group maximum size.",
+                group.id
+            ));
+        }
+        let topics = RegistryTopics(&self.log.topics);
+        let converted = consumer_group_of(group, &topics, Instant::now());
+        let tombstone = super::storage::group_record(&group.id, None);
+        self.append(&group.id, vec![tombstone])
+            .map_err(|e| format!("the group's conversion could not be written: {e}"))?;
+        tracing::info!(group = %group.id, members = converted.members.len(), epoch = converted.group_epoch, "classic group upgraded to a consumer group");
+        group.hand_over_members();
+        group.consumer = Some(converted);
+        Ok(())
+    }
+
+    /// After a consumer-protocol member of `group` left or was fenced: if only classic members
+    /// remain and the policy allows it, the group goes back to the classic protocol and starts
+    /// a rebalance. A failed write leaves it a consumer group.
+    pub(super) fn maybe_downgrade(&self, group: &mut Group) {
+        let Some(c) = group.consumer.as_mut() else {
+            return;
+        };
+        if !c.take_consumer_member_removed() || !c.only_classic_members() {
+            return;
+        }
+        if !self.migration.downgrade {
+            tracing::info!(group = %group.id, "Cannot downgrade consumer group to classic group because the online downgrade is disabled.");
+            return;
+        }
+        if c.members.len() > self.max_group_size {
+            tracing::info!(group = %group.id, "Cannot downgrade consumer group to classic group because its group size is greater than classic group max size.");
+            return;
+        }
+        let topics = RegistryTopics(&self.log.topics);
+        let members = classic_members_of(c, &topics);
+        let epoch = c.group_epoch;
+        if let Err(e) = self.append(&group.id, super::consumer::storage::tombstones(c)) {
+            tracing::warn!(group = %group.id, error = %e, "downgrading the group failed: it stays a consumer group");
+            return;
+        }
+        tracing::info!(group = %group.id, members = members.len(), epoch, "consumer group downgraded to a classic group");
+        group.consumer = None;
+        group.adopt_members(epoch, members, Instant::now());
+        // Still timed: its members' sessions and the rebalance are the classic group's now.
+        self.persist_if_dirty(group);
+    }
+}
+
+#[cfg(test)]
+mod tests;
