@@ -8,8 +8,9 @@
 //! Upgrade: every classic member becomes a consumer-group member at the classic generation,
 //! stable, owning its last assignment (the target assignment starts as those assignments);
 //! JoinGroup and SyncGroup requests waiting on a rebalance are answered REBALANCE_IN_PROGRESS.
-//! Downgrade: the classic members become the members of a classic group at the group epoch,
-//! each with its target assignment, and a rebalance starts so they rejoin.
+//! Downgrade: the classic members become the members of a classic group at the group epoch
+//! before the leave (so members that had reconciled keep a current generation), each with its
+//! target assignment, and a rebalance starts so they rejoin.
 
 use std::time::Instant;
 
@@ -163,7 +164,10 @@ impl GroupCoordinator {
         let Some(c) = group.consumer.as_mut() else {
             return;
         };
-        if !c.take_consumer_member_removed() || !c.only_classic_members() {
+        let Some(epoch) = c.take_consumer_member_removed() else {
+            return;
+        };
+        if !c.only_classic_members() {
             return;
         }
         if !self.migration.downgrade {
@@ -176,7 +180,6 @@ impl GroupCoordinator {
         }
         let topics = RegistryTopics(&self.log.topics);
         let members = classic_members_of(c, &topics);
-        let epoch = c.group_epoch;
         if let Err(e) = self.append(&group.id, super::consumer::storage::tombstones(c)) {
             tracing::warn!(group = %group.id, error = %e, "downgrading the group failed: it stays a consumer group");
             return;

@@ -243,10 +243,10 @@ pub struct ConsumerGroup {
     pub subscribed_metadata: BTreeMap<Uuid, i32>,
     /// What storage holds of this group (to write only changes).
     pub(crate) written: super::written::Written,
-    /// A consumer-protocol member left or was fenced since the last
-    /// [`ConsumerGroup::take_consumer_member_removed`] (the coordinator then checks whether the
-    /// group goes back to the classic protocol).
-    consumer_member_removed: bool,
+    /// The group epoch before the first consumer-protocol member left or was fenced since the
+    /// last [`ConsumerGroup::take_consumer_member_removed`] (the coordinator then checks whether
+    /// the group goes back to the classic protocol, at that epoch).
+    consumer_member_removed: Option<i32>,
     pub(super) dirty: bool,
 }
 
@@ -325,15 +325,15 @@ impl ConsumerGroup {
             target: HashMap::new(),
             subscribed_metadata: BTreeMap::new(),
             written: super::written::Written::default(),
-            consumer_member_removed: false,
+            consumer_member_removed: None,
             dirty: false,
         }
     }
 
-    /// Whether a consumer-protocol member left or was fenced since the last call (and clears
-    /// the flag).
-    pub fn take_consumer_member_removed(&mut self) -> bool {
-        std::mem::take(&mut self.consumer_member_removed)
+    /// If a consumer-protocol member left or was fenced since the last call: the group epoch
+    /// before it did (as Kafka downgrades, without the bump the removal makes). Clears it.
+    pub fn take_consumer_member_removed(&mut self) -> Option<i32> {
+        self.consumer_member_removed.take()
     }
 
     /// Whether every member speaks the classic protocol (and there is at least one).
@@ -646,7 +646,9 @@ impl ConsumerGroup {
 
     pub(super) fn remove(&mut self, id: &str) {
         if let Some(m) = self.members.remove(id) {
-            self.consumer_member_removed |= m.classic.is_none();
+            if m.classic.is_none() && self.consumer_member_removed.is_none() {
+                self.consumer_member_removed = Some(self.group_epoch);
+            }
         }
         self.target.remove(id);
         self.dirty = true;
