@@ -31,6 +31,7 @@ class Tracker:
         self.owned = {}
         self.overlaps = []
         self.values = set()
+        self.received = []
         self.kinds = []
 
     def change(self, who, kind, parts):
@@ -55,16 +56,21 @@ class Tracker:
 
 
 class Member:
-    """A consumer of either library on the consumer protocol, polled on its own thread."""
+    """A consumer of either library on the consumer protocol (or the classic one, cooperative),
+    polled on its own thread."""
 
-    def __init__(self, lib, name, bootstrap, group, topic, tracker):
+    def __init__(self, lib, name, bootstrap, group, topic, tracker, protocol="consumer"):
         self.name, self.tracker = name, tracker
         self.stop_flag = threading.Event()
         self.failure = None
-        self.consumer = lib.Consumer({
-            "bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer",
+        conf = {
+            "bootstrap.servers": bootstrap, "group.id": group, "group.protocol": protocol,
             "client.id": name, "auto.offset.reset": "earliest", "auto.commit.interval.ms": 200,
-        })
+        }
+        if protocol == "classic":
+            conf.update({"partition.assignment.strategy": "cooperative-sticky",
+                         "heartbeat.interval.ms": 500, "session.timeout.ms": 10000})
+        self.consumer = lib.Consumer(conf)
         self.consumer.subscribe(
             [topic],
             on_assign=lambda c, ps: tracker.change(name, "assign", ps),
@@ -80,6 +86,7 @@ class Member:
                 if m is not None and not m.error():
                     with self.tracker.lock:
                         self.tracker.values.add(m.value())
+                        self.tracker.received.append(m.value())
             self.consumer.close()
         except BaseException as e:  # reported by stop()
             self.failure = e
@@ -179,3 +186,46 @@ def test_admin_describes_and_lists_either_kind_of_group(kbroker, topic):
     finally:
         modern.stop()
         classic.close()
+
+
+@pytest.mark.parametrize("classic_lib", ["confluent", "odradek"])
+def test_a_classic_group_upgrades_online_without_loss_or_duplicates(kbroker, topic, classic_lib):
+    """A rolling restart of a classic (cooperative) group's members with group.protocol=consumer:
+    the first consumer-protocol member converts the group, the classic members keep consuming
+    until they are replaced, and every record is read exactly once."""
+    from odradek import ConsumerGroupState, ConsumerGroupType
+    from odradek.admin import AdminClient
+    group = "gmig-" + topic
+    lib = {"odradek": odradek, "confluent": confluent_kafka}
+    admin = AdminClient({"bootstrap.servers": kbroker.bootstrap})
+    tracker = Tracker()
+    produced = []
+
+    def produce(n):
+        start = len(produced)
+        for p in range(3):
+            produce_n(kbroker.bootstrap, topic, n // 3, partition=p,
+                      value=lambda i, p=p: b"m%d-%d" % (start, p * n + i))
+            produced.extend(b"m%d-%d" % (start, p * n + i) for i in range(n // 3))
+
+    def settled(names):
+        d = admin.describe_consumer_groups([group])[group].result(DEADLINE)
+        return (even(tracker, names, 3) and tracker.values >= set(produced)
+                and d.state == ConsumerGroupState.STABLE and len(d.members) == len(names))
+
+    members = {n: Member(lib[classic_lib], n, kbroker.bootstrap, group, topic, tracker, "classic")
+               for n in ("a", "b")}
+    produce(150)
+    wait_for(lambda: settled(["a", "b"]), tracker.sizes)
+    for old, new, new_lib in (("a", "c", confluent_kafka), ("b", "d", odradek)):
+        members.pop(old).stop()
+        members[new] = Member(new_lib, new, kbroker.bootstrap, group, topic, tracker)
+        produce(150)
+        wait_for(lambda: settled(sorted(members)), tracker.sizes)
+        described = admin.describe_consumer_groups([group])[group].result(DEADLINE)
+        assert described.type == ConsumerGroupType.CONSUMER
+    for m in members.values():
+        m.stop()
+    assert not tracker.overlaps, tracker.overlaps
+    assert set(tracker.received) == set(produced), "every record was read"
+    assert len(tracker.received) == len(produced), "no record was read twice"

@@ -47,8 +47,19 @@ impl MigrationPolicy {
     }
 }
 
-/// The consumer group a classic group in use becomes (Kafka's `fromClassicGroup`).
-pub fn consumer_group_of(group: &Group, topics: &dyn Topics, now: Instant) -> ConsumerGroup {
+/// The consumer group a classic group in use becomes (Kafka's `fromClassicGroup`); `Err` when
+/// a member's embedded consumer protocol (subscription or assignment) does not decode.
+pub fn consumer_group_of(
+    group: &Group,
+    topics: &dyn Topics,
+    now: Instant,
+) -> Result<ConsumerGroup, String> {
+    let malformed = || {
+        format!(
+            "Cannot upgrade the classic group {} to consumer group because the embedded consumer protocol is malformed.",
+            group.id
+        )
+    };
     let mut c = ConsumerGroup::new(&group.id);
     c.group_epoch = group.generation;
     c.assignment_epoch = group.generation;
@@ -62,12 +73,12 @@ pub fn consumer_group_of(group: &Group, topics: &dyn Topics, now: Instant) -> Co
             .map(|(_, meta)| meta.clone())
             .unwrap_or_default();
         let mut names = odradek::protocol::consumer_protocol::decode_subscription(&metadata)
-            .map(|s| s.topics)
-            .unwrap_or_default();
+            .map_err(|_| malformed())?
+            .topics;
         names.sort();
         names.dedup();
         let assigned = by_id(
-            &decode_assignment(&m.assignment).unwrap_or_default(),
+            &decode_assignment(&m.assignment).map_err(|_| malformed())?,
             topics,
         );
         c.target.insert(m.id.clone(), assigned.clone());
@@ -96,7 +107,7 @@ pub fn consumer_group_of(group: &Group, topics: &dyn Topics, now: Instant) -> Co
         c.restore_member(member, now, m.session_timeout);
     }
     c.mark_dirty();
-    c
+    Ok(c)
 }
 
 /// The classic members a consumer group going back to the classic protocol keeps (Kafka's
@@ -147,7 +158,7 @@ impl GroupCoordinator {
             ));
         }
         let topics = RegistryTopics(&self.log.topics);
-        let converted = consumer_group_of(group, &topics, Instant::now());
+        let converted = consumer_group_of(group, &topics, Instant::now())?;
         let tombstone = super::storage::group_record(&group.id, None);
         self.append(&group.id, vec![tombstone])
             .map_err(|e| format!("the group's conversion could not be written: {e}"))?;

@@ -26,6 +26,15 @@ use odradek::protocol::types::StrBytes;
 use odradek::records::{Record, RecordBatches};
 use odradek::{ClientConfig, ErrorCode};
 
+/// Broker settings for KIP-848 groups that heartbeat every 500 ms (Kafka's floor is 5 s), as
+/// the test command also starts Apache Kafka.
+pub const KIP848_FAST: &[(&str, &str)] = &[
+    ("group.consumer.heartbeat.interval.ms", "500"),
+    ("group.consumer.min.heartbeat.interval.ms", "500"),
+    ("group.consumer.session.timeout.ms", "6000"),
+    ("group.consumer.min.session.timeout.ms", "6000"),
+];
+
 /// Where the suite's broker is.
 #[derive(Debug)]
 pub struct Target {

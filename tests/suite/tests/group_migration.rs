@@ -13,12 +13,7 @@ use odradek::producer::TopicPartition;
 use odradek::{Consumer, ConsumerRecord};
 use odradek_suite::{create_topic, produce_numbered as produce, topic_name, Target};
 
-const BROKER: &[(&str, &str)] = &[
-    ("group.consumer.heartbeat.interval.ms", "500"),
-    ("group.consumer.min.heartbeat.interval.ms", "500"),
-    ("group.consumer.session.timeout.ms", "6000"),
-    ("group.consumer.min.session.timeout.ms", "6000"),
-];
+const BROKER: &[(&str, &str)] = odradek_suite::KIP848_FAST;
 const PARTITIONS: i32 = 6;
 
 fn consumer(target: &Target, group: &str, protocol: &str) -> Consumer {

@@ -15,12 +15,7 @@ use odradek::producer::TopicPartition;
 use odradek::Consumer;
 use odradek_suite::{create_topic, drain, produce_numbered as produce, topic_name, Target};
 
-const BROKER: &[(&str, &str)] = &[
-    ("group.consumer.heartbeat.interval.ms", "500"),
-    ("group.consumer.min.heartbeat.interval.ms", "500"),
-    ("group.consumer.session.timeout.ms", "6000"),
-    ("group.consumer.min.session.timeout.ms", "6000"),
-];
+const BROKER: &[(&str, &str)] = odradek_suite::KIP848_FAST;
 
 /// Every (partition, event) a member saw, and whether two members ever owned one partition.
 #[derive(Debug, Default)]

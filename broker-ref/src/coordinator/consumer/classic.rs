@@ -22,28 +22,6 @@ use crate::coordinator::group::{JoinAnswer, JoinParams, SyncAnswer};
 /// The protocol type every member of a consumer group uses.
 const CONSUMER: &str = "consumer";
 
-fn join_error(error: ErrorCode, member_id: &str) -> JoinAnswer {
-    JoinAnswer {
-        error,
-        generation: -1,
-        protocol_type: None,
-        protocol: None,
-        leader: String::new(),
-        member_id: member_id.to_string(),
-        members: Vec::new(),
-        skip_assignment: false,
-    }
-}
-
-fn sync_error(error: ErrorCode) -> SyncAnswer {
-    SyncAnswer {
-        error,
-        protocol_type: None,
-        protocol: None,
-        assignment: Bytes::new(),
-    }
-}
-
 /// `partitions` (by topic name) as an assignment by topic id; topics that do not exist drop.
 pub fn by_id(partitions: &[TopicPartition], topics: &dyn Topics) -> Assignment {
     let mut out = Assignment::new();
@@ -155,7 +133,7 @@ impl ConsumerGroup {
         now: Instant,
     ) -> JoinAnswer {
         if !self.supports_classic(&p.protocol_type, &p.protocols) {
-            return join_error(ErrorCode::InconsistentGroupProtocol, &p.member_id);
+            return JoinAnswer::error(ErrorCode::InconsistentGroupProtocol, &p.member_id);
         }
         let unknown = p.member_id.is_empty();
         let member_id = if unknown {
@@ -174,21 +152,21 @@ impl ConsumerGroup {
             None => !self.members.contains_key(&member_id),
         };
         if static_holder.as_ref().is_some_and(|h| *h != member_id) && !unknown {
-            return join_error(ErrorCode::FencedInstanceId, &p.member_id);
+            return JoinAnswer::error(ErrorCode::FencedInstanceId, &p.member_id);
         }
         if is_new && static_holder.is_none() && self.members.len() >= limits.max_size {
-            return join_error(ErrorCode::GroupMaxSizeReached, &p.member_id);
+            return JoinAnswer::error(ErrorCode::GroupMaxSizeReached, &p.member_id);
         }
         if unknown && p.require_known_member && p.instance_id.is_none() {
             // KIP-394: a new dynamic member rejoins with the id it is given.
-            return join_error(ErrorCode::MemberIdRequired, &member_id);
+            return JoinAnswer::error(ErrorCode::MemberIdRequired, &member_id);
         }
         let Some(subscription) = p
             .protocols
             .first()
             .and_then(|(_, meta)| decode_subscription(meta).ok())
         else {
-            return join_error(ErrorCode::InconsistentGroupProtocol, &p.member_id);
+            return JoinAnswer::error(ErrorCode::InconsistentGroupProtocol, &p.member_id);
         };
         let session_ms = p.session_timeout.as_millis().min(i32::MAX as u128) as i32;
         let rebalance_ms = p.rebalance_timeout.as_millis().min(i32::MAX as u128) as i32;
@@ -241,7 +219,7 @@ impl ConsumerGroup {
         }
         let owned = by_id(&subscription.owned, topics);
         let Some(member) = self.members.get_mut(&member_id) else {
-            return join_error(ErrorCode::UnknownMemberId, &member_id);
+            return JoinAnswer::error(ErrorCode::UnknownMemberId, &member_id);
         };
         let mut names = subscription.topics.clone();
         names.sort();
@@ -268,7 +246,7 @@ impl ConsumerGroup {
         self.refresh_target(topics, changed, limits.default_assignor);
         self.reconcile(&member_id, Some(&owned), now);
         let Some(member) = self.members.get(&member_id) else {
-            return join_error(ErrorCode::UnknownMemberId, &member_id);
+            return JoinAnswer::error(ErrorCode::UnknownMemberId, &member_id);
         };
         JoinAnswer {
             error: ErrorCode::NoError,
@@ -296,10 +274,10 @@ impl ConsumerGroup {
     ) -> SyncAnswer {
         let member = match self.classic_member(member_id, instance_id) {
             Ok(m) => m,
-            Err(code) => return sync_error(code),
+            Err(code) => return SyncAnswer::error(code),
         };
         if generation != member.current.member_epoch {
-            return sync_error(ErrorCode::IllegalGeneration);
+            return SyncAnswer::error(ErrorCode::IllegalGeneration);
         }
         let name = member
             .classic
@@ -308,20 +286,20 @@ impl ConsumerGroup {
             .map(|(n, _)| n.clone())
             .unwrap_or_default();
         if protocol_type.is_some_and(|t| t != CONSUMER) || protocol.is_some_and(|p| p != name) {
-            return sync_error(ErrorCode::InconsistentGroupProtocol);
+            return SyncAnswer::error(ErrorCode::InconsistentGroupProtocol);
         }
         let rebalancing = self.group_epoch > member.current.member_epoch
             && member.current.state != MemberState::UnrevokedPartitions;
         let assignment = encoded(&member.current.assigned, topics);
         let id = member.id.clone();
         let Some(member) = self.members.get_mut(&id) else {
-            return sync_error(ErrorCode::UnknownMemberId);
+            return SyncAnswer::error(ErrorCode::UnknownMemberId);
         };
         let rebalance = Duration::from_millis(member.rebalance_timeout_ms.max(0) as u64);
         if rebalancing {
             // A newer epoch: the member rejoins first.
             member.classic_deadline.get_or_insert(now + rebalance);
-            return sync_error(ErrorCode::RebalanceInProgress);
+            return SyncAnswer::error(ErrorCode::RebalanceInProgress);
         }
         member.classic_deadline = None;
         member.session_deadline = now + member.session(Duration::ZERO);

@@ -266,6 +266,18 @@ async fn the_policy_gates_conversions_of_groups_in_use() {
         ErrorCode::NoError
     );
 
+    // Members whose embedded consumer protocol does not decode keep the group classic.
+    let dir = tempfile::tempdir().unwrap();
+    let broker = open(dir.path(), "bidirectional");
+    let groups = &broker.groups;
+    let mut params = join_params("", &[]);
+    params.protocols[0].1 = bytes::Bytes::from_static(b"\x00\x01garbage");
+    let a = groups.join(GROUP, params).await;
+    assert_eq!(a.error, ErrorCode::NoError);
+    let (_, _, error) = consumer_heartbeat(groups, "modern-member-0004", 0, &[]);
+    assert_eq!(error, ErrorCode::GroupIdNotFound);
+    assert_eq!(groups.describe(GROUP).unwrap().group_type, "classic");
+
     // A classic member may still join a consumer group in use; with downgrades disabled the
     // group stays a consumer group when its consumer-protocol member leaves.
     let dir = tempfile::tempdir().unwrap();
