@@ -15,6 +15,7 @@
 use std::time::Instant;
 
 use odradek::protocol::consumer_protocol::decode_assignment;
+use odradek::ErrorCode;
 
 use super::consumer::classic::{by_id, encoded};
 use super::consumer::group::{stored_member, ClassicProtocol, ConsumerGroup, Topics};
@@ -47,8 +48,31 @@ impl MigrationPolicy {
     }
 }
 
-/// The consumer group a classic group in use becomes (Kafka's `fromClassicGroup`); `Err` when
-/// a member's embedded consumer protocol (subscription or assignment) does not decode.
+/// A member's last assignment, decoded; `Err(true)` when it carries a custom assignor's user
+/// data (which the consumer protocol would lose), `Err(false)` when it does not decode. Empty
+/// bytes (a member that never synced) are no partitions.
+fn classic_assignment(bytes: &bytes::Bytes) -> Result<Vec<odradek::TopicPartition>, bool> {
+    use bytes::Buf;
+    use kafka_protocol::messages::ConsumerProtocolAssignment;
+    use kafka_protocol::protocol::Decodable;
+    if bytes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut b = bytes.clone();
+    if b.remaining() < 2 {
+        return Err(false);
+    }
+    let version = b.get_i16().clamp(0, 3);
+    let a = ConsumerProtocolAssignment::decode(&mut b, version).map_err(|_| false)?;
+    if a.user_data.as_ref().is_some_and(|u| !u.is_empty()) {
+        return Err(true);
+    }
+    Ok(decode_assignment(bytes).map_err(|_| false)?)
+}
+
+/// The consumer group a classic group in use becomes (Kafka's `fromClassicGroup`); `Err` with
+/// the message Kafka answers when a member's embedded consumer protocol does not decode or its
+/// assignment carries a custom assignor's user data.
 pub fn consumer_group_of(
     group: &Group,
     topics: &dyn Topics,
@@ -56,7 +80,13 @@ pub fn consumer_group_of(
 ) -> Result<ConsumerGroup, String> {
     let malformed = || {
         format!(
-            "Cannot upgrade the classic group {} to consumer group because the embedded consumer protocol is malformed.",
+            "Cannot upgrade classic group {} to consumer group because the embedded consumer protocol is malformed.",
+            group.id
+        )
+    };
+    let custom = || {
+        format!(
+            "Cannot upgrade classic group {} to consumer group because an unsupported custom assignor is in use. Please refer to the documentation or switch to a default assignor before re-attempting the upgrade.",
             group.id
         )
     };
@@ -77,10 +107,14 @@ pub fn consumer_group_of(
             .topics;
         names.sort();
         names.dedup();
-        let assigned = by_id(
-            &decode_assignment(&m.assignment).map_err(|_| malformed())?,
-            topics,
-        );
+        let partitions = classic_assignment(&m.assignment).map_err(|user_data| {
+            if user_data {
+                custom()
+            } else {
+                malformed()
+            }
+        })?;
+        let assigned = by_id(&partitions, topics);
         c.target.insert(m.id.clone(), assigned.clone());
         let member = stored_member(
             m.id,
@@ -137,31 +171,37 @@ pub fn classic_members_of(c: &ConsumerGroup, topics: &dyn Topics) -> Vec<Migrati
 
 impl GroupCoordinator {
     /// Converts the classic group `group` (it has members) to a consumer group for a joining
-    /// consumer-protocol member, if the policy and the group allow it; `Err` names why not.
-    pub(super) fn upgrade(&self, group: &mut Group) -> Result<(), String> {
-        if !self.migration.upgrade {
-            return Err(format!(
-                "Cannot upgrade classic group {} to consumer group because the online upgrade is disabled.",
-                group.id
-            ));
-        }
-        if !group.uses_consumer_protocol() {
-            return Err(format!(
-                "Cannot upgrade classic group {} to consumer group because the group does not use the consumer embedded protocol.",
-                group.id
-            ));
-        }
-        if group.members.len() > self.max_consumer_group_size {
-            return Err(format!(
-                "Cannot upgrade classic group {} to consumer group because the group size exceeds the consumer group maximum size.",
-                group.id
+    /// consumer-protocol member, if the policy and the group allow it; `Err` is the answer for
+    /// that member (GROUP_ID_NOT_FOUND with Kafka's message), the reason logged.
+    pub(super) fn upgrade(&self, group: &mut Group) -> Result<(), (ErrorCode, String)> {
+        let why = if !self.migration.upgrade {
+            Some("the online upgrade is disabled")
+        } else if !group.uses_consumer_protocol() {
+            Some("the group does not use the consumer embedded protocol")
+        } else if group.members.len() > self.max_consumer_group_size {
+            Some("the group size exceeds the consumer group maximum size")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            tracing::info!(group = %group.id, "Cannot upgrade classic group to consumer group because {why}.");
+            return Err((
+                ErrorCode::GroupIdNotFound,
+                format!("Group {} is not a consumer group.", group.id),
             ));
         }
         let topics = RegistryTopics(&self.log.topics);
-        let converted = consumer_group_of(group, &topics, Instant::now())?;
+        let converted = consumer_group_of(group, &topics, Instant::now()).map_err(|message| {
+            tracing::warn!(group = %group.id, "{message}");
+            (ErrorCode::GroupIdNotFound, message)
+        })?;
         let tombstone = super::storage::group_record(&group.id, None);
-        self.append(&group.id, vec![tombstone])
-            .map_err(|e| format!("the group's conversion could not be written: {e}"))?;
+        self.append(&group.id, vec![tombstone]).map_err(|e| {
+            (
+                ErrorCode::CoordinatorNotAvailable,
+                format!("the group's conversion could not be written: {e}"),
+            )
+        })?;
         tracing::info!(group = %group.id, members = converted.members.len(), epoch = converted.group_epoch, "classic group upgraded to a consumer group");
         group.hand_over_members();
         group.consumer = Some(converted);

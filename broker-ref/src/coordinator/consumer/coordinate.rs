@@ -85,13 +85,8 @@ impl GroupCoordinator {
                         &hb.member_id,
                     );
                 }
-                if let Err(why) = self.upgrade(group) {
-                    tracing::info!(group = %group_id, "{why}");
-                    return HeartbeatAnswer::error(
-                        ErrorCode::GroupIdNotFound,
-                        format!("Group {group_id} is not a consumer group."),
-                        &hb.member_id,
-                    );
+                if let Err((code, message)) = self.upgrade(group) {
+                    return HeartbeatAnswer::error(code, message, &hb.member_id);
                 }
             } else if !joining {
                 return HeartbeatAnswer::error(

@@ -278,6 +278,56 @@ async fn the_policy_gates_conversions_of_groups_in_use() {
     assert_eq!(error, ErrorCode::GroupIdNotFound);
     assert_eq!(groups.describe(GROUP).unwrap().group_type, "classic");
 
+    // An assignment carrying a custom assignor's user data keeps the group classic, with
+    // Kafka's message.
+    let dir = tempfile::tempdir().unwrap();
+    let broker = open(dir.path(), "bidirectional");
+    let groups = &broker.groups;
+    let a = join(groups, "", &[]).await;
+    let with_user_data = {
+        use kafka_protocol::messages::ConsumerProtocolAssignment;
+        use kafka_protocol::protocol::Encodable;
+        let mut b = bytes::BytesMut::new();
+        bytes::BufMut::put_i16(&mut b, 1);
+        ConsumerProtocolAssignment::default()
+            .with_user_data(Some(bytes::Bytes::from_static(b"sticky")))
+            .encode(&mut b, 1)
+            .unwrap();
+        b.freeze()
+    };
+    let synced = groups
+        .sync(
+            GROUP,
+            &a.member_id,
+            a.generation,
+            None,
+            None,
+            None,
+            vec![(a.member_id.clone(), with_user_data)],
+        )
+        .await;
+    assert_eq!(synced.error, ErrorCode::NoError);
+    let hb = Heartbeat {
+        version: 1,
+        member_id: "modern-member-0005".into(),
+        member_epoch: 0,
+        rebalance_timeout_ms: 30_000,
+        subscribed_topic_names: Some(vec!["t".into()]),
+        owned: Some(Default::default()),
+        ..Heartbeat::default()
+    };
+    let answer = groups.consumer_heartbeat(GROUP, hb, 45_000, 5_000);
+    assert_eq!(answer.error, ErrorCode::GroupIdNotFound);
+    assert!(
+        answer
+            .message
+            .as_deref()
+            .unwrap_or("")
+            .contains("unsupported custom assignor"),
+        "{answer:?}"
+    );
+    assert_eq!(groups.describe(GROUP).unwrap().group_type, "classic");
+
     // A classic member may still join a consumer group in use; with downgrades disabled the
     // group stays a consumer group when its consumer-protocol member leaves.
     let dir = tempfile::tempdir().unwrap();
