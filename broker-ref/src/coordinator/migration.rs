@@ -24,30 +24,6 @@ use super::consumer::topics::RegistryTopics;
 use super::group::{Group, MigratingMember};
 use super::GroupCoordinator;
 
-/// `group.consumer.migration.policy`: which conversions of groups in use are allowed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MigrationPolicy {
-    /// Classic → consumer (`upgrade`, `bidirectional`).
-    pub upgrade: bool,
-    /// Consumer → classic (`downgrade`, `bidirectional`).
-    pub downgrade: bool,
-}
-
-impl MigrationPolicy {
-    /// Parses Kafka's values, case-insensitively: `disabled`, `upgrade`, `downgrade`,
-    /// `bidirectional`.
-    pub fn parse(value: &str) -> Option<MigrationPolicy> {
-        let (upgrade, downgrade) = match value.trim().to_ascii_lowercase().as_str() {
-            "disabled" => (false, false),
-            "upgrade" => (true, false),
-            "downgrade" => (false, true),
-            "bidirectional" => (true, true),
-            _ => return None,
-        };
-        Some(MigrationPolicy { upgrade, downgrade })
-    }
-}
-
 /// A member's last assignment, decoded; `Err(true)` when it carries a custom assignor's user
 /// data (which the consumer protocol would lose), `Err(false)` when it does not decode. Empty
 /// bytes (a member that never synced) are no partitions.
@@ -67,7 +43,7 @@ fn classic_assignment(bytes: &bytes::Bytes) -> Result<Vec<odradek::TopicPartitio
     if a.user_data.as_ref().is_some_and(|u| !u.is_empty()) {
         return Err(true);
     }
-    Ok(decode_assignment(bytes).map_err(|_| false)?)
+    decode_assignment(bytes).map_err(|_| false)
 }
 
 /// The consumer group a classic group in use becomes (Kafka's `fromClassicGroup`); `Err` with

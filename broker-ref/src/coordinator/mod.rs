@@ -63,7 +63,7 @@ pub struct GroupCoordinator {
     /// `consumer` is in `group.coordinator.rebalance.protocols`.
     consumer_protocol: bool,
     /// `group.consumer.migration.policy`: which conversions of groups in use are allowed.
-    migration: migration::MigrationPolicy,
+    migration: types::MigrationPolicy,
     offsets_partitions: i32,
     retention_ms: i64,
     /// Ids of the groups [`GroupCoordinator::tick`] visits (locked after `groups`).
@@ -182,7 +182,7 @@ impl GroupCoordinator {
             .split(',')
             .any(|p| p.trim().eq_ignore_ascii_case("consumer"));
         let policy = broker_config.get("group.consumer.migration.policy");
-        let migration = migration::MigrationPolicy::parse(policy).ok_or_else(|| {
+        let migration = types::MigrationPolicy::parse(policy).ok_or_else(|| {
             Error::config(
                 "group.consumer.migration.policy",
                 format!("`{policy}` is not one of disabled, upgrade, downgrade, bidirectional"),

@@ -1,5 +1,5 @@
-//! The group coordinator's plain types: offset keys and results, and a decoded transactional
-//! offset commit.
+//! The group coordinator's plain types: offset keys and results, a decoded transactional
+//! offset commit, and the migration policy.
 
 use odradek::ErrorCode;
 
@@ -34,4 +34,28 @@ pub struct TxnCommit {
     pub instance_id: Option<String>,
     /// The offsets.
     pub offsets: Vec<OffsetToCommit>,
+}
+
+/// `group.consumer.migration.policy`: which conversions of groups in use are allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MigrationPolicy {
+    /// Classic → consumer (`upgrade`, `bidirectional`).
+    pub upgrade: bool,
+    /// Consumer → classic (`downgrade`, `bidirectional`).
+    pub downgrade: bool,
+}
+
+impl MigrationPolicy {
+    /// Parses Kafka's values, case-insensitively: `disabled`, `upgrade`, `downgrade`,
+    /// `bidirectional`.
+    pub fn parse(value: &str) -> Option<MigrationPolicy> {
+        let (upgrade, downgrade) = match value.trim().to_ascii_lowercase().as_str() {
+            "disabled" => (false, false),
+            "upgrade" => (true, false),
+            "downgrade" => (false, true),
+            "bidirectional" => (true, true),
+            _ => return None,
+        };
+        Some(MigrationPolicy { upgrade, downgrade })
+    }
 }
