@@ -344,9 +344,15 @@ impl Group {
     }
 
     /// Takes `members` over from a consumer group going back to the classic protocol, at
-    /// `generation` (its group epoch), and starts a rebalance so they rejoin (Kafka's
-    /// `fromConsumerGroup` followed by a rebalance). Each keeps its assignment until then.
-    pub fn adopt_members(&mut self, generation: i32, members: Vec<MigratingMember>, now: Instant) {
+    /// `generation` (its group epoch), stable (Kafka's `fromConsumerGroup`), and with
+    /// `rebalance` starts a rebalance so they rejoin. Each keeps its assignment until then.
+    pub fn adopt_members(
+        &mut self,
+        generation: i32,
+        members: Vec<MigratingMember>,
+        now: Instant,
+        rebalance: bool,
+    ) {
         self.generation = generation;
         self.protocol_type = Some("consumer".to_string());
         self.leader = None;
@@ -370,7 +376,9 @@ impl Group {
         self.protocol = self.select_protocol();
         self.state = GroupState::Stable;
         self.dirty = true;
-        self.prepare_rebalance(now, Duration::ZERO);
+        if rebalance {
+            self.prepare_rebalance(now, Duration::ZERO);
+        }
     }
 
     /// What to persist for this group.

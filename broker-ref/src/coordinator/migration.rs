@@ -184,14 +184,15 @@ impl GroupCoordinator {
         Ok(())
     }
 
-    /// After a consumer-protocol member of `group` left or was fenced: if only classic members
-    /// remain and the policy allows it, the group goes back to the classic protocol and starts
-    /// a rebalance. A failed write leaves it a consumer group.
+    /// After a consumer-protocol member of `group` left, was fenced or was replaced by a classic
+    /// static member: if only classic members remain and the policy allows it, the group goes
+    /// back to the classic protocol (starting a rebalance unless the member was replaced). A
+    /// failed write leaves it a consumer group.
     pub(super) fn maybe_downgrade(&self, group: &mut Group) {
         let Some(c) = group.consumer.as_mut() else {
             return;
         };
-        let Some(epoch) = c.take_consumer_member_removed() else {
+        let Some(departure) = c.take_consumer_member_removed() else {
             return;
         };
         if !c.only_classic_members() {
@@ -211,9 +212,16 @@ impl GroupCoordinator {
             tracing::warn!(group = %group.id, error = %e, "downgrading the group failed: it stays a consumer group");
             return;
         }
-        tracing::info!(group = %group.id, members = members.len(), epoch, "consumer group downgraded to a classic group");
+        tracing::info!(group = %group.id, members = members.len(), epoch = departure.epoch, "consumer group downgraded to a classic group");
         group.consumer = None;
-        group.adopt_members(epoch, members, Instant::now());
+        // Replaced by a classic static member, the group stays stable (the newcomer holds the
+        // leaving member's assignment); otherwise the members rejoin.
+        group.adopt_members(
+            departure.epoch,
+            members,
+            Instant::now(),
+            !departure.replaced,
+        );
         // Still timed: its members' sessions and the rebalance are the classic group's now.
         self.persist_if_dirty(group);
     }

@@ -557,7 +557,14 @@ impl GroupCoordinator {
                     // A classic member joins the consumer group as one of its members.
                     let topics = consumer::topics::RegistryTopics(&self.log.topics);
                     let limits = self.consumer_limits(self.consumer_session, 0);
-                    let answer = c.classic_join(&params, &topics, limits, Instant::now());
+                    let mut answer = c.classic_join(&params, &topics, limits, Instant::now());
+                    // A classic static member replacing the last consumer-protocol one takes
+                    // the group back to the classic protocol, stable, at the same generation.
+                    self.maybe_downgrade(group);
+                    if group.consumer.is_none() && answer.error.is_ok() {
+                        answer.generation = group.generation;
+                        answer.protocol = group.protocol.clone();
+                    }
                     return match self.persist_consumer(group) {
                         Ok(()) => answer,
                         Err(code) => error_join(code, &answer.member_id),

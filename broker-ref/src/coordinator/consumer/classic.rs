@@ -15,7 +15,7 @@ use odradek::ErrorCode;
 use odradek::TopicPartition;
 
 use super::assignor::Assignment;
-use super::group::{ClassicProtocol, ConsumerGroup, Limits, Member, Topics};
+use super::group::{ClassicProtocol, ConsumerGroup, Departure, Limits, Member, Topics};
 use super::reconcile::{MemberState, Reconciled};
 use crate::coordinator::group::{JoinAnswer, JoinParams, SyncAnswer};
 
@@ -176,6 +176,13 @@ impl ConsumerGroup {
                 // A restarted static member (unknown member id) takes its instance's place and
                 // assignment, reconciling from epoch 0 as a returning static member does.
                 if let Some(mut m) = self.members.remove(&holder) {
+                    if m.classic.is_none() && self.consumer_member_removed.is_none() {
+                        // The last consumer-protocol member may be going: a downgrade check.
+                        self.consumer_member_removed = Some(Departure {
+                            epoch: self.group_epoch,
+                            replaced: true,
+                        });
+                    }
                     m.id = member_id.clone();
                     m.current.member_epoch = 0;
                     m.current.previous_member_epoch = 0;

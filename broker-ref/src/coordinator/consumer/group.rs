@@ -138,6 +138,15 @@ pub struct Member {
     pub(super) classic_deadline: Option<Instant>,
 }
 
+/// A consumer-protocol member's departure, which may take the group back to the classic protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Departure {
+    /// The group epoch before it (a downgrade keeps it, without the bump the removal made).
+    pub epoch: i32,
+    /// A classic static member took its place (a downgrade then needs no rebalance).
+    pub replaced: bool,
+}
+
 /// What a classic-protocol member of a consumer group joined with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClassicProtocol {
@@ -243,10 +252,10 @@ pub struct ConsumerGroup {
     pub subscribed_metadata: BTreeMap<Uuid, i32>,
     /// What storage holds of this group (to write only changes).
     pub(crate) written: super::written::Written,
-    /// The group epoch before the first consumer-protocol member left or was fenced since the
-    /// last [`ConsumerGroup::take_consumer_member_removed`] (the coordinator then checks whether
-    /// the group goes back to the classic protocol, at that epoch).
-    consumer_member_removed: Option<i32>,
+    /// A consumer-protocol member left, was fenced or was replaced by a classic static member
+    /// since the last [`ConsumerGroup::take_consumer_member_removed`] (the coordinator then
+    /// checks whether the group goes back to the classic protocol).
+    pub(super) consumer_member_removed: Option<Departure>,
     pub(super) dirty: bool,
 }
 
@@ -330,9 +339,9 @@ impl ConsumerGroup {
         }
     }
 
-    /// If a consumer-protocol member left or was fenced since the last call: the group epoch
-    /// before it did (as Kafka downgrades, without the bump the removal makes). Clears it.
-    pub fn take_consumer_member_removed(&mut self) -> Option<i32> {
+    /// If a consumer-protocol member left, was fenced or was replaced since the last call: how.
+    /// Clears it.
+    pub fn take_consumer_member_removed(&mut self) -> Option<Departure> {
         self.consumer_member_removed.take()
     }
 
@@ -647,7 +656,10 @@ impl ConsumerGroup {
     pub(super) fn remove(&mut self, id: &str) {
         if let Some(m) = self.members.remove(id) {
             if m.classic.is_none() && self.consumer_member_removed.is_none() {
-                self.consumer_member_removed = Some(self.group_epoch);
+                self.consumer_member_removed = Some(Departure {
+                    epoch: self.group_epoch,
+                    replaced: false,
+                });
             }
         }
         self.target.remove(id);

@@ -364,3 +364,74 @@ async fn the_policy_gates_conversions_of_groups_in_use() {
     .and_then(|c| Broker::open(c, "127.0.0.1".into(), 9092).map(|_| ()))
     .is_err());
 }
+
+#[tokio::test]
+async fn a_classic_static_member_replacing_the_last_consumer_member_downgrades_stably() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = open(dir.path(), "bidirectional");
+    let groups = &broker.groups;
+    let topic = groups.log.topics.get("t").unwrap().id;
+    let modern = |epoch: i32, owned: &[i32]| Heartbeat {
+        version: 1,
+        member_id: "modern-static-member".into(),
+        member_epoch: epoch,
+        instance_id: Some("i1".into()),
+        rebalance_timeout_ms: 30_000,
+        subscribed_topic_names: Some(vec!["t".into()]),
+        owned: Some(if owned.is_empty() {
+            Default::default()
+        } else {
+            [(topic, owned.iter().copied().collect())]
+                .into_iter()
+                .collect()
+        }),
+        ..Heartbeat::default()
+    };
+    let a = groups.consumer_heartbeat(GROUP, modern(0, &[]), 45_000, 5_000);
+    assert_eq!((a.error, a.member_epoch), (ErrorCode::NoError, 1));
+    // A dynamic classic member joins; the static consumer-protocol member gives two up.
+    let b = join(groups, "", &[]).await;
+    assert_eq!(b.generation, 2);
+    let a = groups.consumer_heartbeat(GROUP, modern(1, &[0, 1, 2, 3]), 45_000, 5_000);
+    let kept: Vec<i32> = a.assignment.unwrap().values().flatten().copied().collect();
+    assert_eq!(kept.len(), 2);
+    let a = groups.consumer_heartbeat(GROUP, modern(1, &kept), 45_000, 5_000);
+    assert_eq!(a.member_epoch, 2);
+    assert_eq!(
+        groups.heartbeat(GROUP, &b.member_id, 2, None),
+        ErrorCode::RebalanceInProgress
+    );
+    let b = join(groups, &b.member_id, &[]).await;
+    let b_parts = sync(groups, &b, None).await.unwrap();
+    assert_eq!(b_parts.len(), 2);
+
+    // The static instance restarts on the classic protocol: it replaces the consumer-protocol
+    // member, the group is classic again at the same generation, and nobody rebalances.
+    let mut params = join_params("", &[]);
+    params.instance_id = Some("i1".into());
+    let replaced = join_with(groups, params).await;
+    let summary = groups.describe(GROUP).unwrap();
+    assert_eq!(
+        (summary.group_type, summary.state),
+        ("classic", GroupState::Stable)
+    );
+    assert_eq!(replaced.generation, 2);
+    let mut got = sync(groups, &replaced, None).await.unwrap();
+    got.sort_unstable();
+    let mut expected = kept.clone();
+    expected.sort_unstable();
+    assert_eq!(
+        got, expected,
+        "the newcomer holds the replaced member's partitions"
+    );
+    assert_eq!(
+        groups.heartbeat(GROUP, &b.member_id, 2, None),
+        ErrorCode::NoError
+    );
+}
+
+async fn join_with(groups: &GroupCoordinator, params: JoinParams) -> JoinAnswer {
+    let answer = groups.join(GROUP, params).await;
+    assert_eq!(answer.error, ErrorCode::NoError, "{answer:?}");
+    answer
+}
