@@ -1092,7 +1092,6 @@ fn scram_credentials_are_managed_like_kafka() {
     let data = temp_dir("scram");
     let overrides = secure_overrides(&pki);
     let b = Broker::start(&data, &overrides, &[]);
-    let mut admin = Client::plain(&b.addr("PLAINTEXT"));
     let salt = b"0123456789abcdef".to_vec();
     let salted = |pw: &str, i: u32| {
         let mut out = [0u8; 32];
@@ -1107,23 +1106,28 @@ fn scram_credentials_are_managed_like_kafka() {
             .with_salt(Bytes::from(salt.clone()))
             .with_salted_password(salted("bob-secret", iters.max(1) as u32))
     };
-    let r = admin.call(
-        &AlterUserScramCredentialsRequest::default()
-            .with_upsertions(vec![
-                up("few", 1, 100),
-                up("many", 1, 20000),
-                up("mech", 9, 4096),
-                up("dup", 1, 4096),
-                up("dup", 2, 4096),
-                up("", 1, 4096),
-            ])
-            .with_deletions(vec![
-                alter_user_scram_credentials_request::ScramCredentialDeletion::default()
-                    .with_name(sb("ghost"))
-                    .with_mechanism(1),
-            ]),
-        0,
-    );
+    // Salting is slow in a debug build: both requests are made before connecting, so the
+    // connection never idles past connections.max.idle.ms (1.5 s here) on a busy machine.
+    let refused = AlterUserScramCredentialsRequest::default()
+        .with_upsertions(vec![
+            up("few", 1, 100),
+            up("many", 1, 20000),
+            up("mech", 9, 4096),
+            up("dup", 1, 4096),
+            up("dup", 2, 4096),
+            up("", 1, 4096),
+        ])
+        .with_deletions(vec![
+            alter_user_scram_credentials_request::ScramCredentialDeletion::default()
+                .with_name(sb("ghost"))
+                .with_mechanism(1),
+        ]);
+    let bob_credential =
+        AlterUserScramCredentialsRequest::default().with_upsertions(vec![up("bob", 1, 8192)]);
+    let eve_credential =
+        AlterUserScramCredentialsRequest::default().with_upsertions(vec![up("eve", 1, 4096)]);
+    let mut admin = Client::plain(&b.addr("PLAINTEXT"));
+    let r = admin.call(&refused, 0);
     let code = |u: &str| {
         r.results
             .iter()
@@ -1137,10 +1141,7 @@ fn scram_credentials_are_managed_like_kafka() {
     assert_eq!(code("dup"), 92, "DUPLICATE_RESOURCE");
     assert_eq!(code(""), 93);
     assert_eq!(code("ghost"), 91, "RESOURCE_NOT_FOUND");
-    let r = admin.call(
-        &AlterUserScramCredentialsRequest::default().with_upsertions(vec![up("bob", 1, 8192)]),
-        0,
-    );
+    let r = admin.call(&bob_credential, 0);
     assert_eq!(r.results[0].error_code, 0);
     let mut bob = Client::plain(&b.addr("SASL_PLAINTEXT"));
     assert_eq!(
@@ -1170,10 +1171,7 @@ fn scram_credentials_are_managed_like_kafka() {
     );
     let mut alice = Client::plain(&b.addr("SASL_PLAINTEXT"));
     assert_eq!(alice.plain_login("alice", "alice-secret").error_code, 0);
-    let r = admin.call(
-        &AlterUserScramCredentialsRequest::default().with_upsertions(vec![up("eve", 1, 4096)]),
-        0,
-    );
+    let r = admin.call(&eve_credential, 0);
     assert_eq!(r.results[0].error_code, 0, "ANONYMOUS is a super user");
     let r = alice.call(&DescribeUserScramCredentialsRequest::default(), 0);
     assert_eq!(
