@@ -52,15 +52,43 @@ pub fn test_ca(name: &str) -> (String, rcgen::Issuer<'static, rcgen::KeyPair>) {
     (cert.pem(), rcgen::Issuer::new(p, key))
 }
 
-/// `n` distinct free loopback ports (bound together, then released).
+/// `n` distinct free loopback ports for a broker to bind later (a cluster's controller ports).
+/// They come from below the kernel's ephemeral range when it leaves room, so a port handed out
+/// here cannot be taken meanwhile by another test's `:0` bind (the race that made a cluster node
+/// exit at startup, now and then, when tests ran in parallel); each is checked bindable, and a
+/// process never hands out one port twice.
 pub fn free_ports(n: usize) -> Vec<u16> {
-    let listeners: Vec<std::net::TcpListener> = (0..n)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    listeners
-        .iter()
-        .map(|l| l.local_addr().unwrap().port())
-        .collect()
+    use std::sync::Mutex;
+    static GIVEN: Mutex<Vec<u16>> = Mutex::new(Vec::new());
+    let ephemeral_start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(0);
+    if ephemeral_start < 12_000 {
+        let listeners: Vec<std::net::TcpListener> = (0..n)
+            .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+            .collect();
+        return listeners
+            .iter()
+            .map(|l| l.local_addr().unwrap().port())
+            .collect();
+    }
+    let (low, span) = (10_000u32, u32::from(ephemeral_start) - 10_000);
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos())
+        ^ std::process::id().wrapping_mul(2_654_435_761);
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut ports = Vec::with_capacity(n);
+    while ports.len() < n {
+        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        let port = (low + (seed >> 8) % span) as u16;
+        if !given.contains(&port) && std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            given.push(port);
+            ports.push(port);
+        }
+    }
+    ports
 }
 
 /// A fresh temporary directory (removed by the OS's tmp cleaning; tests use unique names).
