@@ -26,6 +26,9 @@ function registryBinary () {
 before(async () => {
   broker = await startBroker()
   const topic = broker.external ? uniqueName('_schemas-node') : '_schemas'
+  if (!fs.existsSync(registryBinary())) {
+    throw new Error(`${registryBinary()} is missing: build it with \`cargo build -p odradek-schema-registry\` (or set ODRADEK_SCHEMA_REGISTRY_BIN)`)
+  }
   registry = spawn(registryBinary(), ['--bootstrap', broker.bootstrap, '--listen', '127.0.0.1:0', '--topic', topic],
     { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ODRADEK_LOG: process.env.ODRADEK_LOG || 'warn' } })
   url = await new Promise((resolve, reject) => {
@@ -34,14 +37,17 @@ before(async () => {
       if (m) resolve(m[1]); else reject(new Error(line))
     })
     registry.once('exit', (code) => reject(new Error(`registry exited with ${code}`)))
+    registry.once('error', reject)
   })
 })
 
 after(async () => {
-  const exited = new Promise((resolve) => registry.once('exit', resolve))
-  registry.kill('SIGTERM')
-  await exited
-  await broker.stop()
+  if (registry && registry.exitCode === null && registry.signalCode === null) {
+    const exited = new Promise((resolve) => registry.once('exit', resolve))
+    registry.kill('SIGTERM')
+    await exited
+  }
+  if (broker) await broker.stop()
 })
 
 const avro = (name, fields) => JSON.stringify({ type: 'record', name, namespace: 'node.t', fields })
