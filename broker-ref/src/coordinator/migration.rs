@@ -14,7 +14,6 @@
 
 use std::time::Instant;
 
-use odradek::protocol::consumer_protocol::decode_assignment;
 use odradek::ErrorCode;
 
 use super::consumer::classic::{by_id, encoded};
@@ -43,7 +42,15 @@ fn classic_assignment(bytes: &bytes::Bytes) -> Result<Vec<odradek::TopicPartitio
     if a.user_data.as_ref().is_some_and(|u| !u.is_empty()) {
         return Err(true);
     }
-    decode_assignment(bytes).map_err(|_| false)
+    Ok(a.assigned_partitions
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().map(|p| odradek::TopicPartition {
+                topic: t.topic.to_string().into(),
+                partition: *p,
+            })
+        })
+        .collect())
 }
 
 /// The consumer group a classic group in use becomes (Kafka's `fromClassicGroup`); `Err` with

@@ -16,7 +16,7 @@ use odradek::TopicPartition;
 
 use super::assignor::Assignment;
 use super::group::{ClassicProtocol, ConsumerGroup, Departure, Limits, Member, Topics};
-use super::reconcile::{MemberState, Reconciled};
+use super::reconcile::MemberState;
 use crate::coordinator::group::{JoinAnswer, JoinParams, SyncAnswer};
 
 /// The protocol type every member of a consumer group uses.
@@ -112,14 +112,7 @@ impl ConsumerGroup {
                     .assigned
                     .get(t)
                     .is_some_and(|s| s.contains(p))
-                    && self.members.values().any(|o| {
-                        o.id != member.id
-                            && (o.current.assigned.get(t).is_some_and(|s| s.contains(p))
-                                || o.current
-                                    .pending_revocation
-                                    .get(t)
-                                    .is_some_and(|s| s.contains(p)))
-                    })
+                    && self.held_by_other(&member.id, *t, *p)
             })
         })
     }
@@ -147,14 +140,11 @@ impl ConsumerGroup {
                 .find(|m| m.instance_id.as_deref() == Some(instance))
                 .map(|m| m.id.clone())
         });
-        let is_new = match &static_holder {
-            Some(holder) => !unknown && *holder != member_id,
-            None => !self.members.contains_key(&member_id),
-        };
         if static_holder.as_ref().is_some_and(|h| *h != member_id) && !unknown {
             return JoinAnswer::error(ErrorCode::FencedInstanceId, &p.member_id);
         }
-        if is_new && static_holder.is_none() && self.members.len() >= limits.max_size {
+        let is_new = static_holder.is_none() && !self.members.contains_key(&member_id);
+        if is_new && self.members.len() >= limits.max_size {
             return JoinAnswer::error(ErrorCode::GroupMaxSizeReached, &p.member_id);
         }
         if unknown && p.require_known_member && p.instance_id.is_none() {
@@ -197,28 +187,14 @@ impl ConsumerGroup {
             None if is_new => {
                 self.members.insert(
                     member_id.clone(),
-                    Member {
-                        id: member_id.clone(),
-                        instance_id: p.instance_id.clone(),
-                        rack_id: None,
-                        client_id: p.client_id.clone(),
-                        client_host: p.client_host.clone(),
-                        topic_names: Vec::new(),
-                        topic_regex: None,
-                        server_assignor: None,
-                        rebalance_timeout_ms: rebalance_ms,
-                        current: Reconciled {
-                            state: MemberState::Stable,
-                            member_epoch: 0,
-                            previous_member_epoch: 0,
-                            assigned: Assignment::new(),
-                            pending_revocation: Assignment::new(),
-                        },
-                        classic: None,
-                        session_deadline: now,
-                        revocation_deadline: None,
-                        classic_deadline: None,
-                    },
+                    Member::joining(
+                        &member_id,
+                        p.instance_id.clone(),
+                        &p.client_id,
+                        &p.client_host,
+                        rebalance_ms,
+                        now,
+                    ),
                 );
                 changed = true;
             }

@@ -158,6 +158,40 @@ pub struct ClassicProtocol {
 }
 
 impl Member {
+    /// A member joining with nothing yet: epoch 0, no subscription, its session ending at
+    /// `session_deadline`.
+    pub(super) fn joining(
+        id: &str,
+        instance_id: Option<String>,
+        client_id: &str,
+        client_host: &str,
+        rebalance_timeout_ms: i32,
+        session_deadline: Instant,
+    ) -> Member {
+        Member {
+            id: id.to_string(),
+            instance_id,
+            rack_id: None,
+            client_id: client_id.to_string(),
+            client_host: client_host.to_string(),
+            topic_names: Vec::new(),
+            topic_regex: None,
+            server_assignor: None,
+            rebalance_timeout_ms,
+            current: Reconciled {
+                state: MemberState::Stable,
+                member_epoch: JOIN_EPOCH,
+                previous_member_epoch: JOIN_EPOCH,
+                assigned: Assignment::new(),
+                pending_revocation: Assignment::new(),
+            },
+            classic: None,
+            session_deadline,
+            revocation_deadline: None,
+            classic_deadline: None,
+        }
+    }
+
     /// The member's session timeout: its own for a classic member, else the group's.
     pub(super) fn session(&self, group_session: Duration) -> Duration {
         match &self.classic {
@@ -562,28 +596,14 @@ impl ConsumerGroup {
         };
         self.members.insert(
             id.clone(),
-            Member {
-                id: id.clone(),
-                instance_id: hb.instance_id.clone(),
-                rack_id: None,
-                client_id: hb.client_id.clone(),
-                client_host: hb.client_host.clone(),
-                topic_names: Vec::new(),
-                topic_regex: None,
-                server_assignor: None,
-                rebalance_timeout_ms: hb.rebalance_timeout_ms,
-                current: Reconciled {
-                    state: MemberState::Stable,
-                    member_epoch: JOIN_EPOCH,
-                    previous_member_epoch: JOIN_EPOCH,
-                    assigned: Assignment::new(),
-                    pending_revocation: Assignment::new(),
-                },
-                classic: None,
-                session_deadline: now + limits.session_timeout,
-                revocation_deadline: None,
-                classic_deadline: None,
-            },
+            Member::joining(
+                &id,
+                hb.instance_id.clone(),
+                &hb.client_id,
+                &hb.client_host,
+                hb.rebalance_timeout_ms,
+                now + limits.session_timeout,
+            ),
         );
         self.dirty = true;
         Ok((id, true))
@@ -743,6 +763,19 @@ impl ConsumerGroup {
             .map_or(default, |(a, _)| a)
     }
 
+    /// Whether a member other than `id` holds partition `p` of topic `t` (assigned, or still
+    /// pending its revocation).
+    pub(super) fn held_by_other(&self, id: &str, t: Uuid, p: i32) -> bool {
+        self.members.values().any(|m| {
+            m.id != id
+                && (m.current.assigned.get(&t).is_some_and(|s| s.contains(&p))
+                    || m.current
+                        .pending_revocation
+                        .get(&t)
+                        .is_some_and(|s| s.contains(&p)))
+        })
+    }
+
     /// Moves member `id` one step towards its target.
     pub(super) fn reconcile(&mut self, id: &str, owned: Option<&Assignment>, now: Instant) {
         let Some(member) = self.members.get(id) else {
@@ -753,17 +786,7 @@ impl ConsumerGroup {
         }
         let empty = Assignment::new();
         let target = self.target.get(id).unwrap_or(&empty);
-        let others = &self.members;
-        let owned_by_other = |t: Uuid, p: i32| {
-            others.values().any(|m| {
-                m.id != id
-                    && (m.current.assigned.get(&t).is_some_and(|s| s.contains(&p))
-                        || m.current
-                            .pending_revocation
-                            .get(&t)
-                            .is_some_and(|s| s.contains(&p)))
-            })
-        };
+        let owned_by_other = |t: Uuid, p: i32| self.held_by_other(id, t, p);
         let next = reconcile::next(
             &member.current,
             target,

@@ -111,14 +111,10 @@ async fn sync(
     Ok(ps)
 }
 
-fn consumer_heartbeat(
-    groups: &GroupCoordinator,
-    member_id: &str,
-    epoch: i32,
-    owned: &[i32],
-) -> (i32, Option<Vec<i32>>, ErrorCode) {
+/// A ConsumerGroupHeartbeat (v1) of `member_id` at `epoch`, subscribed to `t`, owning `owned`.
+fn heartbeat(groups: &GroupCoordinator, member_id: &str, epoch: i32, owned: &[i32]) -> Heartbeat {
     let topic = groups.log.topics.get("t").unwrap().id;
-    let hb = Heartbeat {
+    Heartbeat {
         version: 1,
         member_id: member_id.to_string(),
         member_epoch: epoch,
@@ -134,7 +130,16 @@ fn consumer_heartbeat(
         client_id: "modern".into(),
         client_host: "/127.0.0.1".into(),
         ..Heartbeat::default()
-    };
+    }
+}
+
+fn consumer_heartbeat(
+    groups: &GroupCoordinator,
+    member_id: &str,
+    epoch: i32,
+    owned: &[i32],
+) -> (i32, Option<Vec<i32>>, ErrorCode) {
+    let hb = heartbeat(groups, member_id, epoch, owned);
     let a = groups.consumer_heartbeat(GROUP, hb, 45_000, 5_000);
     let assigned = a.assignment.map(|a| {
         let mut ps: Vec<i32> = a.values().flatten().copied().collect();
@@ -307,15 +312,7 @@ async fn the_policy_gates_conversions_of_groups_in_use() {
         )
         .await;
     assert_eq!(synced.error, ErrorCode::NoError);
-    let hb = Heartbeat {
-        version: 1,
-        member_id: "modern-member-0005".into(),
-        member_epoch: 0,
-        rebalance_timeout_ms: 30_000,
-        subscribed_topic_names: Some(vec!["t".into()]),
-        owned: Some(Default::default()),
-        ..Heartbeat::default()
-    };
+    let hb = heartbeat(groups, "modern-member-0005", 0, &[]);
     let answer = groups.consumer_heartbeat(GROUP, hb, 45_000, 5_000);
     assert_eq!(answer.error, ErrorCode::GroupIdNotFound);
     assert!(
@@ -370,22 +367,9 @@ async fn a_classic_static_member_replacing_the_last_consumer_member_downgrades_s
     let dir = tempfile::tempdir().unwrap();
     let broker = open(dir.path(), "bidirectional");
     let groups = &broker.groups;
-    let topic = groups.log.topics.get("t").unwrap().id;
     let modern = |epoch: i32, owned: &[i32]| Heartbeat {
-        version: 1,
-        member_id: "modern-static-member".into(),
-        member_epoch: epoch,
         instance_id: Some("i1".into()),
-        rebalance_timeout_ms: 30_000,
-        subscribed_topic_names: Some(vec!["t".into()]),
-        owned: Some(if owned.is_empty() {
-            Default::default()
-        } else {
-            [(topic, owned.iter().copied().collect())]
-                .into_iter()
-                .collect()
-        }),
-        ..Heartbeat::default()
+        ..heartbeat(groups, "modern-static-member", epoch, owned)
     };
     let a = groups.consumer_heartbeat(GROUP, modern(0, &[]), 45_000, 5_000);
     assert_eq!((a.error, a.member_epoch), (ErrorCode::NoError, 1));
