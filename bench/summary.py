@@ -53,6 +53,16 @@ class Item:
     peer: Optional[Stats]
     higher_is_better: bool = True
     cpu_ratio: Optional[float] = None
+    # The same peer with its defaults, when the headline peer is tuned for the scenario.
+    peer_default: Optional[Stats] = None
+    # Peak RSS in MiB (medians): ours and the headline peer's.
+    rss_mib: Optional[tuple] = None
+
+    @property
+    def default_ratio(self):
+        if not self.ours or not self.peer_default:
+            return None
+        return ratio(self.ours.median, self.peer_default.median, self.higher_is_better)
 
     @property
     def ratio(self):
@@ -71,6 +81,8 @@ class Family:
     source: Path
     command: str
     items: list
+    # How the peer was tuned, where the family measures a tuned peer.
+    peer_tuning: str = ""
 
 
 def newest(pattern):
@@ -108,18 +120,24 @@ def measured(rows, key):
 
 def client_items(rows, key, metric, prefix, ours="odradek", peer="rdkafka", cpu="cpu_us_per_msg",
                  higher_is_better=True, unit="msgs/s"):
-    """One Item per value of `key`: `metric` of `ours` vs `peer` over the measured rows."""
+    """One Item per value of `key`: `metric` of `ours` vs `peer` over the measured rows. Where
+    the run also measured the peer tuned for throughput (client `<peer>-tuned`), the tuned peer
+    is the headline and the one with its defaults is reported beside it."""
     groups = {}
     for r in measured(rows, key):
         groups.setdefault(r[key], {}).setdefault(r["client"], []).append(r)
     items = []
     for name in sorted(groups):
         by = groups[name]
-        o, p = by.get(ours, []), by.get(peer, [])
+        tuned = by.get(f"{peer}-tuned")
+        o, p = by.get(ours, []), tuned or by.get(peer, [])
+        default = Stats.of([r.get(metric) for r in by.get(peer, [])]) if tuned else None
         cpu_ratio = ratio(median_of(o, cpu), median_of(p, cpu), higher_is_better=False) \
             if cpu else None
+        rss = (median_of(o, "peak_rss_kb"), median_of(p, "peak_rss_kb"))
         items.append(Item(f"{prefix} {name}", unit, Stats.of([r.get(metric) for r in o]),
-                          Stats.of([r.get(metric) for r in p]), higher_is_better, cpu_ratio))
+                          Stats.of([r.get(metric) for r in p]), higher_is_better, cpu_ratio,
+                          default, tuple(v / 1024 for v in rss) if all(rss) else None))
     return items
 
 
@@ -136,9 +154,12 @@ def family_consumer():
     path = newest("bench/client/results/consume*-*.jsonl")
     if not path:
         return None
-    return Family("consumer", "Consumer vs librdkafka", "librdkafka (rdkafka crate)", path,
-                  "bench/client/run_consume.sh", client_items(jsonl(path), "scenario",
-                                                              "msgs_per_s", "consumer"))
+    return Family("consumer", "Consumer vs librdkafka",
+                  "librdkafka (rdkafka crate; per-message peer: the crate has no batch consume)",
+                  path, "bench/client/run_consume.sh",
+                  client_items(jsonl(path), "scenario", "msgs_per_s", "consumer"),
+                  "Tuned peer: `fetch.queue.backoff.ms=10`, `queued.min.messages=1000000` "
+                  "(RDKAFKA_TUNED in bench/client/src/bin/consume.rs).")
 
 
 def family_transactions():
@@ -351,12 +372,25 @@ def markdown(families, charts_rel):
         lines += ["", f"### {f.title}", "",
                   f"Peer: {f.peer}. Reproduce: `{f.command}` (or `bench/run --only {f.key}`). "
                   f"Results: `{rel}`. Chart: [chart-{f.key}.svg]({charts_rel}/chart-{f.key}.svg).",
-                  "", "| scenario | unit | Odradek | peer | ratio | CPU ratio |",
-                  "|---|---|---:|---:|---:|---:|"]
+                  ""]
+        tuned = any(i.peer_default for i in f.items)
+        rss = any(i.rss_mib for i in f.items)
+        if tuned:
+            lines += [f"{f.peer_tuning} The ratio is against the tuned peer; the peer with its "
+                      "defaults, measured in the same run, is beside it.", ""]
+        head = "| scenario | unit | Odradek | " + ("peer (tuned)" if tuned else "peer") + \
+            " | ratio | CPU ratio |" + (" peer (defaults) | ratio (defaults) |" if tuned else "") + \
+            (" peak RSS MiB (ours / peer) |" if rss else "")
+        lines += [head, "|---|---|" + "---:|" * (head.count("|") - 3)]
         for i in f.items:
-            lines.append(f"| {i.label} | {i.metric}{'' if i.higher_is_better else ' (lower is better)'}"
-                         f" | {fmt_stats(i.ours)} | {fmt_stats(i.peer)} | {fmt_ratio(i.ratio)} | "
-                         f"{fmt_ratio(i.cpu_ratio)} |")
+            line = (f"| {i.label} | {i.metric}{'' if i.higher_is_better else ' (lower is better)'}"
+                    f" | {fmt_stats(i.ours)} | {fmt_stats(i.peer)} | {fmt_ratio(i.ratio)} | "
+                    f"{fmt_ratio(i.cpu_ratio)} |")
+            if tuned:
+                line += f" {fmt_stats(i.peer_default)} | {fmt_ratio(i.default_ratio)} |"
+            if rss:
+                line += (f" {i.rss_mib[0]:.0f} / {i.rss_mib[1]:.0f} |" if i.rss_mib else " - |")
+            lines.append(line)
     lines += [END]
     return "\n".join(lines)
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Consumer throughput and CPU: odradek's consumer vs librdkafka's (rdkafka crate, vendored
 # librdkafka), reading the same pre-filled topics from the beginning, against one odradek-broker
-# on this machine (release build), interleaved, unattended.
+# on this machine (release build), interleaved, unattended. The peer runs twice per repeat: with
+# librdkafka's defaults (`rdkafka`) and tuned for throughput (`rdkafka-tuned`, see RDKAFKA_TUNED
+# in src/bin/consume.rs); the headline ratio is against the tuned peer.
 #
 #   bench/client/run_consume.sh       build (release), fill the topics once, measure, write
 #                                     bench/client/results/consume-<date>.jsonl, print a table
@@ -90,7 +92,7 @@ START=$SECONDS
 for s in "${SCENARIOS[@]}"; do
   read -r name size comp parts count <<<"$s"
   for rep in $(seq 0 "$REPEATS"); do
-    for client in odradek rdkafka; do
+    for client in odradek rdkafka rdkafka-tuned; do
       line="$("$WORK/consume" --client "$client" --bootstrap "$BOOTSTRAP" \
         --topic "consume-$name-$suffix" --check-crcs "$CHECK_CRCS")"
       printf '%s\n' "${line%\}},\"scenario\":\"$name\",\"repeat\":$rep,\"warmup\":$([[ $rep == 0 ]] && echo true || echo false)}" >>"$OUT"
@@ -102,7 +104,7 @@ printf '{"end":true,"elapsed_s":%s,"loadavg_end":"%s"}\n' "$((SECONDS - START))"
   "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT"
 log "measured in $((SECONDS - START)) s; results in $OUT"
 
-# 3. Table of medians.
+# 3. Table of medians; the headline ratio is against the tuned peer.
 python3 - "$OUT" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -111,25 +113,24 @@ data = [r for r in rows if "client" in r and not r["warmup"]]
 print(f"\nbroker: {meta['broker']}; check.crcs={str(meta['check_crcs']).lower()}; "
       f"medians of {meta['repeats']} runs per client after a warm-up; load average at start "
       f"{meta['loadavg_start']}, at end {rows[-1].get('loadavg_end', '?')}\n")
-print("| scenario | records | odradek msgs/s | librdkafka msgs/s | throughput ratio | odradek MB/s "
-      "| librdkafka MB/s | odradek CPU µs/msg | librdkafka CPU µs/msg | CPU ratio "
-      "| peak RSS MiB (o / r) | target |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+print("| scenario | records | odradek msgs/s | librdkafka tuned msgs/s | ratio (tuned) "
+      "| librdkafka defaults msgs/s | ratio (defaults) | CPU ratio (tuned) "
+      "| peak RSS MiB (o / tuned / defaults) |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+clients = ("odradek", "rdkafka-tuned", "rdkafka")
 for name in dict.fromkeys(r["scenario"] for r in data):
     med = {}
-    for c in ("odradek", "rdkafka"):
+    for c in clients:
         rs = [r for r in data if r["scenario"] == name and r["client"] == c]
-        if not rs:
-            break
-        med[c] = {k: statistics.median(r[k] for r in rs)
-                  for k in ("msgs_per_s", "mb_per_s", "cpu_us_per_msg", "peak_rss_kb", "msgs")}
-    if len(med) < 2:
+        if rs:
+            med[c] = {k: statistics.median(r[k] for r in rs)
+                      for k in ("msgs_per_s", "cpu_us_per_msg", "peak_rss_kb", "msgs")}
+    if len(med) < len(clients):
         continue
-    o, r = med["odradek"], med["rdkafka"]
-    tput, cpu = o["msgs_per_s"] / r["msgs_per_s"], o["cpu_us_per_msg"] / r["cpu_us_per_msg"]
-    met = "met" if tput >= 1.0 and cpu <= 1.0 else "not met"
-    print(f"| {name} | {o['msgs']:,.0f} | {o['msgs_per_s']:,.0f} | {r['msgs_per_s']:,.0f} "
-          f"| **{tput:.2f}x** | {o['mb_per_s']:.1f} | {r['mb_per_s']:.1f} "
-          f"| {o['cpu_us_per_msg']:.3f} | {r['cpu_us_per_msg']:.3f} | **{cpu:.2f}x** "
-          f"| {o['peak_rss_kb']/1024:.0f} / {r['peak_rss_kb']/1024:.0f} | {met} |")
+    o, t, d = (med[c] for c in clients)
+    print(f"| {name} | {o['msgs']:,.0f} | {o['msgs_per_s']:,.0f} | {t['msgs_per_s']:,.0f} "
+          f"| **{o['msgs_per_s'] / t['msgs_per_s']:.2f}x** | {d['msgs_per_s']:,.0f} "
+          f"| {o['msgs_per_s'] / d['msgs_per_s']:.2f}x "
+          f"| {t['cpu_us_per_msg'] / o['cpu_us_per_msg']:.2f}x "
+          f"| {o['peak_rss_kb']/1024:.0f} / {t['peak_rss_kb']/1024:.0f} / {d['peak_rss_kb']/1024:.0f} |")
 PY

@@ -1,7 +1,9 @@
 //! The background prefetcher: one Fetch in flight per leader, for every assigned, unpaused
 //! partition with a known (and, after a leader change, validated) position, while the buffer is
-//! under its budget (`queued.max.messages.kbytes`, 64 MiB). Each broker's requests run on an
-//! incremental fetch session (KIP-227, `session.rs`).
+//! under its budget (`queued.max.messages.kbytes`, 64 MiB). Each Fetch asks for no more than
+//! its share of the budget's free room (`max_bytes`, reserved until it ends), so an application
+//! that stops polling holds at most the budget plus one batch per leader. Each broker's
+//! requests run on an incremental fetch session (KIP-227, `session.rs`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,11 +56,18 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         validate_positions(&shared).await;
         in_flight_leaders.retain(|_, f| !f.done.load(Ordering::Acquire));
         let plan = plan_fetches(&shared, &in_flight_leaders);
-        for (leader, parts) in plan {
+        for (leader, LeaderFetch { parts, max_bytes }) in plan {
             let (s, done) = (shared.clone(), Arc::new(AtomicBool::new(false)));
             let flag = done.clone();
+            let reservation = Reservation {
+                shared: shared.clone(),
+                bytes: max_bytes,
+            };
             let task = tokio::spawn(async move {
-                fetch_from(s.clone(), leader, parts).await;
+                fetch_from(s.clone(), leader, parts, max_bytes).await;
+                // Released after the response's data was counted as buffered (the fetch's
+                // bytes are counted twice for a moment, never zero times).
+                drop(reservation);
                 // Marked done before the wake-up it causes, so the loop it wakes sees the
                 // leader free (a finished JoinHandle can still report unfinished then, and
                 // the leader would wait for the 250 ms tick).
@@ -94,6 +103,29 @@ fn backoff_a_new_leader_would_end(shared: &Shared) -> bool {
             .parts
             .keys()
             .all(|tp| meta.leader(&tp.topic, tp.partition).is_some())
+}
+
+/// The room a fetch in flight holds in the buffer budget; given back when the fetch ends,
+/// answered, failed or aborted.
+struct Reservation {
+    shared: Arc<Shared>,
+    bytes: usize,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        let mut state = self.shared.lock();
+        state.reserved_bytes = state.reserved_bytes.saturating_sub(self.bytes);
+    }
+}
+
+/// The `max_bytes` of a fetch: its share of the buffer budget's free room (what is neither
+/// buffered nor reserved by fetches in flight), capped at `fetch.max.bytes`, at least 1. A
+/// broker returns at least one batch whatever `max_bytes` says (KIP-74), so a fetch always
+/// progresses, and the buffer stays within the budget plus one batch per leader.
+fn fetch_share(room: usize, leaders: usize, fetch_max_bytes: i32) -> usize {
+    let cap = usize::try_from(fetch_max_bytes.max(1)).unwrap_or(1);
+    (room / leaders.max(1)).clamp(1, cap)
 }
 
 /// A fetch in flight to one leader.
@@ -269,12 +301,22 @@ struct PlannedPartition {
 
 type Planned = Vec<PlannedPartition>;
 
-fn plan_fetches(shared: &Arc<Shared>, busy: &HashMap<i32, InFlight>) -> HashMap<i32, Planned> {
+/// The fetch planned for one leader.
+struct LeaderFetch {
+    parts: Planned,
+    /// The request's `max_bytes`, reserved in the buffer budget.
+    max_bytes: usize,
+}
+
+fn plan_fetches(shared: &Arc<Shared>, busy: &HashMap<i32, InFlight>) -> HashMap<i32, LeaderFetch> {
     let meta = shared.cluster.metadata();
     let config = &shared.cluster.config().consumer;
     let now = Instant::now();
     let mut state = shared.lock();
-    if state.buffered_bytes >= config.max_buffered_bytes {
+    let room = config
+        .max_buffered_bytes
+        .saturating_sub(state.buffered_bytes + state.reserved_bytes);
+    if room == 0 {
         return HashMap::new();
     }
     let mut plan: HashMap<i32, Planned> = HashMap::new();
@@ -333,7 +375,19 @@ fn plan_fetches(shared: &Arc<Shared>, busy: &HashMap<i32, InFlight>) -> HashMap<
     if !state.order.is_empty() {
         state.order.rotate_left(1);
     }
+    let share = fetch_share(room, plan.len(), config.fetch_max_bytes);
+    state.reserved_bytes += share * plan.len();
     drop(state);
+    let plan = plan
+        .into_iter()
+        .map(|(leader, parts)| {
+            let fetch = LeaderFetch {
+                parts,
+                max_bytes: share,
+            };
+            (leader, fetch)
+        })
+        .collect();
     if missing_leader {
         shared.cluster.invalidate();
         let cluster = shared.cluster.clone();
@@ -376,8 +430,12 @@ fn leader_epoch(meta: &crate::cluster::ClusterMetadata, tp: &TopicPartition) -> 
         .map_or(-1, |p| p.leader_epoch)
 }
 
-/// The FetchRequest for one session request.
-fn fetch_request(config: &ConsumerConfig, session: &SessionRequest) -> FetchRequest {
+/// The FetchRequest for one session request, asking for at most `max_bytes`.
+fn fetch_request(
+    config: &ConsumerConfig,
+    session: &SessionRequest,
+    max_bytes: usize,
+) -> FetchRequest {
     let mut topics: Vec<FetchTopic> = Vec::new();
     for (tp, params) in &session.partitions {
         let fp = FetchPartition::default()
@@ -415,7 +473,7 @@ fn fetch_request(config: &ConsumerConfig, session: &SessionRequest) -> FetchRequ
         .with_replica_id(BrokerId(-1))
         .with_max_wait_ms(config.fetch_max_wait.as_millis().min(i32::MAX as u128) as i32)
         .with_min_bytes(config.fetch_min_bytes)
-        .with_max_bytes(config.fetch_max_bytes)
+        .with_max_bytes(i32::try_from(max_bytes).unwrap_or(i32::MAX))
         .with_isolation_level(i8::from(config.read_committed))
         .with_session_id(session.session_id)
         .with_session_epoch(session.epoch)
@@ -428,7 +486,7 @@ fn topic_name(topic: &str) -> TopicName {
     TopicName(StrBytes::from_string(topic.to_string()))
 }
 
-async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
+async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned, max_bytes: usize) {
     let config = shared.cluster.config().consumer.clone();
     let backoff = (
         shared.cluster.config().retry_backoff,
@@ -467,7 +525,9 @@ async fn fetch_from(shared: Arc<Shared>, leader: i32, parts: Planned) {
         .entry(leader)
         .or_default()
         .request(wanted, force_full, sessions);
-    let result = conn.send(&fetch_request(&config, &session)).await;
+    let result = conn
+        .send(&fetch_request(&config, &session, max_bytes))
+        .await;
     let response = match result {
         Ok(r) => r,
         Err(e) => {
@@ -656,4 +716,21 @@ fn hint_endpoints(resp: &kafka_protocol::messages::FetchResponse) -> Vec<BrokerI
             .iter()
             .map(|n| (n.node_id.0, n.host.as_str(), n.port, n.rack.as_deref())),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fetch_share;
+
+    #[test]
+    fn a_fetch_asks_for_its_share_of_the_free_room_capped_at_fetch_max_bytes() {
+        // 64 MiB free, 50 MiB fetch.max.bytes: the cap.
+        assert_eq!(fetch_share(64 << 20, 1, 50 << 20), 50 << 20);
+        // Three leaders share 3 MiB of room.
+        assert_eq!(fetch_share(3 << 20, 3, 50 << 20), 1 << 20);
+        // Almost no room: still 1 byte, which a broker answers with one batch (KIP-74).
+        assert_eq!(fetch_share(2, 3, 50 << 20), 1);
+        // A nonsensical fetch.max.bytes cannot make the request ask for nothing.
+        assert_eq!(fetch_share(1 << 20, 1, 0), 1);
+    }
 }

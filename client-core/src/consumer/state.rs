@@ -226,6 +226,9 @@ pub(crate) struct State {
     pub order: Vec<TopicPartition>,
     pub buffer: VecDeque<Buffered>,
     pub buffered_bytes: usize,
+    /// Bytes the fetches in flight may still bring back (their `max_bytes`): counted against
+    /// the buffer budget with `buffered_bytes`, so fetches started together cannot overshoot it.
+    pub reserved_bytes: usize,
     pub closed: bool,
     /// Incremental fetch sessions (KIP-227) by broker node id.
     pub sessions: HashMap<i32, FetchSession>,

@@ -99,7 +99,8 @@ pub(crate) struct Drained {
 /// Batches of every partition.
 #[derive(Debug)]
 pub(crate) struct Accumulator {
-    queues: HashMap<TopicPartition, PartitionQueue>,
+    /// Keyed by the application's topics: looked up per record, with a fast hasher.
+    queues: rustc_hash::FxHashMap<TopicPartition, PartitionQueue>,
     /// The topic name of the last append, shared by the `TopicPartition`s of later appends to
     /// the same topic instead of allocating a name per record.
     last_topic: Option<Arc<str>>,
@@ -137,7 +138,7 @@ impl Accumulator {
         transactional: bool,
     ) -> Self {
         Accumulator {
-            queues: HashMap::new(),
+            queues: rustc_hash::FxHashMap::default(),
             last_topic: None,
             batch_size,
             max_records: max_records.max(1),

@@ -6,9 +6,10 @@
 //! stay on one partition until `batch.size` bytes went to it, then move to another at random.
 //! [`PartitionChooser`] applies the configured `partitioner` (or a custom one) to a record.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+
+use rustc_hash::FxHashMap;
 
 use crate::config::PartitionerKind;
 
@@ -136,8 +137,9 @@ struct Sticky {
 #[derive(Debug)]
 pub struct StickyPartitioner {
     batch_size: usize,
-    state: Mutex<HashMap<String, Sticky>>,
-    round_robin: Mutex<HashMap<String, i32>>,
+    /// By the application's topics, looked up per record: a fast hasher.
+    state: Mutex<FxHashMap<String, Sticky>>,
+    round_robin: Mutex<FxHashMap<String, i32>>,
     rng: Rng,
 }
 
@@ -146,8 +148,8 @@ impl StickyPartitioner {
     pub fn new(batch_size: usize) -> Self {
         StickyPartitioner {
             batch_size: batch_size.max(1),
-            state: Mutex::new(HashMap::new()),
-            round_robin: Mutex::new(HashMap::new()),
+            state: Mutex::new(FxHashMap::default()),
+            round_robin: Mutex::new(FxHashMap::default()),
             rng: Rng::seeded(),
         }
     }
@@ -235,7 +237,7 @@ impl StickyPartitioner {
 pub(crate) struct StickyRun<'a> {
     owner: &'a StickyPartitioner,
     /// `None` if the lock was poisoned: choices are then random, as in `sticky`.
-    state: Option<std::sync::MutexGuard<'a, HashMap<String, Sticky>>>,
+    state: Option<std::sync::MutexGuard<'a, FxHashMap<String, Sticky>>>,
     key: Option<String>,
     entry: Sticky,
     partitions: i32,

@@ -117,14 +117,7 @@ pub fn compress(
                 .map_err(|e| codec_err(codec, e))?;
             out.truncate(start + n);
         }
-        Compression::Lz4 => {
-            let info = lz4_flex::frame::FrameInfo::new()
-                .block_size(lz4_flex::frame::BlockSize::Max64KB)
-                .block_mode(lz4_flex::frame::BlockMode::Independent);
-            let mut enc = lz4_flex::frame::FrameEncoder::with_frame_info(info, out.writer());
-            enc.write_all(input).map_err(|e| codec_err(codec, e))?;
-            enc.finish().map_err(|e| codec_err(codec, e))?;
-        }
+        Compression::Lz4 => super::lz4::compress(input, out).map_err(|e| lz4_err(e, usize::MAX))?,
         Compression::Zstd => {
             let level = level.unwrap_or(3);
             let mut enc = zstd::stream::write::Encoder::new(out.writer(), level)
@@ -163,12 +156,25 @@ pub fn decompress(codec: Compression, input: &[u8], limit: usize) -> Result<Vec<
                 Ok(out)
             }
         }
-        Compression::Lz4 => read_bounded(codec, lz4_flex::frame::FrameDecoder::new(input), limit),
+        Compression::Lz4 => match super::lz4::decompress_independent(input, limit) {
+            Some(decoded) => decoded.map_err(|e| lz4_err(e, limit)),
+            None => read_bounded(codec, lz4_flex::frame::FrameDecoder::new(input), limit),
+        },
         Compression::Zstd => {
             let dec =
                 zstd::stream::read::Decoder::with_buffer(input).map_err(|e| codec_err(codec, e))?;
             read_bounded(codec, dec, limit)
         }
+    }
+}
+
+fn lz4_err(e: super::lz4::Lz4Error, limit: usize) -> Error {
+    match e {
+        super::lz4::Lz4Error::TooLarge => codec_err(
+            Compression::Lz4,
+            format!("decompressed data exceeds the limit of {limit} bytes"),
+        ),
+        super::lz4::Lz4Error::Corrupt(detail) => codec_err(Compression::Lz4, detail),
     }
 }
 

@@ -22,6 +22,7 @@ mod builder;
 mod compression;
 mod control;
 mod header;
+mod lz4;
 mod record;
 mod record_set;
 pub mod varint;

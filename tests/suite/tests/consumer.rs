@@ -465,3 +465,85 @@ async fn fetch_sessions_are_incremental() {
         "{last:?}"
     );
 }
+
+/// Bytes fetched and not yet handed to the application, over every assigned partition.
+fn prefetched_bytes(consumer: &Consumer) -> u64 {
+    consumer
+        .detailed_stats()
+        .partitions
+        .iter()
+        .map(|p| p.buffered_bytes)
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prefetch_stays_within_the_buffer_budget_while_the_application_does_not_poll() {
+    const PARTITIONS: i32 = 4;
+    const PER_PARTITION: usize = 512;
+    const BUDGET: u64 = 256 * 1024;
+    const BATCH: u64 = 16 * 1024;
+    let target = Target::start(&[]);
+    let topic = topic_name("budget");
+    let consumer = Consumer::new(target.config(&[
+        ("auto.offset.reset", "earliest"),
+        ("queued.max.messages.kbytes", "256"),
+    ]))
+    .unwrap();
+    create_topic(consumer.cluster(), &topic, PARTITIONS).await;
+    // 2 MiB of 1 KiB values in batches of at most 16 KiB: eight times the budget, and far
+    // below fetch.max.bytes (50 MiB), so only the budget can stop the prefetch.
+    let producer = Producer::new(target.config(&[
+        ("batch.size", "16384"),
+        ("linger.ms", "5"),
+        ("compression.type", "none"),
+    ]))
+    .unwrap();
+    let mut deliveries = Vec::new();
+    for partition in 0..PARTITIONS {
+        for i in 0..PER_PARTITION {
+            let mut value = format!("{partition}-{i}-").repeat(1024);
+            value.truncate(1024);
+            let record = ProducerRecord::new(topic.as_str(), value).partition(partition);
+            deliveries.push(producer.send(record).await.unwrap());
+        }
+    }
+    for d in deliveries {
+        d.await.unwrap();
+    }
+    producer.close().await;
+
+    let parts: Vec<TopicPartition> = (0..PARTITIONS).map(|p| tp(&topic, p)).collect();
+    consumer.assign(&parts);
+    // The application reads a little, then stops polling for two seconds: the prefetcher keeps
+    // going until the budget is full, and no further.
+    let mut got = consume_n(&consumer, 1).await;
+    let mut peak = 0;
+    for _ in 0..20 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        peak = peak.max(prefetched_bytes(&consumer));
+    }
+    // One batch per leader may overshoot (a broker always returns a whole first batch); one
+    // leader here, batches of at most 16 KiB plus their header.
+    assert!(
+        peak <= BUDGET + BATCH + 1024,
+        "the prefetch holds {peak} bytes, the budget is {BUDGET}"
+    );
+    assert!(
+        peak >= BUDGET / 2,
+        "the prefetch stopped early at {peak} bytes of a {BUDGET}-byte budget"
+    );
+
+    // Nothing was lost or repeated while the prefetch waited.
+    let total = PARTITIONS as usize * PER_PARTITION;
+    got.extend(consume_n(&consumer, total - got.len()).await);
+    let offsets = offsets_by_partition(&got);
+    for partition in 0..PARTITIONS {
+        let expected: Vec<i64> = (0..PER_PARTITION as i64).collect();
+        assert_eq!(
+            offsets.get(&partition),
+            Some(&expected),
+            "partition {partition}"
+        );
+    }
+    consumer.close().await;
+}
