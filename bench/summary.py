@@ -83,6 +83,8 @@ class Family:
     items: list
     # How the peer was tuned, where the family measures a tuned peer.
     peer_tuning: str = ""
+    # Lines printed under the family's table.
+    notes: tuple = ()
 
 
 def newest(pattern):
@@ -147,19 +149,33 @@ def family_producer():
         return None
     return Family("producer", "Producer vs librdkafka", "librdkafka (rdkafka crate)", path,
                   "bench/client/run.sh", client_items(jsonl(path), "scenario", "msgs_per_s",
-                                                      "producer"))
+                                                      "producer"),
+                  "Tuned peer: `batch.num.messages=1000000`, `socket.nagle.disable=true` "
+                  "(RDKAFKA_TUNED in bench/client/src/main.rs).")
 
 
 def family_consumer():
     path = newest("bench/client/results/consume*-*.jsonl")
     if not path:
         return None
+    rows = jsonl(path)
+    items = client_items(rows, "scenario", "msgs_per_s", "consumer")
+    # The codec's ceiling: batches decoded on one core with no network (odradek-bench
+    # decode-bound), measured in the same run.
+    bounds = {r["scenario"]: r["msgs_per_s"] for r in rows if r.get("decode_bound")}
+    notes = tuple(
+        f"- {i.label}: {i.ours.median / bounds[i.label.split(' ', 1)[1]]:.0%} of the single-core "
+        f"decode bound ({fmt_num(bounds[i.label.split(' ', 1)[1]])} records/s)"
+        for i in items if i.ours and i.label.split(" ", 1)[1] in bounds)
+    if notes:
+        notes = ("Odradek's throughput against the single-core decode bound of the scenario's "
+                 "codec (`odradek-bench decode-bound`: its batches decoded and walked on one core, "
+                 "no network, in the same run):", "") + notes
     return Family("consumer", "Consumer vs librdkafka",
                   "librdkafka (rdkafka crate; per-message peer: the crate has no batch consume)",
-                  path, "bench/client/run_consume.sh",
-                  client_items(jsonl(path), "scenario", "msgs_per_s", "consumer"),
+                  path, "bench/client/run_consume.sh", items,
                   "Tuned peer: `fetch.queue.backoff.ms=10`, `queued.min.messages=1000000` "
-                  "(RDKAFKA_TUNED in bench/client/src/bin/consume.rs).")
+                  "(RDKAFKA_TUNED in bench/client/src/bin/consume.rs).", notes)
 
 
 def family_transactions():
@@ -196,18 +212,21 @@ def family_rebalance():
 
 def from_summary(summary, ours, peer, prefix, cpu=None):
     """Items from a {scenario: {client: {msgs_per_s, msgs_per_s_min, msgs_per_s_max}}} map."""
+    def stats(d):
+        if d.get("msgs_per_s") is None:
+            return None
+        return Stats(d["msgs_per_s"], d.get("msgs_per_s_min", d["msgs_per_s"]),
+                     d.get("msgs_per_s_max", d["msgs_per_s"]), d.get("rounds", 1))
+
     items = []
     for scenario, clients in sorted(summary.items()):
-        o, p = clients.get(ours, {}), clients.get(peer, {})
-
-        def stats(d):
-            if d.get("msgs_per_s") is None:
-                return None
-            return Stats(d["msgs_per_s"], d.get("msgs_per_s_min", d["msgs_per_s"]),
-                         d.get("msgs_per_s_max", d["msgs_per_s"]), d.get("rounds", 1))
+        # The peer tuned for the scenario is the headline where the run measured it.
+        tuned = clients.get(f"{peer}-tuned")
+        o, p = clients.get(ours, {}), tuned or clients.get(peer, {})
+        default = stats(clients.get(peer, {})) if tuned else None
         items.append(Item(f"{prefix} {scenario}", "msgs/s", stats(o), stats(p),
                           cpu_ratio=ratio(o.get(cpu), p.get(cpu), higher_is_better=False)
-                          if cpu else None))
+                          if cpu else None, peer_default=default))
     return items
 
 
@@ -218,7 +237,8 @@ def family_python():
     summary = json.loads(path.read_text()).get("summary", {})
     return Family("python", "Python vs confluent-kafka", "confluent-kafka (librdkafka)", path,
                   "bench/python.sh",
-                  from_summary(summary, "odradek", "confluent", "python", cpu="cpu_s_per_M"))
+                  from_summary(summary, "odradek", "confluent", "python", cpu="cpu_s_per_M"),
+                  "Tuned peer (poll and consume): `confluent-tuned` in python/bench/produce_consume.py.")
 
 
 def family_c():
@@ -226,7 +246,7 @@ def family_c():
     if not path:
         return None
     runs = {}
-    for m in re.finditer(r"^(libodradek|librdkafka) (produce|consume) \d+ msgs [\d.]+ s ([\d.]+) msgs/s",
+    for m in re.finditer(r"^(libodradek|librdkafka) (produce_batch|produce|consume) \d+ msgs [\d.]+ s ([\d.]+) msgs/s",
                          path.read_text(), re.M):
         runs.setdefault(m.group(2), {}).setdefault(m.group(1), []).append(float(m.group(3)))
     items = [Item(f"C {mode}", "msgs/s", Stats.of(by.get("libodradek", [])),
@@ -240,8 +260,17 @@ def family_node():
     if not path:
         return None
     summary = json.loads(path.read_text()).get("summary", {})
-    return Family("node", "Node vs kafkajs", "kafkajs", path, "bench/node/run.sh",
-                  from_summary(summary, "odradek", "kafkajs", "node"))
+    # One row per peer measured in the run: kafkajs, and @platformatic/kafka where present.
+    items = from_summary(summary, "odradek", "kafkajs", "node")
+    if any("platformatic" in clients for clients in summary.values()):
+        items += from_summary(summary, "odradek", "platformatic", "node")
+        for item in items[len(items) // 2:]:
+            item.label += " vs @platformatic/kafka"
+        for item in items[:len(items) // 2]:
+            item.label += " vs kafkajs"
+    return Family("node", "Node vs kafkajs and @platformatic/kafka",
+                  "kafkajs and @platformatic/kafka, one row each", path, "bench/node/run.sh",
+                  items)
 
 
 def family_broker():
@@ -391,6 +420,8 @@ def markdown(families, charts_rel):
             if rss:
                 line += (f" {i.rss_mib[0]:.0f} / {i.rss_mib[1]:.0f} |" if i.rss_mib else " - |")
             lines.append(line)
+        if f.notes:
+            lines += [""] + list(f.notes)
     lines += [END]
     return "\n".join(lines)
 

@@ -5,6 +5,9 @@
  *
  *   bench produce BOOTSTRAP TOPIC COUNT SIZE    produce COUNT messages of SIZE bytes, wait for
  *                                               every delivery report; prints msgs/s
+ *   bench produce_batch BOOTSTRAP TOPIC COUNT SIZE   the same through the batch entry point
+ *                                               (rd_kafka_produce_batch / odk_produce_batch),
+ *                                               BATCH_LEN messages per call
  *   bench consume BOOTSTRAP TOPIC COUNT         read COUNT messages of partition 0 from
  *                                               offset 0; prints msgs/s
  *
@@ -38,6 +41,8 @@ static const char *const PRODUCER_CONF[][2] = {
     {"batch.size", "1000000"}, {"compression.type", "none"},
 };
 #define N_PRODUCER_CONF (sizeof PRODUCER_CONF / sizeof PRODUCER_CONF[0])
+/* Messages per produce_batch call. */
+#define BATCH_LEN 1000
 
 #ifdef BENCH_RDKAFKA
 /* ---- librdkafka backend ---------------------------------------------------------------- */
@@ -82,6 +87,25 @@ static int produce(producer_t *p, const char *topic, const void *value, size_t l
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) return 1;
     if (err) die("produce", rd_kafka_err2str(err));
     return 0;
+}
+
+/* Queues up to n messages of the batch from `from`; returns how many were queued before the
+ * first refused one (queue full: poll and call again with the rest). */
+static size_t produce_batch(producer_t *p, const char *topic, const void *value, size_t len, size_t n) {
+    static rd_kafka_topic_t *rkt;
+    static rd_kafka_message_t msgs[BATCH_LEN];
+    if (!rkt) rkt = rd_kafka_topic_new(p, topic, NULL);
+    memset(msgs, 0, n * sizeof msgs[0]);
+    for (size_t i = 0; i < n; i++) {
+        msgs[i].payload = (void *)value;
+        msgs[i].len = len;
+    }
+    rd_kafka_produce_batch(rkt, 0, RD_KAFKA_MSG_F_COPY, msgs, (int)n);
+    size_t queued = 0;
+    while (queued < n && msgs[queued].err == RD_KAFKA_RESP_ERR_NO_ERROR) queued++;
+    for (size_t i = queued; i < n; i++)
+        if (msgs[i].err != RD_KAFKA_RESP_ERR__QUEUE_FULL) die("produce_batch", rd_kafka_err2str(msgs[i].err));
+    return queued;
 }
 
 static void producer_poll(producer_t *p, int ms) { rd_kafka_poll(p, ms); }
@@ -163,6 +187,18 @@ static int produce(producer_t *p, const char *topic, const void *value, size_t l
     return 0;
 }
 
+static size_t produce_batch(producer_t *p, const char *topic, const void *value, size_t len, size_t n) {
+    static odk_batch_message_t msgs[BATCH_LEN];
+    for (size_t i = 0; i < n; i++)
+        msgs[i] = (odk_batch_message_t){NULL, 0, (void *)value, len, 0, NULL, ODK_ERR_NO_ERROR};
+    odk_produce_batch(p, topic, ODK_MSG_F_COPY, msgs, n);
+    size_t queued = 0;
+    while (queued < n && msgs[queued].err == ODK_ERR_NO_ERROR) queued++;
+    for (size_t i = queued; i < n; i++)
+        if (msgs[i].err != ODK_ERR__QUEUE_FULL) die("produce_batch", odk_err_string(msgs[i].err));
+    return queued;
+}
+
 static void producer_poll(producer_t *p, int ms) { odk_poll(p, ms); }
 static void producer_flush(producer_t *p) {
     if (odk_flush(p, 120000)) die("flush", "timed out");
@@ -210,7 +246,8 @@ int main(int argc, char **argv) {
     long count = atol(argv[4]);
     size_t size = argc > 5 ? (size_t)atol(argv[5]) : 100;
 
-    if (strcmp(mode, "produce") == 0) {
+    int batch = strcmp(mode, "produce_batch") == 0;
+    if (strcmp(mode, "produce") == 0 || batch) {
         char *value = malloc(size);
         for (size_t i = 0; i < size; i++) value[i] = (char)('a' + i % 26);
         producer_t *p = producer_new(bootstrap);
@@ -219,9 +256,18 @@ int main(int argc, char **argv) {
         producer_flush(p);
         delivered = failed = 0;
         double start = now_s();
-        for (long i = 0; i < count; i++) {
-            while (produce(p, topic, value, size)) producer_poll(p, 1);
-            if ((i & 1023) == 0) producer_poll(p, 0);
+        if (batch) {
+            for (long i = 0; i < count;) {
+                size_t n = (size_t)(count - i) < BATCH_LEN ? (size_t)(count - i) : BATCH_LEN;
+                size_t queued = produce_batch(p, topic, value, size, n);
+                i += (long)queued;
+                producer_poll(p, queued < n ? 1 : 0);
+            }
+        } else {
+            for (long i = 0; i < count; i++) {
+                while (produce(p, topic, value, size)) producer_poll(p, 1);
+                if ((i & 1023) == 0) producer_poll(p, 0);
+            }
         }
         producer_flush(p);
         double secs = now_s() - start;
@@ -231,7 +277,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench: %ld delivered, %ld failed of %ld\n", delivered, failed, count);
             return 1;
         }
-        report("produce", count, size, secs);
+        report(mode, count, size, secs);
     } else if (strcmp(mode, "consume") == 0) {
         consumer_t *c = consumer_new(bootstrap, topic);
         long got = 0;

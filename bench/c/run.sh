@@ -5,6 +5,9 @@
 #
 #   bench/c/run.sh [COUNT] [SIZE] [ROUNDS]     defaults: 1000000 100 3
 #
+# Modes: produce (one call per message), produce_batch (rd_kafka_produce_batch /
+# odk_produce_batch, 1000 messages per call), consume. Each checks its work: every delivery
+# report succeeded and came once per message, or every message was read.
 # Prints one line per run and a summary (medians over the rounds) with msgs/s and libodradek /
 # librdkafka ratios; the summary is also written to bench/c/results/c-<date>.md.
 set -euo pipefail
@@ -59,6 +62,8 @@ for round in $(seq 1 "$ROUNDS"); do
   for backend in rdkafka odradek; do
     topic="bench-$backend-$round"
     "$work/bench-$backend" produce "$bootstrap" "$topic" "$COUNT" "$SIZE" | tee -a "$results"
+    "$work/bench-$backend" produce_batch "$bootstrap" "$topic-batch" "$COUNT" "$SIZE" \
+      | tee -a "$results"
   done
   for backend in rdkafka odradek; do
     topic="bench-$backend-$round"
@@ -72,7 +77,7 @@ median() { # median of the msgs/s column of BACKEND MODE lines
 }
 summary="| mode | librdkafka msgs/s | libodradek msgs/s | libodradek / librdkafka |
 |---|---:|---:|---:|"
-for mode in produce consume; do
+for mode in produce produce_batch consume; do
   r="$(median librdkafka "$mode")"
   o="$(median libodradek "$mode")"
   summary+="

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Producer throughput and CPU: odradek's async producer vs librdkafka (rdkafka crate, vendored
-# librdkafka), against one odradek-broker on this machine, interleaved, unattended (~6-8 min
-# on 2 cores).
+# librdkafka), against one odradek-broker on this machine, interleaved, unattended (~10-12 min
+# on 2 cores). librdkafka runs twice per repeat: with its defaults (`rdkafka`) and tuned for
+# throughput (`rdkafka-tuned`, RDKAFKA_TUNED in src/main.rs); the headline is the tuned one.
 #
 #   bench/client/run.sh     build (release), run, write bench/client/results/producer-<date>.jsonl
 #                           and the "## Producer: odradek vs librdkafka" section of BENCHMARKS.md
@@ -127,23 +128,24 @@ START=$SECONDS
 for s in "${SCENARIOS[@]}"; do
   read -r name size acks comp parts count <<<"$s"
   # One topic per client, so what each client's batches cost on disk can be checked.
-  for client in odradek rdkafka; do
+  for client in odradek rdkafka rdkafka-tuned; do
     "$BENCH" create-topic --bootstrap "$BOOTSTRAP" --topic "bench-$name-$client" --partitions "$parts"
   done
   for rep in $(seq 0 "$REPEATS"); do
     run_one odradek "$name" "$rep" "$size" "$acks" "$comp" "$parts" "$count"
     run_one rdkafka "$name" "$rep" "$size" "$acks" "$comp" "$parts" "$count"
+    run_one rdkafka-tuned "$name" "$rep" "$size" "$acks" "$comp" "$parts" "$count"
     if [[ $rep == 0 ]]; then
       # After the warm-up pair each topic holds exactly one run (+1 priming record): the stored
       # size shows whether the codec was really applied (librdkafka silently sends uncompressed
       # batches to a broker whose ApiVersions lack what it requires for a codec).
-      for client in odradek rdkafka; do
+      for client in odradek rdkafka rdkafka-tuned; do
         printf '{"storage":true,"scenario":"%s","client":"%s","stored_bytes":%s,"value_bytes":%s}\n' \
           "$name" "$client" "$(stored_bytes "$name" "$client")" "$((count * size))" >>"$OUT"
       done
     fi
   done
-  for client in odradek rdkafka; do
+  for client in odradek rdkafka rdkafka-tuned; do
     "$BENCH" delete-topic --bootstrap "$BOOTSTRAP" --topic "bench-$name-$client"
   done
 done

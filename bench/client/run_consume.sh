@@ -87,6 +87,13 @@ printf '{"meta":true,"date":"%s","broker":"%s","repeats":%s,"count_100":%s,"coun
   "$(date +%F)" "$BROKER" "$REPEATS" "$COUNT_100" "$COUNT_1K" "$CHECK_CRCS" "$(nproc)" \
   "$(cut -d' ' -f1-3 /proc/loadavg)" "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" >>"$OUT"
 
+# The ceiling of each scenario's codec: its batches decoded and walked on one core, no network.
+for s in "${SCENARIOS[@]}"; do
+  read -r name size comp parts count <<<"$s"
+  line="$("$WORK/odradek-bench" decode-bound --size "$size" --compression "$comp")"
+  printf '%s\n' "${line%\}},\"scenario\":\"$name\"}" >>"$OUT"
+done
+
 # 2. Measure: per scenario one warm-up pair, then REPEATS pairs, clients alternating.
 START=$SECONDS
 for s in "${SCENARIOS[@]}"; do
@@ -115,8 +122,8 @@ print(f"\nbroker: {meta['broker']}; check.crcs={str(meta['check_crcs']).lower()}
       f"{meta['loadavg_start']}, at end {rows[-1].get('loadavg_end', '?')}\n")
 print("| scenario | records | odradek msgs/s | librdkafka tuned msgs/s | ratio (tuned) "
       "| librdkafka defaults msgs/s | ratio (defaults) | CPU ratio (tuned) "
-      "| peak RSS MiB (o / tuned / defaults) |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+      "| peak RSS MiB (o / tuned / defaults) | odradek / single-core decode bound |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 clients = ("odradek", "rdkafka-tuned", "rdkafka")
 for name in dict.fromkeys(r["scenario"] for r in data):
     med = {}
@@ -128,9 +135,12 @@ for name in dict.fromkeys(r["scenario"] for r in data):
     if len(med) < len(clients):
         continue
     o, t, d = (med[c] for c in clients)
+    bound = next((r["msgs_per_s"] for r in rows if r.get("decode_bound") and r["scenario"] == name), None)
+    bound_cell = f"{o['msgs_per_s'] / bound:.0%} of {bound:,.0f}" if bound else "-"
     print(f"| {name} | {o['msgs']:,.0f} | {o['msgs_per_s']:,.0f} | {t['msgs_per_s']:,.0f} "
           f"| **{o['msgs_per_s'] / t['msgs_per_s']:.2f}x** | {d['msgs_per_s']:,.0f} "
           f"| {o['msgs_per_s'] / d['msgs_per_s']:.2f}x "
           f"| {t['cpu_us_per_msg'] / o['cpu_us_per_msg']:.2f}x "
-          f"| {o['peak_rss_kb']/1024:.0f} / {t['peak_rss_kb']/1024:.0f} / {d['peak_rss_kb']/1024:.0f} |")
+          f"| {o['peak_rss_kb']/1024:.0f} / {t['peak_rss_kb']/1024:.0f} / {d['peak_rss_kb']/1024:.0f} "
+          f"| {bound_cell} |")
 PY

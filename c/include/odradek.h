@@ -835,6 +835,26 @@ typedef struct odk_header_t {
   size_t value_len;
 } odk_header_t;
 
+// One record of `odk_produce_batch`: the fields of librdkafka's `rd_kafka_message_t` that
+// `rd_kafka_produce_batch` reads, and the `err` it writes.
+typedef struct odk_batch_message_t {
+  // Key, or NULL for a null key.
+  const void *key;
+  // Length of `key` in bytes.
+  size_t key_len;
+  // Value, or NULL for a null value (a tombstone).
+  void *value;
+  // Length of `value` in bytes.
+  size_t value_len;
+  // `ODK_PARTITION_ANY` or a partition index.
+  int32_t partition;
+  // Attached to the record's delivery report.
+  void *msg_opaque;
+  // Set by `odk_produce_batch`: `ODK_ERR_NO_ERROR` when the record was queued, else why not
+  // (the codes `odk_produce` returns). No delivery report follows a refused record.
+  odk_err_t err;
+} odk_batch_message_t;
+
 // One request a broker received.
 typedef struct odk_test_request_t {
   // API key (0 Produce, 1 Fetch, ...).
@@ -1880,6 +1900,29 @@ odk_err_t odk_produce(struct odk_producer_t *p,
                       size_t header_cnt,
                       int32_t msgflags,
                       void *msg_opaque);
+
+// Produces `cnt` records to `topic` in one call (librdkafka's `rd_kafka_produce_batch`): each
+// record as `odk_produce` would, at a fraction of the cost per record (one lock, clock read
+// and topic lookup per chunk of records). Returns how many were queued; every record's `err`
+// says whether it was (`ODK_ERR_NO_ERROR`) or why not. Records carry no headers (use
+// `odk_produce` for those). `msgflags` applies to every value: `ODK_MSG_F_COPY` (or 0) copies
+// keys and values now; `ODK_MSG_F_FREE` hands every non-NULL `value` (from `malloc`) to the
+// library, which frees it, whatever this function returns. A NULL producer or topic, or bad
+// flags, refuses every record (`ODK_ERR__INVALID_ARG`) and returns 0. When the queue fills
+// (`queue.buffering.max.messages` or `buffer.memory`), the rest are refused with
+// `ODK_ERR__QUEUE_FULL`: serve delivery reports with `odk_poll`, then produce those again.
+//
+// Ownership: `topic` and keys are copied; values are copied or taken per `msgflags`; `msgs`
+// stays the caller's. Thread safety: any thread, concurrently.
+//
+// # Safety
+// `p` NULL or live; `topic` NULL or NUL-terminated; `msgs` NULL (with `cnt` 0) or `cnt`
+// writable items whose keys and values are NULL or of their lengths.
+size_t odk_produce_batch(struct odk_producer_t *p,
+                         const char *topic,
+                         int32_t msgflags,
+                         struct odk_batch_message_t *msgs,
+                         size_t cnt);
 
 // Serves queued events (delivery reports, errors, statistics, throttle reports, log lines) by
 // calling their callbacks on this thread, waiting up to `timeout_ms` (0: do not wait, negative: forever) for the first.

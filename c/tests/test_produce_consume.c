@@ -485,11 +485,117 @@ static void partitioner_callback_routes_records(void) {
     odk_consumer_destroy(c);
 }
 
+#define BATCH 40
+
+struct batch_reports {
+    int ok;
+    int seen[BATCH];
+    int32_t partitions[BATCH];
+};
+
+static void on_batch_delivery(odk_producer_t *p, const odk_message_t *m, void *opaque) {
+    (void)p;
+    struct batch_reports *r = opaque;
+    CHECK(odk_message_err(m) == ODK_ERR_NO_ERROR, "%s", odk_message_errstr(m));
+    int *index = odk_message_opaque(m);
+    if (index == NULL) return; /* the warm-up record */
+    CHECK(*index >= 0 && *index < BATCH);
+    size_t len = 0;
+    const char *value = odk_message_value(m, &len);
+    char want[32];
+    int n = snprintf(want, sizeof want, "batch-%d", *index);
+    CHECK(value && len == (size_t)n && memcmp(value, want, len) == 0, "record %d value", *index);
+    r->seen[*index]++;
+    r->partitions[*index] = odk_message_partition(m);
+    r->ok++;
+}
+
+/* odk_produce_batch: copied and owned values, keys, per-record partitions and errors, every
+ * queued record reported once and stored; refusals for the whole call. */
+static void produce_batch_queues_each_record_or_says_why(void) {
+    char topic[128], errstr[512];
+    unique_name(topic, sizeof topic, "c-pc-batch");
+    create_topic(topic, PARTITIONS);
+
+    static struct batch_reports r;
+    static int indexes[BATCH];
+    odk_conf_t *conf = test_conf("linger.ms", "5", NULL);
+    odk_conf_set_dr_msg_cb(conf, on_batch_delivery);
+    odk_conf_set_opaque(conf, &r);
+    odk_producer_t *p = odk_producer_new(conf, errstr, sizeof errstr);
+    odk_conf_destroy(conf);
+    CHECK(p != NULL, "%s", errstr);
+
+    /* The topic's metadata first, so a partition out of range is known to be. */
+    CHECK_OK(odk_produce(p, topic, 0, NULL, 0, "warm", 4, NULL, 0, 0, NULL), "warm-up");
+    CHECK_OK(odk_flush(p, DEADLINE_MS), "flush");
+
+    static char keys[BATCH][16], values[BATCH][32];
+    odk_batch_message_t msgs[BATCH];
+    for (int i = 0; i < BATCH; i++) {
+        indexes[i] = i;
+        int key_len = snprintf(keys[i], sizeof keys[i], "key-%d", i);
+        int value_len = snprintf(values[i], sizeof values[i], "batch-%d", i);
+        msgs[i] = (odk_batch_message_t){keys[i], (size_t)key_len, values[i], (size_t)value_len,
+                                        i % 4 == 0 ? i % PARTITIONS : ODK_PARTITION_ANY, &indexes[i],
+                                        ODK_ERR__FAIL};
+    }
+    /* Record 7 asks for a partition the topic does not have: refused alone. */
+    msgs[7].partition = PARTITIONS + 2;
+    size_t queued = odk_produce_batch(p, topic, ODK_MSG_F_COPY, msgs, BATCH);
+    CHECK(queued == BATCH - 1, "%zu queued", queued);
+    for (int i = 0; i < BATCH; i++) {
+        odk_err_t want = i == 7 ? ODK_ERR__UNKNOWN_PARTITION : ODK_ERR_NO_ERROR;
+        CHECK(msgs[i].err == want, "record %d: %s", i, odk_err_name(msgs[i].err));
+    }
+    memset(values, 'X', sizeof values); /* copied: the buffers may be reused at once */
+
+    /* Owned values: the library frees them, even for a call refused as a whole. */
+    odk_batch_message_t owned[2];
+    for (int i = 0; i < 2; i++) {
+        char *v = malloc(8);
+        memcpy(v, "owned", 5);
+        owned[i] = (odk_batch_message_t){NULL, 0, v, 5, ODK_PARTITION_ANY, NULL, ODK_ERR_NO_ERROR};
+    }
+    CHECK(odk_produce_batch(p, NULL, ODK_MSG_F_FREE, owned, 2) == 0);
+    CHECK(owned[0].err == ODK_ERR__INVALID_ARG && owned[1].err == ODK_ERR__INVALID_ARG);
+    /* Conflicting flags: refused; the FREE bit still hands the value over, as odk_produce. */
+    char *v = malloc(8);
+    memcpy(v, "owned", 5);
+    owned[0] = (odk_batch_message_t){NULL, 0, v, 5, ODK_PARTITION_ANY, NULL, ODK_ERR_NO_ERROR};
+    CHECK(odk_produce_batch(p, topic, ODK_MSG_F_FREE | ODK_MSG_F_COPY, owned, 1) == 0);
+    CHECK(owned[0].err == ODK_ERR__INVALID_ARG, "%s", odk_err_name(owned[0].err));
+    CHECK(odk_produce_batch(p, topic, 0, NULL, 0) == 0);
+
+    CHECK_OK(odk_flush(p, DEADLINE_MS), "flush");
+    CHECK(r.ok == BATCH - 1, "%d reported", r.ok);
+    for (int i = 0; i < BATCH; i++) {
+        CHECK(r.seen[i] == (i == 7 ? 0 : 1), "record %d reported %d times", i, r.seen[i]);
+        if (i % 4 == 0) CHECK(r.partitions[i] == i % PARTITIONS, "record %d partition", i);
+    }
+    odk_producer_destroy(p);
+
+    /* The broker holds the warm-up record and the queued batch, nothing else. */
+    conf = test_conf(NULL);
+    odk_consumer_t *c = odk_consumer_new(conf, errstr, sizeof errstr);
+    odk_conf_destroy(conf);
+    CHECK(c != NULL, "%s", errstr);
+    int64_t stored = 0;
+    for (int i = 0; i < PARTITIONS; i++) {
+        int64_t low = -1, high = -1;
+        CHECK_OK(odk_consumer_query_watermarks(c, topic, i, &low, &high, DEADLINE_MS), "watermarks");
+        stored += high - low;
+    }
+    CHECK(stored == BATCH, "%lld records stored", (long long)stored);
+    odk_consumer_destroy(c);
+}
+
 int main(void) {
     RUN(produce_then_consume);
     RUN(missing_topic_records_fail_together);
     RUN(statistics_in_librdkafka_schema);
     RUN(offsets_for_times_finds_records_by_timestamp);
     RUN(partitioner_callback_routes_records);
+    RUN(produce_batch_queues_each_record_or_says_why);
     return 0;
 }

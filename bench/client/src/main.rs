@@ -2,15 +2,22 @@
 //! from its vendored source), same broker, same settings.
 //!
 //! ```text
-//! odradek-bench produce --client odradek|rdkafka --bootstrap HOST:PORT --topic T --count N
+//! odradek-bench produce --client odradek|rdkafka|rdkafka-tuned --bootstrap HOST:PORT --topic T --count N
 //!                       --size BYTES --acks 1|all --compression none|lz4 [--partitions P]
 //!                       [--runtime multi|current]
 //!                       [--mode plain|idempotent|transactional] [--commit-every N]
 //!                       [--property KEY=VALUE]...
 //! odradek-bench create-topic --bootstrap HOST:PORT --topic T --partitions P
 //! odradek-bench delete-topic --bootstrap HOST:PORT --topic T
+//! odradek-bench decode-bound --size BYTES --compression C [--count N]
 //! odradek-bench version
 //! ```
+//!
+//! `decode-bound` is the consumer's ceiling for a codec: batches of the same values the
+//! producer family writes (about 1 MB each, built with odradek's `BatchBuilder` and that codec),
+//! decoded and walked record by record (each value's first byte read, as the consumer benchmark
+//! does) on one core with no network, repeated until N records were read. Prints one JSON line
+//! with the records per second.
 //!
 //! `produce` sends N keyless records of SIZE deterministic, text-like bytes as fast as the client
 //! accepts them, waits for every delivery, exits non-zero if any failed, and prints one JSON line.
@@ -24,6 +31,9 @@
 //! starts and wraps every `--commit-every` records (default 1000) in `begin_transaction` …
 //! `commit_transaction` (which waits for the transaction's deliveries), as an application doing
 //! exactly-once output would.
+//!
+//! `rdkafka-tuned` is librdkafka with the producer settings its documentation gives for
+//! throughput on top ([`RDKAFKA_TUNED`]); `rdkafka` keeps its defaults for them.
 //!
 //! `--property KEY=VALUE` (repeatable) sets one more client property on both clients, with the
 //! name both share (librdkafka's): e.g. `security.protocol=SSL`, `ssl.ca.location=ca.pem` for
@@ -46,7 +56,18 @@ type Result<T> = std::result::Result<T, Error>;
 enum Client {
     Odradek,
     Rdkafka,
+    /// librdkafka with [`RDKAFKA_TUNED`].
+    RdkafkaTuned,
 }
+
+/// librdkafka's producer tuned for throughput: batches bounded by `batch.size` alone, as
+/// odradek's are (librdkafka also stops a batch at `batch.num.messages`, 10,000 by default,
+/// which cuts 100 B batches at about 0.7 MB), and Nagle's algorithm off on its sockets.
+/// `linger.ms` stays at the 5 ms both clients get: a longer linger trades latency away.
+const RDKAFKA_TUNED: &[(&str, &str)] = &[
+    ("batch.num.messages", "1000000"),
+    ("socket.nagle.disable", "true"),
+];
 
 /// Delivery guarantees of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,7 +195,13 @@ fn parse_produce(flags: &[(String, String)]) -> Result<ProduceArgs> {
     let client = match required(flags, "client")? {
         "odradek" => Client::Odradek,
         "rdkafka" | "librdkafka" => Client::Rdkafka,
-        other => return Err(format!("--client must be odradek or rdkafka, not `{other}`").into()),
+        "rdkafka-tuned" => Client::RdkafkaTuned,
+        other => {
+            return Err(format!(
+                "--client must be odradek, rdkafka or rdkafka-tuned, not `{other}`"
+            )
+            .into())
+        }
     };
     let acks = match required(flags, "acks")? {
         "1" => "1",
@@ -334,6 +361,7 @@ fn report(a: &ProduceArgs, m: &Measured) -> String {
     let client = match a.client {
         Client::Odradek => "odradek",
         Client::Rdkafka => "rdkafka",
+        Client::RdkafkaTuned => "rdkafka-tuned",
     };
     format!(
         concat!(
@@ -359,7 +387,7 @@ fn report(a: &ProduceArgs, m: &Measured) -> String {
         a.partitions.map_or("null".to_string(), |p| p.to_string()),
         a.topic,
         match (a.client, a.multi_thread) {
-            (Client::Rdkafka, _) => "librdkafka-threads",
+            (Client::Rdkafka | Client::RdkafkaTuned, _) => "librdkafka-threads",
             (Client::Odradek, true) => "tokio-multi-thread",
             (Client::Odradek, false) => "tokio-current-thread",
         },
@@ -486,6 +514,54 @@ fn produce_odradek(a: &ProduceArgs, payloads: &Payloads) -> Result<Measured> {
     })
 }
 
+/// `decode-bound`: see the module documentation.
+fn decode_bound(flags: &[(String, String)]) -> Result<()> {
+    let size: usize = required(flags, "size")?.parse()?;
+    let codec = required(flags, "compression")?;
+    let compression = odradek::records::Compression::from_name(codec)
+        .ok_or_else(|| format!("unsupported --compression `{codec}`"))?;
+    let count: u64 = flag(flags, "count").unwrap_or("2000000").parse()?;
+    let payloads = Payloads::new(size);
+    let per_batch = (1_000_000 / size.max(1)).max(1) as u64;
+    // Enough distinct batches that the decoder does not read one batch from cache.
+    let mut batches = Vec::new();
+    for b in 0..16u64 {
+        let mut builder = odradek::records::BatchBuilder::with_capacity(compression, 1 << 20);
+        for i in 0..per_batch {
+            builder.append(0, None, Some(payloads.slice(b * per_batch + i)), &[])?;
+        }
+        batches.push(builder.build()?);
+    }
+    let started = Instant::now();
+    let (mut read, mut checksum) = (0u64, 0u64);
+    'outer: loop {
+        for bytes in &batches {
+            let batch = odradek::records::RecordBatch::new(bytes.clone())?;
+            for record in batch.records()? {
+                let record = record?;
+                checksum += u64::from(
+                    record
+                        .value
+                        .as_deref()
+                        .and_then(|v| v.first())
+                        .copied()
+                        .unwrap_or(0),
+                );
+                read += 1;
+                if read == count {
+                    break 'outer;
+                }
+            }
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "{{\"decode_bound\":true,\"size\":{size},\"compression\":\"{codec}\",\"msgs\":{read},\"seconds\":{seconds:.4},\"msgs_per_s\":{:.1},\"checksum\":{checksum}}}",
+        read as f64 / seconds
+    );
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------------
 // librdkafka
 
@@ -547,6 +623,11 @@ fn produce_rdkafka(a: &ProduceArgs, payloads: &Payloads) -> Result<Measured> {
         .set("message.max.bytes", "1048576");
     if let Some(id) = transactional_id(a) {
         config.set("transactional.id", id);
+    }
+    if a.client == Client::RdkafkaTuned {
+        for (k, v) in RDKAFKA_TUNED {
+            config.set(*k, *v);
+        }
     }
     for (k, v) in &a.properties {
         config.set(k, v);
@@ -722,7 +803,7 @@ fn main() {
                 let payloads = Payloads::new(a.size);
                 let measured = match a.client {
                     Client::Odradek => produce_odradek(&a, &payloads)?,
-                    Client::Rdkafka => produce_rdkafka(&a, &payloads)?,
+                    Client::Rdkafka | Client::RdkafkaTuned => produce_rdkafka(&a, &payloads)?,
                 };
                 println!("{}", report(&a, &measured));
                 Ok(())
@@ -736,6 +817,7 @@ fn main() {
         }),
         "delete-topic" => parse_flags(&args[1..])
             .and_then(|f| delete_topic(required(&f, "bootstrap")?, required(&f, "topic")?)),
+        "decode-bound" => parse_flags(&args[1..]).and_then(|f| decode_bound(&f)),
         "version" => {
             let (n, s) = rdkafka::util::get_rdkafka_version();
             println!("{{\"librdkafka\":\"{s}\",\"librdkafka_hex\":\"0x{n:08x}\",\"rdkafka_crate\":\"0.39\"}}");
