@@ -24,6 +24,8 @@ const BD: u8 = 0b0100_0000;
 const HC: u8 = 0x82;
 /// Uncompressed bytes per block.
 const BLOCK: usize = 64 * 1024;
+/// The most an LZ4 block expands: each byte of a length field adds at most 255 bytes of output.
+const MAX_EXPANSION: usize = 255;
 /// The high bit of a block's size: the block is stored uncompressed.
 const RAW_BLOCK: u32 = 0x8000_0000;
 
@@ -86,7 +88,8 @@ pub(crate) fn decompress_independent(
     };
     let mut out: Vec<u8> = Vec::new();
     if let Some(size) = header.content_size {
-        out.reserve(size.min(limit));
+        // A hint from the peer: trusted only as far as the input could plausibly expand.
+        out.reserve(size.min(limit).min(input.len().saturating_mul(4)));
     }
     let mut at = header.len;
     loop {
@@ -117,12 +120,20 @@ pub(crate) fn decompress_independent(
             continue;
         }
         let filled = out.len();
-        let window = header.block_max.min(room);
+        // The room zeroed for the block: never more than its bytes can expand to (an LZ4
+        // sequence grows at most ~255x), so many tiny blocks in a frame with a large block
+        // maximum cannot make each one zero megabytes.
+        let expands_to = len.saturating_mul(MAX_EXPANSION).saturating_add(16);
+        let window = header.block_max.min(room).min(expands_to);
         out.resize(filled + window, 0);
         match lz4_flex::block::decompress_into(data, &mut out[filled..]) {
             Ok(n) => out.truncate(filled + n),
             // The block needed more room than the limit left: it is too large, not corrupt.
-            Err(_) if window < header.block_max && fits_block(data, header.block_max) => {
+            Err(_)
+                if window == room
+                    && window < header.block_max
+                    && fits_block(data, header.block_max) =>
+            {
                 return Some(Err(Lz4Error::TooLarge));
             }
             Err(_) => return Some(Err(Lz4Error::Corrupt("lz4 block does not decode"))),
@@ -327,6 +338,25 @@ mod tests {
             }
             assert_eq!(decompress_independent(&frame, input.len()), Some(Ok(input)));
         }
+    }
+
+    #[test]
+    fn many_tiny_blocks_cost_in_proportion_to_their_bytes() {
+        // A frame declaring 4 MiB blocks, made of 100,000 one-literal blocks: each zeroes a few
+        // hundred bytes, not 4 MiB (which would be 400 GB of writes). The time bound only
+        // catches that runaway; it measures nothing.
+        let mut frame = MAGIC.to_vec();
+        frame.extend_from_slice(&[FLG, 0b0111_0000, 0]);
+        for _ in 0..100_000 {
+            frame.extend_from_slice(&2u32.to_le_bytes());
+            frame.extend_from_slice(&[0x10, b'x']); // one literal, no match
+        }
+        frame.extend_from_slice(&0u32.to_le_bytes());
+        let started = std::time::Instant::now();
+        let out = decompress_independent(&frame, 1 << 20).unwrap().unwrap();
+        assert_eq!(out.len(), 100_000);
+        assert!(out.iter().all(|b| *b == b'x'));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]
