@@ -55,8 +55,8 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         refresh_metadata(&shared, &mut refresh);
         validate_positions(&shared).await;
         in_flight_leaders.retain(|_, f| !f.done.load(Ordering::Acquire));
-        let plan = plan_fetches(&shared, &in_flight_leaders);
-        for (leader, LeaderFetch { parts, max_bytes }) in plan {
+        let (plan, max_bytes) = plan_fetches(&shared, &in_flight_leaders);
+        for (leader, parts) in plan {
             let (s, done) = (shared.clone(), Arc::new(AtomicBool::new(false)));
             let flag = done.clone();
             let reservation = Reservation {
@@ -301,14 +301,12 @@ struct PlannedPartition {
 
 type Planned = Vec<PlannedPartition>;
 
-/// The fetch planned for one leader.
-struct LeaderFetch {
-    parts: Planned,
-    /// The request's `max_bytes`, reserved in the buffer budget.
-    max_bytes: usize,
-}
-
-fn plan_fetches(shared: &Arc<Shared>, busy: &HashMap<i32, InFlight>) -> HashMap<i32, LeaderFetch> {
+/// The fetches to start, by leader, and the `max_bytes` each asks for (reserved in the buffer
+/// budget for each of them).
+fn plan_fetches(
+    shared: &Arc<Shared>,
+    busy: &HashMap<i32, InFlight>,
+) -> (HashMap<i32, Planned>, usize) {
     let meta = shared.cluster.metadata();
     let config = &shared.cluster.config().consumer;
     let now = Instant::now();
@@ -317,7 +315,7 @@ fn plan_fetches(shared: &Arc<Shared>, busy: &HashMap<i32, InFlight>) -> HashMap<
         .max_buffered_bytes
         .saturating_sub(state.buffered_bytes + state.reserved_bytes);
     if room == 0 {
-        return HashMap::new();
+        return (HashMap::new(), 0);
     }
     let mut plan: HashMap<i32, Planned> = HashMap::new();
     let mut missing_leader = false;
@@ -378,16 +376,6 @@ fn plan_fetches(shared: &Arc<Shared>, busy: &HashMap<i32, InFlight>) -> HashMap<
     let share = fetch_share(room, plan.len(), config.fetch_max_bytes);
     state.reserved_bytes += share * plan.len();
     drop(state);
-    let plan = plan
-        .into_iter()
-        .map(|(leader, parts)| {
-            let fetch = LeaderFetch {
-                parts,
-                max_bytes: share,
-            };
-            (leader, fetch)
-        })
-        .collect();
     if missing_leader {
         shared.cluster.invalidate();
         let cluster = shared.cluster.clone();
@@ -419,7 +407,7 @@ fn plan_fetches(shared: &Arc<Shared>, busy: &HashMap<i32, InFlight>) -> HashMap<
             }
         });
     }
-    plan
+    (plan, share)
 }
 
 /// The partition's leader epoch in `meta` (-1 when unknown).

@@ -81,8 +81,7 @@ pub(crate) fn decompress_independent(
     input: &[u8],
     limit: usize,
 ) -> Option<Result<Vec<u8>, Lz4Error>> {
-    let header = Header::parse(input)?;
-    let header = match header {
+    let header = match Header::parse(input)? {
         Ok(h) => h,
         Err(e) => return Some(Err(e)),
     };
