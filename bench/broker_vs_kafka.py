@@ -15,8 +15,10 @@ Phases, all in one process so both brokers see the same machine state:
 2. throughput: both brokers are started fresh and stay up; all topics are created up front with
    BenchClient (one CreateTopics each); one warm-up pass per broker (not reported); then
    --repeats passes over every cell. Cell order is shuffled per pass (fixed seed) and the broker
-   order alternates per cell. A cell is one ProducerPerformance run into a fresh topic; for acks=1
-   cells the same topic is then read back from offset 0 by BenchClient (assign(), no group).
+   order alternates per cell. A cell is one ProducerPerformance run into a fresh topic; a run
+   whose output has an exception line, or that reports fewer records than asked, fails. For acks=1
+   cells the same topic is then read back from offset 0 by BenchClient (assign(), no group),
+   measured; acks=all cells are read back the same way, unmeasured, as a check.
    Around each client run the broker's utime+stime (/proc/PID/stat), the client's CPU (rusage of
    the reaped child) and everybody else's CPU (/proc/stat minus those two) are recorded.
    `sync` runs between client runs (untimed) so dirty pages from one run are not written back
@@ -358,6 +360,8 @@ logger.clients.level = WARN
 # ---------------------------------------------------------------------------------------------
 # Client runs
 
+# The first line of a Java stack trace: an exception's class name, then ':' or the line end.
+SEND_ERROR = re.compile(r"^(?:[\w$]+\.)+[\w$]*(?:Exception|Error)(?::.*)?$", re.MULTILINE)
 SUMMARY = re.compile(
     r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, "
     r"([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99.9th")
@@ -412,6 +416,7 @@ class Runner:
             raise RuntimeError(f"client failed ({p.returncode}): {err.decode()[-3000:]}")
         bcpu, ccpu = c1 - c0, k1 - k0
         mem = proc_mem_kb(broker.pid)
+        self.last_stderr = err.decode(errors="replace")
         return out.decode(), {
             "wall_s": round(wall, 3),
             "broker_cpu_s": round(bcpu, 3),
@@ -438,6 +443,12 @@ class Runner:
         if not m:
             raise RuntimeError(f"no ProducerPerformance summary in: {out[-1000:]}")
         n, rps = int(m.group(1)), float(m.group(2))
+        # ProducerPerformance counts a failed send in its summary and prints the exception's
+        # stack trace: any such line, or fewer records than asked, fails the cell.
+        failed = SEND_ERROR.findall(out + "\n" + self.last_stderr)
+        if failed or n != records:
+            raise RuntimeError(f"ProducerPerformance into {topic}: {n} of {records} records "
+                               f"reported, errors: {failed[:3]}")
         st.update({
             "records": n,
             "msgs_per_s": round(rps, 1),
@@ -468,6 +479,18 @@ class Runner:
             "broker_cpu_s_per_million": round(st["broker_cpu_s"] / r["records"] * 1e6, 3),
         })
         return st
+
+    def read_back(self, broker, topic, expected):
+        """Unmeasured check that `expected` records can be read from `topic` (for the cells
+        the measured consumer does not read)."""
+        cmd = [self.java, "-Xmx512m", f"-Dlog4j2.configurationFile={self.a.tools_log4j}",
+               "-cp", self.client_cp, "BenchClient", "consume", broker.addr, topic, str(expected)]
+        out = subprocess.run(cmd, check=True, capture_output=True, stdin=subprocess.DEVNULL,
+                             timeout=300).stdout.decode()
+        got = json.loads(out.strip().splitlines()[-1])["records"]
+        if got < expected:
+            raise RuntimeError(f"read back {got} records from {topic}, expected {expected}")
+        return got
 
     def create_topics(self, broker, specs):
         cmd = [self.java, "-Xmx256m", f"-Dlog4j2.configurationFile={self.a.tools_log4j}",
@@ -662,10 +685,12 @@ def main():
                 for b in (order if flip % 2 == 0 else order[::-1]):
                     st = measure("produce", "measure", r, b, c, topic,
                                  lambda: runner.produce(b, topic, c, records_for(a, c)))
+                    n = st["records"]
                     if c["acks"] == "1":
-                        n = st["records"]
                         measure("consume", "measure", r, b, c, topic,
                                 lambda: runner.consume(b, topic, n))
+                    else:  # not measured: every acknowledged record is there
+                        runner.read_back(b, topic, n)
                 flip += 1
             for b in (order if r % 2 == 0 else order[::-1]):
                 measure("latency", "measure", r, b, lat_cell, f"lat-r{r}",

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# odradek-broker vs Apache Kafka 4.4.0 on this machine, in one interleaved run (~10-15 min on
+# odradek-broker vs Apache Kafka 4.4.0 on this machine, in one interleaved run (~15-20 min on
 # 2 cores): startup time, producer and consumer throughput, produce latency, resident memory and
-# broker CPU per million messages. See bench/broker_vs_kafka.py for the method.
+# broker CPU per million messages (bench/broker_vs_kafka.py, driven by Kafka's own tools); then
+# the brokers as the bottleneck, driven by odradek's producer over several connections, with
+# the default flush and an fsync per append, against dd's bandwidth (bench/broker_bound.py).
 #
 #   bench/broker_vs_kafka.sh            build (release), run, write
 #                                       bench/results/broker_vs_kafka-<date>.json,
 #                                       bench/results/broker_vs_kafka-<date>.md (tables) and
-#                                       bench/results/broker_vs_kafka.svg (chart)
+#                                       bench/results/broker_vs_kafka.svg (chart) and
+#                                       bench/results/broker_bound-<date>.json
 #
 # Environment (all optional):
 #   ODRADEK_BROKER_BIN     use this broker binary instead of building target/release/odradek-broker
 #   ODRADEK_BENCH_ARGS     extra arguments for broker_vs_kafka.py (e.g. "--repeats 5")
+#   ODRADEK_BOUND_ARGS     extra arguments for broker_bound.py, the second phase (e.g.
+#                          "--producers 4 --repeats 3"); ODRADEK_BENCH_SKIP_BOUND=1 skips it
 #   ODRADEK_BENCH_WORKDIR  where the brokers keep their data (default: a fresh dir in $TMPDIR; about
 #                          2 GB per broker with the default record counts; removed afterwards
 #                          unless ODRADEK_BENCH_KEEP=1)
@@ -96,3 +101,21 @@ python3 "$BENCH/broker_vs_kafka.py" \
 python3 "$BENCH/broker_vs_kafka_report.py" "$JSON" \
   --md "$OUT_DIR/broker_vs_kafka-$DATE.md" --svg "$OUT_DIR/broker_vs_kafka.svg"
 log "done: $JSON, $OUT_DIR/broker_vs_kafka-$DATE.md, $OUT_DIR/broker_vs_kafka.svg"
+
+# 5. Second phase: the broker as the bottleneck (bench/broker_bound.py), driven by odradek's
+# Rust producer over several connections, default flush and an fsync per append, against the
+# disk's dd bandwidth. Its data must be on a real disk: $WORK is under $TMPDIR, not /dev/shm.
+if [[ "${ODRADEK_BENCH_SKIP_BOUND:-0}" != 1 ]]; then
+  BENCH_REL="${CARGO_TARGET_DIR:-$BENCH/client/target}/release"
+  log "cargo build --release (bench/client)"
+  (cd "$BENCH/client" && cargo build --release --quiet) >&2
+  cp "$BENCH_REL/odradek-bench" "$BENCH_REL/consume" "$WORK/"
+  BOUND_JSON="$OUT_DIR/broker_bound-$DATE.json"
+  # shellcheck disable=SC2086
+  python3 "$BENCH/broker_bound.py" \
+    --broker-bin "$WORK/odradek-broker" --odradek-bench "$WORK/odradek-bench" \
+    --consume "$WORK/consume" --java "$JAVA" --libs "$LIBS" --tools-log4j "$TOOLS_LOG4J" \
+    --workdir "$WORK" --out "$BOUND_JSON" --meta "$META" \
+    --kafka-heap "${ODRADEK_KAFKA_HEAP:--Xmx512m -Xms128m}" ${ODRADEK_BOUND_ARGS:-}
+  log "done: $BOUND_JSON"
+fi

@@ -6,7 +6,9 @@
 #   bench/c/run.sh [COUNT] [SIZE] [ROUNDS]     defaults: 1000000 100 3
 #
 # Modes: produce (one call per message), produce_batch (rd_kafka_produce_batch /
-# odk_produce_batch, 1000 messages per call), consume. Each checks its work: every delivery
+# odk_produce_batch, 1000 messages per call), consume. librdkafka runs twice per round: with its
+# defaults and tuned for throughput (BENCH_RDKAFKA_TUNED=1, see bench.c); one warm-up round
+# is not reported. Each checks its work: every delivery
 # report succeeded and came once per message, or every message was read.
 # Prints one line per run and a summary (medians over the rounds) with msgs/s and libodradek /
 # librdkafka ratios; the summary is also written to bench/c/results/c-<date>.md.
@@ -58,16 +60,24 @@ done
 log "broker at $bootstrap; $COUNT messages of $SIZE B, $ROUNDS rounds, librdkafka $rdk_version"
 
 results="$work/results.txt"
-for round in $(seq 1 "$ROUNDS"); do
-  for backend in rdkafka odradek; do
+# One warm-up round (round 0, not in the results), then the measured rounds. librdkafka runs
+# twice per round: with its defaults and tuned (BENCH_RDKAFKA_TUNED=1, see bench.c).
+run() { # BACKEND(rdkafka|rdkafka-tuned|odradek) MODE TOPIC [COUNT SIZE]
+  local backend="$1" bin="$work/bench-${1%-tuned}" tuned=0
+  [[ "$backend" == *-tuned ]] && tuned=1
+  shift
+  BENCH_RDKAFKA_TUNED=$tuned "$bin" "$1" "$bootstrap" "${@:2}"
+}
+for round in $(seq 0 "$ROUNDS"); do
+  sink="$results"
+  [[ $round == 0 ]] && sink=/dev/null
+  for backend in rdkafka rdkafka-tuned odradek; do
     topic="bench-$backend-$round"
-    "$work/bench-$backend" produce "$bootstrap" "$topic" "$COUNT" "$SIZE" | tee -a "$results"
-    "$work/bench-$backend" produce_batch "$bootstrap" "$topic-batch" "$COUNT" "$SIZE" \
-      | tee -a "$results"
+    run "$backend" produce "$topic" "$COUNT" "$SIZE" | tee -a "$sink"
+    run "$backend" produce_batch "$topic-batch" "$COUNT" "$SIZE" | tee -a "$sink"
   done
-  for backend in rdkafka odradek; do
-    topic="bench-$backend-$round"
-    "$work/bench-$backend" consume "$bootstrap" "$topic" "$COUNT" | tee -a "$results"
+  for backend in rdkafka rdkafka-tuned odradek; do
+    run "$backend" consume "bench-$backend-$round" "$COUNT" | tee -a "$sink"
   done
 done
 
@@ -75,13 +85,14 @@ median() { # median of the msgs/s column of BACKEND MODE lines
   awk -v b="$1" -v m="$2" '$1 == b && $2 == m { print $7 }' "$results" | sort -n \
     | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-summary="| mode | librdkafka msgs/s | libodradek msgs/s | libodradek / librdkafka |
-|---|---:|---:|---:|"
+summary="| mode | librdkafka tuned msgs/s | librdkafka defaults msgs/s | libodradek msgs/s | libodradek / tuned | libodradek / defaults |
+|---|---:|---:|---:|---:|---:|"
 for mode in produce produce_batch consume; do
+  t="$(median librdkafka-tuned "$mode")"
   r="$(median librdkafka "$mode")"
   o="$(median libodradek "$mode")"
   summary+="
-$(awk -v m="$mode" -v r="$r" -v o="$o" 'BEGIN { printf "| %s | %.0f | %.0f | %.2fx |", m, r, o, o / r }')"
+$(awk -v m="$mode" -v t="$t" -v r="$r" -v o="$o" 'BEGIN { printf "| %s | %.0f | %.0f | %.0f | %.2fx | %.2fx |", m, t, r, o, o / t, o / r }')"
 done
 echo
 echo "$summary"
@@ -91,7 +102,9 @@ out="$HERE/results/c-$(date +%Y-%m-%d).md"
   echo "# C clients: libodradek vs librdkafka $rdk_version"
   echo
   echo "bench/c/run.sh $COUNT $SIZE $ROUNDS: $COUNT messages of $SIZE B, one partition, one release"
-  echo "odradek-broker, $ROUNDS interleaved rounds (medians below; raw lines after). Load average"
+  echo "odradek-broker, a warm-up round, then $ROUNDS interleaved rounds (medians below; raw lines"
+  echo "after). librdkafka tuned: producer batch.num.messages=1000000, socket.nagle.disable=true;"
+  echo "consumer queued.min.messages=1000000 (BENCH_RDKAFKA_TUNED in bench/c/bench.c). Load average"
   echo "when the runs ended: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs (a shared machine: single runs are noisy)."
   echo
   echo "$summary"
