@@ -18,7 +18,7 @@ TARGET_PER_CPU = 1.5
 
 
 def load(path):
-    meta, runs, storage = {}, [], {}
+    meta, runs, storage, failed = {}, [], {}, []
     for line in Path(path).read_text().splitlines():
         if not line.strip():
             continue
@@ -29,8 +29,12 @@ def load(path):
             meta = {**meta, **d}
         elif d.get("storage"):
             storage[(d["scenario"], d["client"])] = d["stored_bytes"] / max(1, d["value_bytes"])
+        elif d.get("failed"):
+            # A run that failed its checks (run.sh writes it, then stops): shown, never measured.
+            failed.append(d)
         elif not d.get("warmup"):
             runs.append(d)
+    meta["failed"] = failed
     return meta, runs, storage
 
 
@@ -50,6 +54,8 @@ def section(meta, runs, storage, results_name, analysis):
 
     # The headline peer is librdkafka tuned for throughput, where the run measured it.
     peer = "rdkafka-tuned" if any(r["client"] == "rdkafka-tuned" for r in runs) else "rdkafka"
+    # The Java client (bench/client/JavaBench.java), where the run measured it: extra columns.
+    java = any(r["client"] == "java" for r in runs)
     rows, met_all = [], True
     for s in scenarios:
         first = next(r for r in runs if r["scenario"] == s)
@@ -70,6 +76,14 @@ def section(meta, runs, storage, results_name, analysis):
             f"| {o_cpu:.2f} | {r_cpu:.2f} | **{per_cpu:.2f}x** | {fmt_int(d_tp)} | {o_tp / d_tp:.2f}x "
             f"| {o_rss / 1024:.0f} / {r_rss / 1024:.0f} | {stored} | {'met' if met else 'not met'} |"
         )
+        if java:
+            j_tp, n_j = med(s, "java", "msgs_per_s")
+            j_cpu, _ = med(s, "java", "cpu_us_per_msg")
+            j_rss, _ = med(s, "java", "peak_rss_kb")
+            rows[-1] += (
+                f" {fmt_int(j_tp)} | {o_tp / j_tp:.2f}x | {j_cpu:.2f} | {j_cpu / o_cpu:.2f}x "
+                f"| {j_rss / 1024:.0f} |" if n_j else " - | - | - | - | - |"
+            )
     # How much single runs scattered around their medians (relative deviations, all groups).
     dev = {"msgs_per_s": [], "cpu_us_per_msg": []}
     for s in scenarios:
@@ -120,7 +134,7 @@ def section(meta, runs, storage, results_name, analysis):
             else ""
         )
         + ". Runs are "
-        f"interleaved odradek, librdkafka, librdkafka tuned, odradek, … with one warm-up round and {repeats} measured "
+        f"interleaved odradek, librdkafka, librdkafka tuned{', Java' if java else ''}, odradek, … with one warm-up round and {repeats} measured "
         "runs per client and scenario; the table shows medians (on this shared machine single runs "
         f"deviated from their median by {spread('msgs_per_s')} in throughput and by "
         f"{spread('cpu_us_per_msg')} in CPU per message, so CPU per message is the steadier "
@@ -139,6 +153,8 @@ def section(meta, runs, storage, results_name, analysis):
             if meta.get("git_modified_files_in_client_core_and_broker")
             else ""
         )
+        + (f"; Java client: kafka-clients {meta.get('kafka_clients', '?')} on {meta.get('java', '?')}"
+           if java else "")
         + f"; run {meta.get('date', '?')}, {meta.get('elapsed_s', '?')} s of measuring; load average "
         f"{meta.get('loadavg_start', '?')} at the start, {meta.get('loadavg_end', '?')} (1/5/15 min) at "
         "the end (other jobs shared the machine; interleaving spreads their effect over both clients).",
@@ -146,8 +162,11 @@ def section(meta, runs, storage, results_name, analysis):
         "| scenario | records/run | odradek msgs/s | librdkafka tuned msgs/s | throughput ratio "
         "| odradek CPU µs/msg | librdkafka tuned CPU µs/msg | msgs per CPU-s ratio "
         "| librdkafka defaults msgs/s | ratio (defaults) "
-        "| peak RSS MiB (o / tuned) | stored / value bytes (o / tuned) | target |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| peak RSS MiB (o / tuned) | stored / value bytes (o / tuned) | target |"
+        + (" Java msgs/s | ratio (Java) | Java CPU µs/msg | msgs per CPU-s ratio (Java) "
+           "| Java peak RSS MiB |" if java else ""),
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+        + ("---:|" * 5 if java else ""),
         *rows,
         "",
         "Ratios above 1.0x favour odradek: throughput is odradek / librdkafka, messages per "
@@ -158,6 +177,33 @@ def section(meta, runs, storage, results_name, analysis):
         f"**Target {'met in every scenario' if met_all else 'not met in every scenario'}.**",
         "",
     ]
+    if java:
+        out += [
+            "Java peer (the last columns; the target and headline stay against the tuned "
+            "librdkafka): Apache Kafka's Java client, kafka-clients "
+            f"{meta.get('kafka_clients', '?')}, driven by `bench/client/JavaBench.java` (a "
+            "`KafkaProducer.send(record, callback)` loop, as Kafka's ProducerPerformance runs it, "
+            "but counting every delivery report — a failed or missing one fails the run — and "
+            "sending the same text-like values as odradek-bench), one JVM per run with "
+            f"`{meta.get('java_opts', '?')}` (kafka-producer-perf-test.sh's heap and "
+            "kafka-run-class.sh's G1 options). Settings: the ones every client gets "
+            "(`linger.ms=5`, `batch.size=1000000`, `enable.idempotence=false`, the scenario's acks "
+            "and compression) plus `send.buffer.bytes=-1` (the kernel's socket buffer, as the other "
+            "clients use, instead of the Java client's fixed 128 KiB; PRODUCER_TUNED in "
+            "JavaBench.java); `buffer.memory` (32 MiB, odradek's default too) and "
+            "`max.request.size` (1 MiB, the bound the others get) keep their defaults. Each JVM "
+            f"first sends min({meta.get('java_jit_warmup', '?')}, records/run) records before its "
+            "clock starts (its JIT would otherwise compile the send path inside the measured "
+            "interval; the measured count is the scenario's, as for every client). CPU is the "
+            "JVM's utime+stime over the measured interval (/proc/self/stat: every thread, JIT "
+            "compiler and GC included), peak RSS its VmHWM. Ratios above 1.0x favour odradek.",
+            "",
+        ]
+    if meta.get("failed"):
+        out += ["**Failed runs** (the run stopped at the first): "
+                + "; ".join(f"{f['scenario']} {f['client']} run {f['repeat']}: "
+                            f"{' '.join(str(f.get('error', '?')).split())[:300]}"
+                            for f in meta["failed"]), ""]
     if analysis and Path(analysis).exists():
         out.append(Path(analysis).read_text().rstrip() + "\n")
     return "\n".join(out).rstrip() + "\n"
