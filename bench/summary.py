@@ -143,15 +143,62 @@ def client_items(rows, key, metric, prefix, ours="odradek", peer="rdkafka", cpu=
     return items
 
 
+def java_peer_notes(rows, prefix, settings):
+    """The Java client (bench/client/JavaBench.java), an extra peer of the producer and consumer
+    families: a table under the family's, beside the tuned librdkafka (which stays the headline),
+    and any run that failed its checks."""
+    groups = {}
+    for r in measured(rows, "msgs_per_s"):
+        groups.setdefault(r["scenario"], {}).setdefault(r["client"], []).append(r)
+    lines = []
+    for name in sorted(groups):
+        o, j = groups[name].get("odradek", []), groups[name].get("java", [])
+        if not j:
+            continue
+        ours, java = Stats.of([r["msgs_per_s"] for r in o]), Stats.of([r["msgs_per_s"] for r in j])
+        rss = (median_of(o, "peak_rss_kb"), median_of(j, "peak_rss_kb"))
+        rss_cell = f"{rss[0] / 1024:.0f} / {rss[1] / 1024:.0f}" if all(rss) else "-"
+        cpu = ratio(median_of(o, "cpu_us_per_msg"), median_of(j, "cpu_us_per_msg"), False)
+        lines.append(f"| {prefix} {name} | msgs/s | {fmt_stats(ours)} | {fmt_stats(java)} "
+                     f"| {fmt_ratio(ratio(ours.median if ours else None, java.median))} "
+                     f"| {fmt_ratio(cpu)} | {rss_cell} |")
+    meta = next((r for r in rows if r.get("meta")), {})
+    notes = ()
+    if lines:
+        notes = (f"Java client peer, measured in the same run, interleaved with the others: "
+                 f"Apache Kafka's kafka-clients {meta.get('kafka_clients', '?')} "
+                 f"({meta.get('java', 'JVM')}, `{meta.get('java_opts', '?')}`) driven by "
+                 f"`bench/client/JavaBench.java`. {settings} Each JVM first handles "
+                 f"min({meta.get('java_jit_warmup', '?')}, records) records unmeasured (JIT "
+                 "warm-up); CPU is the JVM's utime+stime over the measured interval (every "
+                 "thread, JIT and GC included). The family's ratio above stays against the "
+                 "tuned librdkafka.", "",
+                 "| scenario | unit | Odradek | Java | ratio | CPU ratio "
+                 "| peak RSS MiB (ours / Java) |",
+                 "|---|---|---:|---:|---:|---:|---:|") + tuple(lines)
+    failed = [r for r in rows if r.get("failed")]
+    if failed:
+        notes += (("",) if notes else ()) + tuple(
+            f"- **FAILED** {prefix} {r.get('scenario')} {r.get('client')} run {r.get('repeat')}: "
+            f"{' '.join(str(r.get('error', '?')).split())[:300]}" for r in failed)
+    return notes
+
+
 def family_producer():
     path = newest("bench/client/results/producer-*.jsonl")
     if not path:
         return None
+    rows = jsonl(path)
     return Family("producer", "Producer vs librdkafka", "librdkafka (rdkafka crate)", path,
-                  "bench/client/run.sh", client_items(jsonl(path), "scenario", "msgs_per_s",
+                  "bench/client/run.sh", client_items(rows, "scenario", "msgs_per_s",
                                                       "producer"),
                   "Tuned peer: `batch.num.messages=1000000`, `socket.nagle.disable=true` "
-                  "(RDKAFKA_TUNED in bench/client/src/main.rs).")
+                  "(RDKAFKA_TUNED in bench/client/src/main.rs).",
+                  java_peer_notes(rows, "producer",
+                                  "Java settings: those every client gets (`linger.ms=5`, "
+                                  "`batch.size=1000000`, `enable.idempotence=false`, the "
+                                  "scenario's acks and compression) plus "
+                                  "`send.buffer.bytes=-1` (PRODUCER_TUNED in JavaBench.java)."))
 
 
 def family_consumer():
@@ -171,6 +218,12 @@ def family_consumer():
         notes = ("Odradek's throughput against the single-core decode bound of the scenario's "
                  "codec (`odradek-bench decode-bound`: its batches decoded and walked on one core, "
                  "no network, in the same run):", "") + notes
+    java = java_peer_notes(rows, "consumer",
+                           "Java settings: `check.crcs` as for the others, "
+                           "`receive.buffer.bytes=-1`, `max.partition.fetch.bytes=8388608`, "
+                           "`max.poll.records=10000` (CONSUMER_TUNED in JavaBench.java).")
+    if java:
+        notes = java + (("",) + notes if notes else ())
     return Family("consumer", "Consumer vs librdkafka",
                   "librdkafka (rdkafka crate; per-message peer: the crate has no batch consume)",
                   path, "bench/client/run_consume.sh", items,
@@ -234,11 +287,30 @@ def family_python():
     path = newest("bench/results/python-*.json")
     if not path:
         return None
-    summary = json.loads(path.read_text()).get("summary", {})
+    doc = json.loads(path.read_text())
+    summary = doc.get("summary", {})
+    # Runs with peer_settings tune the peer in every scenario (older ones: poll and consume).
+    tuned = doc.get("peer_settings", {}).get("confluent-tuned")
+    if tuned:
+        def props(d):
+            return ", ".join(f"`{k}={json.dumps(v) if isinstance(v, bool) else v}`"
+                             for k, v in d.items())
+        tuning = (f"Tuned peer (`confluent-tuned` in python/bench/produce_consume.py, "
+                  f"confluent-kafka {tuned.get('version')}, librdkafka {tuned.get('librdkafka')}):"
+                  f" producer {props(tuned.get('producer', {}))} on top of the shared "
+                  f"{props(doc['peer_settings'].get('shared_producer', {}))}; consumer "
+                  f"{props(tuned.get('consumer', {}))}.")
+        notes = ("Every run checks its work outside the clock: each produced topic's high "
+                 "watermark equals the records produced (every delivery succeeded, exactly "
+                 "once); each consumer read exactly N records, contiguous offsets, ending at the "
+                 "expected offset and position, with no error messages.",)
+    else:
+        tuning = "Tuned peer (poll and consume): `confluent-tuned` in python/bench/produce_consume.py."
+        notes = ()
     return Family("python", "Python vs confluent-kafka", "confluent-kafka (librdkafka)", path,
                   "bench/python.sh",
                   from_summary(summary, "odradek", "confluent", "python", cpu="cpu_s_per_M"),
-                  "Tuned peer (poll and consume): `confluent-tuned` in python/bench/produce_consume.py.")
+                  tuning, notes)
 
 
 def family_c():
@@ -246,31 +318,83 @@ def family_c():
     if not path:
         return None
     runs = {}
-    for m in re.finditer(r"^(libodradek|librdkafka) (produce_batch|produce|consume) \d+ msgs [\d.]+ s ([\d.]+) msgs/s",
-                         path.read_text(), re.M):
+    pattern = (r"^(libodradek|librdkafka-tuned|librdkafka) (produce_batch|produce|consume) "
+               r"\d+ msgs [\d.]+ s ([\d.]+) msgs/s")
+    for m in re.finditer(pattern, path.read_text(), re.M):
         runs.setdefault(m.group(2), {}).setdefault(m.group(1), []).append(float(m.group(3)))
+    # Runs since the tuned peer was added: the headline is against it, the defaults beside it.
+    tuned = any("librdkafka-tuned" in by for by in runs.values())
     items = [Item(f"C {mode}", "msgs/s", Stats.of(by.get("libodradek", [])),
-                  Stats.of(by.get("librdkafka", []))) for mode, by in sorted(runs.items())]
+                  Stats.of(by.get("librdkafka-tuned" if tuned else "librdkafka", [])),
+                  peer_default=Stats.of(by.get("librdkafka", [])) if tuned else None)
+             for mode, by in sorted(runs.items())]
     return Family("c", "C (libodradek) vs librdkafka", "librdkafka (Debian librdkafka-dev)", path,
-                  "bench/c/run.sh", items)
+                  "bench/c/run.sh", items,
+                  "Tuned peer: producer `batch.num.messages=1000000`, `socket.nagle.disable=true`; "
+                  "consumer `queued.min.messages=1000000` (BENCH_RDKAFKA_TUNED in bench/c/bench.c; "
+                  "this librdkafka, 2.0, has no `fetch.queue.backoff.ms`)." if tuned else "")
+
+
+# The Node family's peers: the client's key in bench/node/bench.mjs's results, its package.
+NODE_PEERS = (("kafkajs", "kafkajs"), ("platformatic", "@platformatic/kafka"),
+              ("confluent", "@confluentinc/kafka-javascript"))
 
 
 def family_node():
     path = newest("bench/node/results/node-*.json")
     if not path:
         return None
-    summary = json.loads(path.read_text()).get("summary", {})
-    # One row per peer measured in the run: kafkajs, and @platformatic/kafka where present.
-    items = from_summary(summary, "odradek", "kafkajs", "node")
-    if any("platformatic" in clients for clients in summary.values()):
-        items += from_summary(summary, "odradek", "platformatic", "node")
-        for item in items[len(items) // 2:]:
-            item.label += " vs @platformatic/kafka"
-        for item in items[:len(items) // 2]:
-            item.label += " vs kafkajs"
-    return Family("node", "Node vs kafkajs and @platformatic/kafka",
-                  "kafkajs and @platformatic/kafka, one row each", path, "bench/node/run.sh",
-                  items)
+    doc = json.loads(path.read_text())
+    summary = doc.get("summary", {})
+    # One row per peer measured in the run: kafkajs, and @platformatic/kafka and
+    # @confluentinc/kafka-javascript where present.
+    peers = [(key, name) for key, name in NODE_PEERS
+             if key == "kafkajs" or any(key in clients for clients in summary.values())]
+    items = []
+    for key, name in peers:
+        for item in from_summary(summary, "odradek", key, "node"):
+            if len(peers) > 1:
+                item.label += f" vs {name}"
+            items.append(item)
+    names = [name for _, name in peers]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    notes = ()
+    settings = doc.get("peer_settings", {})
+
+    def props(d):
+        return ", ".join(f"`{k}={json.dumps(v) if isinstance(v, bool) else v}`"
+                         for k, v in d.items()) or "defaults"
+    kafkajs, platformatic = settings.get("kafkajs"), settings.get("platformatic")
+    if kafkajs:
+        notes += (f"kafkajs {kafkajs.get('version')}: `{kafkajs.get('send')}`, producer "
+                  f"{props(kafkajs.get('producer', {}))}; `{kafkajs.get('run')}`, consumer "
+                  f"{props(kafkajs.get('consumer', {}))} (KAFKAJS in bench/node/bench.mjs; "
+                  "odradek runs the same KafkaJS-API code).",)
+    if platformatic:
+        notes += (f"@platformatic/kafka {platformatic.get('version')}: "
+                  f"`{platformatic.get('send')}`, producer "
+                  f"{props(platformatic.get('producer', {}))}; `{platformatic.get('consume')}`, "
+                  f"consumer {props(platformatic.get('consumer', {}))} (PLATFORMATIC in "
+                  "bench/node/bench.mjs).",)
+    confluent = settings.get("confluent")
+    if confluent:
+        notes += (f"@confluentinc/kafka-javascript {confluent.get('version')} (librdkafka "
+                  f"{confluent.get('librdkafka')}, built by bench/node/install_confluent_js.sh) "
+                  f"in its Standard (node-rdkafka) API: produce() with delivery reports, "
+                  f"`{confluent.get('poll')}`, {props(confluent.get('producer', {}))}; "
+                  f"consumer {confluent.get('consume')}, {props(confluent.get('consumer', {}))} "
+                  "(CONFLUENT in bench/node/bench.mjs).",)
+    if kafkajs or platformatic:
+        notes += ("Every run checks its work and fails otherwise: no failed send or delivery "
+                  "report; each topic's watermarks hold exactly the records produced (read "
+                  "after the clock by a separate admin client); each consumer reads every "
+                  "offset of every partition exactly once, N records in all.",)
+    elif confluent:
+        notes += ("Every run fails on a failed delivery report or a consumer that does not "
+                  "read each produced record exactly once.",)
+    notes = tuple(x for n in notes for x in (n, ""))[:-1]
+    return Family("node", f"Node vs {listed}", f"{listed}, one row each", path,
+                  "bench/node/run.sh", items, notes=notes)
 
 
 def family_broker():
@@ -314,8 +438,63 @@ def family_broker():
                   "bench/broker_vs_kafka.sh", items)
 
 
+def family_broker_bound():
+    """The broker as the bottleneck (bench/broker_bound.py): several producer connections,
+    broker CPU per million records and per GB, log bytes per second against dd's bandwidth."""
+    path = newest("bench/results/broker_bound-*.json")
+    if not path:
+        return None
+    d = json.loads(path.read_text())
+    dd = max(d.get("dd_mb_per_s") or [0]) or None
+    cells = {}
+    for r in d.get("runs", []):
+        if not r.get("warmup"):
+            cells.setdefault((r["flush"], r["size"]), {}).setdefault(r["broker"], []).append(r)
+    items, notes = [], []
+    meta = d.get("meta", {})
+    notes.append(f"Load: {meta.get('producers')} concurrent odradek producers (one connection "
+                 f"and one topic each, acks=all, no compression), {meta.get('records_small'):,} "
+                 f"100 B or {meta.get('records_large'):,} 1 KiB records each; every topic read "
+                 f"back and counted. Broker data on {meta.get('workdir_fs')}; sequential write "
+                 f"bandwidth (dd, 1 MiB blocks, fdatasync) {dd} MB/s. The producers share the "
+                 f"machine's cores with the broker, so throughput is not the broker's alone: its "
+                 f"CPU-seconds per million records are the broker's own cost. Log MB/s are bytes "
+                 f"appended to the log per second; with the default flush they reach the page "
+                 f"cache and the kernel writes them back later, with an fsync per append they are "
+                 f"on disk before the acknowledgement.")
+    notes.append("")
+    notes.append("| flush, size | broker CPU-s per M records (ours / Kafka) | per GB of values "
+                 "(ours / Kafka) | log MB/s (ours / Kafka) | fraction of dd bandwidth "
+                 "(ours / Kafka) |")
+    notes.append("|---|---:|---:|---:|---:|")
+    for (flush, size), by in sorted(cells.items()):
+        ours, kafka = by.get("odradek", []), by.get("kafka", [])
+        items.append(Item(f"broker-bound {flush} {size}B", "msgs/s",
+                          Stats.of([r.get("msgs_per_s") for r in ours]),
+                          Stats.of([r.get("msgs_per_s") for r in kafka]),
+                          cpu_ratio=ratio(median_of(ours, "broker_cpu_s_per_million"),
+                                          median_of(kafka, "broker_cpu_s_per_million"),
+                                          higher_is_better=False)))
+
+        def pair(key, fmt="{:.2f}"):
+            a, b = median_of(ours, key), median_of(kafka, key)
+            return " / ".join("-" if v is None else fmt.format(v) for v in (a, b))
+
+        def frac(rows):
+            v = median_of(rows, "log_mb_per_s")
+            return "-" if v is None or not dd else f"{v / dd:.0%}"
+        notes.append(f"| {flush}, {size} B | {pair('broker_cpu_s_per_million')} | "
+                     f"{pair('broker_cpu_s_per_gb')} | {pair('log_mb_per_s', '{:.0f}')} | "
+                     f"{frac(ours)} / {frac(kafka)} |")
+    # Key "broker-bound": `bench/run --only broker` runs it (the broker family's second phase).
+    return Family("broker-bound", "Broker as the bottleneck: odradek-broker vs Apache Kafka",
+                  "Apache Kafka 4.4", path, "bench/broker_vs_kafka.sh",
+                  items, notes=tuple(notes))
+
+
 FAMILIES = [family_producer, family_consumer, family_transactions, family_rebalance,
-            family_python, family_c, family_node, family_broker]
+            family_python, family_c, family_node, family_broker,
+            family_broker_bound]
 
 
 def geomean(values):
@@ -399,7 +578,8 @@ def markdown(families, charts_rel):
             continue
         rel = f.source.relative_to(ROOT)
         lines += ["", f"### {f.title}", "",
-                  f"Peer: {f.peer}. Reproduce: `{f.command}` (or `bench/run --only {f.key}`). "
+                  f"Peer: {f.peer}. Reproduce: `{f.command}` "
+                  f"(or `bench/run --only {f.key.split('-')[0]}`). "
                   f"Results: `{rel}`. Chart: [chart-{f.key}.svg]({charts_rel}/chart-{f.key}.svg).",
                   ""]
         tuned = any(i.peer_default for i in f.items)

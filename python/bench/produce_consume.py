@@ -22,8 +22,27 @@ Scenarios:
                  (kafka-python: poll(max_records=1000)); the clock starts at the first message
   poll           poll() per message (confluent-kafka / odradek only)
 
-confluent-kafka runs with its defaults; "confluent-tuned" repeats the consumer scenarios with
-fetch.queue.backoff.ms=1 (see the comment in child()), the fairer comparison for throughput.
+confluent-kafka runs twice: with its defaults ("confluent") and in librdkafka's documented
+throughput configuration ("confluent-tuned", TUNED below, written to the results JSON as
+peer_settings), every scenario. Tuned producers add batch.num.messages=1000000,
+queue.buffering.max.messages=1000000 and socket.nagle.disable=true to the shared acks, linger.ms
+and batch.size (librdkafka's INTRODUCTION.md, "Performance": batch.num.messages and linger.ms for
+throughput, socket.nagle.disable for latency; CONFIGURATION.md: the queue's default is 100000
+messages, which a 1M-record run hits); tuned consumers set fetch.queue.backoff.ms=1 (see the
+comment in child()). The tuned peer is the headline in BENCHMARKS.md, the defaults beside it.
+
+Every run checks its work, outside the clock:
+  produce*       after the child exits, the parent reads the partition's high watermark with a
+                 separate confluent-kafka consumer: it must equal the records produced into the
+                 fresh topic (N plus the priming record), so every record was delivered exactly
+                 once (a failed delivery leaves it short, a duplicate retry makes it long), for
+                 every client alike; flush() must also leave 0.
+  consume, poll  exactly N records after the first (offset 0), no error messages, every byte of
+                 every value; consume()'s batches must be contiguous (each batch's first offset
+                 follows the last one's, its last = first + len - 1, checked once per batch), the
+                 last record read must be offset N and the consumer's position N + 1 afterwards.
+                 consume() asks for at most the records still missing, so no batch overshoots.
+A failed check fails the whole run with the reason.
 """
 import argparse
 import json
@@ -42,6 +61,21 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PRODUCER_CONF = {"acks": "1", "linger.ms": 5, "batch.size": 131072}
+# confluent-tuned's additions (librdkafka INTRODUCTION.md "Performance" and CONFIGURATION.md).
+TUNED = {
+    "producer": {
+        # Batches bounded by batch.size only (default 10000 messages per batch).
+        "batch.num.messages": 1000000,
+        # The local queue's default, 100000 messages, is below a 1M-record run.
+        "queue.buffering.max.messages": 1000000,
+        "socket.nagle.disable": True,
+    },
+    "consumer": {
+        # librdkafka (>= 2.4) stops fetching for fetch.queue.backoff.ms (1 s) once
+        # queued.min.messages (100000) are prefetched; at 100 B messages that idles it.
+        "fetch.queue.backoff.ms": 1,
+    },
+}
 LISTENING = re.compile(rb"^odradek-broker listening on (\S+):(\d+)")
 
 
@@ -53,6 +87,8 @@ def child(client, scenario, bootstrap, topic, n, size):
         mod = __import__("odradek" if client == "odradek" else "confluent_kafka")
         Producer, Consumer, TopicPartition = mod.Producer, mod.Consumer, mod.TopicPartition
         conf = dict(PRODUCER_CONF, **{"bootstrap.servers": bootstrap})
+        if client == "confluent-tuned":
+            conf.update(TUNED["producer"])
         if scenario in ("produce", "produce_batch"):
             p = Producer(conf)
             p.produce(topic, value)  # metadata and connections before the clock starts
@@ -91,40 +127,66 @@ def child(client, scenario, bootstrap, topic, n, size):
                     p.poll(0 if done == k else 0.01)
             left = p.flush(120)
             elapsed = time.perf_counter() - start
-            assert left == 0, left
+            check(left == 0, "flush() left %d records", left)
             return elapsed
         # consume / poll
         cconf = {"bootstrap.servers": bootstrap, "group.id": "bench-" + client,
                  "enable.auto.commit": False, "auto.offset.reset": "earliest"}
         if client == "confluent-tuned":
-            # librdkafka (>= 2.4) stops fetching for fetch.queue.backoff.ms (1 s) once
-            # queued.min.messages (100000) are prefetched; at 100 B messages that idles it.
-            cconf["fetch.queue.backoff.ms"] = 1
+            cconf.update(TUNED["consumer"])
         c = Consumer(cconf)
         c.assign([TopicPartition(topic, 0, 0)])
         got = 0
         total = 0
+        errors = 0
         # Steady state: the clock starts at the first message (connection setup, offset lookup
         # and the first fetch are left out, for every client alike).
         first = None
         while first is None:
             first = c.poll(10.0)
+        check(first.error() is None and first.offset() == 0,
+              "first record: offset %s, error %s", first.offset(), first.error())
+        last = first
         start = time.perf_counter()
         deadline = time.monotonic() + 300
         if scenario == "consume":
+            consume = c.consume
+            nxt = 1
             while got < n and time.monotonic() < deadline:
-                for m in c.consume(1000, 1.0):
+                msgs = consume(min(1000, n - got), 1.0)
+                if not msgs:
+                    continue
+                for m in msgs:
                     if m.error() is None:
                         total += len(m.value())
-                        got += 1
+                    else:
+                        errors += 1
+                got += len(msgs)
+                # Once per batch: contiguous, following the previous batch.
+                o, last = msgs[0].offset(), msgs[-1]
+                if o != nxt or last.offset() != o + len(msgs) - 1:
+                    check(False, "batch of %d at offsets %s..%s, expected it to start at %d",
+                          len(msgs), o, last.offset(), nxt)
+                nxt += len(msgs)
         else:
+            poll = c.poll
             while got < n and time.monotonic() < deadline:
-                m = c.poll(1.0)
-                if m is not None and m.error() is None:
+                m = poll(1.0)
+                if m is None:
+                    continue
+                if m.error() is None:
                     total += len(m.value())
                     got += 1
+                    last = m
+                else:
+                    errors += 1
         elapsed = time.perf_counter() - start
-        assert got >= n and total >= n * size, (got, n)
+        check(errors == 0, "%d error messages", errors)
+        check(got == n and total == n * size, "read %d records, %d B; expected %d, %d B",
+              got, total, n, n * size)
+        check(last.offset() == n, "last record at offset %s, expected %d", last.offset(), n)
+        pos = c.position([TopicPartition(topic, 0)])[0].offset
+        check(pos == n + 1, "position %s after the run, expected %d", pos, n + 1)
         c.close()
         return elapsed
     # kafka-python
@@ -148,19 +210,53 @@ def child(client, scenario, bootstrap, topic, n, size):
     c.seek(tp, 0)
     got = 0
     total = 0
-    while not c.poll(timeout_ms=10000, max_records=1):
-        pass
+    first = {}
+    while not first:
+        first = c.poll(timeout_ms=10000, max_records=1)
+    first = [r for records in first.values() for r in records]
+    check(len(first) == 1 and first[0].offset == 0, "first poll: offsets %s",
+          [r.offset for r in first])
+    nxt = 1
     start = time.perf_counter()
     deadline = time.monotonic() + 300
     while got < n and time.monotonic() < deadline:
-        for records in c.poll(timeout_ms=1000, max_records=1000).values():
+        for records in c.poll(timeout_ms=1000, max_records=min(1000, n - got)).values():
             for r in records:
                 total += len(r.value)
-                got += 1
+            got += len(records)
+            # Once per batch: contiguous, following the previous batch.
+            if records and (records[0].offset != nxt or records[-1].offset != nxt + len(records) - 1):
+                check(False, "batch of %d at offsets %s..%s, expected it to start at %d",
+                      len(records), records[0].offset, records[-1].offset, nxt)
+            nxt += len(records)
     elapsed = time.perf_counter() - start
-    assert got >= n, (got, n)
+    check(got == n and total == n * size, "read %d records, %d B; expected %d, %d B",
+          got, total, n, n * size)
+    check(nxt == n + 1, "last record at offset %d, expected %d", nxt - 1, n)
+    pos = c.position(tp)
+    check(pos == n + 1, "position %s after the run, expected %d", pos, n + 1)
     c.close()
     return elapsed
+
+
+def check(ok, fmt, *args):
+    """Fails the measurement (and so the whole run) unless `ok`."""
+    if not ok:
+        raise SystemExit("check failed: " + fmt % args)
+
+
+def check_produced(bootstrap, topic, expected):
+    """The partition's watermarks, read by a separate confluent-kafka consumer in the parent
+    (outside the measured process): the fresh topic must hold exactly `expected` records."""
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-check"})
+    try:
+        low, high = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=30)
+    finally:
+        c.close()
+    if (low, high) != (0, expected):
+        raise SystemExit("check failed: %s holds offsets %d..%d, expected 0..%d (records produced "
+                         "and acknowledged)" % (topic, low, high, expected))
 
 
 # ---- parent --------------------------------------------------------------------------------
@@ -191,6 +287,10 @@ def run_child(client, scenario, bootstrap, topic, n, size):
         raise SystemExit("%s %s failed:\n%s" % (client, scenario, out.stderr))
     elapsed = float(out.stdout.strip().splitlines()[-1])
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if scenario in ("produce", "produce_batch"):
+        # Outside the clock and the child's CPU: every record (and the priming one) is in the
+        # fresh topic, exactly once.
+        check_produced(bootstrap, topic, n + 1)
     return elapsed, cpu
 
 
@@ -227,9 +327,8 @@ def main():
         results = {}
         plan = []
         for c in clients:
-            if c != "confluent-tuned":
-                plan.append((c, "produce"))
-            if c in ("odradek", "confluent"):
+            plan.append((c, "produce"))
+            if c != "kafka-python":
                 plan.append((c, "produce_batch"))
             if c != "kafka-python":
                 plan.append((c, "poll"))
@@ -263,8 +362,13 @@ def main():
             }
         print(json.dumps(summary, indent=1))
         if args.json:
+            import confluent_kafka
+            settings = {"shared_producer": PRODUCER_CONF,
+                        "confluent-tuned": dict(TUNED, version=confluent_kafka.__version__,
+                                                librdkafka=confluent_kafka.libversion()[0])}
             Path(args.json).write_text(json.dumps({"messages": n, "value_size": args.value_size,
-                                                   "rounds": args.rounds, "summary": summary}, indent=1))
+                                                   "rounds": args.rounds, "summary": summary,
+                                                   "peer_settings": settings}, indent=1))
         print_table(summary)
     finally:
         if broker is not None:
