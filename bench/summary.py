@@ -235,9 +235,12 @@ def family_transactions():
     path = newest("bench/client/results/txn-*.jsonl")
     if not path:
         return None
+    items = client_items(jsonl(path), "scenario", "msgs_per_s", "txn")
+    tuned = any(i.peer_default for i in items)
     return Family("transactions", "Idempotent / transactional producer vs librdkafka",
-                  "librdkafka (rdkafka crate)", path, "bench/client/run_txn.sh",
-                  client_items(jsonl(path), "scenario", "msgs_per_s", "txn"))
+                  "librdkafka (rdkafka crate)", path, "bench/client/run_txn.sh", items,
+                  "Tuned peer: `batch.num.messages=1000000`, `socket.nagle.disable=true` "
+                  "(RDKAFKA_TUNED in bench/client/src/main.rs)." if tuned else "")
 
 
 def family_rebalance():
