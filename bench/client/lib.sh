@@ -53,3 +53,28 @@ pick_bench_tmp() {
     BENCH_TMP=/dev/shm
   fi
 }
+
+# The Java client for JavaBench.java: kafka-clients and its codecs copied from
+# tests/compat/kafka.sh's jars into $WORK/java (like the binaries: a change during the run must
+# not change what is measured), JavaBench.java compiled against them. Needs ROOT, HERE, WORK and
+# JAVA_OPTS; sets JAVA_BENCH (the command, an array) and JAVA_VERSION.
+setup_java_bench() {
+  local java=java javac=javac jar found
+  if [[ -n "${JAVA_HOME:-}" ]]; then java="$JAVA_HOME/bin/java"; javac="$JAVA_HOME/bin/javac"; fi
+  log "Kafka jars (tests/compat/kafka.sh install); javac JavaBench.java"
+  "$ROOT/tests/compat/kafka.sh" install >&2
+  local libs
+  libs="$("$ROOT/tests/compat/kafka.sh" classpath)"
+  mkdir -p "$WORK/java/libs" "$WORK/java/classes"
+  for jar in kafka-clients lz4-java zstd-jni snappy-java slf4j-api log4j-api log4j-core log4j-slf4j-impl; do
+    found=("${libs%/\*}/$jar"-[0-9]*.jar)
+    [[ -e "${found[0]}" ]] || { log "no $jar jar in ${libs%/\*}"; exit 1; }
+    cp "${found[0]}" "$WORK/java/libs/"
+  done
+  cp "$ROOT/tests/compat/.cache/kafka-tools-log4j2.properties" "$WORK/java/log4j2.properties"
+  "$javac" -nowarn -d "$WORK/java/classes" -cp "$WORK/java/libs/*" "$HERE/JavaBench.java"
+  # shellcheck disable=SC2206
+  JAVA_BENCH=("$java" $JAVA_OPTS "-Dlog4j2.configurationFile=$WORK/java/log4j2.properties"
+    -cp "$WORK/java/libs/*:$WORK/java/classes" JavaBench)
+  JAVA_VERSION="$("$java" -version 2>&1 | sed -n 2p)"
+}

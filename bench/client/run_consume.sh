@@ -78,27 +78,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# The Java client: kafka-clients and its codecs from tests/compat/kafka.sh's jars (copied, like
-# the binaries), JavaBench.java compiled against them.
-if [[ "${NO_JAVA:-0}" != 1 ]]; then
-  JAVA=java; JAVAC=javac
-  if [[ -n "${JAVA_HOME:-}" ]]; then JAVA="$JAVA_HOME/bin/java"; JAVAC="$JAVA_HOME/bin/javac"; fi
-  log "Kafka jars (tests/compat/kafka.sh install); javac JavaBench.java"
-  "$ROOT/tests/compat/kafka.sh" install >&2
-  KAFKA_LIBS="$("$ROOT/tests/compat/kafka.sh" classpath)"
-  mkdir -p "$WORK/java/libs" "$WORK/java/classes"
-  for jar in kafka-clients lz4-java zstd-jni snappy-java slf4j-api log4j-api log4j-core log4j-slf4j-impl; do
-    found=("${KAFKA_LIBS%/\*}/$jar"-[0-9]*.jar)
-    [[ -e "${found[0]}" ]] || { log "no $jar jar in ${KAFKA_LIBS%/\*}"; exit 1; }
-    cp "${found[0]}" "$WORK/java/libs/"
-  done
-  cp "$ROOT/tests/compat/.cache/kafka-tools-log4j2.properties" "$WORK/java/log4j2.properties"
-  "$JAVAC" -nowarn -d "$WORK/java/classes" -cp "$WORK/java/libs/*" "$HERE/JavaBench.java"
-  # shellcheck disable=SC2206
-  JAVA_BENCH=("$JAVA" $JAVA_OPTS "-Dlog4j2.configurationFile=$WORK/java/log4j2.properties"
-    -cp "$WORK/java/libs/*:$WORK/java/classes" JavaBench)
-  JAVA_VERSION="$("$JAVA" -version 2>&1 | sed -n 2p)"
-fi
+# The Java client (setup_java_bench in lib.sh).
+[[ "${NO_JAVA:-0}" == 1 ]] || setup_java_bench
 
 BROKER="${BROKER_NAME:-odradek-broker (release)}"
 if [[ -z "${BOOTSTRAP:-}" ]]; then
