@@ -78,3 +78,14 @@ setup_java_bench() {
     -cp "$WORK/java/libs/*:$WORK/java/classes" JavaBench)
   JAVA_VERSION="$("$java" -version 2>&1 | sed -n 2p)"
 }
+
+# fail_cell client scenario repeat message: writes (into $OUT) the failed cell into the results file (so the
+# run's file shows it) and stops the family with exit 1.
+fail_cell() {
+  python3 -c 'import json, sys
+c, s, r, e = sys.argv[1:5]
+print(json.dumps({"failed": True, "client": c, "scenario": s, "repeat": int(r),
+                  "warmup": r == "0", "error": e[-2000:]}))' "$@" >>"$OUT"
+  log "FAILED: $2 $1 run $3: $4"
+  exit 1
+}

@@ -145,17 +145,6 @@ PY
 # Records a Java run sends before its clock starts: JAVA_JIT_WARMUP, at most the run's count.
 java_warmup() { echo $(($1 < JAVA_JIT_WARMUP ? $1 : JAVA_JIT_WARMUP)); }
 
-# fail_cell client scenario repeat message: writes the failed cell into the results file (so the
-# run's file shows it) and stops the family with exit 1.
-fail_cell() {
-  python3 -c 'import json, sys
-c, s, r, e = sys.argv[1:5]
-print(json.dumps({"failed": True, "client": c, "scenario": s, "repeat": int(r),
-                  "warmup": r == "0", "error": e[-2000:]}))' "$@" >>"$OUT"
-  log "FAILED: $2 $1 run $3: $4"
-  exit 1
-}
-
 run_one() { # client scenario repeat(0 = warm-up) size acks compression partitions count
   local client="$1" name="$2" rep="$3" size="$4" acks="$5" comp="$6" parts="$7" count="$8"
   local line rc=0 err="$WORK/client.err" acked

@@ -127,17 +127,6 @@ for s in "${SCENARIOS[@]}"; do
   printf '%s\n' "${line%\}},\"scenario\":\"$name\"}" >>"$OUT"
 done
 
-# fail_cell client scenario repeat message: writes the failed cell into the results file (so the
-# run's file shows it) and stops the family with exit 1.
-fail_cell() {
-  python3 -c 'import json, sys
-c, s, r, e = sys.argv[1:5]
-print(json.dumps({"failed": True, "client": c, "scenario": s, "repeat": int(r),
-                  "warmup": r == "0", "error": e[-2000:]}))' "$@" >>"$OUT"
-  log "FAILED: $2 $1 run $3: $4"
-  exit 1
-}
-
 # 2. Measure: per scenario one warm-up round, then REPEATS rounds, clients alternating. Every run
 # must read the records the topic was filled with (COUNT + 1 priming record), and the same value
 # bytes and checksum as the scenario's first run.
